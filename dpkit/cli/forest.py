@@ -1,0 +1,16 @@
+"""`dpkit forest` — not built yet."""
+
+from __future__ import annotations
+
+import click
+
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+
+
+@click.command(
+    name="forest", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@global_options
+def command(args: tuple[str, ...]) -> None:
+    """Train and apply a differentially private random forest (DiffPRFs). (Not built yet.)"""
+    raise click.UsageError("'dpkit forest' is not built yet in this version of dpkit")

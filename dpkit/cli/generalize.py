@@ -1,0 +1,16 @@
+"""`dpkit generalize` — not built yet."""
+
+from __future__ import annotations
+
+import click
+
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+
+
+@click.command(
+    name="generalize", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@global_options
+def command(args: tuple[str, ...]) -> None:
+    """Map a file onto a released generalization (no budget). (Not built yet.)"""
+    raise click.UsageError("'dpkit generalize' is not built yet in this version of dpkit")

@@ -1,0 +1,155 @@
+"""Shared Click options, so a flag means the same in every command (as in sqlite-utils).
+
+Also the config-file rule of DESIGN.md: ``--config FILE`` gives defaults, flags given on
+the command line override them, and the report records the values actually used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@dataclass
+class State:
+    """Process-wide flags set by -v/--quiet wherever they appear on the command line."""
+
+    verbose: bool = False
+    quiet: bool = False
+
+
+_STATE = State()
+
+
+def state_for() -> State:
+    return _STATE
+
+
+def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        _STATE.verbose = True
+    return value
+
+
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        _STATE.quiet = True
+    return value
+
+
+def global_options(f: Callable) -> Callable:
+    """-v/--verbose and -q/--quiet, accepted by the group and by every command."""
+    f = click.option(
+        "-v", "--verbose", is_flag=True, expose_value=False, is_eager=True, callback=_set_verbose,
+        help="Show tracebacks for errors.",
+    )(f)
+    f = click.option(
+        "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+        help="No progress or warnings on stderr (for cron); errors are still printed.",
+    )(f)
+    return f
+
+
+def input_options(f: Callable) -> Callable:
+    """--encoding and --delimiter for reading CSV input."""
+    f = click.option(
+        "--delimiter", "-d", default=",", show_default=True, metavar="CHAR",
+        help="Field delimiter of the input CSV (use $'\\t' for TSV).",
+    )(f)
+    f = click.option(
+        "--encoding", "-e", default="utf-8-sig", show_default=True,
+        help="Text encoding of the input CSV (e.g. latin-1).",
+    )(f)
+    return f
+
+
+def privacy_options(f: Callable) -> Callable:
+    """--epsilon, --seed, --config and --ledger for every differentially private command."""
+    f = click.option(
+        "--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+        help="Privacy ledger (SQLite) that caps ε across runs; also $DPKIT_LEDGER.",
+    )(f)
+    f = click.option(
+        "--seed", type=str, default=None, metavar="N",
+        help="Reproducible noise for experiments; the report marks the release as seeded "
+        "(not private against anyone who knows N).",
+    )(f)
+    f = click.option(
+        "--config", "config", type=click.Path(dir_okay=False), default=None,
+        help="YAML file of parameter defaults; flags on the command line override it.",
+    )(f)
+    f = click.option(
+        "--epsilon", "--eps", "epsilon", type=str, default=None, metavar="ε",
+        help="Total privacy budget ε > 0 for this run.",
+    )(f)
+    return f
+
+
+def output_options(f: Callable) -> Callable:
+    """-o/--output (required; '-' for stdout) and --report."""
+    f = click.option(
+        "--report", "report", type=click.Path(dir_okay=False), default=None,
+        help="Where to write the JSON report (default: OUTPUT.report.json).",
+    )(f)
+    f = click.option(
+        "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), required=True,
+        help="Output file ('-' for stdout).",
+    )(f)
+    return f
+
+
+def json_option(f: Callable) -> Callable:
+    return click.option("--json", "as_json", is_flag=True, help="Print results as JSON on stdout.")(f)
+
+
+def default_report_path(output: str, report: str | None) -> str | None:
+    """The report path: as given, else ``OUTPUT.report.json`` (none for stdout output)."""
+    if report:
+        return report
+    if output == "-":
+        return None
+    base = output[:-4] if output.lower().endswith((".csv", ".tsv")) else output
+    base = base[:-5] if base.lower().endswith(".json") else base
+    return base + ".report.json"
+
+
+def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None, section: str) -> dict[str, Any]:
+    """Fill parameters the user did not give on the command line from a YAML config file.
+
+    The file is a mapping of option names (``levels``, ``selection-share`` or
+    ``selection_share``) to values, optionally nested under the command's name
+    (``publish: {levels: 13}``). Unknown keys are an error naming the file and key.
+    """
+    if not config:
+        return params
+    from dpkit.config import load_config
+
+    values = load_config(config, section)
+    known = {p.name: p for p in ctx.command.params if p.name}
+    out = dict(params)
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in known or name in ("config", "output", "report"):
+            from dpkit.errors import DpkitUsageError
+
+            raise DpkitUsageError(
+                f"{config}: unknown key {key!r} for 'dpkit {section}' "
+                f"(known: {', '.join(sorted(n for n in known if n not in ('config', 'output', 'report')))})"
+            )
+        source = ctx.get_parameter_source(name)
+        if source in (click.core.ParameterSource.DEFAULT, None):
+            param = known[name]
+            try:
+                # numbers in YAML are typed; options such as --epsilon parse strings themselves
+                raw = str(value) if param.type == click.STRING and value is not None else value
+                out[name] = param.type_cast_value(ctx, raw)
+            except click.BadParameter as exc:
+                from dpkit.errors import DpkitUsageError
+
+                raise DpkitUsageError(f"{config}: bad value for {key!r}: {exc.message}") from None
+    return out

@@ -1,0 +1,128 @@
+"""What every differentially private command does around its algorithm.
+
+:class:`PrivateRun` validates ε and the seed, refuses outputs that would overwrite an
+input, makes the accountant and the generator, writes outputs atomically, and builds the
+report from the accountant. The privacy ledger (``--ledger``) hooks in here, so every
+command gets it the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+
+HUGE_EPSILON = 10.0
+
+
+def check_distinct_paths(inputs: list[str | None], outputs: list[str | None]) -> None:
+    """Refuse an output path that is an input (nothing the user gave is overwritten)."""
+    seen: dict[str, str] = {}
+    for p in inputs:
+        if p and p != "-" and Path(p).exists():
+            seen[os.path.realpath(p)] = p
+    outs: set[str] = set()
+    for p in outputs:
+        if not p or p == "-":
+            continue
+        real = os.path.realpath(p)
+        if real in seen:
+            raise DpkitUsageError(f"output {p} is the input file {seen[real]}; refusing to overwrite it")
+        if real in outs:
+            raise DpkitUsageError(f"output {p} is named twice")
+        outs.add(real)
+        parent = Path(p).parent
+        if not parent.is_dir():
+            raise DataError(f"{p}: directory {parent} does not exist; create it first")
+        if not os.access(parent, os.W_OK):
+            raise DataError(f"{p}: directory {parent} is not writable")
+
+
+def parse_epsilon(value: Any) -> float:
+    """ε from a flag or config: a finite number > 0; warns above 10 (little protection)."""
+    if value is None:
+        raise DpkitUsageError("--epsilon is required (or set epsilon in --config)")
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"--epsilon must be a number > 0, got {value!r}") from None
+    if not math.isfinite(eps) or eps <= 0:
+        raise DpkitUsageError(f"--epsilon must be a finite number > 0, got {value!r}")
+    if eps > HUGE_EPSILON:
+        warnings.warn(
+            f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning, stacklevel=2
+        )
+    return eps
+
+
+class PrivateRun:
+    """The context of one ε-DP run: accountant, generator, ledger, atomic outputs, report.
+
+    Usage::
+
+        run = PrivateRun("publish", "maxgddp", epsilon, seed, inputs=[data], outputs=[out, rep])
+        with run:
+            ... algorithm(run.accountant, run.rng) ...
+            run.write_csv(df, out); run.write_report(report, rep)
+    """
+
+    def __init__(
+        self,
+        command: str,
+        algorithm: str,
+        epsilon: Any,
+        seed: Any,
+        *,
+        inputs: list[str | None],
+        outputs: list[str | None],
+        ledger: str | None = None,
+        data_path: str | None = None,
+    ) -> None:
+        from dpkit.privacy import Accountant, check_seed, make_rng
+
+        self.command = command
+        self.algorithm = algorithm
+        self.epsilon = parse_epsilon(epsilon)
+        self.seed = None if seed is None else check_seed(seed)
+        check_distinct_paths(inputs, outputs)
+        self.outputs = [o for o in outputs if o]
+        self.accountant = Accountant(self.epsilon)
+        self.rng = make_rng(self.seed)
+        self.seeded = self.seed is not None
+        self.ledger_path = ledger
+        self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
+        self._ledger_entry = None
+
+    def __enter__(self) -> PrivateRun:
+        if self.ledger_path:
+            from dpkit.ledger import Ledger
+
+            self._ledger = Ledger(self.ledger_path)
+            self._ledger_entry = self._ledger.reserve(
+                data_path=self.data_path, command=self.command, epsilon=self.epsilon,
+                outputs=self.outputs,
+            )
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+        if self._ledger_entry is None:
+            return
+        if exc_type is None:
+            self._ledger.complete(self._ledger_entry, spent=self.accountant.spent)
+        else:
+            # err on the side of privacy: noise may have been drawn, so the spend stays
+            self._ledger.fail(self._ledger_entry, spent_any=bool(self.accountant.spends),
+                              reason=f"{exc_type.__name__}")
+
+    def report(self, parameters: dict[str, Any], release: dict[str, Any] | None = None,
+               guarantee: str | None = None) -> dict[str, Any]:
+        from dpkit.report import build_report
+
+        return build_report(
+            command=self.command, algorithm=self.algorithm, accountant=self.accountant,
+            seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
+        )

@@ -1,0 +1,16 @@
+"""`dpkit taxonomy` — not built yet."""
+
+from __future__ import annotations
+
+import click
+
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+
+
+@click.command(
+    name="taxonomy", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@global_options
+def command(args: tuple[str, ...]) -> None:
+    """Validate, infer and import taxonomy/schema files. (Not built yet.)"""
+    raise click.UsageError("'dpkit taxonomy' is not built yet in this version of dpkit")

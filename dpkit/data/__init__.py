@@ -1,0 +1,1 @@
+"""Reading and checking inputs: CSV tables, schemas, and the counting module."""

@@ -1,0 +1,422 @@
+"""Schema / taxonomy YAML -> typed :class:`Schema` (format: docs/formats.md).
+
+The schema is the public knowledge a release may use: category sets, taxonomy trees and
+numeric bounds (ALGORITHMS.md §0 rule 1). It is parsed from PyYAML's node graph rather than
+``safe_load`` so that every error can name the file, line and key, and so that duplicate
+keys (which ``safe_load`` silently merges) are caught.
+
+Leaves of a taxonomy are numbered in depth-first order, so every node covers a contiguous
+range of leaf codes ``[lo, hi)``: generalizing a column to a cut is then a ``searchsorted``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dpkit.errors import SchemaError
+
+COLUMN_TYPES = ("categorical", "numeric", "ignore")
+MISSING_POLICIES = ("drop", "error")
+
+
+@dataclass(frozen=True)
+class TaxonomyNode:
+    """A node of a categorical taxonomy; covers leaf codes ``[lo, hi)``."""
+
+    name: str
+    children: tuple[TaxonomyNode, ...] = ()
+    lo: int = 0
+    hi: int = 1
+    depth: int = 0
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def walk(self):
+        """Pre-order traversal of this subtree."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass(frozen=True)
+class IntervalNode:
+    """A node of a fixed numeric interval hierarchy: ``[lo, hi)`` split into children."""
+
+    lo: float
+    hi: float
+    children: tuple[IntervalNode, ...] = ()
+
+
+@dataclass(frozen=True)
+class CategoricalColumn:
+    name: str
+    root: TaxonomyNode
+    leaves: tuple[str, ...]
+    kind: str = field(default="categorical", init=False)
+
+    @property
+    def leaf_code(self) -> dict[str, int]:
+        return {leaf: i for i, leaf in enumerate(self.leaves)}
+
+    @property
+    def nodes(self) -> dict[str, TaxonomyNode]:
+        return {n.name: n for n in self.root.walk()}
+
+    @property
+    def height(self) -> int:
+        return max(n.depth for n in self.root.walk())
+
+
+@dataclass(frozen=True)
+class NumericColumn:
+    name: str
+    lo: float
+    hi: float
+    integer: bool = False
+    hierarchy: IntervalNode | None = None
+    kind: str = field(default="numeric", init=False)
+
+
+@dataclass(frozen=True)
+class IgnoredColumn:
+    name: str
+    kind: str = field(default="ignore", init=False)
+
+
+Column = CategoricalColumn | NumericColumn | IgnoredColumn
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The public description of a data set: its columns, target, and missing-value policy."""
+
+    columns: dict[str, Column]
+    target: str | None = None
+    missing: str | None = None
+    missing_policy: str = "error"
+    path: str = "<schema>"
+
+    def column(self, name: str) -> Column:
+        from dpkit.errors import DpkitUsageError
+
+        if name not in self.columns:
+            raise DpkitUsageError(
+                f"column {name!r} is not in schema {self.path} "
+                f"(columns: {', '.join(self.columns)})"
+            )
+        return self.columns[name]
+
+    def predictors(self, target: str | None = None) -> list[str]:
+        """The non-ignored columns other than the target, in schema order."""
+        t = target if target is not None else self.target
+        return [n for n, c in self.columns.items() if c.kind != "ignore" and n != t]
+
+    def used_columns(self) -> list[str]:
+        return [n for n, c in self.columns.items() if c.kind != "ignore"]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class _Ctx:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, node: yaml.Node | None, message: str) -> SchemaError:
+        if node is not None:
+            m = node.start_mark
+            return SchemaError(f"{self.path}:{m.line + 1}:{m.column + 1}: {message}")
+        return SchemaError(f"{self.path}: {message}")
+
+
+def _scalar(ctx: _Ctx, node: yaml.Node, what: str) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise ctx.fail(node, f"{what} must be a single value")
+    return str(node.value)
+
+
+def _mapping(ctx: _Ctx, node: yaml.Node, what: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+    """Key/value pairs of a mapping node, refusing duplicate keys."""
+    if not isinstance(node, yaml.MappingNode):
+        raise ctx.fail(node, f"{what} must be a mapping")
+    seen: dict[str, int] = {}
+    out = []
+    for k, v in node.value:
+        key = _scalar(ctx, k, f"a key in {what}")
+        if key in seen:
+            raise ctx.fail(k, f"duplicate key {key!r} in {what} (first on line {seen[key]})")
+        seen[key] = k.start_mark.line + 1
+        out.append((key, k, v))
+    return out
+
+
+def _number(ctx: _Ctx, node: yaml.Node, what: str) -> float:
+    text = _scalar(ctx, node, what)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ctx.fail(node, f"{what} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ctx.fail(node, f"{what} must be finite, got {text!r}")
+    return value
+
+
+def _bool(ctx: _Ctx, node: yaml.Node, what: str) -> bool:
+    text = _scalar(ctx, node, what).lower()
+    if text in ("true", "yes", "on"):
+        return True
+    if text in ("false", "no", "off"):
+        return False
+    raise ctx.fail(node, f"{what} must be true or false, got {text!r}")
+
+
+def _is_null(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+
+def _build_tree(ctx: _Ctx, column: str, name: str, key_node: yaml.Node, node: yaml.Node) -> TaxonomyNode:
+    """Parse a taxonomy subtree; checks duplicates (a leaf under two parents) and cycles."""
+    seen: dict[str, int] = {}
+    counter = [0]
+    active: set[int] = set()
+
+    def visit(name: str, key_node: yaml.Node, node: yaml.Node | None, depth: int) -> TaxonomyNode:
+        if name in seen:
+            raise ctx.fail(
+                key_node,
+                f"column {column!r}: {name!r} appears twice in the hierarchy "
+                f"(first on line {seen[name]}); every node needs a unique name",
+            )
+        seen[name] = key_node.start_mark.line + 1
+        if node is None or _is_null(node):
+            lo = counter[0]
+            counter[0] += 1
+            return TaxonomyNode(name, (), lo, lo + 1, depth)
+        if id(node) in active:
+            raise ctx.fail(node, f"column {column!r}: the hierarchy under {name!r} refers to itself (a cycle)")
+        active.add(id(node))
+        children: list[tuple[str, yaml.Node, yaml.Node | None]] = []
+        if isinstance(node, yaml.MappingNode):
+            for key, k, v in _mapping(ctx, node, f"the children of {name!r}"):
+                children.append((key, k, v))
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                if isinstance(item, yaml.ScalarNode):
+                    children.append((str(item.value), item, None))
+                elif isinstance(item, yaml.MappingNode):
+                    for key, k, v in _mapping(ctx, item, f"the children of {name!r}"):
+                        children.append((key, k, v))
+                else:
+                    raise ctx.fail(item, f"column {column!r}: a list under {name!r} holds names or mappings")
+        else:
+            # a scalar under a node: one leaf child (``Without-pay: Never``) is almost surely a typo
+            raise ctx.fail(
+                node,
+                f"column {column!r}: {name!r} must map to children (a mapping or a list) or null",
+            )
+        if not children:
+            raise ctx.fail(node, f"column {column!r}: {name!r} has an empty list of children; use null for a leaf")
+        lo = counter[0]
+        built = tuple(visit(n, k, v, depth + 1) for n, k, v in children)
+        active.discard(id(node))
+        return TaxonomyNode(name, built, lo, counter[0], depth)
+
+    return visit(name, key_node, node, 0)
+
+
+def _leaves(root: TaxonomyNode) -> tuple[str, ...]:
+    return tuple(n.name for n in root.walk() if n.is_leaf)
+
+
+def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: float) -> IntervalNode:
+    """A fixed interval hierarchy: a nested mapping keyed ``"lo..hi"`` (null for a leaf)."""
+    pairs = _mapping(ctx, node, f"the hierarchy of {column!r}")
+    if len(pairs) != 1:
+        raise ctx.fail(node, f"column {column!r}: an interval hierarchy has one root, \"{lo:g}..{hi:g}\"")
+
+    def parse_key(key: str, k: yaml.Node) -> tuple[float, float]:
+        parts = key.split("..")
+        try:
+            a, b = float(parts[0]), float(parts[1])
+        except (ValueError, IndexError):
+            raise ctx.fail(k, f"column {column!r}: interval keys are written \"lo..hi\", got {key!r}") from None
+        if not a < b:
+            raise ctx.fail(k, f"column {column!r}: interval {key!r} needs lo < hi")
+        return a, b
+
+    def visit(key: str, k: yaml.Node, v: yaml.Node) -> IntervalNode:
+        a, b = parse_key(key, k)
+        if _is_null(v):
+            return IntervalNode(a, b)
+        kids = [visit(ck, cn, cv) for ck, cn, cv in _mapping(ctx, v, f"interval {key!r}")]
+        kids.sort(key=lambda n: n.lo)
+        edges = [kids[0].lo] + [c.hi for c in kids]
+        if kids[0].lo != a or kids[-1].hi != b or any(kids[i].hi != kids[i + 1].lo for i in range(len(kids) - 1)):
+            raise ctx.fail(k, f"column {column!r}: the children of {key!r} must tile it exactly (edges {edges})")
+        return IntervalNode(a, b, tuple(kids))
+
+    key, k, v = pairs[0]
+    root = visit(key, k, v)
+    if (root.lo, root.hi) != (lo, hi):
+        raise ctx.fail(k, f"column {column!r}: the hierarchy root {key!r} must equal the bounds [{lo:g}, {hi:g}]")
+    return root
+
+
+COLUMN_KEYS = {
+    "categorical": {"type", "hierarchy", "values", "root", "description"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "ignore": {"type", "description"},
+}
+
+
+def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
+    if _is_null(node):
+        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric or ignore)")
+    pairs = {k: (kn, v) for k, kn, v in _mapping(ctx, node, f"column {name!r}")}
+    if "type" not in pairs:
+        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric or ignore)")
+    ctype = _scalar(ctx, pairs["type"][1], f"type of {name!r}")
+    if ctype not in COLUMN_TYPES:
+        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric or ignore)")
+    for key, (kn, _) in pairs.items():
+        if key not in COLUMN_KEYS[ctype]:
+            raise ctx.fail(kn, f"column {name!r}: unknown key {key!r} for a {ctype} column (allowed: {', '.join(sorted(COLUMN_KEYS[ctype]))})")
+    if ctype == "ignore":
+        return IgnoredColumn(name)
+    if ctype == "numeric":
+        if "bounds" not in pairs:
+            raise ctx.fail(node, f"column {name!r}: a numeric column needs public bounds: [lo, hi]")
+        bnode = pairs["bounds"][1]
+        if not isinstance(bnode, yaml.SequenceNode) or len(bnode.value) != 2:
+            raise ctx.fail(bnode, f"column {name!r}: bounds must be a list [lo, hi]")
+        lo = _number(ctx, bnode.value[0], f"lower bound of {name!r}")
+        hi = _number(ctx, bnode.value[1], f"upper bound of {name!r}")
+        if not lo < hi:
+            raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
+        integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
+        hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
+        return NumericColumn(name, lo, hi, integer, hierarchy)
+    # categorical
+    if ("hierarchy" in pairs) == ("values" in pairs):
+        raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
+    if "values" in pairs:
+        vnode = pairs["values"][1]
+        if not isinstance(vnode, yaml.SequenceNode) or not vnode.value:
+            raise ctx.fail(vnode, f"column {name!r}: values must be a non-empty list")
+        root_name = _scalar(ctx, pairs["root"][1], "root") if "root" in pairs else "Any"
+        root = _build_tree(ctx, name, root_name, pairs["values"][0], vnode)
+    else:
+        hnode = pairs["hierarchy"][1]
+        top = _mapping(ctx, hnode, f"the hierarchy of {name!r}")
+        if len(top) != 1:
+            raise ctx.fail(hnode, f"column {name!r}: a hierarchy has exactly one root (e.g. Any), found {len(top)}")
+        root_name, rk, rv = top[0]
+        root = _build_tree(ctx, name, root_name, rk, rv)
+    return CategoricalColumn(name, root, _leaves(root))
+
+
+TOP_KEYS = {"target", "columns", "missing", "missing_policy", "source", "description", "name"}
+
+
+def parse_schema(text: str, path: str = "<schema>") -> Schema:
+    """Parse schema YAML text; errors name ``path``, line, column and key."""
+    ctx = _Ctx(path)
+    try:
+        doc = yaml.compose(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise SchemaError(f"{where}: YAML syntax error: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"{path}: YAML error: {exc}") from None
+    if doc is None:
+        raise SchemaError(f"{path}: the schema file is empty")
+    top = {k: (kn, v) for k, kn, v in _mapping(ctx, doc, "the schema")}
+    for key, (kn, _) in top.items():
+        if key not in TOP_KEYS:
+            raise ctx.fail(kn, f"unknown top-level key {key!r} (allowed: {', '.join(sorted(TOP_KEYS))})")
+    if "columns" not in top:
+        raise ctx.fail(doc, "the schema needs a 'columns' mapping")
+    columns: dict[str, Column] = {}
+    for name, kn, v in _mapping(ctx, top["columns"][1], "columns"):
+        columns[name] = _column(ctx, name, kn, v)
+    if not columns:
+        raise ctx.fail(top["columns"][1], "the schema declares no columns")
+    target = None
+    if "target" in top and not _is_null(top["target"][1]):
+        target = _scalar(ctx, top["target"][1], "target")
+        if target not in columns:
+            raise ctx.fail(top["target"][1], f"target {target!r} is not a declared column")
+        if columns[target].kind != "categorical":
+            raise ctx.fail(top["target"][1], f"target {target!r} must be a categorical column")
+    missing = None
+    if "missing" in top and not _is_null(top["missing"][1]):
+        missing = _scalar(ctx, top["missing"][1], "missing")
+    policy = "error"
+    if "missing_policy" in top:
+        policy = _scalar(ctx, top["missing_policy"][1], "missing_policy")
+        if policy not in MISSING_POLICIES:
+            raise ctx.fail(top["missing_policy"][1], f"missing_policy must be one of {', '.join(MISSING_POLICIES)}, got {policy!r}")
+    return Schema(columns=columns, target=target, missing=missing, missing_policy=policy, path=path)
+
+
+def load_schema(path: str | Path) -> Schema:
+    """Read and validate a schema file (see :func:`parse_schema`)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SchemaError(f"{p}: schema file not found") from None
+    except IsADirectoryError:
+        raise SchemaError(f"{p}: is a directory, expected a schema YAML file") from None
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start}); save the schema as UTF-8") from None
+    except OSError as exc:
+        raise SchemaError(f"{p}: cannot read schema: {exc.strerror}") from None
+    return parse_schema(text, str(p))
+
+
+def schema_to_dict(schema: Schema) -> dict[str, Any]:
+    """The schema as plain data in the YAML format (for writing drafts and imports)."""
+
+    def tree(node: TaxonomyNode) -> Any:
+        if node.is_leaf:
+            return None
+        if all(c.is_leaf for c in node.children):
+            return [c.name for c in node.children]
+        return {c.name: tree(c) for c in node.children}
+
+    def intervals(node: IntervalNode) -> Any:
+        return {f"{c.lo:g}..{c.hi:g}": intervals(c) if c.children else None for c in node.children} or None
+
+    cols: dict[str, Any] = {}
+    for name, col in schema.columns.items():
+        if isinstance(col, IgnoredColumn):
+            cols[name] = {"type": "ignore"}
+        elif isinstance(col, NumericColumn):
+            lo = int(col.lo) if col.integer else col.lo
+            hi = int(col.hi) if col.integer else col.hi
+            spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
+            if col.hierarchy is not None:
+                spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            cols[name] = spec
+        else:
+            if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":
+                cols[name] = {"type": "categorical", "values": list(col.leaves)}
+            else:
+                cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root)}}
+    out: dict[str, Any] = {}
+    if schema.target:
+        out["target"] = schema.target
+    if schema.missing is not None:
+        out["missing"] = schema.missing
+        out["missing_policy"] = schema.missing_policy
+    out["columns"] = cols
+    return out

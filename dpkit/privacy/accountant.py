@@ -1,0 +1,197 @@
+"""Privacy budget and the per-run accountant.
+
+Every ε a dpkit run spends is recorded here, at the point where noise is drawn, and the
+JSON report is built from nothing else (ALGORITHMS.md §0 rule 2). Modelled on Tumult
+Analytics' immutable budgets and diffprivlib's BudgetAccountant, but never global: an
+accountant is passed explicitly to every mechanism.
+
+Composition rules used:
+- sequential: entries add up (basic composition, Dwork & Roth Thm 3.14);
+- parallel: the same ε spent on disjoint parts of the data is recorded once, with scope
+  ``parallel`` (McSherry 2009); :meth:`Accountant.parallel` enforces that every part stays
+  within the level's ε.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from dpkit.errors import DpkitError, DpkitUsageError
+
+#: relative tolerance that absorbs floating-point error when comparing ε sums.
+TOLERANCE = 1e-9
+
+
+class BudgetExceededError(DpkitError):
+    """A spend would take the run over its ε budget; states requested and remaining ε."""
+
+    def __init__(self, requested: float, remaining: float, step: str = "") -> None:
+        where = f" for {step!r}" if step else ""
+        super().__init__(
+            f"privacy budget exceeded{where}: requested epsilon={requested:.6g}, "
+            f"remaining epsilon={max(remaining, 0.0):.6g}"
+        )
+        self.requested = requested
+        self.remaining = remaining
+
+
+def validate_epsilon(epsilon: object, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float if it is a finite number > 0, else raise a usage error."""
+    if isinstance(epsilon, bool):  # float(True) == 1.0: almost surely a mistake
+        raise DpkitUsageError(f"{name} must be a number > 0, got {epsilon!r}")
+    try:
+        value = float(epsilon)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"{name} must be a number > 0, got {epsilon!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise DpkitUsageError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Budget:
+    """An immutable pure-ε budget with arithmetic (``Budget(1) - Budget(0.3)``)."""
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.epsilon) or self.epsilon < 0:
+            raise DpkitUsageError(f"epsilon must be finite and >= 0, got {self.epsilon!r}")
+
+    def __add__(self, other: Budget) -> Budget:
+        return Budget(self.epsilon + other.epsilon)
+
+    def __sub__(self, other: Budget) -> Budget:
+        diff = self.epsilon - other.epsilon
+        if diff < -TOLERANCE * max(1.0, self.epsilon):
+            raise BudgetExceededError(other.epsilon, self.epsilon)
+        return Budget(max(diff, 0.0))
+
+    def __mul__(self, factor: float) -> Budget:
+        return Budget(self.epsilon * factor)
+
+    def fits(self, epsilon: float) -> bool:
+        """True if ``epsilon`` is at most this budget, up to the 1e-9 relative tolerance."""
+        return epsilon <= self.epsilon * (1 + TOLERANCE) + 1e-15
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One accounted use of a mechanism: what the report lists under ``spends``."""
+
+    step: str
+    mechanism: str
+    epsilon: float
+    sensitivity: float
+    scope: str = "sequential"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "step": self.step,
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+            "scope": self.scope,
+        }
+
+
+class Accountant:
+    """Tracks the spends of one run against its budget.
+
+    ``check`` before doing work, ``spend`` at the point of noise. Over-spending raises
+    :class:`BudgetExceededError` and records nothing.
+    """
+
+    def __init__(self, budget: float | Budget) -> None:
+        self.budget = budget if isinstance(budget, Budget) else Budget(validate_epsilon(budget))
+        self._spends: list[Spend] = []
+
+    @property
+    def spends(self) -> tuple[Spend, ...]:
+        return tuple(self._spends)
+
+    @property
+    def spent(self) -> float:
+        return math.fsum(s.epsilon for s in self._spends)
+
+    @property
+    def remaining(self) -> float:
+        return max(self.budget.epsilon - self.spent, 0.0)
+
+    def check(self, epsilon: float, step: str = "") -> None:
+        """Raise :class:`BudgetExceededError` if ``epsilon`` more would exceed the budget."""
+        if epsilon < 0 or not math.isfinite(epsilon):
+            raise DpkitUsageError(f"epsilon for {step or 'a step'} must be finite and >= 0")
+        if not self.budget.fits(self.spent + epsilon):
+            raise BudgetExceededError(epsilon, self.remaining, step)
+
+    def spend(
+        self,
+        step: str,
+        mechanism: str,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        scope: str = "sequential",
+    ) -> None:
+        """Record that ``mechanism`` spent ``epsilon`` at ``step`` (after checking it fits)."""
+        self.check(epsilon, step)
+        self._spends.append(Spend(step, mechanism, float(epsilon), float(sensitivity), scope))
+
+    def split(self, weights: Sequence[float], epsilon: float | None = None) -> list[float]:
+        """Divide ``epsilon`` (default: what remains) in proportion to ``weights``.
+
+        Nothing is spent; the parts are what the caller may later spend.
+        """
+        total = self.remaining if epsilon is None else float(epsilon)
+        if not weights or not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+            raise DpkitUsageError(f"split weights must be >= 0 with a positive sum, got {weights}")
+        s = math.fsum(weights)
+        return [total * w / s for w in weights]
+
+    @contextmanager
+    def parallel(self, step: str, epsilon: float) -> Iterator[ParallelScope]:
+        """Spend ``epsilon`` once on disjoint parts of the data (parallel composition).
+
+        Each part gets its own sub-accountant with budget ``epsilon``; on exit one entry
+        with scope ``parallel`` is recorded, for the largest amount any part spent.
+        """
+        self.check(epsilon, step)
+        scope = ParallelScope(epsilon)
+        yield scope
+        used = scope.used()
+        if used > 0:
+            mechanisms = " + ".join(dict.fromkeys(s.mechanism for s in scope.all_spends()))
+            sens = max((s.sensitivity for s in scope.all_spends()), default=1.0)
+            self.spend(step, mechanisms, used, sens, scope="parallel")
+
+    def to_report(self) -> dict[str, object]:
+        """The ``privacy`` and ``spends`` parts of the report."""
+        return {
+            "epsilon_budget": self.budget.epsilon,
+            "epsilon_spent": self.spent,
+            "epsilon_unspent": self.remaining,
+            "spends": [s.to_dict() for s in self._spends],
+        }
+
+
+class ParallelScope:
+    """The parts of a parallel-composition step; see :meth:`Accountant.parallel`."""
+
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = epsilon
+        self._parts: list[Accountant] = []
+
+    def part(self) -> Accountant:
+        """A fresh accountant for one disjoint part of the data, with the step's ε."""
+        acc = Accountant(Budget(self.epsilon))
+        self._parts.append(acc)
+        return acc
+
+    def used(self) -> float:
+        return max((p.spent for p in self._parts), default=0.0)
+
+    def all_spends(self) -> list[Spend]:
+        return [s for p in self._parts for s in p.spends]

@@ -1,0 +1,300 @@
+"""The noise mechanisms; the only place in dpkit that turns private values into noisy ones.
+
+Every public function here takes keyword-only ``epsilon``, ``rng`` (from
+:func:`dpkit.privacy.rng.make_rng`), ``accountant`` and ``step``; it validates its arguments,
+checks the budget *before* drawing, and records the spend in the accountant at the point
+of noise (as diffprivlib's models do: a failed call spends nothing). Samplers prefixed
+``sample_`` draw raw noise with no accounting and are only for use inside this package and
+its tests.
+
+Selection mechanisms take a utility vector and return the chosen index. ``monotone=True``
+states that adding a record can only raise every utility (e.g. counts and MAXGDDP's Max
+score); report-noisy-max and the exponential mechanism may then use half the noise
+(McSherry & Talwar 2007, Thm 6; Dwork & Roth Claim 3.9).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dpkit.errors import DpkitUsageError
+from dpkit.privacy.accountant import Accountant, validate_epsilon
+
+ArrayLike = Sequence[float] | np.ndarray
+
+
+def _check(epsilon: float, sensitivity: float) -> tuple[float, float]:
+    eps = validate_epsilon(epsilon)
+    sens = float(sensitivity)
+    if not math.isfinite(sens) or sens <= 0:
+        raise DpkitUsageError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
+    return eps, sens
+
+
+# --------------------------------------------------------------------------- raw samplers
+
+
+def sample_geometric(rng: np.random.Generator, q: float, size: int | tuple[int, ...]) -> np.ndarray:
+    """Draws of G >= 0 with P(G = k) = (1 - q) q^k, by inversion of the exact cdf.
+
+    ``-expm1(-x)``/``log1p`` keep precision for q close to 1 (small ε).
+    """
+    return _sample_geometric_log(rng, math.log(q), size)
+
+
+def _sample_geometric_log(
+    rng: np.random.Generator, log_q: float, size: int | tuple[int, ...]
+) -> np.ndarray:
+    """:func:`sample_geometric` parameterised by log q < 0, exact even when q rounds to 1."""
+    u = rng.random(size)
+    # P(G >= k) = q^k  =>  G = floor(log(1 - u) / log(q)); 1 - u is in (0, 1].
+    g = np.floor(np.log1p(-u) / log_q)
+    return g.astype(np.int64)
+
+
+#: below this ε a geometric draw (at most 53·ln 2/ε, since 1 - u >= 2^-53) could overflow int64.
+_MIN_NOISE_EPSILON = 53 * math.log(2) / 2.0**62
+
+
+def sample_discrete_laplace(
+    rng: np.random.Generator, epsilon: float, size: int | tuple[int, ...]
+) -> np.ndarray:
+    """Integer noise with P(k) ∝ exp(-epsilon·|k|) (the two-sided geometric distribution).
+
+    The difference of two i.i.d. geometric variables with q = e^-ε is exactly discrete
+    Laplace (Inusah & Kozubowski 2006); integers leave no floating-point trace (Mironov 2012).
+    log q = -ε is used directly: going through q = exp(-ε) loses precision for small ε and,
+    for ε below ~1e-16, rounds q to 1 and made every draw 0 (no noise at all).
+    """
+    if not epsilon > 0 or not math.isfinite(epsilon):
+        raise DpkitUsageError(f"noise epsilon must be a finite number > 0, got {epsilon!r}")
+    if epsilon < _MIN_NOISE_EPSILON:
+        raise DpkitUsageError(
+            f"epsilon/sensitivity = {epsilon:.3g} is too small for integer noise "
+            "(the noise would not fit in 64 bits); use a coarser granularity or a larger epsilon"
+        )
+    log_q = -float(epsilon)
+    return _sample_geometric_log(rng, log_q, size) - _sample_geometric_log(rng, log_q, size)
+
+
+def discrete_laplace_pmf(k: np.ndarray | int, epsilon: float) -> np.ndarray:
+    """The exact pmf of :func:`sample_discrete_laplace`: (1-q)/(1+q) · q^|k|, q = e^-ε."""
+    q = math.exp(-epsilon)
+    return (1 - q) / (1 + q) * np.power(q, np.abs(np.asarray(k, dtype=float)))
+
+
+# --------------------------------------------------------------------------- counts
+
+
+def discrete_laplace(
+    values: ArrayLike | int,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    sensitivity: float = 1.0,
+    scope: str = "sequential",
+) -> np.ndarray:
+    """Add DLap(ε/Δ) to integer ``values`` (one count or a vector of disjoint counts).
+
+    A vector is one release of a histogram: with L1 sensitivity Δ over the whole vector
+    (Δ = 1 for disjoint cells under add/remove-one), one spend of ε covers all cells.
+    Returns int64 noisy counts (possibly negative; clamping is the caller's post-processing).
+    """
+    eps, sens = _check(epsilon, sensitivity)
+    arr = np.asarray(values)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise DpkitUsageError("discrete_laplace needs integer values")
+        arr = arr.astype(np.int64)
+    accountant.spend(step, "discrete laplace", eps, sens, scope)
+    noise = sample_discrete_laplace(rng, eps / sens, arr.shape)
+    return arr.astype(np.int64) + noise
+
+
+def grid_laplace(
+    values: ArrayLike | float,
+    *,
+    epsilon: float,
+    sensitivity: float,
+    granularity: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    scope: str = "sequential",
+) -> np.ndarray:
+    """Noise a real vector on the grid ``granularity``·ℤ with discrete Laplace noise.
+
+    Values are first rounded to the grid (post-processing of the input, sensitivity grows by
+    at most one grid step per coordinate, which we add), then ``granularity``·DLap(ε·g/Δ')
+    is added, so the output is a multiple of the grid and free of Mironov's attack
+    (ALGORITHMS.md §0 rule 3). ``sensitivity`` is the L1 sensitivity of the whole vector.
+    """
+    eps, sens = _check(epsilon, sensitivity)
+    g = float(granularity)
+    if not math.isfinite(g) or g <= 0:
+        raise DpkitUsageError(f"granularity must be > 0, got {granularity!r}")
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise DpkitUsageError("grid_laplace needs finite values")
+    ticks = np.round(arr / g).astype(np.int64)
+    # rounding can move each coordinate by g/2 in either neighbour: Δ' = Δ + g·dim bound
+    eff_sens = sens + g * max(arr.size, 1)
+    accountant.spend(step, "discrete laplace on a grid", eps, eff_sens, scope)
+    noise = sample_discrete_laplace(rng, eps * g / eff_sens, arr.shape)
+    return (ticks + noise) * g
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _utilities(utilities: ArrayLike) -> np.ndarray:
+    u = np.asarray(utilities, dtype=float)
+    if u.ndim != 1 or u.size == 0:
+        raise DpkitUsageError("a selection needs a non-empty 1-D vector of utilities")
+    if not np.all(np.isfinite(u)):
+        raise DpkitUsageError("utilities must be finite")
+    return u
+
+
+def report_noisy_max(
+    utilities: ArrayLike,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    sensitivity: float = 1.0,
+    monotone: bool = False,
+    noise: str = "laplace",
+) -> int:
+    """Index of the largest ``utility + noise`` (report-noisy-max, Dwork & Roth §3.3).
+
+    Laplace noise of scale Δ/ε suffices for monotone utilities (MAXGDDP Thm 1), 2Δ/ε in
+    general. ``noise="exponential"`` (one-sided Exp noise) is equivalent in distribution to
+    :func:`permute_and_flip` (Ding et al. 2021), not to the exponential mechanism (that one
+    is report-noisy-max with Gumbel noise), and is offered for comparison.
+    """
+    eps, sens = _check(epsilon, sensitivity)
+    u = _utilities(utilities)
+    scale = (sens if monotone else 2 * sens) / eps
+    if noise not in ("laplace", "exponential"):
+        raise DpkitUsageError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
+    # spend (which checks the budget) before drawing: a refused call draws nothing
+    accountant.spend(step, f"report-noisy-max ({noise})", eps, sens)
+    if noise == "laplace":
+        draws = rng.laplace(0.0, scale, u.size)
+    else:
+        draws = rng.exponential(scale, u.size)
+    return int(np.argmax(u + draws))
+
+
+def exponential(
+    utilities: ArrayLike,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    sensitivity: float = 1.0,
+    monotone: bool = False,
+    log_base_measure: ArrayLike | None = None,
+) -> int:
+    """The exponential mechanism, P(i) ∝ μ_i · exp(ε·u_i / (2Δ)) (McSherry & Talwar 2007).
+
+    Sampled by Gumbel-max (argmax of log-weight + Gumbel noise), which needs no normalising
+    sum and so cannot overflow. ``monotone`` uses exp(ε·u/Δ). ``log_base_measure`` is log μ.
+    """
+    eps, sens = _check(epsilon, sensitivity)
+    u = _utilities(utilities)
+    logw = (eps / (sens if monotone else 2 * sens)) * u
+    if log_base_measure is not None:
+        mu = np.asarray(log_base_measure, dtype=float)
+        if mu.shape != u.shape:
+            raise DpkitUsageError("log_base_measure must have the shape of utilities")
+        if np.any(np.isnan(mu)) or np.any(mu == np.inf):
+            # argmax would always pick a NaN entry; +inf is not a measure
+            raise DpkitUsageError("log_base_measure must be finite or -inf (measure 0)")
+        logw = logw + mu
+    if not np.any(np.isfinite(logw)):
+        raise DpkitUsageError("the exponential mechanism needs at least one candidate of positive measure")
+    accountant.spend(step, "exponential (gumbel-max)", eps, sens)
+    return int(np.argmax(logw + rng.gumbel(size=u.size)))
+
+
+def exponential_interval(
+    edges: ArrayLike,
+    utilities: ArrayLike,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    sensitivity: float = 1.0,
+    monotone: bool = False,
+    integer: bool = False,
+) -> float:
+    """A point of a numeric domain by the continuous exponential mechanism.
+
+    ``edges`` (sorted, length m+1) cut the public domain into m intervals on which the
+    utility of a split point is constant (``utilities``, length m) — e.g. between
+    consecutive distinct data values. Interval i is chosen with probability
+    ∝ length_i · exp(ε·u_i / 2Δ), then a point uniformly inside it (DiffGen; DiffPRFs §3).
+    Empty intervals have measure 0 and are never chosen. With ``integer=True`` the measure
+    of an interval is the number of integers in [lo, hi) and an integer point is returned.
+    """
+    e = np.asarray(edges, dtype=float)
+    u = _utilities(utilities)
+    if e.ndim != 1 or e.size != u.size + 1 or np.any(np.diff(e) < 0) or not np.all(np.isfinite(e)):
+        raise DpkitUsageError("edges must be sorted, finite, and one longer than utilities")
+    if integer:
+        lengths = np.ceil(e[1:]) - np.ceil(e[:-1])
+    else:
+        lengths = np.diff(e)
+    with np.errstate(divide="ignore"):
+        log_mu = np.log(lengths)
+    i = exponential(
+        u,
+        epsilon=epsilon,
+        rng=rng,
+        accountant=accountant,
+        step=step,
+        sensitivity=sensitivity,
+        monotone=monotone,
+        log_base_measure=log_mu,
+    )
+    if integer:
+        lo, hi = int(math.ceil(e[i])), int(math.ceil(e[i + 1]))
+        return float(rng.integers(lo, hi))
+    return float(e[i] + rng.random() * (e[i + 1] - e[i]))
+
+
+def permute_and_flip(
+    utilities: ArrayLike,
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    sensitivity: float = 1.0,
+    monotone: bool = False,
+) -> int:
+    """Permute-and-flip (McKenna & Sheldon 2020): never worse than the exponential mechanism.
+
+    Visit candidates in random order; accept r with probability exp(ε(u_r − u*)/(2Δ))
+    (ε/Δ when monotone), u* the maximum utility. The best candidate is accepted surely, so
+    the loop ends within one pass.
+    """
+    eps, sens = _check(epsilon, sensitivity)
+    u = _utilities(utilities)
+    accountant.spend(step, "permute-and-flip", eps, sens)
+    factor = eps / (sens if monotone else 2 * sens)
+    p = np.exp(factor * (u - u.max()))
+    order = rng.permutation(u.size)
+    coins = rng.random(u.size)
+    hits = coins < p[order]  # hits[j]: the j-th visited candidate is accepted
+    return int(order[int(np.argmax(hits))])

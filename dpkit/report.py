@@ -1,0 +1,131 @@
+"""The JSON privacy-spend report every command writes (format: docs/formats.md).
+
+Built from the accountant and public parameters only (ALGORITHMS.md §0 rule 5): nothing in
+it is computed from the private data except the DP release itself (``release``), so the
+report may be shared alongside the released file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from dpkit import __version__
+from dpkit.privacy.accountant import Accountant
+
+REPORT_VERSION = 1
+
+
+def build_report(
+    *,
+    command: str,
+    algorithm: str,
+    accountant: Accountant,
+    seeded: bool,
+    parameters: dict[str, Any],
+    release: dict[str, Any] | None = None,
+    guarantee: str | None = None,
+) -> dict[str, Any]:
+    """A differential-privacy report: the accountant's spends plus public parameters.
+
+    ``guarantee`` overrides the default statement, e.g. ``"none: domain read from data"``
+    when the user asked for data-derived bounds.
+    """
+    acc = accountant.to_report()
+    privacy = {
+        "model": "epsilon-dp",
+        "neighbours": "add/remove one record",
+        "epsilon_budget": acc["epsilon_budget"],
+        "epsilon_spent": acc["epsilon_spent"],
+        "epsilon_unspent": acc["epsilon_unspent"],
+        "delta": 0,
+        "seeded": bool(seeded),
+        "guarantee": guarantee
+        or (
+            "epsilon-DP, except against anyone who knows the seed"
+            if seeded
+            else f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g}"
+        ),
+    }
+    return {
+        "dpkit_version": __version__,
+        "report_version": REPORT_VERSION,
+        "command": command,
+        "algorithm": algorithm,
+        "privacy": privacy,
+        "spends": acc["spends"],
+        "parameters": parameters,
+        "release": release or {},
+    }
+
+
+def build_kanon_report(
+    *,
+    command: str,
+    algorithm: str,
+    k: int,
+    parameters: dict[str, Any],
+    release: dict[str, Any],
+) -> dict[str, Any]:
+    """A k-anonymity report: states k, never an ε (ALGORITHMS.md §4)."""
+    return {
+        "dpkit_version": __version__,
+        "report_version": REPORT_VERSION,
+        "command": command,
+        "algorithm": algorithm,
+        "privacy": {"model": "k-anonymity", "k": int(k)},
+        "parameters": parameters,
+        "release": release,
+    }
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: numpy scalars to Python, non-finite floats refused."""
+    import numbers
+
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        f = float(obj)
+        if not math.isfinite(f):
+            raise ValueError(f"report value {obj!r} is not finite")
+        return f
+    if hasattr(obj, "tolist"):
+        return _clean(obj.tolist())
+    return str(obj)
+
+
+def dumps(report: dict[str, Any]) -> str:
+    return json.dumps(_clean(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(report: dict[str, Any], path: str | Path) -> None:
+    """Write ``report`` as JSON, atomically."""
+    from dpkit.data.table import atomic_output
+
+    text = dumps(report)
+    with atomic_output(path) as fh:
+        fh.write(text)
+
+
+def read_report(path: str | Path) -> dict[str, Any]:
+    """Load a report written by :func:`write_report`, with a clear error if it is not one."""
+    from dpkit.errors import DataError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: report file not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a dpkit report (invalid JSON: {exc})") from None
+    if not isinstance(data, dict) or "dpkit_version" not in data:
+        raise DataError(f"{path}: not a dpkit report (no dpkit_version)")
+    return data
