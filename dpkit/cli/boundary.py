@@ -30,15 +30,37 @@ def _silence_stdout() -> None:
         pass
 
 
+def _exit_now(code: int) -> None:
+    """End the process with ``code`` now, skipping interpreter finalization.
+
+    If a C extension (numpy, xgboost, ...) was running Python code when Ctrl-C arrived,
+    CPython remembers an "unhandled" KeyboardInterrupt even though we handled it, and at
+    exit kills itself with SIGINT (status -2, not 130). Partial outputs are already gone
+    (atomic_output removes its temp file on the way out), so nothing is lost by skipping
+    the atexit handlers.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
+
+
 def run(cli: click.Group, argv: list[str] | None = None) -> int:
     """Run ``cli`` and return the process exit code."""
     from dpkit.errors import DpkitError
 
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
-    verbose = "-v" in (argv or sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args or "--verbose" in args
     try:
-        cli.main(args=argv, prog_name="dpkit", standalone_mode=False)
+        # make_context + invoke rather than cli.main: main() turns EPIPE into a silent
+        # sys.exit(1) (so `dpkit ... | head` exited 1) and KeyboardInterrupt into Abort;
+        # the handlers below decide instead
+        with cli.make_context("dpkit", args) as ctx:
+            cli.invoke(ctx)
         return 0
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -50,6 +72,8 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
         return exc.exit_code
     except (KeyboardInterrupt, click.Abort):
         click.echo("dpkit: interrupted", err=True)
+        if argv is None:
+            _exit_now(130)
         return 130
     except BrokenPipeError:
         _silence_stdout()

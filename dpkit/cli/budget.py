@@ -1,16 +1,155 @@
-"""`dpkit budget` — not built yet."""
+"""`dpkit budget` — the privacy ledger: ε spent on each data set across runs (docs/ledger.md)."""
 
 from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option
 
 
-@click.command(
-    name="budget", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def _ledger_option(f):  # noqa: ANN001, ANN202
+    return click.option(
+        "--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+        help="The ledger file (SQLite); also $DPKIT_LEDGER.",
+    )(f)
+
+
+def _need_ledger(ledger: str | None) -> str:
+    if not ledger:
+        raise click.UsageError("give the ledger with --ledger PATH or $DPKIT_LEDGER")
+    return ledger
+
+
+@click.group(name="budget", context_settings=CONTEXT_SETTINGS)
 @global_options
-def command(args: tuple[str, ...]) -> None:
-    """The privacy ledger: ε spent on each data set across runs. (Not built yet.)"""
-    raise click.UsageError("'dpkit budget' is not built yet in this version of dpkit")
+def command() -> None:
+    """The privacy ledger: caps the ε spent on each data set across all runs.
+
+    Register a data set once with `budget init`; then run privacy commands with
+    --ledger (or $DPKIT_LEDGER): each run reserves its ε before touching the data and
+    is refused (exit 1, nothing written) when the data set's cap would be passed.
+    The ledger holds fingerprints of your private files: keep it private.
+
+    \b
+    Example:
+      dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
+      dpkit publish sample_data/adult/train.csv ... --epsilon 1 --ledger ledger.db
+      dpkit budget status --ledger ledger.db
+    """
+
+
+@command.command(name="init", context_settings=CONTEXT_SETTINGS)
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--name", required=True, help="A name for the data set (e.g. adult).")
+@click.option("--cap", type=str, default=None, metavar="ε",
+              help="Total ε that may ever be spent on this data set.")
+@click.option("--append", is_flag=True,
+              help="DATA is a new version of the existing data set NAME: share its cap and spending.")
+@_ledger_option
+@global_options
+def init(data: str, name: str, cap: str | None, append: bool, ledger: str | None) -> None:
+    """Register DATA (by a sha256 fingerprint of its bytes) with a total ε cap.
+
+    Creates the ledger file (mode 0600) if it does not exist.
+
+    \b
+    Example:
+      dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
+    """
+    from dpkit.ledger import Ledger
+
+    path = _need_ledger(ledger)
+    book = Ledger(path, create=True)
+    book.register(data, name, cap, append=append)
+    status = {s.name: s for s in book.status()}[name]
+    click.echo(
+        f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, "
+        f"remaining {status.remaining:g}) in {path}",
+        err=True,
+    )
+
+
+@command.command(name="status", context_settings=CONTEXT_SETTINGS)
+@_ledger_option
+@json_option
+@global_options
+def status(ledger: str | None, as_json: bool) -> None:
+    """Cap, spent, reserved and remaining ε of every registered data set.
+
+    "reserved" is ε held by runs in progress, or by runs that were killed (it keeps
+    counting: see docs/ledger.md).
+
+    \b
+    Example:
+      dpkit budget status --ledger ledger.db --json
+    """
+    import json
+
+    from dpkit.ledger import Ledger
+
+    rows = Ledger(_need_ledger(ledger)).status()
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+        return
+    header = ("data set", "cap", "spent", "reserved", "remaining", "runs")
+    table = [(r.name, f"{r.cap:g}", f"{r.spent:.6g}", f"{r.reserved:.6g}", f"{r.remaining:.6g}",
+              str(r.runs)) for r in rows]
+    _print_table("privacy budget", header, table)
+
+
+@command.command(name="history", context_settings=CONTEXT_SETTINGS)
+@click.option("--name", default=None, help="Only the runs on this data set.")
+@_ledger_option
+@json_option
+@global_options
+def history(name: str | None, ledger: str | None, as_json: bool) -> None:
+    """Every run recorded in the ledger: when, command, ε, status, outputs, report.
+
+    Status is complete (ε counted as spent), lost (noise drawn, output not written:
+    the reservation counts), aborted (failed before any noise: counts 0) or reserved
+    (running, or killed: the reservation counts).
+
+    \b
+    Example:
+      dpkit budget history --name adult --ledger ledger.db
+    """
+    import json
+
+    from dpkit.ledger import Ledger
+
+    runs = Ledger(_need_ledger(ledger)).history(name)
+    if as_json:
+        click.echo(json.dumps(runs, indent=2))
+        return
+    header = ("when (UTC)", "data set", "command", "ε reserved", "ε counted", "status",
+              "outputs", "report")
+    table = []
+    for r in runs:
+        outs = [o for o in r["outputs"] if o != r["report"]]
+        table.append((
+            r["started"].replace("T", " ").rstrip("Z"), r["dataset"], r["command"],
+            f"{r['epsilon_reserved']:g}", f"{r['epsilon_counted']:.6g}",
+            r["status"] + (f" ({r['reason']})" if r["reason"] and r["status"] != "complete" else ""),
+            ", ".join(outs) or "-", r["report"] or "-",
+        ))
+    _print_table("ledger history", header, table)
+
+
+def _print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A rich table on a terminal; tab-separated lines (header first) when piped."""
+    import sys
+
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title)
+        for h in header:
+            table.add_column(h, overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+        return
+    click.echo("\t".join(header))
+    for row in rows:
+        click.echo("\t".join(row))

@@ -1,16 +1,248 @@
-"""`dpkit cluster` — not built yet."""
+"""`dpkit cluster` — differentially private k-means (DPQTk-means and two baselines)."""
 
 from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+from dpkit.cli.options import (
+    CONTEXT_SETTINGS,
+    apply_config,
+    global_options,
+    input_options,
+    output_options,
+    privacy_options,
+)
 
 
-@click.command(
-    name="cluster", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
+@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--columns", "-c", default=None, metavar="A,B",
+              help="Numeric columns to cluster on [default: the numeric columns of --schema].")
+@click.option("-k", "--clusters", "k", type=int, default=None, help="Number of clusters k (required).")
+@click.option("--bounds", default=None, metavar="LO:HI,LO:HI",
+              help="Public bounds of each column, in --columns order (or from --schema). "
+              "Values outside are clipped.")
+@click.option("--schema", type=click.Path(dir_okay=False), default=None,
+              help="Schema YAML: the bounds of numeric columns (--bounds wins if both are given).")
+@click.option("--algorithm", type=click.Choice(["dpqt", "dpkmeans", "eug"]), default="dpqt",
+              show_default=True,
+              help="dpqt = private quadtree + weighted k-means (Zhang & Cheng); dpkmeans = SuLQ "
+              "noisy Lloyd (Blum et al.); eug = uniform grid (Su et al.).")
+@click.option("--gamma", type=float, default=0.3, show_default=True,
+              help="dpqt: share of ε for the tree (the rest: bucket counts).")
+@click.option("--max-height", type=int, default=None, metavar="H",
+              help="dpqt: tree height [default: from the noise level, see docs/cluster.md].")
+@click.option("--threshold", type=float, default=None, metavar="T",
+              help="dpqt: split a node while its noisy count > T [default: 2 sd of the level noise].")
+@click.option("--allocation", type=click.Choice(["uniform", "geometric"]), default="uniform",
+              show_default=True, help="dpqt: ε per tree level: equal, or growing 2^(1/3) per level.")
+@click.option("--split", type=click.Choice(["auto", "all", "cycle"]), default="auto", show_default=True,
+              help="dpqt: 'all' = 2^d children, 'cycle' = halve one dimension per level (kd-style); "
+              "auto = all for d <= 4.")
+@click.option("--n-estimate", type=int, default=None, metavar="N",
+              help="dpqt/eug: a PUBLIC estimate of the row count (else a noisy N costs 5 % of ε).")
+@click.option("--iterations", type=int, default=5, show_default=True, help="dpkmeans: Lloyd iterations.")
+@click.option("--allow-data-bounds", is_flag=True,
+              help="Without bounds, read them from the data. NOT private: the report says so.")
+@click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
+              help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
+@click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              metavar="OUT.csv",
+              help="Write every input row with its nearest released centroid. Post-processing for "
+              "the data owner's own use: this file holds the private rows — do not publish it.")
+@privacy_options
+@output_options
+@input_options
 @global_options
-def command(args: tuple[str, ...]) -> None:
-    """Differentially private k-means clustering (DPQTk-means). (Not built yet.)"""
-    raise click.UsageError("'dpkit cluster' is not built yet in this version of dpkit")
+@click.pass_context
+def command(ctx: click.Context, **params: object) -> None:
+    """Differentially private k-means centroids of numeric columns.
+
+    DPQTk-means builds a private quadtree over the public bounds, counts its buckets
+    with noise and runs weighted k-means on them (Zhang & Cheng; see docs/cluster.md for
+    dpkit's corrections). Bounds are public knowledge: give --bounds or a --schema;
+    points outside are clipped (and counted in a warning). Writes one centroid per row
+    (-o) and a JSON report of the ε spent.
+
+    \b
+    Example:
+      dpkit cluster sample_data/clustering/s1.csv --columns x,y -k 15 --epsilon 1 \\
+          --bounds 0:1e6,0:1e6 -o s1.centroids.csv
+    """
+    from dpkit.cli.options import default_report_path
+
+    p = apply_config(ctx, dict(params), params.get("config"), "cluster")  # type: ignore[arg-type]
+    _run(p, default_report_path(str(p["output"]), p["report"]))  # type: ignore[arg-type]
+
+
+def _columns_and_bounds(p: dict) -> tuple[list[str], object, str, object]:
+    """(columns, (lows, highs) or None, where the bounds come from, schema or None)."""
+    from dpkit.cluster.common import check_bounds, parse_bounds
+    from dpkit.errors import DpkitUsageError
+
+    schema = None
+    if p["schema"]:
+        from dpkit.data.schema import NumericColumn, load_schema
+
+        schema = load_schema(p["schema"])
+    if p["columns"]:
+        columns = [c.strip() for c in str(p["columns"]).split(",") if c.strip()]
+    elif schema is not None:
+        columns = [n for n, c in schema.columns.items() if isinstance(c, NumericColumn) and n != schema.target]
+    else:
+        raise DpkitUsageError("--columns is required (or give --schema to use its numeric columns)")
+    if not columns:
+        raise DpkitUsageError("no columns to cluster on: give --columns A,B")
+    if len(set(columns)) != len(columns):
+        raise DpkitUsageError(f"--columns names a column twice: {p['columns']}")
+    if p["bounds"]:
+        lows, highs = parse_bounds(str(p["bounds"]))
+        if len(lows) != len(columns):
+            raise DpkitUsageError(
+                f"--bounds has {len(lows)} lo:hi pair(s) but --columns names {len(columns)} column(s)"
+            )
+        return columns, check_bounds(lows, highs), "--bounds", schema
+    if schema is not None:
+        lows, highs = [], []
+        for c in columns:
+            col = schema.column(c)
+            if not isinstance(col, NumericColumn):
+                raise DpkitUsageError(f"column {c!r} is {col.kind} in {schema.path}; dpkit cluster needs numeric columns")
+            lows.append(col.lo)
+            highs.append(col.hi)
+        return columns, check_bounds(lows, highs), str(schema.path), schema
+    if p["allow_data_bounds"]:
+        return columns, None, "data", schema
+    raise DpkitUsageError(
+        "bounds are required (public knowledge, not read from the data): give --bounds lo:hi,... "
+        "or --schema S.yaml; --allow-data-bounds reads them from the data (not private)"
+    )
+
+
+def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: ANN202
+    """(raw DataFrame, points (n, d) clipped to the bounds, kept-row mask)."""
+    import numpy as np
+
+    from dpkit.data.schema import NumericColumn, Schema
+    from dpkit.data.table import encode, read_csv
+
+    df = read_csv(p["data"], encoding=p["encoding"], delimiter=p["delimiter"])
+    if bounds is None:
+        lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
+    else:
+        lows, highs = bounds  # type: ignore[misc]
+    schema = Schema(
+        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        path=source,
+    )
+    table = encode(df, schema, columns, source="<stdin>" if p["data"] == "-" else str(p["data"]))
+    points = np.stack([table.columns[c] for c in columns], axis=1)
+    return df, points
+
+
+def _model(p: dict, k: int, epsilon: float, bounds: tuple):  # noqa: ANN202
+    from dpkit.cluster import DPKMeans, DPQTKMeans, EUGKMeans
+
+    if p["algorithm"] == "dpqt":
+        return DPQTKMeans(
+            k, epsilon=epsilon, bounds=bounds, gamma=p["gamma"], max_height=p["max_height"],
+            threshold=p["threshold"], allocation=p["allocation"], n_estimate=p["n_estimate"],
+            split=p["split"],
+        )
+    if p["algorithm"] == "eug":
+        return EUGKMeans(k, epsilon=epsilon, bounds=bounds, n_estimate=p["n_estimate"])
+    return DPKMeans(k, epsilon=epsilon, bounds=bounds, iterations=p["iterations"])
+
+
+def _parameters(p: dict, k: int, columns: list[str], bounds: tuple, source: str) -> dict:
+    params = {
+        "columns": columns, "k": k, "bounds": [[float(a), float(b)] for a, b in zip(*bounds, strict=True)],
+        "bounds_source": source, "algorithm": p["algorithm"],
+    }
+    if p["algorithm"] == "dpqt":
+        params.update({n: p[n] for n in ("gamma", "max_height", "threshold", "allocation", "split", "n_estimate")})
+    elif p["algorithm"] == "eug":
+        params["n_estimate"] = p["n_estimate"]
+    else:
+        params["iterations"] = p["iterations"]
+    return params
+
+
+def _run(p: dict, report_path: str | None) -> None:
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.cli.run import PrivateRun
+    from dpkit.cluster.common import check_k, data_bounds
+    from dpkit.data.counting import nearest_centre
+    from dpkit.data.table import write_csv
+    from dpkit.errors import DpkitUsageError, PrivacyLeakWarning
+    from dpkit.report import write_report
+
+    if p["k"] is None:
+        raise DpkitUsageError("-k (the number of clusters) is required")
+    k = check_k(p["k"])
+    if p["histogram"] and p["algorithm"] == "dpkmeans":
+        raise DpkitUsageError("--histogram needs --algorithm dpqt or eug (dpkmeans releases no buckets)")
+    outs = [p["output"], report_path, p["histogram"], p["assign_out"]]
+    if sum(o == "-" for o in outs) > 1:
+        raise DpkitUsageError("only one output can go to stdout ('-')")
+    columns, bounds, source, _ = _columns_and_bounds(p)
+    run = PrivateRun(
+        "cluster", p["algorithm"], p["epsilon"], p["seed"],
+        inputs=[p["data"], p["schema"], p["config"]], outputs=outs, ledger=p["ledger"],
+    )
+    df, points = _load(p, columns, bounds, source)
+    guarantee = None
+    if bounds is None:
+        bounds = data_bounds(points)
+        guarantee = "none: domain read from data"
+        warnings.warn(
+            "--allow-data-bounds: the bounds were read from the data, so the release is NOT "
+            "differentially private (the report says so); give public --bounds instead",
+            PrivacyLeakWarning, stacklevel=2,
+        )
+    model = _model(p, k, run.epsilon, bounds)
+    with run:
+        model.fit(points, accountant=run.accountant, rng=run.rng)
+        centres = np.asarray(model.cluster_centers_, dtype=float)
+        out = pd.DataFrame(centres, columns=columns)
+        out.insert(0, "cluster", np.arange(len(centres)))
+        release: dict = {"centroids": centres.tolist()}
+        if p["algorithm"] in ("dpqt", "eug"):
+            release["n_estimate"] = int(model.n_estimate_)
+            release["buckets"] = len(model.buckets_.counts)
+        if p["algorithm"] == "dpqt":
+            release.update({
+                "height": int(model.height_), "split": model.split_,
+                "level_epsilons": model.level_epsilons_.tolist(),
+                "thresholds": model.threshold_.tolist(),
+                "epsilon_parts": model.epsilons_,
+            })
+        elif p["algorithm"] == "eug":
+            release["grid"] = int(model.grid_)
+        else:
+            release["iteration_epsilons"] = model.iteration_epsilons_.tolist()
+        if model.note_:
+            release["note"] = model.note_
+        write_csv(out, p["output"])
+        if p["histogram"]:
+            b = model.buckets_
+            hist = {}
+            for j, c in enumerate(columns):
+                hist[f"{c}_lo"] = b.lows[:, j]
+                hist[f"{c}_hi"] = b.highs[:, j]
+            hist["count"] = np.clip(b.counts, 0, None)
+            write_csv(pd.DataFrame(hist), p["histogram"])
+        if p["assign_out"]:
+            # post-processing of the release, for the data owner: holds the private rows
+            assigned = df.copy()
+            assigned["cluster"] = nearest_centre(points, centres)
+            write_csv(assigned, p["assign_out"])
+        if report_path:
+            params = _parameters(p, k, columns, bounds, source)
+            if guarantee:
+                params["bounds"] = "read from the data (not reported)"
+            write_report(run.report(params, release, guarantee=guarantee), report_path)

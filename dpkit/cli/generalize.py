@@ -1,16 +1,71 @@
-"""`dpkit generalize` — not built yet."""
+"""`dpkit generalize` — map a file onto a released cut (no privacy budget)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
 
 
-@click.command(
-    name="generalize", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.command(name="generalize", context_settings=CONTEXT_SETTINGS)
+@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--cut", "cut_path", required=True, type=click.Path(dir_okay=False),
+              help="The report of a `dpkit publish` run (its release.cut is applied).")
+@click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
+              help="Schema YAML (default: the schema named in the report).")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output file ('-' for stdout).")
+@input_options
 @global_options
-def command(args: tuple[str, ...]) -> None:
-    """Map a file onto a released generalization (no budget). (Not built yet.)"""
-    raise click.UsageError("'dpkit generalize' is not built yet in this version of dpkit")
+def command(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:
+    """Map DATA onto the generalization released by `dpkit publish` (no budget spent).
+
+    Every predictor value becomes the taxonomy node or interval of the released cut that
+    contains it, so a test split (or new records to score) matches the released table's
+    columns. The class column is kept as it is when present. Rows with missing values follow
+    the schema's policy. This reads only DATA and the public report: it is not a release of
+    the training data and spends no ε.
+
+    \b
+    Example:
+      dpkit generalize sample_data/adult/test.csv --cut out/adult.released.report.json \\
+          -o out/adult.test.generalized.csv
+    """
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.cli.run import check_distinct_paths
+    from dpkit.data.schema import load_schema
+    from dpkit.data.table import encode, read_csv, write_csv
+    from dpkit.errors import DataError
+    from dpkit.release.cut import Cut
+    from dpkit.report import read_report
+
+    check_distinct_paths([data, cut_path, schema_path], [output])
+    report = read_report(cut_path)
+    release = report.get("release") or {}
+    if report.get("command") != "publish" or "cut" not in release:
+        raise DataError(f"{cut_path}: not a `dpkit publish` report (no release.cut)")
+    params = report.get("parameters") or {}
+    schema_file = schema_path or params.get("schema")
+    if not schema_file:
+        raise DataError(f"{cut_path}: the report names no schema; pass --schema")
+    schema = load_schema(schema_file)
+    target = release.get("target") or params.get("target") or schema.target
+    cut = Cut.from_json(schema, target, release["cut"], source=cut_path)
+    df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])
+    order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in df.columns)]
+    src = "<stdin>" if data == "-" else data
+    table = encode(df, schema, wanted, source=src)
+    out: dict[str, Any] = {}
+    for name in wanted:
+        if name in cut.attributes:
+            labels = np.asarray(cut.attributes[name].labels(), dtype=object)
+            out[name] = labels[cut.attributes[name].codes(table.columns[name])]
+        else:
+            leaves = np.asarray(schema.columns[name].leaves, dtype=object)  # type: ignore[union-attr]
+            out[name] = leaves[table.columns[name]]
+    write_csv(pd.DataFrame(out, columns=wanted), output)

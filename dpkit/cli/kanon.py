@@ -1,16 +1,180 @@
-"""`dpkit kanon-select` — not built yet."""
+"""`dpkit kanon-select` — a k-anonymous table by choosing which quasi-identifiers to release."""
 
 from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+from dpkit.cli.options import (
+    CONTEXT_SETTINGS,
+    global_options,
+    input_options,
+    json_option,
+    state_for,
+)
 
 
-@click.command(
-    name="kanon-select", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.command(name="kanon-select", context_settings=CONTEXT_SETTINGS)
+@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--target", "-t", default=None, help="Class column (kept in the output; ranks the features).")
+@click.option("-k", "k", type=int, default=None, help="Every equivalence class keeps at least k records.")
+@click.option(
+    "--quasi-identifiers", "--qi", "quasi_identifiers", default=None, metavar="A,B,...",
+    help="Candidate quasi-identifiers (default: every non-target column, or every non-ignored "
+    "schema column).",
+)
+@click.option("--schema", type=click.Path(dir_okay=False), default=None,
+              help="Schema YAML: column types for the ranker, ignored columns, missing values.")
+@click.option("--ranker", type=click.Choice(["xgboost", "hamming"]), default="xgboost", show_default=True,
+              help="xgboost = XGB-KA (XGBoost gain); hamming = Greedy-Hamdist baseline.")
+@click.option("--keep", default=None, metavar="A,B,...",
+              help="Non-identifying columns to copy to the output as they are (not quasi-identifiers).")
+@click.option("--sensitive", default=None, metavar="COL",
+              help="Sensitive column: reported ℓ (distinct ℓ-diversity) and copied to the output.")
+@click.option("-l", "--l", "l_div", type=int, default=None, metavar="L",
+              help="With --sensitive: every class must also hold ≥ L distinct sensitive values.")
+@click.option("--require-features", is_flag=True,
+              help="Refuse (exit 1) instead of writing the target-only table when no feature can be kept.")
+@click.option("--seed", type=int, default=None, metavar="N",
+              help="Seed of the XGBoost ranking model (deterministic either way; default 0).")
+@click.option("--rank-sample", type=click.IntRange(min=0), default=100_000, show_default=True, metavar="N",
+              help="Train the XGBoost ranking on at most N records drawn with --seed (0: all); "
+              "the k-anonymity test always uses every record.")
+@click.option("--check-only", is_flag=True,
+              help="Do not select: report k (and ℓ) of DATA on --quasi-identifiers; exit 1 if -k/--l fail.")
+@json_option
+@input_options
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Output CSV ('-' for stdout); required unless --check-only.")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
+              help="Where to write the JSON report (default: OUTPUT.report.json).")
 @global_options
-def command(args: tuple[str, ...]) -> None:
-    """k-anonymity by feature selection (XGB-KA). (Not built yet.)"""
-    raise click.UsageError("'dpkit kanon-select' is not built yet in this version of dpkit")
+def command(
+    data: str, target: str | None, k: int | None, quasi_identifiers: str | None, schema: str | None,
+    ranker: str, keep: str | None, sensitive: str | None, l_div: int | None, require_features: bool,
+    seed: int | None, rank_sample: int, check_only: bool, as_json: bool, encoding: str, delimiter: str,
+    output: str | None, report: str | None,
+) -> None:
+    """Release a k-anonymous table by keeping only some quasi-identifiers (XGB-KA).
+
+    Ranks the candidate quasi-identifiers by XGBoost gain importance for predicting the
+    target (Wang & Wan, XGB-KA; or by Greedy-Hamdist's Hamming score with --ranker hamming),
+    then keeps each one in rank order if every equivalence class still has at least k records
+    (and, with --sensitive/--l, at least L distinct sensitive values). The output holds the
+    selected quasi-identifiers, the target and the --keep/--sensitive columns, in input order.
+    This is k-anonymity, not differential privacy: the report states k, never an ε.
+
+    If no feature can be kept, the target-only table is written (exit 0, with a warning);
+    --require-features refuses instead (exit 1). Identifier-like columns (a different value
+    in every record) are refused as quasi-identifiers.
+
+    With --check-only, nothing is selected: prints k (the smallest class), how many records sit
+    in classes below -k, and ℓ of --sensitive, for DATA on --quasi-identifiers.
+
+    \b
+    Example:
+      dpkit kanon-select sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
+          --target income -k 10 -o adult.k10.csv
+      dpkit kanon-select --check-only adult.k10.csv --qi age,sex,race -k 10
+    """
+    from dpkit.anonymity.frame import parse_columns, require_columns
+    from dpkit.data.table import read_csv
+    from dpkit.errors import DpkitUsageError
+
+    if k is not None and k < 1:
+        raise DpkitUsageError(f"-k must be ≥ 1, got {k}")
+    if l_div is not None and l_div < 1:
+        raise DpkitUsageError(f"--l must be ≥ 1, got {l_div}")
+    if l_div is not None and sensitive is None:
+        raise DpkitUsageError("--l needs --sensitive COLUMN (the column that must be ℓ-diverse)")
+    qis = parse_columns(quasi_identifiers, "--quasi-identifiers")
+    keep_cols = parse_columns(keep, "--keep") or []
+    source = "<stdin>" if data == "-" else data
+
+    if check_only:
+        if qis is None:
+            raise DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
+        if output is not None or report is not None:
+            raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
+        from dpkit.anonymity.checks import check_table
+
+        df = read_csv(data, encoding=encoding, delimiter=delimiter)
+        require_columns(df, qis, "--quasi-identifiers", source)
+        if sensitive is not None:
+            require_columns(df, [sensitive], "--sensitive", source)
+        if k is not None and k > len(df):
+            click.echo(f"dpkit: note: -k {k} is larger than the table ({len(df)} records)", err=True)
+        result = check_table(df, qis, k=k, sensitive=sensitive, l=l_div)
+        if as_json:
+            import json
+
+            click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            click.echo("\n".join(result.lines()))
+        if not result.satisfied:
+            parts = []
+            if k is not None and result.k < k:
+                parts.append(f"not {k}-anonymous (smallest class {result.k})")
+            if l_div is not None and (result.l or 0) < l_div:
+                parts.append(f"not {l_div}-diverse (ℓ = {result.l})")
+            from dpkit.errors import DataError
+
+            # an error (exit 1) so that scripts can test a table: `... --check-only -k 5 && publish`
+            raise DataError(f"{source}: {' and '.join(parts)}")
+        return
+
+    if target is None:
+        raise DpkitUsageError("--target is required (the class column), unless --check-only")
+    if k is None:
+        raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
+    if output is None:
+        raise DpkitUsageError("-o/--output is required ('-' for stdout)")
+    from dpkit.anonymity.select import ALGORITHMS, kanon_select
+    from dpkit.cli.options import default_report_path
+    from dpkit.cli.run import check_distinct_paths
+    from dpkit.data.table import write_csv
+    from dpkit.report import build_kanon_report, write_report
+
+    report_path = default_report_path(output, report)
+    check_distinct_paths([data, schema], [output, report_path])
+    loaded_schema = None
+    if schema is not None:
+        from dpkit.data.schema import load_schema
+
+        loaded_schema = load_schema(schema)
+    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    sel = kanon_select(
+        df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
+        keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
+        seed=seed, rank_sample=rank_sample, source=source,
+    )
+    parameters = {
+        "k": k,
+        "target": target,
+        "ranker": ranker,
+        "quasi_identifiers": qis,
+        "schema": schema,
+        "keep": keep_cols,
+        "sensitive": sensitive,
+        "l": l_div,
+        "require_features": require_features,
+        "seed": seed,
+        "rank_sample": rank_sample,
+    }
+    rep = build_kanon_report(
+        command="kanon-select", algorithm=ALGORITHMS[ranker], k=k, parameters=parameters,
+        release=sel.release,
+    )
+    if l_div is not None:
+        rep["privacy"]["l"] = l_div
+        rep["privacy"]["sensitive"] = sensitive
+    write_csv(sel.output, output)
+    if report_path:
+        write_report(rep, report_path)
+    if not state_for().quiet:
+        chosen = ", ".join(sel.selector.selected_) or "none"
+        click.echo(
+            f"dpkit: kept {len(sel.selector.selected_)} of {len(sel.candidates)} quasi-identifiers "
+            f"({chosen}); smallest class {sel.release['equivalence_classes']['smallest']} ≥ k={k}"
+            + (f"; report {report_path}" if report_path else ""),
+            err=True,
+        )

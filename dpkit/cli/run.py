@@ -38,8 +38,27 @@ def check_distinct_paths(inputs: list[str | None], outputs: list[str | None]) ->
         parent = Path(p).parent
         if not parent.is_dir():
             raise DataError(f"{p}: directory {parent} does not exist; create it first")
-        if not os.access(parent, os.W_OK):
+        if not _can_create_in(parent):
+            # checked before any noise is drawn: a run that could not write its output
+            # would otherwise spend its ε (and, with --ledger, count it as lost)
             raise DataError(f"{p}: directory {parent} is not writable")
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Can a file be created in ``directory``? (os.access is wrong for root and read-only
+    mounts, so really create and remove an empty temp file, as atomic_output will.)"""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".dpkit-probe.", dir=directory)
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return True
 
 
 def parse_epsilon(value: Any) -> float:
@@ -93,30 +112,45 @@ class PrivateRun:
         self.accountant = Accountant(self.epsilon)
         self.rng = make_rng(self.seed)
         self.seeded = self.seed is not None
-        self.ledger_path = ledger
+        self.ledger_path = ledger or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
+        self._ledger = None
         self._ledger_entry = None
-
-    def __enter__(self) -> PrivateRun:
+        self._fingerprint: str | None = None
         if self.ledger_path:
+            # the ledger check comes before the data is parsed (commands build PrivateRun
+            # first): a run that would pass the cap is refused having read only the
+            # fingerprint, and nothing is written or recorded (docs/ledger.md)
             from dpkit.ledger import Ledger
 
+            if not self.data_path:
+                raise DpkitUsageError(f"--ledger: 'dpkit {command}' has no data file to account")
             self._ledger = Ledger(self.ledger_path)
+            self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon)
+
+    def __enter__(self) -> PrivateRun:
+        if self._ledger is not None:
+            # one BEGIN IMMEDIATE transaction re-checks the cap and reserves the whole ε,
+            # so concurrent runs cannot together pass it
             self._ledger_entry = self._ledger.reserve(
                 data_path=self.data_path, command=self.command, epsilon=self.epsilon,
-                outputs=self.outputs,
+                outputs=self.outputs, digest=self._fingerprint,
             )
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
-        if self._ledger_entry is None:
+        if self._ledger is None or self._ledger_entry is None:
             return
+        entry, self._ledger_entry = self._ledger_entry, None
         if exc_type is None:
-            self._ledger.complete(self._ledger_entry, spent=self.accountant.spent)
+            # outputs are complete (written atomically inside the block): count what the
+            # accountant spent and release the rest of the reservation
+            self._ledger.complete(entry, spent=self.accountant.spent)
         else:
-            # err on the side of privacy: noise may have been drawn, so the spend stays
-            self._ledger.fail(self._ledger_entry, spent_any=bool(self.accountant.spends),
-                              reason=f"{exc_type.__name__}")
+            # err on the side of privacy: if any mechanism drew noise the whole reservation
+            # stays ("spent, output lost"); with no draw at all it is released
+            self._ledger.fail(entry, spent_any=bool(self.accountant.spends),
+                              reason=exc_type.__name__)
 
     def report(self, parameters: dict[str, Any], release: dict[str, Any] | None = None,
                guarantee: str | None = None) -> dict[str, Any]:

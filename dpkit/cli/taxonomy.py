@@ -1,16 +1,310 @@
-"""`dpkit taxonomy` — not built yet."""
+"""`dpkit taxonomy` — check, draft and convert schema/taxonomy files (format: docs/formats.md).
+
+Thin layer: the work is in :mod:`dpkit.data.schema`, :mod:`dpkit.data.table`
+(:func:`~dpkit.data.table.check_coverage`), :mod:`dpkit.data.importers` and
+:mod:`dpkit.data.infer`. None of these commands spends privacy budget; ``infer`` reads
+the data to draft a schema and says loudly that such a draft is not private.
+"""
 
 from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, state_for
 
 
-@click.command(
-    name="taxonomy", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def _say(message: str) -> None:
+    if not state_for().quiet:
+        click.echo(message, err=True)
+
+
+def _same_file(a: str, b: str) -> bool:
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _check_output(output: str, inputs: list[str]) -> None:
+    from dpkit.errors import DpkitUsageError
+
+    if output == "-":
+        return
+    for i in inputs:
+        if i != "-" and _same_file(output, i):
+            raise DpkitUsageError(f"-o {output} is also an input; write the schema to a new file")
+
+
+def _shown(output: str) -> str:
+    return "<stdout>" if output == "-" else output
+
+
+def _write(text: str, output: str) -> None:
+    from dpkit.data.table import atomic_output
+
+    with atomic_output(output) as fh:
+        fh.write(text)
+
+
+@click.group(name="taxonomy", context_settings=CONTEXT_SETTINGS)
 @global_options
-def command(args: tuple[str, ...]) -> None:
-    """Validate, infer and import taxonomy/schema files. (Not built yet.)"""
-    raise click.UsageError("'dpkit taxonomy' is not built yet in this version of dpkit")
+def command() -> None:
+    """Check, draft and convert schema/taxonomy files (no privacy budget is spent).
+
+    \b
+    Example:
+      dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
+    """
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _listing(cov) -> str:  # noqa: ANN001 (Coverage; imported lazily)
+    parts = []
+    for col, values in cov.uncovered.items():
+        shown = ", ".join(f"{v!r} (line {line})" for v, line in values)
+        more = cov.uncovered_distinct[col] - len(values)
+        parts.append(f"{col}: {shown}{f' and {more} more' if more > 0 else ''}")
+    return "; ".join(parts)
+
+
+@command.command(name="validate", context_settings=CONTEXT_SETTINGS)
+@click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
+@click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@input_options
+@global_options
+def validate(schema_path: str, data: str | None, encoding: str, delimiter: str) -> None:
+    """Check a schema file and, given DATA.csv, that the schema covers every value.
+
+    Errors in the schema name the file, line and column. With data, lists the first
+    values (up to 5 per column) that are not leaves of their column's taxonomy, and warns
+    about numeric values outside the public bounds (loading clips them). Exit 0 when all
+    is well, 1 otherwise.
+
+    \b
+    Example:
+      dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
+    """
+    import warnings
+
+    from dpkit.data.importers import schema_summary
+    from dpkit.data.schema import load_schema
+    from dpkit.errors import DataError, DpkitWarning
+
+    schema = load_schema(schema_path)
+    summary = f"ok: {schema_path} — {schema_summary(schema)}"
+    if data is None:
+        _say(summary)
+        return
+    from dpkit.data.table import check_coverage, read_csv
+
+    name = "<stdin>" if data == "-" else data
+    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    cov = check_coverage(df, schema, source=name)
+    if cov.missing_columns:
+        raise DataError(
+            f"{name}: column(s) {', '.join(map(repr, cov.missing_columns))} of {schema_path} are not "
+            f"in the header ({', '.join(map(str, df.columns[:8]))}{', ...' if len(df.columns) > 8 else ''}); "
+            "check --delimiter, or that the schema is for this data set"
+        )
+    if cov.uncovered:
+        empty = any(v == "" for vals in cov.uncovered.values() for v, _ in vals)
+        hint = (
+            "declare a missing token (missing: ...) for empty values"
+            if empty and schema.missing is None
+            else f"add them to {schema_path} or fix the data"
+        )
+        raise DataError(f"{name}: values not covered by {schema_path}: {_listing(cov)}; {hint}")
+    if cov.missing_rows and schema.missing_policy == "error":
+        line, col = cov.missing_first or (0, "?")
+        raise DataError(
+            f"{name}:{line}: column {col!r} is missing ({schema.missing!r}) and missing_policy is "
+            f"error; set missing_policy: drop in {schema_path} to drop such rows"
+        )
+    for col, (below, above) in cov.out_of_bounds.items():
+        c = schema.columns[col]
+        warnings.warn(
+            f"{name}: column {col!r} has {below} value(s) below and {above} above the public "
+            f"bounds [{c.lo:g}, {c.hi:g}]; loading clips them",
+            DpkitWarning,
+            stacklevel=1,
+        )
+    extra = [c for c in df.columns if c not in schema.columns]
+    if extra:
+        warnings.warn(
+            f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
+            DpkitWarning,
+            stacklevel=1,
+        )
+    tail = "all values covered"
+    if cov.missing_rows:
+        tail += f" ({cov.missing_rows} row(s) with the missing token {schema.missing!r} are dropped on load)"
+    _say(f"{summary}; {name}: {tail}")
+
+
+# --------------------------------------------------------------------------- import
+
+
+def _renames(values: tuple[str, ...]) -> dict[str, str]:
+    from dpkit.errors import DpkitUsageError
+
+    out = {}
+    for v in values:
+        old, sep, new = v.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise DpkitUsageError(f"--rename takes OLD=NEW, got {v!r}")
+        out[old.strip()] = new.strip()
+    return out
+
+
+@command.command(name="import", context_settings=CONTEXT_SETTINGS)
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path(exists=True))
+@click.option(
+    "--format", "fmt", type=click.Choice(["auto", "arx", "diffgen"]), default="auto", show_default=True,
+    help="arx: ARX hierarchy CSVs (files or folders); diffgen: the brace format of DiffGen / "
+    "Fung et al.; auto: arx for folders and .csv files, else diffgen.",
+)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Schema YAML to write ('-' for stdout).")
+@click.option("--target", default=None, help="The class column (must be categorical).")
+@click.option("--rename", multiple=True, metavar="OLD=NEW",
+              help="Rename an imported column to the data's header name (repeatable).")
+@click.option("--ignore", "ignore_cols", multiple=True, metavar="COLUMN",
+              help="Declare a column 'type: ignore' (repeatable).")
+@click.option("--numeric", type=click.Choice(["intervals", "bounds", "categorical"]), default="intervals",
+              show_default=True,
+              help="ARX hierarchies of numbers: a numeric column with an interval hierarchy from "
+              "the '[lo, hi[' labels when they nest and tile (else bounds only), with bounds only, "
+              "or a categorical tree of the values as written.")
+@click.option("--data", "data", default=None, type=click.Path(dir_okay=False),
+              help="Also draft the columns of DATA.csv that no hierarchy covers (from the data: "
+              "NOT private, review them), in the data's column order.")
+@click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
+              help="Field delimiter of the ARX files.")
+@input_options
+@global_options
+def import_(
+    sources: tuple[str, ...], fmt: str, output: str, target: str | None, rename: tuple[str, ...],
+    ignore_cols: tuple[str, ...], numeric: str, data: str | None, hierarchy_delimiter: str,
+    encoding: str, delimiter: str,
+) -> None:
+    """Convert ARX hierarchies or DiffGen brace-format taxonomies into a dpkit schema.
+
+    ARX: one ';'-separated CSV per attribute (named workclass.csv or
+    adult_hierarchy_workclass.csv), one row per leaf, from the leaf to '*' (which becomes
+    the root 'Any'). DiffGen: blocks 'name:discrete' / 'name:continuous' with a tree
+    '{Any {Child {Leaf}} ...}'; a continuous root '{15-95 ...}' gives the bounds. The output
+    is checked like any schema before it is written.
+
+    \b
+    Example:
+      dpkit taxonomy import hierarchies/ --format arx --target income -o adult.yaml
+      dpkit taxonomy import taxonomy-fung2007.txt --format diffgen \\
+          --rename classes=income --rename martial-status=marital-status \\
+          --ignore fnlwgt --target income -o adult.yaml
+    """
+    from pathlib import Path
+
+    from dpkit.data import importers
+    from dpkit.errors import DpkitUsageError, SchemaError
+
+    _check_output(output, list(sources) + ([data] if data else []))
+    if len(hierarchy_delimiter) != 1:
+        raise DpkitUsageError(f"--hierarchy-delimiter must be one character, got {hierarchy_delimiter!r}")
+    if fmt == "auto":
+        fmt = "arx" if all(Path(s).is_dir() or s.lower().endswith(".csv") for s in sources) else "diffgen"
+    if fmt == "arx":
+        columns = importers.import_arx(sources, delimiter=hierarchy_delimiter, encoding=encoding, numeric=numeric)
+    else:
+        columns = {}
+        for s in sources:
+            p = Path(s)
+            if p.is_dir():
+                raise DpkitUsageError(f"{s}: a folder; --format diffgen reads one text file per SOURCE")
+            try:
+                text = p.read_text(encoding=encoding)
+            except UnicodeDecodeError as exc:
+                raise SchemaError(f"{s}: not valid {encoding} (byte {exc.start}); pass --encoding") from None
+            for name, spec in importers.import_diffgen(text, s).items():
+                if name in columns:
+                    raise SchemaError(f"{s}: attribute {name!r} is also in an earlier SOURCE")
+                columns[name] = spec
+    renames = _renames(rename)
+    if target is None:
+        target = importers.guess_target(columns, renames)
+    header = [f"Imported by `dpkit taxonomy import --format {fmt}` from {', '.join(sources)}."]
+    extra, missing, order = None, None, None
+    if data:
+        import warnings
+
+        from dpkit.data.table import read_csv
+        from dpkit.errors import DpkitWarning
+
+        df = read_csv(data, encoding=encoding, delimiter=delimiter)
+        drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
+        if drafted.absent:
+            warnings.warn(
+                f"{data}: imported column(s) not in its header: {', '.join(drafted.absent)} (use --rename?)",
+                DpkitWarning,
+                stacklevel=1,
+            )
+        if drafted.columns:
+            header.append(f"Columns {', '.join(drafted.columns)}: DRAFTED FROM {data} — NOT PRIVATE; review them.")
+        extra, missing, order = drafted.columns, drafted.missing, drafted.order
+    schema_data, schema = importers.build_schema(
+        columns, target=target, rename=renames, ignore=ignore_cols, extra=extra, missing=missing, order=order,
+    )
+    text = importers.dump_schema(schema_data, header)
+    from dpkit.data.schema import parse_schema
+
+    parse_schema(text, output)  # what is written must load
+    _write(text, output)
+    _say(f"wrote {_shown(output)}: {importers.schema_summary(schema)}")
+
+
+# --------------------------------------------------------------------------- infer
+
+
+@command.command(name="infer", context_settings=CONTEXT_SETTINGS)
+@click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="Draft schema YAML to write ('-' for stdout).")
+@click.option("--target", default=None, help="The class column (always categorical).")
+@click.option("--max-categories", type=click.IntRange(min=2), default=50, show_default=True,
+              help="Text columns with more distinct values are declared 'ignore'.")
+@click.option("--missing", "missing", default="auto", show_default=True, metavar="TOKEN",
+              help="The missing-value token; 'auto' picks one of ? '' NA N/A NaN null if present; "
+              "'none' declares none.")
+@input_options
+@global_options
+def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
+          encoding: str, delimiter: str) -> None:
+    """Draft a schema from DATA.csv for a person to review — NOT private as it stands.
+
+    Numeric columns get bounds rounded outward to round numbers, text columns a flat list
+    of their values, identifier-like columns 'ignore'. Category lists and bounds read from
+    the data reveal it: replace them with public knowledge before any private release.
+
+    \b
+    Example:
+      dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
+    """
+    from dpkit.data.importers import dump_schema, schema_summary
+    from dpkit.data.infer import DRAFT_HEADER, infer_schema
+    from dpkit.data.schema import parse_schema
+    from dpkit.data.table import read_csv
+
+    _check_output(output, [data])
+    name = "<stdin>" if data == "-" else data
+    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    drafted = infer_schema(
+        df, target=target, max_categories=max_categories,
+        missing=None if missing.lower() == "none" else missing, source=name,
+    )
+    text = dump_schema(drafted, [*DRAFT_HEADER, f"Source: {name}"])
+    schema = parse_schema(text, output)
+    _write(text, output)
+    _say(f"wrote draft {_shown(output)}: {schema_summary(schema)} — review it before use (not private)")

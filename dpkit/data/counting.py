@@ -74,3 +74,183 @@ def histogram(points: np.ndarray, lows: np.ndarray, highs: np.ndarray, bins: Seq
     idx = np.clip(idx, 0, nb - 1)
     flat = np.ravel_multi_index(tuple(idx.T), tuple(nb))
     return np.bincount(flat, minlength=int(np.prod(nb))).reshape(tuple(nb)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- dpkit cluster
+# Quadtree (and kd-style) level counts for DPQTk-means, and per-cluster sums for DPk-means.
+
+
+def grid_cells(points: np.ndarray, lows: np.ndarray, highs: np.ndarray, depths: np.ndarray) -> np.ndarray:
+    """Integer cell coordinates ``(d, n)`` of points on a grid of 2^depths[j] cells per dimension.
+
+    One row per dimension (contiguous, for the per-level bit extraction).
+
+    The public bounds are cut into equal cells; points outside are clipped, the upper edge
+    belongs to the last cell. A quadtree node at depth h < depths[j] along dimension j is
+    the coordinate shifted right by depths[j] − h, so one pass serves every level.
+    """
+    pts = np.asarray(points, dtype=float)
+    lo = np.asarray(lows, dtype=float)
+    width = np.asarray(highs, dtype=float) - lo
+    dep = np.asarray(depths, dtype=np.int64)
+    out = np.empty(pts.shape[::-1], dtype=np.int64)
+    for j in range(pts.shape[1]):
+        size = 1 << int(dep[j])
+        u = np.clip((pts[:, j] - lo[j]) / width[j], 0.0, 1.0)
+        col = np.floor(u * size).astype(np.int64)
+        np.minimum(col, size - 1, out=col)
+        out[j] = col
+    return out
+
+
+def cluster_sums(points: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sizes ``(k,)`` and coordinate sums ``(k, d)`` of points grouped by ``labels`` in [0, k)."""
+    pts = np.asarray(points, dtype=float)
+    lab = np.asarray(labels, dtype=np.int64)
+    sizes = np.bincount(lab, minlength=k).astype(np.int64)
+    sums = np.stack([np.bincount(lab, weights=pts[:, j], minlength=k) for j in range(pts.shape[1])], axis=1)
+    return sizes, sums
+
+
+def nearest_centre(points: np.ndarray, centres: np.ndarray, chunk: int = 1 << 16) -> np.ndarray:
+    """Index of the nearest of ``centres`` for every point (squared Euclidean), in chunks."""
+    pts = np.asarray(points, dtype=float)
+    c = np.asarray(centres, dtype=float)
+    out = np.empty(len(pts), dtype=np.int64)
+    cc = np.einsum("ij,ij->i", c, c)
+    for s in range(0, len(pts), chunk):
+        p = pts[s : s + chunk]
+        d2 = cc[None, :] - 2.0 * p @ c.T
+        out[s : s + chunk] = np.argmin(d2, axis=1)
+    return out
+
+
+# --------------------------------------------------------------------------- kanon-select
+# Equivalence classes for k-anonymity (ALGORITHMS.md §4). Not differential privacy: these
+# counts feed the k-anonymity test of `dpkit kanon-select`, whose output is k-anonymous by
+# construction and whose report states class sizes (as any k-anonymity tool does).
+
+_DENSE_LIMIT = 1 << 22  # product partitions up to this many cells (or 2n) are counted with bincount
+
+
+def refine_groups(
+    groups: np.ndarray, n_groups: int, codes: np.ndarray, n_codes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Intersect a partition with one more column: ``(new_groups, sizes)``.
+
+    ``groups`` are compact group ids in ``[0, n_groups)`` and ``codes`` the column's value
+    codes in ``[0, n_codes)``, aligned by record. The result numbers the non-empty cells of
+    (group, code) compactly (ascending by ``group * n_codes + code``); ``sizes[g]`` is the
+    number of records in new group ``g``. One O(n) pass (bincount) when the product is
+    small, O(n log n) (``np.unique``) otherwise.
+    """
+    flat = groups.astype(np.int64) * int(n_codes) + codes.astype(np.int64)
+    cells = int(n_groups) * int(n_codes)
+    if cells <= max(_DENSE_LIMIT, 2 * len(flat)):
+        counts = np.bincount(flat, minlength=cells)
+        present = counts > 0
+        remap = np.cumsum(present) - 1
+        return remap[flat].astype(np.int64), counts[present].astype(np.int64)
+    _, inverse, sizes = np.unique(flat, return_inverse=True, return_counts=True)
+    return inverse.astype(np.int64).ravel(), sizes.astype(np.int64)
+
+
+def equivalence_classes(
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int], n_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Equivalence classes of records on the given columns: ``(class_of_record, sizes)``.
+
+    With no columns every record is in one class (the table projected on nothing).
+    """
+    groups = np.zeros(n_rows, dtype=np.int64)
+    sizes = np.array([n_rows], dtype=np.int64) if n_rows else np.zeros(0, dtype=np.int64)
+    n_groups = len(sizes)
+    for c, card in zip(codes, cardinalities, strict=True):
+        groups, sizes = refine_groups(groups, n_groups, c, card)
+        n_groups = len(sizes)
+    return groups, sizes
+
+
+def distinct_per_group(groups: np.ndarray, n_groups: int, values: np.ndarray, n_values: int) -> np.ndarray:
+    """How many distinct ``values`` (codes in ``[0, n_values)``) each group holds.
+
+    The quantity of distinct ℓ-diversity: a partition is ℓ-diverse when every entry is ≥ ℓ.
+    """
+    flat = groups.astype(np.int64) * int(n_values) + values.astype(np.int64)
+    cells = int(n_groups) * int(n_values)
+    if cells <= max(_DENSE_LIMIT, 2 * len(flat)):
+        cell_ids = np.flatnonzero(np.bincount(flat, minlength=cells))
+    else:
+        cell_ids = np.unique(flat)
+    return np.bincount(cell_ids // int(n_values), minlength=int(n_groups)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- forest (dpkit forest)
+
+
+def threshold_class_counts(
+    values: np.ndarray, y: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class counts left of every candidate threshold of one numeric attribute.
+
+    Returns ``(distinct, left)``: the sorted distinct ``values`` (length k) and an
+    ``(k, n_classes)`` int64 array whose row i counts, per class, the records with value
+    ``<= distinct[i]`` (the last row is the class total). One sort and one cumulative
+    sum: O(n log n) for the utilities of all k+1 intervals between distinct values
+    (DiffPRFs' continuous exponential mechanism needs exactly these).
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return np.zeros(0, dtype=float), np.zeros((0, n_classes), dtype=np.int64)
+    order = np.argsort(v, kind="stable")
+    xs = v[order]
+    onehot = np.zeros((v.size, n_classes), dtype=np.int64)
+    onehot[np.arange(v.size), np.asarray(y)[order]] = 1
+    cum = np.cumsum(onehot, axis=0)
+    ends = np.append(np.flatnonzero(xs[1:] != xs[:-1]), v.size - 1)
+    return xs[ends], cum[ends]
+
+
+# --------------------------------------------------------------------------- publish
+# (MAXGDDP / DiffGen, issue 3)
+
+
+def value_class_counts(values: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (value × class) marginal of one column: ``(distinct sorted values, (m, C) counts)``.
+
+    One sort per column; every split score of a numeric attribute (any interval, any split
+    point) is then a prefix sum over these ``m`` rows, never another scan of the records.
+    """
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return uniq, class_counts(inverse.reshape(-1), y, uniq.size, n_classes)
+
+
+def child_counts(
+    cells: np.ndarray,
+    cell_depths: np.ndarray,
+    parent: np.ndarray,
+    n_parents: int,
+    depths: np.ndarray,
+    split: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of points in the children of quadtree (or kd-tree) nodes, in O(n).
+
+    ``cells`` are :func:`grid_cells` at ``cell_depths`` (>= ``depths``), ``parent[i]`` the index of point i's node among
+    ``n_parents`` nodes being split (-1: in no such node; its child is -1 too); ``depths`` the per-dimension depths of the children and
+    ``split`` the mask of the dimensions halved at this step. Child ``parent·2^s + b`` (s the
+    number of split dimensions) holds the points whose cell has the bits b in the split
+    dimensions, the first split dimension most significant. Returns
+    ``(child index per point, counts per child)``.
+    """
+    dims = np.flatnonzero(split)
+    child = parent.astype(np.int64) << len(dims)
+    for rank, j in enumerate(dims):
+        bit = (cells[j] >> int(cell_depths[j] - depths[j])) & 1
+        child |= bit << (len(dims) - 1 - rank)
+    gone = parent < 0  # points of nodes no longer split (kept in place to avoid a copy)
+    if gone.any():
+        child[gone] = -1
+        counts = np.bincount(child[~gone], minlength=n_parents << len(dims))
+    else:
+        counts = np.bincount(child, minlength=n_parents << len(dims))
+    return child, counts.astype(np.int64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +62,17 @@ class CategoricalColumn:
     leaves: tuple[str, ...]
     kind: str = field(default="categorical", init=False)
 
-    @property
+    # Computed once per column (algorithms look these up in loops); cached_property writes
+    # to the instance __dict__, which a frozen dataclass allows. Treat the dicts as read-only.
+    @cached_property
     def leaf_code(self) -> dict[str, int]:
         return {leaf: i for i, leaf in enumerate(self.leaves)}
 
-    @property
+    @cached_property
     def nodes(self) -> dict[str, TaxonomyNode]:
         return {n.name: n for n in self.root.walk()}
 
-    @property
+    @cached_property
     def height(self) -> int:
         return max(n.depth for n in self.root.walk())
 

@@ -75,7 +75,9 @@ class Budget:
 
     def fits(self, epsilon: float) -> bool:
         """True if ``epsilon`` is at most this budget, up to the 1e-9 relative tolerance."""
-        return epsilon <= self.epsilon * (1 + TOLERANCE) + 1e-15
+        # purely relative: an absolute slack would let tiny budgets (and a run already at
+        # budget·(1 + 1e-9)) be overrun
+        return epsilon <= self.epsilon * (1 + TOLERANCE)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,9 @@ class Accountant:
         """Raise :class:`BudgetExceededError` if ``epsilon`` more would exceed the budget."""
         if epsilon < 0 or not math.isfinite(epsilon):
             raise DpkitUsageError(f"epsilon for {step or 'a step'} must be finite and >= 0")
-        if not self.budget.fits(self.spent + epsilon):
+        # fsum of all entries, exactly what ``spent`` will be after the spend is recorded
+        total = math.fsum([*(s.epsilon for s in self._spends), float(epsilon)])
+        if not self.budget.fits(total):
             raise BudgetExceededError(epsilon, self.remaining, step)
 
     def spend(

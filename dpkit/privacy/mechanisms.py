@@ -59,6 +59,18 @@ def _sample_geometric_log(
 _MIN_NOISE_EPSILON = 53 * math.log(2) / 2.0**62
 
 
+def _noise_epsilon(epsilon: float) -> float:
+    """Check the parameter of DLap noise (ε/Δ) before anything is spent or drawn."""
+    if not epsilon > 0 or not math.isfinite(epsilon):
+        raise DpkitUsageError(f"noise epsilon must be a finite number > 0, got {epsilon!r}")
+    if epsilon < _MIN_NOISE_EPSILON:
+        raise DpkitUsageError(
+            f"epsilon/sensitivity = {epsilon:.3g} is too small for integer noise "
+            "(the noise would not fit in 64 bits); use a coarser granularity or a larger epsilon"
+        )
+    return float(epsilon)
+
+
 def sample_discrete_laplace(
     rng: np.random.Generator, epsilon: float, size: int | tuple[int, ...]
 ) -> np.ndarray:
@@ -69,14 +81,7 @@ def sample_discrete_laplace(
     log q = -ε is used directly: going through q = exp(-ε) loses precision for small ε and,
     for ε below ~1e-16, rounds q to 1 and made every draw 0 (no noise at all).
     """
-    if not epsilon > 0 or not math.isfinite(epsilon):
-        raise DpkitUsageError(f"noise epsilon must be a finite number > 0, got {epsilon!r}")
-    if epsilon < _MIN_NOISE_EPSILON:
-        raise DpkitUsageError(
-            f"epsilon/sensitivity = {epsilon:.3g} is too small for integer noise "
-            "(the noise would not fit in 64 bits); use a coarser granularity or a larger epsilon"
-        )
-    log_q = -float(epsilon)
+    log_q = -_noise_epsilon(epsilon)
     return _sample_geometric_log(rng, log_q, size) - _sample_geometric_log(rng, log_q, size)
 
 
@@ -111,6 +116,7 @@ def discrete_laplace(
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise DpkitUsageError("discrete_laplace needs integer values")
         arr = arr.astype(np.int64)
+    _noise_epsilon(eps / sens)
     accountant.spend(step, "discrete laplace", eps, sens, scope)
     noise = sample_discrete_laplace(rng, eps / sens, arr.shape)
     return arr.astype(np.int64) + noise
@@ -144,6 +150,7 @@ def grid_laplace(
     ticks = np.round(arr / g).astype(np.int64)
     # rounding can move each coordinate by g/2 in either neighbour: Δ' = Δ + g·dim bound
     eff_sens = sens + g * max(arr.size, 1)
+    _noise_epsilon(eps * g / eff_sens)
     accountant.spend(step, "discrete laplace on a grid", eps, eff_sens, scope)
     noise = sample_discrete_laplace(rng, eps * g / eff_sens, arr.shape)
     return (ticks + noise) * g
@@ -298,3 +305,123 @@ def permute_and_flip(
     coins = rng.random(u.size)
     hits = coins < p[order]  # hits[j]: the j-th visited candidate is accepted
     return int(order[int(np.argmax(hits))])
+
+
+# --------------------------------------------------------------------------- sparse tables
+# (appended for `dpkit publish`, issue 3)
+
+#: a table whose cells cannot be indexed by int64 is refused rather than sampled.
+_MAX_FLAT_CELLS = 2**62
+
+
+def _n_cells(shape: Sequence[int]) -> int:
+    total = 1
+    for s in shape:
+        if int(s) <= 0:
+            raise DpkitUsageError(f"every dimension of a table needs at least one cell, got {list(shape)}")
+        total *= int(s)
+    return total
+
+
+def positive_noise_probability(epsilon: float) -> float:
+    """P(DLap(ε) >= 1) = q / (1 + q), q = e^-ε: the chance an empty cell is released."""
+    q = math.exp(-epsilon)  # never overflows; underflows to 0 for huge ε, as it should
+    return q / (1.0 + q)
+
+
+def sample_sparse_positive_dlap(
+    rng: np.random.Generator,
+    epsilon: float,
+    shape: Sequence[int],
+    occupied: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cells outside ``occupied`` whose DLap(ε) noise is positive, without visiting them all.
+
+    A table of ``shape`` holds E = Π shape − m empty cells (``occupied`` lists the m others as
+    flat int64 indices, distinct). Noising every empty cell and keeping the positive ones has
+    the same distribution as: K ~ Binomial(E, P(noise >= 1)); a uniform K-subset of the empty
+    cells; for each, noise | noise >= 1, which is 1 + Geometric(q) by memorylessness
+    (Cormode, Procopiuc, Srivastava, Tran, ICDT 2012, §4). The subset is drawn by rejection
+    (uniform draws over the whole table, keeping new empty cells in order of first
+    appearance, which gives a uniform subset); when at least half the table is occupied
+    (so the table is no larger than twice the data) the empty cells are listed instead.
+    Returns (flat indices sorted ascending, noisy values >= 1). No accounting: internal.
+    """
+    total = _n_cells(shape)
+    if total >= _MAX_FLAT_CELLS:
+        raise DpkitUsageError(f"a table of {total:.3g} cells is too large to index; use a coarser cut")
+    occ = np.unique(np.asarray(occupied, dtype=np.int64))
+    n_empty = total - int(occ.size)
+    if n_empty <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    k = int(rng.binomial(n_empty, positive_noise_probability(epsilon)))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if 2 * n_empty <= total:
+        # dense table: the empty cells are at most as many as the occupied ones
+        empty = np.setdiff1d(np.arange(total, dtype=np.int64), occ, assume_unique=True)
+        chosen = rng.choice(empty, size=k, replace=False)
+    else:
+        chosen = np.zeros(0, dtype=np.int64)
+        while chosen.size < k:
+            need = k - chosen.size
+            batch = rng.integers(0, total, size=int(need * total / n_empty * 1.2) + 16, dtype=np.int64)
+            batch = batch[~np.isin(batch, occ, assume_unique=False)]
+            stream = np.concatenate([chosen, batch])
+            _, first = np.unique(stream, return_index=True)
+            chosen = stream[np.sort(first)][:k]
+    values = _sample_geometric_log(rng, -float(epsilon), chosen.size) + 1
+    order = np.argsort(chosen)
+    return chosen[order], values[order]
+
+
+def sparse_discrete_laplace(
+    cells: np.ndarray,
+    counts: np.ndarray,
+    shape: Sequence[int],
+    *,
+    epsilon: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    max_released_cells: float = 5e7,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Release a contingency table: DLap(ε) on every cell, empty or not; keep positive cells.
+
+    ``cells`` (m × d coordinates, distinct) and ``counts`` list the non-empty cells of a
+    table of ``shape``; the other cells count 0. The output has the distribution of noising
+    all Π shape cells and dropping those ≤ 0 (negative → 0 is post-processing), but costs
+    O(m + released cells) (:func:`sample_sparse_positive_dlap`). Sensitivity 1 (add/remove one
+    record changes one cell by one), one spend for the whole table. The output is sorted by
+    cell, so its order does not reveal which cells were occupied.
+
+    Refused before spending when the expected number of released empty cells,
+    Π shape · P(noise >= 1) — public — exceeds ``max_released_cells``.
+    Returns (cells k × d int64, counts k int64 > 0).
+    """
+    eps, _ = _check(epsilon, 1.0)
+    dims = [int(s) for s in shape]
+    total = _n_cells(dims)
+    expected = total * positive_noise_probability(eps)
+    if expected > max_released_cells:
+        raise DpkitUsageError(
+            f"the released table would hold about {expected:.3g} noise cells "
+            f"({total:.3g} cells at epsilon={eps:.3g}); use fewer levels or a larger epsilon"
+        )
+    if total >= _MAX_FLAT_CELLS:
+        raise DpkitUsageError(f"a table of {total:.3g} cells is too large to index; use a coarser cut")
+    c = np.asarray(cells, dtype=np.int64).reshape(-1, len(dims))
+    n = np.asarray(counts, dtype=np.int64).reshape(-1)
+    if c.shape[0] != n.shape[0]:
+        raise DpkitUsageError("cells and counts must have the same length")
+    if c.size and (np.any(c < 0) or np.any(c >= np.asarray(dims))):
+        raise DpkitUsageError("a cell lies outside the table's shape")
+    accountant.spend(step, "discrete laplace (sparse table)", eps, 1.0, "sequential")
+    flat = np.ravel_multi_index(tuple(c.T), dims) if c.size else np.zeros(0, dtype=np.int64)
+    noisy = n + sample_discrete_laplace(rng, eps, n.shape)
+    empty_flat, empty_vals = sample_sparse_positive_dlap(rng, eps, dims, flat)
+    all_flat = np.concatenate([flat[noisy > 0], empty_flat])
+    all_vals = np.concatenate([noisy[noisy > 0], empty_vals])
+    order = np.argsort(all_flat, kind="stable")
+    out_cells = np.stack(np.unravel_index(all_flat[order], dims), axis=1).astype(np.int64)
+    return out_cells.reshape(-1, len(dims)), all_vals[order].astype(np.int64)

@@ -31,7 +31,7 @@ def check_seed(seed: object) -> int:
         raise DpkitUsageError(f"--seed must be a non-negative integer, got {seed!r}")
     try:
         value = int(str(seed), 10) if isinstance(seed, str) else int(seed)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
         raise DpkitUsageError(f"--seed must be a non-negative integer, got {seed!r}") from None
     if value < 0 or (not isinstance(seed, str) and value != seed):
         raise DpkitUsageError(f"--seed must be a non-negative integer, got {seed!r}")

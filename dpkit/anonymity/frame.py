@@ -1,0 +1,202 @@
+"""From a CSV table (strings) to what the selector needs: candidates, typed features, labels.
+
+Equivalence classes are defined on the values as released — the CSV strings — so the
+output is k-anonymous exactly as written. The ranker sees typed features: with a schema,
+its categorical columns (categories from the taxonomy, a public domain) and numeric
+columns (clipped to the schema's bounds); without one, a column whose every value parses
+as a finite number is numeric and any other column is categorical.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+
+
+@dataclass
+class Prepared:
+    """Rows kept (strings), the candidate quasi-identifiers and their typed form."""
+
+    frame: pd.DataFrame  # the input rows used (all columns, strings)
+    candidates: list[str]
+    features: pd.DataFrame  # candidates, typed for the ranker
+    dropped_identifiers: list[str]
+    codes: dict[str, tuple[np.ndarray, int]]  # candidates' value codes (equal strings, equal code)
+
+
+def parse_columns(value: str | None, option: str) -> list[str] | None:
+    """A comma-separated column list from the command line (``None`` when not given)."""
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    if not names:
+        raise DpkitUsageError(f"{option} needs at least one column name")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise DpkitUsageError(f"{option} names column {n!r} twice")
+        seen.add(n)
+    return names
+
+
+def require_columns(df: pd.DataFrame, names: list[str], option: str, source: str) -> None:
+    """Unknown column names are a usage error listing the header."""
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        header = ", ".join(list(df.columns)[:12]) + (", ..." if len(df.columns) > 12 else "")
+        raise DpkitUsageError(
+            f"{option}: column(s) {', '.join(map(repr, missing))} not in {source} (columns: {header})"
+        )
+
+
+def prepare(
+    df: pd.DataFrame,
+    *,
+    target: str,
+    quasi_identifiers: list[str] | None,
+    keep: list[str],
+    sensitive: str | None,
+    schema: Schema | None,
+    source: str,
+) -> Prepared:
+    """Validate the column roles and build the candidate features.
+
+    Candidates: ``quasi_identifiers`` if given, else every column (every non-ignored schema
+    column with a schema) other than the target, the kept columns and the sensitive column.
+    Identifier-like columns are refused when named, and left out with a warning otherwise.
+    """
+    import pandas as pd
+
+    require_columns(df, [target], "--target", source)
+    require_columns(df, keep, "--keep", source)
+    if sensitive is not None:
+        require_columns(df, [sensitive], "--sensitive", source)
+    reserved = {target, *keep} | ({sensitive} if sensitive else set())
+    if quasi_identifiers is not None:
+        require_columns(df, quasi_identifiers, "--quasi-identifiers", source)
+        for c in quasi_identifiers:
+            if c == target:
+                raise DpkitUsageError(f"--quasi-identifiers: {c!r} is the target; a feature cannot be the target")
+            if c in keep:
+                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and in --keep; choose one")
+            if c == sensitive:
+                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and --sensitive; choose one")
+        candidates = list(quasi_identifiers)
+        if schema is not None:
+            for c in candidates:
+                if schema.column(c).kind == "ignore":
+                    raise DpkitUsageError(f"--quasi-identifiers: column {c!r} is declared 'ignore' in {schema.path}")
+    elif schema is not None:
+        candidates = [c for c in schema.predictors(target) if c not in reserved]
+        require_columns(df, candidates, f"schema {schema.path}", source)
+    else:
+        candidates = [c for c in df.columns if c not in reserved]
+
+    if schema is not None:
+        for c in candidates:
+            schema.column(c)  # a usage error naming the schema when the column is not in it
+
+    # every column the selection reads is factorized once (one hash pass per column); the
+    # missing-value policy, the identifier test and the typed features then work on the
+    # distinct values only, not on every record
+    used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
+    fac = {c: pd.factorize(df[c].to_numpy(), use_na_sentinel=False) for c in used}
+    rows = np.arange(len(df))  # original row numbers, for error messages after dropping rows
+    if schema is not None and schema.missing is not None:
+        is_missing = np.zeros(len(df), dtype=bool)
+        for c in used:
+            codes, uniques = fac[c]
+            hit = np.flatnonzero(np.asarray(uniques, dtype=object) == schema.missing)
+            if hit.size:
+                is_missing |= codes == hit[0]
+        if is_missing.any():
+            if schema.missing_policy == "error":
+                r = int(np.flatnonzero(is_missing)[0])
+                raise DataError(
+                    f"{source}:{r + 2}: a missing value ({schema.missing!r}) in the columns used; "
+                    f"set missing_policy: drop in {schema.path} to drop such rows"
+                )
+            warnings.warn(
+                f"{source}: dropped {int(is_missing.sum())} row(s) with a missing value "
+                f"({schema.missing!r}) in the columns used",
+                DpkitWarning,
+                stacklevel=2,
+            )
+            keep_rows = ~is_missing
+            if not keep_rows.any():
+                raise DataError(f"{source}: no rows left after dropping rows with missing values")
+            df = df.loc[keep_rows].reset_index(drop=True)
+            rows = rows[keep_rows]
+            fac = {c: (codes[keep_rows], uniques) for c, (codes, uniques) in fac.items()}
+
+    n = len(df)
+    present = {c: np.bincount(codes, minlength=len(u)) > 0 for c, (codes, u) in fac.items()}
+    ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
+    if ids:
+        if quasi_identifiers is not None:
+            raise DataError(
+                f"column {ids[0]!r} has a different value in every record (an identifier): it "
+                "cannot be a quasi-identifier of a k-anonymous table; drop it from --quasi-identifiers"
+            )
+        warnings.warn(
+            f"left out identifier-like column(s) {', '.join(map(repr, ids))} (a different value in "
+            "every record): identifiers are never released",
+            DpkitWarning,
+            stacklevel=2,
+        )
+        candidates = [c for c in candidates if c not in ids]
+
+    features: dict[str, object] = {}
+    for c in candidates:
+        codes, uniques = fac[c]
+        values = np.asarray(uniques, dtype=object)
+        col = schema.columns[c] if schema is not None else None
+        if col is not None and col.kind == "categorical":
+            leaf = col.leaf_code
+            mapped = np.array([leaf.get(v, -1) for v in values], dtype=np.int64)
+            bad = (mapped < 0) & present[c]
+            if bad.any():
+                first = int(rows[int(np.flatnonzero(np.isin(codes, np.flatnonzero(bad)))[0])])
+                shown = ", ".join(repr(v) for v in values[bad][:5])
+                raise DataError(
+                    f"{source}:{first + 2}: column {c!r} has value(s) not in the taxonomy of "
+                    f"{schema.path} ({shown}); add them to the schema or fix the data"
+                )
+            features[c] = pd.Categorical.from_codes(np.maximum(mapped, 0)[codes], categories=list(col.leaves))
+        else:
+            nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+            finite = np.isfinite(nums)
+            if col is not None:  # a numeric schema column: every value must be a number
+                if not finite[present[c]].all():
+                    bad = np.flatnonzero(~finite & present[c])
+                    first = int(rows[int(np.flatnonzero(np.isin(codes, bad))[0])])
+                    raise DataError(
+                        f"{source}:{first + 2}: numeric column {c!r} has {values[bad[0]]!r}, not a finite number"
+                    )
+                out = (nums < col.lo) | (nums > col.hi)
+                if (out & present[c]).any():
+                    warnings.warn(
+                        f"{source}: clipped {int(np.isin(codes, np.flatnonzero(out)).sum())} value(s) of "
+                        f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
+                        "(for the ranking only; the output keeps the values as written)",
+                        DpkitWarning,
+                        stacklevel=2,
+                    )
+                features[c] = np.clip(nums, col.lo, col.hi)[codes]
+            elif finite[present[c]].all():
+                features[c] = nums[codes]
+            else:
+                features[c] = pd.Categorical.from_codes(codes, categories=pd.Index(values))
+    X = pd.DataFrame(features, index=df.index) if features else pd.DataFrame(index=df.index)
+    codes_out = {c: (fac[c][0].astype(np.int64), len(fac[c][1])) for c in candidates}
+    return Prepared(frame=df, candidates=candidates, features=X, dropped_identifiers=ids, codes=codes_out)

@@ -1,0 +1,125 @@
+"""`dpkit evaluate classify` — train on one table, score on another."""
+
+from __future__ import annotations
+
+import click
+
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, json_option
+
+
+@click.command(name="classify", context_settings=CONTEXT_SETTINGS,
+               short_help="Classifier accuracy, precision, recall, F1: train on A, test on B.")
+@click.option("--train", "train", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Training table: a released table (one row per record), a --counts table, or raw data.")
+@click.option("--test", "test", type=click.Path(dir_okay=False, allow_dash=True), required=True,
+              help="Test table with the true labels (generalized with the release's cut if the training table is a release).")
+@click.option("--target", required=True, help="The class column.")
+@click.option("--schema", type=click.Path(dir_okay=False), default=None,
+              help="Schema YAML: column kinds, ignored columns, the missing-value token.")
+@click.option("--model", type=click.Choice(["tree", "svm", "forest"]), default="tree", show_default=True,
+              help="tree = entropy decision tree (C4.5-like), svm = linear SVM, forest = random forest (non-private).")
+@click.option("--positive", default=None, metavar="CLASS",
+              help="Class scored by precision/recall/F1 [default: binary -> the rarer test class; more classes -> macro average].")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None, metavar="RAW_TRAIN.csv",
+              help="Also train the same classifier on this raw table (the non-private baseline) and report the majority-class floor.")
+@click.option("--baseline-test", type=click.Path(dir_okay=False), default=None, metavar="RAW_TEST.csv",
+              help="Raw test table for the baseline [default: --test].")
+@click.option("--predictions", type=click.Path(dir_okay=False), default=None, metavar="P.csv",
+              help="Score these predictions (column 'prediction' or the target's name, aligned with --test) instead of training.")
+@click.option("--dpkit-model", type=click.Path(dir_okay=False), default=None, metavar="model.json",
+              help="Score a dpkit forest model (from `dpkit forest train`) on --test.")
+@click.option("--weight-column", default=None, metavar="COLUMN",
+              help="Training rows carry this many records [default: 'count' if --train has such a column].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the classifier (tree ties, forest).")
+@input_options
+@json_option
+@global_options
+def command(train, test, target, schema, model, positive, baseline, baseline_test, predictions,
+            dpkit_model, weight_column, seed, encoding, delimiter, as_json) -> None:
+    """Accuracy, precision, recall, F1 and confusion matrix of a classifier trained on
+    --train (e.g. a released table) and tested on --test.
+
+    Binary targets score the --positive class (default: the rarer class of --test);
+    targets with more classes report macro averages. A 'count' column in --train
+    (a `publish --counts` table) weighs its rows. Without --schema a column is numeric
+    when every value is a number; with it, interval labels such as [15,37) in a numeric
+    column are taken as categories. Results go to stdout: a table on a terminal,
+    `key: value` lines otherwise, JSON with --json.
+
+    \b
+    Example:
+      dpkit evaluate classify --train out/adult.released.csv \\
+          --test out/adult.test.generalized.csv --target income \\
+          --schema taxonomies/adult.yaml \\
+          --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
+    """
+    from dpkit.data.table import read_csv
+    from dpkit.errors import DpkitUsageError
+    from dpkit.evaluate.classify import dpkit_model_predictor, read_predictions, score_tables
+
+    given = [name for name, v in (("--train", train), ("--predictions", predictions), ("--dpkit-model", dpkit_model)) if v]
+    if len(given) != 1:
+        raise DpkitUsageError("give exactly one of --train, --predictions or --dpkit-model" +
+                              (f" (got {', '.join(given)})" if given else ""))
+    if baseline_test and not baseline:
+        raise DpkitUsageError("--baseline-test needs --baseline RAW_TRAIN.csv")
+    if sum(p == "-" for p in (train, test, predictions)) > 1:
+        raise DpkitUsageError("only one input can be read from stdin ('-')")
+    sch = None
+    if schema:
+        from dpkit.data.schema import load_schema
+
+        sch = load_schema(schema)
+    opts = {"encoding": encoding, "delimiter": delimiter}
+    test_df = read_csv(test, **opts)
+    train_df = read_csv(train, **opts) if train else None
+    pred = None
+    if predictions:
+        pred = read_predictions(read_csv(predictions, **opts), target, len(test_df), predictions)
+    predictor = dpkit_model_predictor(dpkit_model) if dpkit_model else None
+    result = score_tables(
+        train_df, test_df, target, model=model, schema=sch, positive=positive,
+        weight_column=weight_column, seed=seed,
+        baseline_train=read_csv(baseline, **opts) if baseline else None,
+        baseline_test=read_csv(baseline_test, **opts) if baseline_test else None,
+        predictions=pred, predictor=predictor, sources=(train or "<train>", test, baseline or "", baseline_test or ""),
+    )
+    if dpkit_model:
+        result["model"] = "dpkit-forest"
+    _print(result, as_json)
+
+
+def _print(result: dict, as_json: bool) -> None:
+    import json
+    import sys
+
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str))
+        return
+    scalars = [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix")]
+    labels = [str(v) for v in result["labels"]]
+    matrix = result["confusion_matrix"]
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console()
+        t = Table(title="classification metrics", show_header=True)
+        t.add_column("metric")
+        t.add_column("value", justify="right")
+        for k, v in scalars:
+            t.add_row(k, f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v)))
+        console.print(t)
+        cm = Table(title="confusion matrix")
+        cm.add_column("true ↓  predicted →")
+        for label in labels:
+            cm.add_column(label, justify="right")
+        for label, row in zip(labels, matrix, strict=True):
+            cm.add_row(label, *(str(x) for x in row))
+        console.print(cm)
+        return
+    for k, v in scalars:
+        click.echo(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}")
+    click.echo(f"labels: {', '.join(labels)}")
+    for label, row in zip(labels, matrix, strict=True):
+        click.echo(f"confusion[{label}]: {' '.join(str(x) for x in row)}")

@@ -1,0 +1,103 @@
+"""`dpkit evaluate sweep` — run an experiment YAML's grid and write tables and plots."""
+
+from __future__ import annotations
+
+import click
+
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, state_for
+
+
+@click.command(name="sweep", context_settings=CONTEXT_SETTINGS,
+               short_help="Run an experiment YAML into results, summary tables and plots.")
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False), required=True, metavar="DIR",
+              help="Directory for results.csv, summary.csv, summary.md and the PNG plots (created if missing).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes [default: the number of CPUs].")
+@click.option("--repeats", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Runs per grid point, overriding the YAML's repeats.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the runs per sweep (and how many are already done) on stdout; run nothing.")
+@global_options
+def command(experiment: str, output: str, jobs: int | None, repeats: int | None, dry_run: bool) -> None:
+    """Run every cell of an experiment (sweeps × grid points × repeats), each an in-process
+    dpkit run with a seed derived from the experiment, sweep, grid point and repeat.
+
+    Writes DIR/results.csv (one row per run, appended as runs finish), DIR/summary.csv
+    (mean, sd, n per grid point and metric), DIR/*.png and DIR/summary.md (tables, the
+    paper's numbers beside ours, the plots). results.csv is a journal: rerunning the same
+    command skips the runs already in it, so an interrupted sweep resumes where it
+    stopped. Progress goes to stderr (a bar on a terminal); -q for cron. The YAML format
+    is in docs/formats.md.
+
+    \b
+    Example:
+      dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
+      dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o /tmp/try --repeats 2 -j 2
+    """
+    import sys
+    import time
+    import warnings
+    from pathlib import Path
+
+    from dpkit.errors import DataError, DpkitError, DpkitWarning
+    from dpkit.evaluate.experiments import load_experiment, plan, run_sweep
+
+    exp = load_experiment(experiment)
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{output}: exists and is not a directory")
+    if dry_run:
+        rows = plan(exp, out, repeats)
+        click.echo("sweep\tpoints\truns\tdone\ttodo")
+        for r in rows:
+            click.echo(f"{r['sweep']}\t{r['points']}\t{r['runs']}\t{r['done']}\t{r['todo']}")
+        total = {k: sum(r[k] for r in rows) for k in ("points", "runs", "done", "todo")}
+        click.echo(f"total\t{total['points']}\t{total['runs']}\t{total['done']}\t{total['todo']}")
+        return
+    quiet = state_for().quiet
+    bar = None
+    progress = None
+    if not quiet and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        bar = Progress(TextColumn(f"[bold]{exp.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+        task_id = bar.add_task("runs", total=None)
+
+        def progress(done: int, total: int) -> None:
+            # started at the first call, after the worker processes are forked (no thread then)
+            if not bar.live.is_started:
+                bar.start()
+            bar.update(task_id, completed=done, total=total)
+
+    start = time.perf_counter()
+    try:
+        result = run_sweep(exp, out, jobs=jobs, repeats=repeats, progress=progress)
+    finally:
+        if bar is not None and bar.live.is_started:
+            bar.stop()
+    for message in result.warnings:
+        warnings.warn(f"(in runs) {message}", DpkitWarning, stacklevel=1)
+    if not quiet:
+        click.echo(
+            f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
+            f"{out / 'results.csv'}, {len(result.failed)} failed, {time.perf_counter() - start:.1f} s; "
+            f"summary: {out / 'summary.md'}",
+            err=True,
+        )
+    if result.failed:
+        run, error = result.failed[0]
+        point = ", ".join(f"{k}={v}" for k, v in run.point.items())
+        raise DpkitError(
+            f"{len(result.failed)} of {result.executed} run(s) failed; first: sweep {run.sweep!r} "
+            f"({point}, repeat {run.repeat}): {error} — rerun the command to retry only those"
+        )

@@ -1,0 +1,91 @@
+"""What the three clustering algorithms share: public bounds, noisy N, the noise scale.
+
+Bounds are public (ALGORITHMS.md §0 rule 1): they come from ``--bounds`` or the schema and
+never from the data, unless the user asks for ``--allow-data-bounds``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpkit.errors import DpkitUsageError
+from dpkit.privacy import Accountant, discrete_laplace
+
+
+def check_bounds(lows: object, highs: object) -> tuple[np.ndarray, np.ndarray]:
+    """``(lows, highs)`` as float arrays after checking they are finite with lo < hi."""
+    lo = np.atleast_1d(np.asarray(lows, dtype=float))
+    hi = np.atleast_1d(np.asarray(highs, dtype=float))
+    if lo.shape != hi.shape or lo.ndim != 1 or lo.size == 0:
+        raise DpkitUsageError("bounds need one lo:hi pair per column")
+    for j, (a, b) in enumerate(zip(lo, hi, strict=True)):
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise DpkitUsageError(f"bounds of dimension {j + 1} must be finite, got {a:g}:{b:g}")
+        if not a < b:
+            raise DpkitUsageError(f"bounds of dimension {j + 1} need lo < hi, got {a:g}:{b:g}")
+    return lo, hi
+
+
+def check_k(k: object) -> int:
+    """``k`` as an int >= 1."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 1:
+        raise DpkitUsageError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def check_points(points: object, lows: np.ndarray) -> np.ndarray:
+    """Points as an ``(n, d)`` float array matching the bounds' d, finite."""
+    x = np.asarray(points, dtype=float)
+    if x.ndim != 2 or x.shape[1] != lows.size:
+        raise DpkitUsageError(f"points must be an (n, {lows.size}) array, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise DpkitUsageError("points must be finite numbers")
+    return x
+
+
+def laplace_sd(epsilon: float) -> float:
+    """Standard deviation of DLap(ε): sqrt(2q)/(1 - q), q = e^-ε (≈ √2/ε for small ε)."""
+    q = math.exp(-epsilon)
+    return math.sqrt(2.0 * q) / (-math.expm1(-epsilon))
+
+
+def noisy_size(
+    n: int, *, epsilon: float, accountant: Accountant, rng: np.random.Generator, step: str = "noisy N"
+) -> int:
+    """N + DLap(ε), at least 1: the data size for the papers' size-based defaults."""
+    return max(int(discrete_laplace(int(n), epsilon=epsilon, rng=rng, accountant=accountant, step=step)), 1)
+
+
+def data_bounds(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of every column — NOT private; only for ``--allow-data-bounds``.
+
+    A constant column gets a width of 1 around its value so that lo < hi.
+    """
+    x = np.asarray(points, dtype=float)
+    lo, hi = x.min(axis=0), x.max(axis=0)
+    same = ~(lo < hi)
+    lo = np.where(same, lo - 0.5, lo)
+    hi = np.where(same, hi + 0.5, hi)
+    return lo, hi
+
+
+def parse_bounds(spec: object) -> tuple[list[float], list[float]]:
+    """Bounds from "lo:hi,lo:hi" or [[lo, hi], ...] → (lows, highs)."""
+    pairs: list[tuple[float, float]] = []
+    if isinstance(spec, str):
+        for part in spec.split(","):
+            bits = part.split(":")
+            if len(bits) != 2:
+                raise DpkitUsageError(f"bounds must look like lo:hi,lo:hi — got {part!r}")
+            try:
+                pairs.append((float(bits[0]), float(bits[1])))
+            except ValueError:
+                raise DpkitUsageError(f"bounds must be numbers, got {part!r}") from None
+    else:
+        try:
+            pairs = [(float(a), float(b)) for a, b in spec]  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            raise DpkitUsageError(f"bounds must be a list of [lo, hi] pairs, got {spec!r}") from None
+    return [p[0] for p in pairs], [p[1] for p in pairs]

@@ -1,0 +1,101 @@
+"""One cell of a clustering sweep (``configs/experiments/dpqt.yaml``), run in-process.
+
+``run_experiment(params, seed)`` runs one algorithm on one data set with the real library
+code and returns {nicv, nicv_ratio, f_measure (when labels are given), rcp_vs_eug is not
+computed here (compare the sweep's rows), epsilon_spent, seconds}. The non-private k-means
+NICV (scikit-learn, n_init = 10) is cached per data set, columns and k.
+
+params: ``algorithm`` (dpqt|dpkmeans|eug), ``epsilon``, ``data`` (CSV path, relative to
+the working directory or the repository), ``columns`` (list or "x,y"), ``k``, ``bounds``
+(list of [lo, hi] or "lo:hi,lo:hi"), optional ``labels`` (column), and algorithm options
+(``gamma``, ``max_height``, ``threshold``, ``allocation``, ``iterations``, ``n_estimate``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpkit.cluster.common import parse_bounds
+from dpkit.errors import DpkitUsageError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _path(p: str) -> Path:
+    q = Path(p)
+    return q if q.exists() or q.is_absolute() else REPO / q
+
+
+@lru_cache(maxsize=16)
+def load_points(data: str, columns: tuple[str, ...], labels: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The columns of a CSV as an (n, d) float array, and the label column if named."""
+    import pandas as pd
+
+    df = pd.read_csv(_path(data), usecols=list(columns) + ([labels] if labels else []))
+    x = df[list(columns)].to_numpy(dtype=float)
+    y = df[labels].to_numpy() if labels else None
+    return x, y
+
+
+@lru_cache(maxsize=64)
+def reference_nicv(data: str, columns: tuple[str, ...], k: int) -> float:
+    """Non-private k-means NICV (scikit-learn, n_init = 10), cached per data set and k."""
+    from dpkit.evaluate.clustering import nonprivate_nicv
+
+    x, _ = load_points(data, columns, None)
+    return nonprivate_nicv(x, k)
+
+
+def make_model(algorithm: str, k: int, epsilon: float, bounds: tuple[list[float], list[float]], params: dict[str, Any]):  # noqa: ANN201
+    """The estimator for ``algorithm`` with the options in ``params`` (others ignored)."""
+    from dpkit.cluster import DPKMeans, DPQTKMeans, EUGKMeans
+
+    def opt(*names: str) -> dict[str, Any]:
+        return {n: params[n] for n in names if params.get(n) is not None}
+
+    if algorithm == "dpqt":
+        return DPQTKMeans(k, epsilon=epsilon, bounds=bounds, **opt(
+            "gamma", "max_height", "threshold", "allocation", "n_estimate", "split", "noise_floor"))
+    if algorithm == "dpkmeans":
+        return DPKMeans(k, epsilon=epsilon, bounds=bounds, **opt("iterations"))
+    if algorithm == "eug":
+        return EUGKMeans(k, epsilon=epsilon, bounds=bounds, **opt("n_estimate"))
+    raise DpkitUsageError(f"algorithm must be dpqt, dpkmeans or eug, got {algorithm!r}")
+
+
+def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
+    """Run one clustering with ``params`` and ``seed``; return its metrics."""
+    from dpkit.evaluate.clustering import assign, f_measure, nicv
+    from dpkit.privacy import Accountant, make_rng
+
+    cols = params["columns"]
+    columns = tuple(c.strip() for c in cols.split(",")) if isinstance(cols, str) else tuple(cols)
+    labels = params.get("labels")
+    k = int(params["k"])
+    eps = float(params["epsilon"])
+    lows, highs = parse_bounds(params["bounds"])
+    x, y = load_points(str(params["data"]), columns, labels)
+    x = np.clip(x, lows, highs)  # public bounds; the CLI warns about clipping
+    model = make_model(str(params.get("algorithm", "dpqt")), k, eps, (lows, highs), params)
+    acc = Accountant(eps)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(x, accountant=acc, rng=make_rng(seed))
+    seconds = time.perf_counter() - start
+    value = nicv(x, model.cluster_centers_)
+    out = {
+        "nicv": value,
+        "nicv_ratio": value / reference_nicv(str(params["data"]), columns, k),
+        "epsilon_spent": acc.spent,
+        "seconds": seconds,
+    }
+    if y is not None:
+        out["f_measure"] = f_measure(y, assign(x, model.cluster_centers_))
+    return out

@@ -1,0 +1,168 @@
+"""Draft a schema from a data file — for a person to review, never to release with as is.
+
+A schema is the *public* knowledge a release may use (ALGORITHMS.md §0 rule 1). Reading the
+category lists and numeric bounds off the private data breaks that rule: a rare category, or
+a maximum, is itself information about a record. :func:`infer_schema` is therefore only a
+starting point: it warns with :class:`~dpkit.errors.PrivacyLeakWarning`, and the YAML it
+produces (:func:`draft_yaml`) opens with a comment saying that every list and bound must be
+checked against, or replaced by, public knowledge (a code book, a standard, a round range).
+
+Rules: a column whose non-missing values all parse as numbers is numeric, with bounds
+rounded outward to round numbers (so that they reveal less than the exact extremes); other
+columns are categorical with a flat ``values:`` list, unless they have more than
+``max_categories`` distinct values or look like identifiers (every value distinct), in
+which case they are declared ``ignore``. The target is always categorical.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MISSING_CANDIDATES = ("?", "", "NA", "N/A", "NaN", "null", "NULL")
+
+WARNING = (
+    "NOT PRIVATE: this draft schema was read from the data: its category lists and numeric bounds are NOT "
+    "private (a rare category or an extreme value reveals a record). Review every column and "
+    "replace data-derived values by public knowledge before any private release"
+)
+
+DRAFT_HEADER = (
+    "DRAFT schema inferred from the data by `dpkit taxonomy infer` — NOT PRIVATE.",
+    "Category lists and numeric bounds below were read from the private data itself; a",
+    "release that uses them as they are is not differentially private (ALGORITHMS.md §0 rule 1).",
+    "Review every column: replace bounds by public ranges, categories by a public code list,",
+    "add hierarchies where you have them, then delete this comment.",
+)
+
+
+def round_outward(lo: float, hi: float) -> tuple[float, float]:
+    """Widen ``[lo, hi]`` to multiples of a power of ten near the range (17, 90 -> 10, 90).
+
+    The step is the largest power of ten not above the range, so bounds keep one or two
+    significant digits; a zero-width range is widened by one step.
+    """
+    span = hi - lo
+    scale = max(abs(lo), abs(hi), 1.0)
+    step = 10.0 ** math.floor(math.log10(span)) if span > 0 else 10.0 ** math.floor(math.log10(scale))
+    new_lo = math.floor(lo / step) * step
+    new_hi = math.ceil(hi / step) * step
+    if new_hi <= new_lo:
+        new_hi = new_lo + step
+    return _tidy(new_lo), _tidy(new_hi)
+
+
+def _tidy(x: float) -> float:
+    # 0.30000000000000004 -> 0.3: bounds should read like a person wrote them
+    return float(f"{x:.12g}")
+
+
+def detect_missing(df: pd.DataFrame) -> str | None:
+    """The most common missing-value token among :data:`MISSING_CANDIDATES`, if any occurs."""
+    import numpy as np
+
+    best, best_count = None, 0
+    arrays = [df[c].to_numpy() for c in df.columns]
+    for token in MISSING_CANDIDATES:
+        count = sum(int(np.count_nonzero(a == token)) for a in arrays)
+        if count > best_count:
+            best, best_count = token, count
+    return best
+
+
+def _as_numbers(values: Any) -> Any:
+    import numpy as np
+
+    try:
+        nums = np.asarray(values, dtype=object).astype(np.float64)
+    except (ValueError, TypeError):
+        return None
+    if nums.size == 0 or not np.isfinite(nums).all():
+        return None
+    return nums
+
+
+def _looks_like_id(name: str) -> bool:
+    n = name.lower().replace("-", "_")
+    return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
+
+
+def infer_schema(
+    df: pd.DataFrame,
+    *,
+    target: str | None = None,
+    max_categories: int = 50,
+    missing: str | None = "auto",
+    source: str = "<data>",
+) -> dict[str, Any]:
+    """A draft schema (plain YAML data) for ``df``; warns that it is not private.
+
+    ``missing="auto"`` picks the most common of :data:`MISSING_CANDIDATES` found in the data
+    (policy ``drop``); ``None`` declares no missing token. Columns with comments carry a
+    ``_comment`` key that :func:`~dpkit.data.importers.dump_schema` writes as ``# ...``.
+    """
+    import numpy as np
+
+    if max_categories < 2:
+        raise DpkitUsageError(f"--max-categories must be at least 2, got {max_categories}")
+    if target is not None and target not in df.columns:
+        raise DpkitUsageError(f"--target {target!r} is not a column of {source} (have: {', '.join(df.columns)})")
+    token = detect_missing(df) if missing == "auto" else missing
+    n = len(df)
+    columns: dict[str, Any] = {}
+    for name in df.columns:
+        values = df[name].to_numpy()
+        present = values[values != token] if token is not None else values
+        if present.size == 0:
+            columns[name] = {"type": "ignore", "_comment": "no values besides the missing token"}
+            continue
+        nums = None if name == target else _as_numbers(present)
+        distinct = list(dict.fromkeys(present.tolist()))
+        if nums is not None and not (_looks_like_id(name) and len(distinct) == present.size):
+            lo, hi = float(nums.min()), float(nums.max())
+            integer = bool(np.all(np.floor(nums) == nums))
+            blo, bhi = round_outward(lo, hi)
+            spec: dict[str, Any] = {
+                "type": "numeric",
+                "bounds": [int(blo), int(bhi)] if integer else [blo, bhi],
+                "integer": integer,
+                "_comment": "REVIEW: bounds read from the data (rounded); use a public range",
+            }
+            columns[name] = spec
+            continue
+        if name != target and (len(distinct) == present.size and n > 1 or _looks_like_id(name)):
+            columns[name] = {"type": "ignore", "_comment": "every value distinct: an identifier?"}
+            continue
+        if len(distinct) > max_categories:
+            if name == target:
+                raise DataError(
+                    f"{source}: target {name!r} has more than {max_categories} distinct values; "
+                    "raise --max-categories or choose another target"
+                )
+            columns[name] = {
+                "type": "ignore",
+                "_comment": f"more than {max_categories} categories: declare them (or a hierarchy) by hand",
+            }
+            continue
+        spec = {"type": "categorical", "values": sorted(distinct, key=str)}
+        if "Any" in distinct:  # the default root name is taken by a value
+            spec["root"] = next(r for r in ("All", "Any value", "(all)") if r not in distinct)
+        columns[name] = {
+            **spec,
+            "_comment": "REVIEW: categories read from the data; use a public code list",
+        }
+    warnings.warn(f"{source}: {WARNING}", PrivacyLeakWarning, stacklevel=2)
+    data: dict[str, Any] = {}
+    if target is not None:
+        data["target"] = target
+    if token is not None:
+        data["missing"] = token
+        data["missing_policy"] = "drop"
+    data["columns"] = columns
+    return data

@@ -1,0 +1,369 @@
+"""Train a classifier on one table and score it on another (the papers' utility protocol).
+
+The data are public at this point — a released table, a generalized test split, or raw
+data for the non-private baseline — so nothing here is differentially private and nothing
+needs to be (ALGORITHMS.md §1, "Evaluation protocol").
+
+Features: categorical columns are one-hot encoded (categories learnt from the training
+table; a test value never seen in training sets no indicator), numeric columns are used as
+they are (standardized for the SVM). A column's kind comes from the schema when one is
+given — except that a numeric column whose values are interval labels such as ``[15,37)``
+(a released or generalized table) is categorical, since its values are not numbers any
+more. Without a schema a column is numeric iff every value in both tables parses as a
+number.
+
+Models (:func:`make_model`):
+
+- ``tree`` — scikit-learn's CART with the entropy criterion, standing in for the papers'
+  C4.5. C4.5 prunes its trees; CART here does not, so a leaf must hold at least 0.1 % of
+  the training weight (``min_weight_fraction_leaf=0.001``). On raw Adult that gives 0.852
+  accuracy (the paper's C4.5 baseline is 0.853; the unpruned tree 0.818). The rule is on
+  weight, so a ``--counts`` table and its one-row-per-record expansion give the same tree.
+- ``svm`` — a linear SVM (``LinearSVC``, C = 1) on one-hot + standardized numeric
+  features, as in the XGB-KA paper's evaluation; linear so that Adult trains in seconds.
+- ``forest`` — a non-private random forest (100 trees) for comparison with DiffPRFs.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+
+MODELS = ("tree", "svm", "forest")
+TREE_MIN_LEAF_FRACTION = 0.001
+FOREST_TREES = 100
+
+# a released/generalized numeric value: "[lo,hi)" or "[lo,hi]"
+_INTERVAL = re.compile(r"^\[\s*[-+0-9.eEinf]+\s*,\s*[-+0-9.eEinf]+\s*[\])]$")
+
+
+@dataclass
+class Dataset:
+    """Features, labels and sample weights of one table, ready for :func:`fit_predict`."""
+
+    X: pd.DataFrame
+    y: np.ndarray
+    weight: np.ndarray | None
+    source: str
+    rows: np.ndarray | None = None  # indices of the input rows kept (missing/zero-weight dropped)
+
+
+def is_interval_label(value: str) -> bool:
+    return bool(_INTERVAL.match(value))
+
+
+def _parses(series: pd.Series) -> bool:
+    import pandas as pd
+
+    if len(series) == 0:
+        return True
+    nums = pd.to_numeric(series, errors="coerce")
+    return bool(np.isfinite(nums.to_numpy(dtype=float)).all())
+
+
+def column_kinds(frames: list[pd.DataFrame], columns: list[str], schema: Schema | None = None) -> dict[str, str]:
+    """``column -> 'numeric' | 'categorical'``, looking at every frame (train and test)."""
+    from dpkit.data.schema import CategoricalColumn
+
+    kinds: dict[str, str] = {}
+    for c in columns:
+        declared = schema.columns.get(c) if schema is not None else None
+        if isinstance(declared, CategoricalColumn):
+            kinds[c] = "categorical"
+            continue
+        numeric = all(_parses(f[c]) for f in frames if c in f.columns)
+        kinds[c] = "numeric" if numeric else "categorical"
+    return kinds
+
+
+def feature_columns(df: pd.DataFrame, target: str, schema: Schema | None, weight_column: str | None) -> list[str]:
+    """Every column but the target, the weight column and columns the schema ignores."""
+    out = []
+    for c in df.columns:
+        if c in (target, weight_column):
+            continue
+        if schema is not None and c in schema.columns and schema.columns[c].kind == "ignore":
+            continue
+        out.append(c)
+    return out
+
+
+def resolve_weight_column(df: pd.DataFrame, target: str, weight_column: str | None, source: str) -> str | None:
+    """The column holding sample weights: as given, else ``count`` if present and not the target."""
+    if weight_column is not None:
+        if weight_column not in df.columns:
+            raise DpkitUsageError(f"{source}: --weight-column {weight_column!r} is not a column ({', '.join(df.columns[:8])})")
+        if weight_column == target:
+            raise DpkitUsageError(f"--weight-column {weight_column!r} is the target; choose another column")
+        return weight_column
+    if "count" in df.columns and target != "count":
+        return "count"
+    return None
+
+
+def _weights(df: pd.DataFrame, column: str, source: str) -> np.ndarray:
+    import pandas as pd
+
+    w = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{source}:{i + 2}: weight column {column!r} has {df[column].iloc[i]!r}; "
+            "weights must be finite numbers >= 0"
+        )
+    return w
+
+
+def load_dataset(
+    df: pd.DataFrame,
+    target: str,
+    *,
+    schema: Schema | None = None,
+    weight_column: str | None = None,
+    auto_weight: bool = True,
+    source: str = "<data>",
+) -> Dataset:
+    """Split a table of strings into features, labels and weights.
+
+    Rows holding the schema's missing token in a used column are dropped (with a warning)
+    when the schema's policy is ``drop``, refused otherwise — the same rule as ``encode``.
+    Rows of weight 0 are dropped (a ``--counts`` table may list empty cells).
+    """
+    if target not in df.columns:
+        raise DataError(f"{source}: target column {target!r} not found in the header ({', '.join(df.columns[:8])})")
+    wcol = resolve_weight_column(df, target, weight_column, source) if (weight_column or auto_weight) else None
+    columns = feature_columns(df, target, schema, wcol)
+    if not columns:
+        raise DataError(f"{source}: no feature columns besides the target {target!r}")
+    keep = np.ones(len(df), dtype=bool)
+    if schema is not None and schema.missing is not None:
+        is_missing = (df[[*columns, target]] == schema.missing).to_numpy()
+        rows = is_missing.any(axis=1)
+        if rows.any():
+            if schema.missing_policy != "drop":
+                r = int(np.flatnonzero(rows)[0])
+                raise DataError(
+                    f"{source}:{r + 2}: a value is missing ({schema.missing!r}); "
+                    f"set missing_policy: drop in {schema.path} to drop such rows"
+                )
+            warnings.warn(
+                f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
+                DpkitWarning,
+                stacklevel=2,
+            )
+            keep &= ~rows
+    weight = None
+    if wcol is not None:
+        weight = _weights(df, wcol, source)
+        keep &= weight > 0
+        weight = weight[keep]
+    frame = df.loc[keep, columns].reset_index(drop=True)
+    y = df.loc[keep, target].to_numpy(dtype=object)
+    if len(y) == 0:
+        raise DataError(f"{source}: no rows left to evaluate (all dropped or of weight 0)")
+    return Dataset(frame, y, weight, source, np.flatnonzero(keep))
+
+
+def make_model(model: str, kinds: dict[str, str], seed: int | None = 0) -> Any:
+    """An unfitted scikit-learn pipeline: one-hot categoricals, numeric as-is, then ``model``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    cat = [c for c, k in kinds.items() if k == "categorical"]
+    num = [c for c, k in kinds.items() if k == "numeric"]
+    numeric_step: Any = StandardScaler() if model == "svm" else "passthrough"
+    features = ColumnTransformer(
+        [("categorical", OneHotEncoder(handle_unknown="ignore"), cat), ("numeric", numeric_step, num)],
+        sparse_threshold=0.3,
+    )
+    if model == "tree":
+        from sklearn.tree import DecisionTreeClassifier
+
+        clf: Any = DecisionTreeClassifier(
+            criterion="entropy", min_weight_fraction_leaf=TREE_MIN_LEAF_FRACTION, random_state=seed
+        )
+    elif model == "svm":
+        from sklearn.svm import LinearSVC
+
+        clf = LinearSVC(C=1.0, dual="auto", max_iter=5000, random_state=seed)
+    elif model == "forest":
+        from sklearn.ensemble import RandomForestClassifier
+
+        clf = RandomForestClassifier(n_estimators=FOREST_TREES, random_state=seed, n_jobs=1)
+    else:
+        raise DpkitUsageError(f"unknown model {model!r} (use {', '.join(MODELS)})")
+    return Pipeline([("features", features), ("model", clf)])
+
+
+def _to_frame(ds: Dataset, kinds: dict[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
+    out = {}
+    for c, k in kinds.items():
+        out[c] = pd.to_numeric(ds.X[c]).astype(float) if k == "numeric" else ds.X[c].astype(str)
+    return pd.DataFrame(out)
+
+
+def check_overlap(train: Dataset, test: Dataset, kinds: dict[str, str]) -> None:
+    """Warn when most test values of a categorical column never occur in training.
+
+    The usual cause: a test file that was not generalized with the release's cut.
+    """
+    for c, k in kinds.items():
+        if k != "categorical":
+            continue
+        seen = set(train.X[c].tolist())
+        unseen = float(np.mean([v not in seen for v in test.X[c].tolist()]))
+        if unseen > 0.5:
+            warnings.warn(
+                f"column {c!r}: {unseen:.0%} of the values in {test.source} never occur in "
+                f"{train.source}; was the test file generalized with the release's cut (dpkit generalize)?",
+                DpkitWarning,
+                stacklevel=2,
+            )
+
+
+def fit_predict(train: Dataset, test: Dataset, *, model: str = "tree", schema: Schema | None = None, seed: int | None = 0) -> np.ndarray:
+    """Fit ``model`` on ``train`` and return its predictions for ``test`` (labels as strings)."""
+    missing = [c for c in train.X.columns if c not in test.X.columns]
+    if missing:
+        raise DataError(f"{test.source}: column(s) {', '.join(map(repr, missing))} of {train.source} not found")
+    columns = list(train.X.columns)
+    kinds = column_kinds([train.X, test.X], columns, schema)
+    check_overlap(train, test, kinds)
+    classes = sorted(set(train.y.tolist()))
+    if len(classes) == 1:
+        warnings.warn(
+            f"{train.source}: the training table has a single class ({classes[0]!r}); predicting it for every record",
+            DpkitWarning,
+            stacklevel=2,
+        )
+        return np.array([classes[0]] * len(test.y), dtype=object)
+    pipe = make_model(model, kinds, seed)
+    fit_params = {} if train.weight is None else {"model__sample_weight": train.weight}
+    with warnings.catch_warnings():
+        # LinearSVC's ConvergenceWarning is noise for a utility number; the score shows any harm
+        warnings.filterwarnings("ignore", module="sklearn")
+        pipe.fit(_to_frame(train, kinds), train.y.astype(str), **fit_params)
+        test_frame = _to_frame(Dataset(test.X[columns], test.y, None, test.source), kinds)
+        return pipe.predict(test_frame).astype(object)
+
+
+def majority_floor(train: Dataset, test: Dataset) -> float:
+    """Accuracy of always predicting the (weighted) majority class of ``train`` on ``test``."""
+    from dpkit.evaluate.metrics import accuracy, majority_class
+
+    top = majority_class(train.y, train.weight)
+    return accuracy(test.y, np.array([top] * len(test.y), dtype=object))
+
+
+def read_predictions(df: pd.DataFrame, target: str, n: int, source: str) -> np.ndarray:
+    """Predicted labels from a predictions file, row-aligned with the test table.
+
+    The column used: ``prediction``, else the target's name, else the only column.
+    """
+    for c in ("prediction", "predicted", target):
+        if c in df.columns:
+            col = c
+            break
+    else:
+        if len(df.columns) != 1:
+            raise DataError(
+                f"{source}: cannot tell which column holds the predictions; name it 'prediction' "
+                f"or {target!r} (columns: {', '.join(df.columns[:8])})"
+            )
+        col = df.columns[0]
+    if len(df) != n:
+        raise DataError(f"{source}: has {len(df)} prediction rows but the test table has {n} rows; they must align")
+    return df[col].to_numpy(dtype=object)
+
+
+def dpkit_model_predictor(model_path: str) -> Callable[[pd.DataFrame], np.ndarray]:
+    """A predictor for :func:`score_tables` from a dpkit forest model (``dpkit forest train``)."""
+    try:
+        from dpkit.learn import model as learn_model  # type: ignore[attr-defined]
+    except ImportError:
+        learn_model = None
+    predict = getattr(learn_model, "predict_frame", None) if learn_model is not None else None
+    if predict is None:
+        raise DpkitUsageError(
+            "--dpkit-model needs dpkit's forest module (dpkit.learn.model.predict_frame), "
+            "which this version of dpkit does not have yet; use `dpkit forest predict` and --predictions"
+        )
+    model = learn_model.load_model(model_path)
+    return lambda frame: np.asarray(predict(model, frame, source=model_path), dtype=object)
+
+
+def score_tables(
+    train: pd.DataFrame | None,
+    test: pd.DataFrame,
+    target: str,
+    *,
+    model: str = "tree",
+    schema: Schema | None = None,
+    positive: str | None = None,
+    weight_column: str | None = None,
+    seed: int | None = 0,
+    baseline_train: pd.DataFrame | None = None,
+    baseline_test: pd.DataFrame | None = None,
+    predictions: np.ndarray | None = None,
+    predictor: Callable[[pd.DataFrame], np.ndarray] | None = None,
+    sources: tuple[str, ...] = ("<train>", "<test>", "<baseline>", "<baseline-test>"),
+) -> dict[str, Any]:
+    """The whole ``dpkit evaluate classify`` computation on in-memory tables of strings.
+
+    Trains ``model`` on ``train`` and scores it on ``test`` — or scores ``predictions``
+    (one per row of ``test``), or the labels ``predictor(features of test)`` returns; with ``baseline_train`` also the same classifier trained on raw
+    data and scored on ``baseline_test`` (default ``test``) — the non-private baseline —
+    and the majority-class floor. Returns plain data (see :func:`metrics.classification_report`),
+    plus ``baseline_*`` keys and ``floor_accuracy``. Usable from ``run_experiment``.
+    """
+    from dpkit.evaluate.metrics import class_labels, classification_report
+
+    test_ds = load_dataset(test, target, schema=schema, auto_weight=False, source=sources[1])
+    train_ds = None
+    if predictions is not None:
+        predictions = np.asarray(predictions, dtype=object)[test_ds.rows]  # rows dropped from test
+    elif predictor is not None:
+        predictions = np.asarray(predictor(test_ds.X), dtype=object)
+    else:
+        if train is None:
+            raise DpkitUsageError("give a training table (--train) or predictions (--predictions)")
+        train_ds = load_dataset(train, target, schema=schema, weight_column=weight_column, source=sources[0])
+        predictions = fit_predict(train_ds, test_ds, model=model, schema=schema, seed=seed)
+    labels = class_labels(test_ds.y, predictions)
+    if positive is not None and positive not in labels:
+        raise DpkitUsageError(f"--positive {positive!r} is not a class of the test table ({', '.join(map(str, labels))})")
+    out: dict[str, Any] = {"model": model if train_ds is not None else "predictions"}
+    out.update(classification_report(test_ds.y, predictions, positive=positive, labels=labels))
+    positive = out["positive"]
+    floor_source = train_ds
+    if baseline_train is not None:
+        # the raw table has no weights unless it has the same weight column
+        raw_weight = weight_column if weight_column in baseline_train.columns else None
+        raw_train = load_dataset(baseline_train, target, schema=schema, weight_column=raw_weight, source=sources[2] if len(sources) > 2 else "<baseline>")
+        raw_test = test_ds if baseline_test is None else load_dataset(
+            baseline_test, target, schema=schema, auto_weight=False, source=sources[3] if len(sources) > 3 else "<baseline-test>"
+        )
+        raw_pred = fit_predict(raw_train, raw_test, model=model if model in MODELS else "tree", schema=schema, seed=seed)
+        base = classification_report(raw_test.y, raw_pred, positive=positive, labels=class_labels(raw_test.y, raw_pred, labels))
+        for key in ("accuracy", "precision", "recall", "f1"):
+            out[f"baseline_{key}"] = base[key]
+        out["floor_accuracy"] = majority_floor(raw_train, raw_test)
+    elif floor_source is not None:
+        out["floor_accuracy"] = majority_floor(floor_source, test_ds)
+    return out

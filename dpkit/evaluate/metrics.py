@@ -1,0 +1,183 @@
+"""Classification metrics: accuracy, precision, recall, F1 and the confusion matrix.
+
+Written out with numpy rather than borrowed from :mod:`sklearn.metrics` so that the
+conventions dpkit reports are stated in one place (and tested against scikit-learn, which
+agrees with them): a ratio whose denominator is zero is 0 (sklearn's ``zero_division=0``);
+binary tasks score one *positive* class; multi-class tasks macro-average over the labels.
+Every function accepts ``sample_weight`` (a released ``--counts`` table's ``count`` column).
+
+Clustering metrics (NICV, F-measure, RCP) live in :mod:`dpkit.evaluate.clustering`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _arrays(y_true: Sequence[Any], y_pred: Sequence[Any], sample_weight: Sequence[float] | None):
+    t = np.asarray(y_true, dtype=object)
+    p = np.asarray(y_pred, dtype=object)
+    if t.shape != p.shape or t.ndim != 1:
+        raise ValueError(f"y_true and y_pred need the same 1-D shape, got {t.shape} and {p.shape}")
+    w = np.ones(t.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if w.shape != t.shape:
+        raise ValueError(f"sample_weight needs shape {t.shape}, got {w.shape}")
+    return t, p, w
+
+
+def class_labels(*ys: Sequence[Any]) -> list[Any]:
+    """The sorted union of the labels seen in ``ys`` (the order of the confusion matrix)."""
+    seen: set[Any] = set()
+    for y in ys:
+        seen.update(np.asarray(y, dtype=object).tolist())
+    return sorted(seen, key=lambda v: (str(type(v)), v))
+
+
+def confusion_matrix(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    labels: Sequence[Any] | None = None,
+    sample_weight: Sequence[float] | None = None,
+) -> np.ndarray:
+    """``C[i, j]`` = (weighted) number of records of true class ``labels[i]`` predicted ``labels[j]``.
+
+    Rows are true classes, columns predictions (scikit-learn's layout). Records whose true
+    or predicted label is not in ``labels`` are left out. Integer dtype without weights.
+    """
+    t, p, w = _arrays(y_true, y_pred, sample_weight)
+    labels = class_labels(t, p) if labels is None else list(labels)
+    index = {label: i for i, label in enumerate(labels)}
+    ti = np.array([index.get(v, -1) for v in t.tolist()], dtype=np.int64)
+    pi = np.array([index.get(v, -1) for v in p.tolist()], dtype=np.int64)
+    ok = (ti >= 0) & (pi >= 0)
+    k = len(labels)
+    flat = np.bincount(ti[ok] * k + pi[ok], weights=w[ok], minlength=k * k).reshape(k, k)
+    return flat.astype(np.int64) if sample_weight is None else flat
+
+
+def accuracy(
+    y_true: Sequence[Any], y_pred: Sequence[Any], sample_weight: Sequence[float] | None = None
+) -> float:
+    """Fraction (weighted) of records whose prediction equals the true label; 0 if empty."""
+    t, p, w = _arrays(y_true, y_pred, sample_weight)
+    total = w.sum()
+    return float(w[t == p].sum() / total) if total > 0 else 0.0
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num / den) if den > 0 else 0.0
+
+
+def _f1(precision: float, recall: float) -> float:
+    return _ratio(2 * precision * recall, precision + recall)
+
+
+def per_class(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    labels: Sequence[Any] | None = None,
+    sample_weight: Sequence[float] | None = None,
+) -> dict[Any, dict[str, float]]:
+    """Precision, recall, F1 and support of every label (one-vs-rest)."""
+    t, p, w = _arrays(y_true, y_pred, sample_weight)
+    labels = class_labels(t, p) if labels is None else list(labels)
+    c = confusion_matrix(t, p, labels, w).astype(float)
+    tp = np.diag(c)
+    predicted = c.sum(axis=0)
+    actual = c.sum(axis=1)
+    out: dict[Any, dict[str, float]] = {}
+    for i, label in enumerate(labels):
+        prec = _ratio(tp[i], predicted[i])
+        rec = _ratio(tp[i], actual[i])
+        out[label] = {"precision": prec, "recall": rec, "f1": _f1(prec, rec), "support": float(actual[i])}
+    return out
+
+
+def precision_recall_f1(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    *,
+    positive: Any = None,
+    labels: Sequence[Any] | None = None,
+    sample_weight: Sequence[float] | None = None,
+) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the ``positive`` class, or macro averages if it is None.
+
+    The macro F1 is the mean of the per-class F1 scores (scikit-learn's ``average='macro'``),
+    not the harmonic mean of the macro precision and recall.
+    """
+    stats = per_class(y_true, y_pred, labels, sample_weight)
+    if positive is not None:
+        if positive not in stats:
+            s = per_class(y_true, y_pred, [*stats, positive], sample_weight)[positive]
+        else:
+            s = stats[positive]
+        return s["precision"], s["recall"], s["f1"]
+    if not stats:
+        return 0.0, 0.0, 0.0
+    n = len(stats)
+    return (
+        sum(s["precision"] for s in stats.values()) / n,
+        sum(s["recall"] for s in stats.values()) / n,
+        sum(s["f1"] for s in stats.values()) / n,
+    )
+
+
+def default_positive(y: Sequence[Any], labels: Sequence[Any] | None = None) -> Any:
+    """The class scored as positive in a binary task: the less frequent one in ``y``.
+
+    Ties (and a class absent from ``y``) go to the later label in sorted order, so
+    ``<=50K``/``>50K`` gives ``>50K`` and BCW's ``2``/``4`` gives ``4`` (malignant).
+    """
+    labels = class_labels(y) if labels is None else list(labels)
+    values = np.asarray(y, dtype=object).tolist()
+    counts = {label: values.count(label) for label in labels}
+    # min over (count, -position): the rarest, latest label
+    return min(labels, key=lambda lab: (counts[lab], -labels.index(lab)))
+
+
+def majority_class(y: Sequence[Any], sample_weight: Sequence[float] | None = None) -> Any:
+    """The most frequent (weighted) label of ``y``; ties go to the earlier sorted label."""
+    t = np.asarray(y, dtype=object)
+    w = np.ones(t.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    totals: dict[Any, float] = {}
+    for label, weight in zip(t.tolist(), w.tolist(), strict=True):
+        totals[label] = totals.get(label, 0.0) + weight
+    if not totals:
+        raise ValueError("no labels")
+    order = class_labels(list(totals))
+    return max(order, key=lambda lab: (totals[lab], -order.index(lab)))
+
+
+def classification_report(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    *,
+    positive: Any = None,
+    labels: Sequence[Any] | None = None,
+) -> dict[str, Any]:
+    """All metrics of one set of predictions, as plain data.
+
+    With ``positive`` given, precision/recall/F1 are those of that class (one-vs-rest);
+    otherwise binary tasks score :func:`default_positive` of ``y_true`` and tasks with more
+    classes macro-average. Keys: ``accuracy``, ``precision``, ``recall``,
+    ``f1``, ``average`` (``"binary"`` or ``"macro"``), ``positive``, ``labels``,
+    ``confusion_matrix`` (rows true, columns predicted, in ``labels`` order).
+    """
+    labels = class_labels(y_true, y_pred) if labels is None else list(labels)
+    if positive is None and len(labels) == 2:
+        positive = default_positive(y_true, labels)
+    prec, rec, f1 = precision_recall_f1(y_true, y_pred, positive=positive, labels=labels)
+    return {
+        "accuracy": accuracy(y_true, y_pred),
+        "precision": prec,
+        "recall": rec,
+        "f1": f1,
+        "average": "macro" if positive is None else "binary",
+        "positive": positive,
+        "labels": labels,
+        "confusion_matrix": confusion_matrix(y_true, y_pred, labels).tolist(),
+    }

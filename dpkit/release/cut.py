@@ -1,0 +1,253 @@
+"""The generalization state of ``dpkit publish``: a *cut* per predictor attribute.
+
+A cut holds, for every predictor, the current set of generalized values (ALGORITHMS.md §1):
+taxonomy nodes for a categorical attribute (initially the root), intervals for a numeric
+one (initially the whole public domain ``[lo, hi]``). Every record maps to the one
+generalized value containing it: for categories a ``searchsorted`` of its leaf code against
+the first leaf of each cut node (leaves are numbered depth-first, so a node covers a
+contiguous range of codes), for numbers a ``searchsorted`` against the intervals' lower
+edges. Intervals are ``[lo, hi)`` except the last, which is closed ``[lo, hi]``.
+
+The cut is public (it is the DP output of the selections) and is what ``release.cut`` of
+the report holds, so ``dpkit generalize`` can map any other file onto it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpkit.data.counting import group_of
+from dpkit.data.schema import CategoricalColumn, IntervalNode, NumericColumn, Schema, TaxonomyNode
+from dpkit.errors import DataError
+
+
+def format_number(x: float, integer: bool = False) -> str:
+    """A number as written in interval labels: integers without a decimal point."""
+    if integer or float(x).is_integer():
+        return str(int(round(x)))
+    return f"{x:.10g}"
+
+
+@dataclass
+class CategoricalCut:
+    """The cut of a categorical attribute: taxonomy nodes ordered by their first leaf."""
+
+    column: CategoricalColumn
+    nodes: list[TaxonomyNode] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.nodes:
+            self.nodes = [self.column.root]
+
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
+    def labels(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    def codes(self, leaf_codes: np.ndarray) -> np.ndarray:
+        """The index of the cut node containing each leaf code."""
+        return group_of(leaf_codes, np.asarray([n.lo for n in self.nodes], dtype=np.int64))
+
+    def specialize(self, node: TaxonomyNode) -> None:
+        """Replace ``node`` by its children (which cover the same contiguous leaf range)."""
+        i = self.nodes.index(node)
+        self.nodes[i : i + 1] = list(node.children)
+
+    def to_json(self) -> list[str]:
+        return self.labels()
+
+
+@dataclass
+class NumericCut:
+    """The cut of a numeric attribute: contiguous intervals given by their lower edges.
+
+    ``nodes`` runs parallel to ``edges`` when the schema gives a fixed interval hierarchy
+    (specialization then follows it); otherwise it is None and intervals split on a grid.
+    """
+
+    column: NumericColumn
+    edges: list[float] = field(default_factory=list)
+    nodes: list[IntervalNode] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.edges:
+            self.edges = [float(self.column.lo)]
+            if self.column.hierarchy is not None:
+                self.nodes = [self.column.hierarchy]
+
+    @property
+    def size(self) -> int:
+        return len(self.edges)
+
+    def bounds(self, i: int) -> tuple[float, float]:
+        hi = self.edges[i + 1] if i + 1 < len(self.edges) else float(self.column.hi)
+        return self.edges[i], hi
+
+    def intervals(self) -> list[tuple[float, float]]:
+        return [self.bounds(i) for i in range(self.size)]
+
+    def labels(self) -> list[str]:
+        integer = self.column.integer
+        out = []
+        for i, (lo, hi) in enumerate(self.intervals()):
+            close = "]" if i == self.size - 1 else ")"
+            out.append(f"[{format_number(lo, integer)},{format_number(hi, integer)}{close}")
+        return out
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        return group_of(values, np.asarray(self.edges, dtype=float))
+
+    def split(self, i: int, points: Sequence[float], children: Sequence[IntervalNode] | None = None) -> None:
+        """Split interval ``i`` at ``points`` (strictly inside it, ascending)."""
+        lo, hi = self.bounds(i)
+        pts = [float(p) for p in points]
+        if not pts or any(not lo < p < hi for p in pts) or sorted(set(pts)) != pts:
+            raise ValueError(f"split points {pts} must lie strictly inside [{lo}, {hi}) in order")
+        self.edges[i + 1 : i + 1] = pts
+        if self.nodes is not None:
+            if children is None:
+                raise ValueError("a hierarchy interval splits into its children")
+            self.nodes[i : i + 1] = list(children)
+
+    def to_json(self) -> list[list[float]]:
+        integer = self.column.integer
+        return [[int(lo) if integer else lo, int(hi) if integer else hi] for lo, hi in self.intervals()]
+
+
+AttributeCut = CategoricalCut | NumericCut
+
+
+@dataclass
+class Cut:
+    """The cut of every predictor, in schema order."""
+
+    schema: Schema
+    target: str
+    attributes: dict[str, AttributeCut]
+
+    @classmethod
+    def initial(cls, schema: Schema, target: str) -> Cut:
+        """Every predictor fully generalized: the taxonomy root, or the whole public domain."""
+        attrs: dict[str, AttributeCut] = {}
+        for name in schema.predictors(target):
+            col = schema.columns[name]
+            attrs[name] = CategoricalCut(col) if isinstance(col, CategoricalColumn) else NumericCut(col)
+        return cls(schema, target, attrs)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.attributes)
+
+    def shape(self) -> list[int]:
+        """Sizes of the predictors' cuts (the released table adds the class dimension)."""
+        return [a.size for a in self.attributes.values()]
+
+    def n_cells(self) -> int:
+        return math.prod(self.shape())
+
+    def codes(self, columns: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """Per predictor, the index of each record's generalized value."""
+        return [a.codes(columns[name]) for name, a in self.attributes.items()]
+
+    def labels(self) -> dict[str, list[str]]:
+        return {name: a.labels() for name, a in self.attributes.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        """``release.cut`` of the report: node names, or ``[lo, hi]`` interval pairs."""
+        return {name: a.to_json() for name, a in self.attributes.items()}
+
+    @classmethod
+    def from_json(cls, schema: Schema, target: str, data: Mapping[str, Any], source: str = "<cut>") -> Cut:
+        """Rebuild a released cut against ``schema``; refuses one that does not fit it."""
+        if not isinstance(data, Mapping):
+            raise DataError(f"{source}: release.cut must be a mapping of column names")
+        attrs: dict[str, AttributeCut] = {}
+        for name, value in data.items():
+            if name not in schema.columns:
+                raise DataError(f"{source}: cut column {name!r} is not in schema {schema.path}")
+            col = schema.columns[name]
+            if isinstance(col, CategoricalColumn):
+                attrs[name] = _categorical_from_json(col, value, source)
+            elif isinstance(col, NumericColumn):
+                attrs[name] = _numeric_from_json(col, value, source)
+            else:
+                raise DataError(f"{source}: cut column {name!r} is declared 'ignore' in {schema.path}")
+        return cls(schema, target, attrs)
+
+
+def _categorical_from_json(col: CategoricalColumn, value: Any, source: str) -> CategoricalCut:
+    nodes = col.nodes
+    if not isinstance(value, list) or not value:
+        raise DataError(f"{source}: cut of {col.name!r} must be a non-empty list of node names")
+    unknown = [v for v in value if v not in nodes]
+    if unknown:
+        raise DataError(f"{source}: cut of {col.name!r} names {unknown[0]!r}, not a node of its taxonomy")
+    chosen = sorted((nodes[v] for v in value), key=lambda n: n.lo)
+    pos = 0
+    for n in chosen:
+        if n.lo != pos:
+            raise DataError(f"{source}: cut of {col.name!r} does not partition the taxonomy's leaves")
+        pos = n.hi
+    if pos != col.root.hi:
+        raise DataError(f"{source}: cut of {col.name!r} does not cover every leaf of the taxonomy")
+    return CategoricalCut(col, chosen)
+
+
+def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCut:
+    try:
+        pairs = [(float(a), float(b)) for a, b in value]
+    except (TypeError, ValueError):
+        raise DataError(f"{source}: cut of {col.name!r} must be a list of [lo, hi] pairs") from None
+    ok = bool(pairs) and pairs[0][0] == col.lo and pairs[-1][1] == col.hi
+    ok = ok and all(a < b for a, b in pairs) and all(pairs[i][1] == pairs[i + 1][0] for i in range(len(pairs) - 1))
+    if not ok:
+        raise DataError(
+            f"{source}: cut of {col.name!r} must tile its bounds [{col.lo:g}, {col.hi:g}] with contiguous intervals"
+        )
+    return NumericCut(col, [a for a, _ in pairs], None)
+
+
+def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndarray:
+    """The public candidate split points strictly inside ``(lo, hi)`` (ALGORITHMS.md §1 step 2).
+
+    Integer attributes: every integer inside when there are at most ``max_points`` of them.
+    Otherwise the multiples of a "nice" step (1, 2, 2.5 or 5 × 10^k; integral for integer
+    attributes), the smallest giving at most ``max_points`` points: evenly spaced, readable
+    labels, and a function of the public interval only — never of the data.
+    """
+    if not hi > lo or max_points < 1:
+        return np.zeros(0)
+    if integer:
+        first, last = math.floor(lo) + 1, math.ceil(hi) - 1
+        if last < first:
+            return np.zeros(0)
+        if last - first + 1 <= max_points:
+            return np.arange(first, last + 1, dtype=float)
+    raw = (hi - lo) / (max_points + 1)
+    k = math.floor(math.log10(raw))
+    step = None
+    for exp in (k, k + 1, k + 2):
+        for mult in (1.0, 2.0, 2.5, 5.0):
+            s = mult * 10.0**exp
+            if s < raw * (1 - 1e-12):
+                continue
+            if integer and not float(s).is_integer():
+                continue
+            step = s
+            break
+        if step is not None:
+            break
+    assert step is not None
+    j0, j1 = math.floor(lo / step) + 1, math.ceil(hi / step) - 1
+    pts = np.round(np.arange(j0, j1 + 1, dtype=float) * step, 10)
+    pts = pts[(pts > lo) & (pts < hi)]
+    while pts.size > max_points:  # guard against rounding at the ends
+        pts = pts[:-1]
+    return pts

@@ -1,0 +1,183 @@
+"""Candidate specializations of a cut and their Max scores (MAXGDDP eq. 5; DiffGen).
+
+Max(D, v) = Σ_{c ∈ children(v)} max_class |records of D generalized to c with that class|,
+over the records currently generalized to v. Sensitivity 1 and monotone (adding a record
+raises exactly one count by one, so the score rises by 0 or 1). The score of a candidate of
+attribute j depends only on the (attribute j × class) marginal, so each attribute's
+marginal is counted once (``dpkit.data.counting``) and every score afterwards is a prefix
+sum over it — no further pass over the records. Everything here is exact and private: it
+only feeds the selection mechanisms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpkit.data.counting import class_counts, value_class_counts
+from dpkit.data.schema import CategoricalColumn, IntervalNode, TaxonomyNode
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut, format_number, grid_points
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to specialize the cut: a taxonomy node into its children, or an interval
+    split at ``points`` (a grid point, or a fixed hierarchy's children)."""
+
+    column: str
+    node: TaxonomyNode | None = None
+    interval: int = -1
+    points: tuple[float, ...] = ()
+    children: tuple[IntervalNode, ...] | None = None
+
+    def describe(self, cut: Cut) -> str:
+        a = cut.attributes[self.column]
+        if self.node is not None:
+            return f"{self.column}: {self.node.name} -> {' | '.join(c.name for c in self.node.children)}"
+        assert isinstance(a, NumericCut)
+        lo, hi = a.bounds(self.interval)
+        integer = a.column.integer
+        pts = ", ".join(format_number(p, integer) for p in self.points)
+        return f"{self.column}: [{format_number(lo, integer)},{format_number(hi, integer)}] split at {pts}"
+
+    def apply(self, cut: Cut) -> None:
+        a = cut.attributes[self.column]
+        if self.node is not None:
+            assert isinstance(a, CategoricalCut)
+            a.specialize(self.node)
+        else:
+            assert isinstance(a, NumericCut)
+            a.split(self.interval, self.points, self.children)
+
+
+class Marginals:
+    """The exact (attribute × class) marginals of one table, counted once per attribute."""
+
+    def __init__(self, columns: dict[str, np.ndarray], y: np.ndarray, n_classes: int, cut: Cut) -> None:
+        self.n_classes = n_classes
+        self._cum: dict[str, np.ndarray] = {}
+        self._values: dict[str, np.ndarray] = {}
+        for name, a in cut.attributes.items():
+            if isinstance(a, CategoricalCut):
+                counts = class_counts(columns[name], y, len(a.column.leaves), n_classes)
+                self._values[name] = np.arange(len(a.column.leaves) + 1)
+            else:
+                vals, counts = value_class_counts(columns[name], y, n_classes)
+                self._values[name] = vals
+            cum = np.zeros((counts.shape[0] + 1, n_classes), dtype=np.int64)
+            np.cumsum(counts, axis=0, out=cum[1:])
+            self._cum[name] = cum
+
+    def index(self, column: str, points: np.ndarray, closed_end: np.ndarray | None = None) -> np.ndarray:
+        """Prefix positions: records with value < point (≤ point where ``closed_end``)."""
+        vals = self._values[column]
+        idx = np.searchsorted(vals, points, side="left")
+        if closed_end is not None and closed_end.any():
+            idx = np.where(closed_end, np.searchsorted(vals, points, side="right"), idx)
+        return idx
+
+    def cum(self, column: str) -> np.ndarray:
+        return self._cum[column]
+
+    def distinct(self, column: str) -> np.ndarray:
+        return self._values[column]
+
+
+def piece_scores(cum: np.ndarray, starts: np.ndarray, ends: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Σ over each candidate's pieces of the piece's majority-class count.
+
+    Piece k holds the marginal rows ``[starts[k], ends[k])`` and belongs to candidate
+    ``owner[k]``; returns ``n`` scores.
+    """
+    if n == 0:
+        return np.zeros(0)
+    majority = (cum[ends] - cum[starts]).max(axis=1)
+    return np.bincount(owner, weights=majority, minlength=n)
+
+
+def categorical_candidates(name: str, a: CategoricalCut, m: Marginals) -> tuple[list[Candidate], np.ndarray]:
+    """Every cut node that has children (DiffGen's granularity)."""
+    cands = [Candidate(name, node=n) for n in a.nodes if n.children]
+    starts, ends, owner = [], [], []
+    for k, c in enumerate(cands):
+        assert c.node is not None
+        for child in c.node.children:
+            starts.append(child.lo)
+            ends.append(child.hi)
+            owner.append(k)
+    scores = piece_scores(m.cum(name), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
+                          np.asarray(owner, dtype=np.int64), len(cands))
+    return cands, scores
+
+
+def numeric_candidates(
+    name: str, a: NumericCut, m: Marginals, grid: int
+) -> tuple[list[Candidate], np.ndarray]:
+    """Every grid point inside every interval, or every hierarchy node with children."""
+    col = a.column
+    cands: list[Candidate] = []
+    lo_pts: list[float] = []
+    hi_pts: list[float] = []
+    owner: list[int] = []
+    last: list[bool] = []
+    for i, (lo, hi) in enumerate(a.intervals()):
+        is_last = i == a.size - 1
+        if a.nodes is not None:
+            node = a.nodes[i]
+            if not node.children:
+                continue
+            kids = tuple(sorted(node.children, key=lambda c: c.lo))
+            k = len(cands)
+            cands.append(Candidate(name, interval=i, points=tuple(c.lo for c in kids[1:]), children=kids))
+            for c in kids:
+                lo_pts.append(c.lo)
+                hi_pts.append(c.hi)
+                owner.append(k)
+                last.append(is_last and c.hi == hi)
+            continue
+        for p in grid_points(lo, hi, grid, col.integer):
+            k = len(cands)
+            cands.append(Candidate(name, interval=i, points=(float(p),)))
+            lo_pts += [lo, float(p)]
+            hi_pts += [float(p), hi]
+            owner += [k, k]
+            last += [False, is_last]
+    if not cands:
+        return [], np.zeros(0)
+    starts = m.index(name, np.asarray(lo_pts))
+    ends = m.index(name, np.asarray(hi_pts), np.asarray(last))
+    return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands))
+
+
+def split_utilities(
+    m: Marginals, name: str, lo: float, hi: float, closed: bool, integer: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Edges and Max utilities of every split point of ``[lo, hi)`` (DiffGen's continuous
+    exponential mechanism): the utility is constant between consecutive distinct values.
+
+    A point p sends x < p left. Real attributes: p ∈ (lo, hi); integer ones: p ∈ {lo+1..hi−1},
+    written as edges shifted by one so that :func:`exponential_interval` with ``integer=True``
+    measures each piece by its number of integers. None when no point fits.
+    """
+    if integer and hi - lo < 2:
+        return None
+    vals = m.distinct(name)
+    cum = m.cum(name)
+    s = int(np.searchsorted(vals, lo, side="left"))
+    e = int(np.searchsorted(vals, hi, side="right" if closed else "left"))
+    inner = vals[s:e].astype(float)
+    total = cum[e] - cum[s]
+    left = cum[s : e + 1] - cum[s]  # left[j]: the first j distinct values
+    util = left.max(axis=1) + (total - left).max(axis=1)
+    if integer:
+        edges = np.concatenate([[lo + 1], inner + 1, [hi]])
+        edges = np.clip(edges, lo + 1, hi)
+    else:
+        edges = np.concatenate([[lo], inner, [hi]])
+        edges = np.clip(edges, lo, hi)
+    return edges, util.astype(float)
+
+
+def n_classes_of(schema_target: CategoricalColumn) -> int:
+    return len(schema_target.leaves)

@@ -1,0 +1,79 @@
+"""Column roles, schema typing and missing values before selection (dpkit.anonymity.frame)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from dpkit.anonymity.frame import prepare
+from dpkit.data.schema import load_schema
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+
+SCHEMA = """
+target: y
+missing: "?"
+missing_policy: drop
+columns:
+  id:   {type: ignore}
+  age:  {type: numeric, bounds: [0, 50], integer: true}
+  col:  {type: categorical, hierarchy: {Any: [red, green, blue]}}
+  y:    {type: categorical, values: ["0", "1"]}
+"""
+
+
+@pytest.fixture()
+def schema(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(SCHEMA, encoding="utf-8")
+    return load_schema(p)
+
+
+def _df(**cols) -> pd.DataFrame:
+    base = {"id": ["1", "2", "3", "4", "5", "6"], "age": ["10", "20", "?", "60", "10", "20"],
+            "col": ["red", "blue", "red", "green", "red", "blue"], "y": ["0", "1", "0", "1", "0", "1"]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+def test_schema_types_missing_and_clipping(schema) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = prepare(_df(), target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d.csv")
+    messages = [str(w.message) for w in caught if issubclass(w.category, DpkitWarning)]
+    assert any("dropped 1 row" in m for m in messages)
+    assert any("clipped 1 value" in m for m in messages)
+    assert p.candidates == ["age", "col"]  # id is 'ignore'
+    assert p.frame["age"].tolist() == ["10", "20", "60", "10", "20"]  # values as written
+    assert p.features["age"].tolist() == [10.0, 20.0, 50.0, 10.0, 20.0]  # the ranker sees clipped numbers
+    assert isinstance(p.features["col"].dtype, pd.CategoricalDtype)
+    assert list(p.features["col"].cat.categories) == ["red", "green", "blue"]  # from the taxonomy
+    codes, n = p.codes["col"]
+    assert n >= 3 and len(set(codes.tolist())) == 3
+
+
+def test_schema_value_errors_name_the_line(schema) -> None:
+    with pytest.raises(DataError, match=r"d.csv:4: column 'col' has value\(s\) not in the taxonomy"):
+        prepare(_df(col=["red", "blue", "pink", "green", "red", "red"], age=["1", "2", "3", "1", "2", "3"]), target="y",
+                quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d.csv")
+    with pytest.raises(DataError, match=r"d.csv:3: numeric column 'age' has 'x'"):
+        prepare(_df(age=["1", "x", "3", "1", "x", "3"]), target="y", quasi_identifiers=None, keep=[],
+                sensitive=None, schema=schema, source="d.csv")
+    with pytest.raises(DpkitUsageError, match="ignore"):
+        prepare(_df(), target="y", quasi_identifiers=["id"], keep=[], sensitive=None, schema=schema, source="d.csv")
+
+
+def test_without_schema_numbers_are_numeric() -> None:
+    df = pd.DataFrame({"n": ["1", "2.5", "1", "3"], "c": ["a", "1", "a", "b"], "y": ["p", "q", "p", "q"]})
+    p = prepare(df, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")
+    assert p.features["n"].dtype == float and p.features["n"].tolist() == [1.0, 2.5, 1.0, 3.0]
+    assert isinstance(p.features["c"].dtype, pd.CategoricalDtype)
+
+
+def test_roles_conflict() -> None:
+    df = pd.DataFrame({"a": ["1", "1"], "b": ["x", "y"], "y": ["p", "q"]})
+    with pytest.raises(DpkitUsageError, match="both a quasi-identifier and in --keep"):
+        prepare(df, target="y", quasi_identifiers=["a"], keep=["a"], sensitive=None, schema=None, source="d")
+    p = prepare(df, target="y", quasi_identifiers=None, keep=["b"], sensitive=None, schema=None, source="d")
+    assert p.candidates == ["a"]

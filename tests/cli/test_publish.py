@@ -1,0 +1,248 @@
+"""`dpkit publish` end to end: outputs, report invariants, config precedence, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpkit.cli import cli
+from dpkit.cli.boundary import run as boundary_run
+
+SCHEMA = """\
+target: label
+missing: "?"
+missing_policy: drop
+columns:
+  age: {type: numeric, bounds: [0, 100], integer: true}
+  color:
+    type: categorical
+    hierarchy:
+      Any:
+        Warm: [red, orange]
+        Cool: [blue, green]
+  label: {type: categorical, values: [a, b]}
+  note: {type: ignore}
+"""
+N_ROWS = 173  # an unusual number, so a leak of the exact row count would stand out
+
+
+def make_rows(n: int = N_ROWS) -> str:
+    colors = ["red", "orange", "blue", "green"]
+    lines = ["age,color,label,note"]
+    for i in range(n):
+        age = (i * 37) % 90 + 5
+        c = colors[i % 4]
+        lab = "a" if (age < 50) == (c in ("red", "orange")) else "b"
+        lines.append(f"{age},{c},{lab},n{i}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "s.yaml").write_text(SCHEMA)
+    (tmp_path / "d.csv").write_text(make_rows())
+    return {"schema": str(tmp_path / "s.yaml"), "data": str(tmp_path / "d.csv"), "dir": str(tmp_path),
+            "out": str(tmp_path / "rel.csv"), "report": str(tmp_path / "rel.report.json")}
+
+
+def invoke(argv: list[str]) -> tuple[int, str, str]:
+    """Through dpkit's error boundary, as the console script runs it."""
+    runner = CliRunner()
+    result = runner.invoke(_Entry(), argv)
+    return result.exit_code, result.stdout, result.stderr
+
+
+class _Entry:
+    """Adapter so CliRunner runs boundary.run (exit codes, one-line errors)."""
+
+    name = "dpkit"
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **kw):  # noqa: ANN001
+        raise SystemExit(boundary_run(cli, list(args or [])))
+
+
+def publish(files, *extra: str) -> tuple[int, str, str]:
+    return invoke(["publish", files["data"], "--schema", files["schema"], "-o", files["out"], *extra])
+
+
+def test_publish_writes_release_and_report(files):
+    code, out, err = publish(files, "--epsilon", "1", "--levels", "3", "--seed", "4")
+    assert code == 0, err
+    rel = Path(files["out"]).read_text().splitlines()
+    assert rel[0] == "age,color,label"  # ignored column dropped; schema order
+    report = json.loads(Path(files["report"]).read_text())
+    assert report["command"] == "publish" and report["algorithm"] == "maxgddp"
+    assert report["privacy"]["seeded"] is True
+    spends = report["spends"]
+    assert [s["step"] for s in spends] == ["select level 1", "select level 2", "select level 3", "noisy counts"]
+    total = math.fsum(s["epsilon"] for s in spends)
+    assert math.isclose(total, report["privacy"]["epsilon_spent"], rel_tol=1e-12)
+    assert report["privacy"]["epsilon_spent"] <= 1.0 + 1e-9
+    assert report["parameters"]["levels"] == 3 and report["parameters"]["grid"] == 32
+    cut = report["release"]["cut"]
+    assert set(cut) == {"age", "color"}
+    assert len(report["release"]["selections"]) == 3
+    assert report["release"]["released_records"] == len(rel) - 1
+    # labels in the release are the cut's labels
+    values = {line.split('"')[1] if line.startswith('"') else line.split(",")[0] for line in rel[1:]}
+    assert values <= set(_interval_labels(cut["age"]))
+
+
+def _interval_labels(pairs):
+    return [f"[{a},{b}{']' if i == len(pairs) - 1 else ')'}" for i, (a, b) in enumerate(pairs)]
+
+
+def _ints(obj):
+    if isinstance(obj, dict):
+        for v in obj.values():
+            yield from _ints(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _ints(v)
+    elif isinstance(obj, int | float) and not isinstance(obj, bool):
+        yield obj
+
+
+def test_report_holds_no_exact_row_count(files):
+    for algorithm in ("maxgddp", "diffgen"):
+        code, _, err = publish(files, "--epsilon", "0.5", "--levels", "4", "--algorithm", algorithm)
+        assert code == 0, err
+        report = json.loads(Path(files["report"]).read_text())
+        assert N_ROWS not in set(_ints(report))
+        assert str(N_ROWS) not in json.dumps({k: v for k, v in report.items() if k != "release"})
+
+
+def test_config_gives_defaults_and_flags_override(files, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("publish:\n  epsilon: 0.7\n  levels: 2\n  grid: 4\n  allocation: uniform\n")
+    code, _, err = publish(files, "--config", str(cfg), "--levels", "3")
+    assert code == 0, err
+    report = json.loads(Path(files["report"]).read_text())
+    p = report["parameters"]
+    assert (p["levels"], p["grid"], p["allocation"], p["epsilon"]) == (3, 4, "uniform", 0.7)
+    sel = [s["epsilon"] for s in report["spends"] if s["step"].startswith("select")]
+    assert len(sel) == 3 and all(math.isclose(e, 0.35 / 3) for e in sel)
+
+
+def test_counts_output_and_stdout(files):
+    code, out, err = invoke(["publish", files["data"], "--schema", files["schema"], "--epsilon", "1",
+                             "--levels", "2", "--counts", "-o", "-", "--seed", "1"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "age,color,label,count"
+    assert all(int(line.rsplit(",", 1)[1]) > 0 for line in lines[1:])
+
+
+def test_seeded_runs_are_reproducible(files, tmp_path):
+    publish(files, "--epsilon", "1", "--levels", "3", "--seed", "9")
+    first = Path(files["out"]).read_text()
+    files2 = {**files, "out": str(tmp_path / "rel2.csv")}
+    publish(files2, "--epsilon", "1", "--levels", "3", "--seed", "9")
+    assert Path(files2["out"]).read_text() == first
+
+
+def test_target_defaults_to_the_schema_target(files):
+    code, _, err = publish(files, "--epsilon", "1", "--levels", "1")
+    assert code == 0, err
+    assert json.loads(Path(files["report"]).read_text())["parameters"]["target"] == "label"
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _no_output(files):
+    return not Path(files["out"]).exists() and not Path(files["report"]).exists()
+
+
+@pytest.mark.parametrize("eps", ["0", "-1", "abc", "nan"])
+def test_bad_epsilon_is_a_usage_error(files, eps):
+    code, _, err = publish(files, "--epsilon", eps, "--levels", "2")
+    assert code == 2 and "epsilon" in err and len(err.strip().splitlines()) == 1
+    assert _no_output(files)
+
+
+def test_levels_zero_is_a_usage_error(files):
+    code, _, err = publish(files, "--epsilon", "1", "--levels", "0")
+    assert code == 2 and "--levels" in err and len(err.strip().splitlines()) == 1
+    assert _no_output(files)
+
+
+def test_missing_epsilon(files):
+    code, _, err = publish(files, "--levels", "2")
+    assert code == 2 and "--epsilon is required" in err
+
+
+def test_unknown_category_is_an_error(files):
+    text = Path(files["data"]).read_text().replace("red", "purple", 1)
+    Path(files["data"]).write_text(text)
+    code, _, err = publish(files, "--epsilon", "1")
+    assert code == 1 and "purple" in err and "'color'" in err and len(err.strip().splitlines()) == 1
+    assert _no_output(files)
+
+
+def test_out_of_bounds_is_clipped_with_a_count(files):
+    text = Path(files["data"]).read_text()
+    lines = text.splitlines()
+    lines[1] = "150," + lines[1].split(",", 1)[1]
+    lines[2] = "-3," + lines[2].split(",", 1)[1]
+    Path(files["data"]).write_text("\n".join(lines) + "\n")
+    code, _, err = publish(files, "--epsilon", "1", "--levels", "2")
+    assert code == 0
+    assert "clipped 2 value(s) of 'age'" in err
+    assert Path(files["out"]).exists()
+
+
+def test_missing_target_column(files):
+    text = Path(files["data"]).read_text().splitlines()
+    Path(files["data"]).write_text("\n".join(",".join(line.split(",")[:2] + line.split(",")[3:]) for line in text) + "\n")
+    code, _, err = publish(files, "--epsilon", "1")
+    assert code == 1 and "'label'" in err and "not found" in err
+    assert _no_output(files)
+
+
+def test_unknown_target(files):
+    code, _, err = publish(files, "--epsilon", "1", "--target", "nope")
+    assert code == 2 and "nope" in err
+
+
+def test_empty_file(files):
+    Path(files["data"]).write_text("")
+    code, _, err = publish(files, "--epsilon", "1")
+    assert code == 1 and "empty" in err and len(err.strip().splitlines()) == 1
+    assert _no_output(files)
+
+
+def test_output_equal_to_input_is_refused(files):
+    code, _, err = invoke(["publish", files["data"], "--schema", files["schema"], "--epsilon", "1",
+                           "-o", files["data"]])
+    assert code == 2 and "refusing" in err
+
+
+def test_help_has_an_example():
+    code, out, _ = invoke(["publish", "--help"])
+    assert code == 0 and "Example:" in out and "--selection-share" in out
+
+
+# ----------------------------------------------------------------------------- the demo
+
+
+@pytest.mark.slow
+def test_makefile_demo_commands_on_adult(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    rel, gen = tmp_path / "adult.released.csv", tmp_path / "adult.test.generalized.csv"
+    code, _, err = invoke(["publish", str(root / "sample_data/adult/train.csv"), "--schema",
+                           str(root / "taxonomies/adult.yaml"), "--target", "income", "--epsilon", "1",
+                           "--levels", "13", "-o", str(rel)])
+    assert code == 0, err
+    assert "dropped" in err  # the '?' rows, by the schema's policy
+    code, _, err = invoke(["generalize", str(root / "sample_data/adult/test.csv"), "--cut",
+                           str(tmp_path / "adult.released.report.json"), "-o", str(gen)])
+    assert code == 0, err
+    head_rel = rel.read_text().splitlines()[0]
+    gen_lines = gen.read_text().splitlines()
+    assert gen_lines[0] == head_rel
+    assert len(gen_lines) - 1 == 15060  # the test split without its '?' rows

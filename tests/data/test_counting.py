@@ -1,0 +1,103 @@
+"""The counting module's core statistics against brute-force loops (hypothesis)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpkit.data.counting import cell_counts, class_counts, group_of, histogram
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 4), st.data())
+def test_class_counts_brute_force(n_groups, n_classes, data):
+    n = data.draw(st.integers(0, 60))
+    groups = np.array(data.draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)), dtype=np.int32)
+    y = np.array(data.draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)), dtype=np.int32)
+    got = class_counts(groups, y, n_groups, n_classes)
+    want = np.zeros((n_groups, n_classes), dtype=np.int64)
+    for g, c in zip(groups, y, strict=True):
+        want[g, c] += 1
+    assert got.shape == (n_groups, n_classes)
+    assert np.array_equal(got, want)
+    assert got.sum() == n
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=1, max_size=8, unique=True).map(sorted),
+    st.lists(st.integers(0, 40), max_size=50),
+)
+def test_group_of_brute_force(starts, values):
+    starts_a = np.array(starts)
+    got = group_of(np.array(values, dtype=np.int64), starts_a)
+    for v, g in zip(values, got, strict=True):
+        # the last start <= v (values below the first start fall in group 0)
+        want = max([i for i, s in enumerate(starts) if s <= v], default=0)
+        assert g == want
+
+
+def test_group_of_taxonomy_cut():
+    # leaves 0..6; a cut whose nodes start at leaves 0, 3, 4
+    assert group_of(np.arange(7), np.array([0, 3, 4])).tolist() == [0, 0, 0, 1, 2, 2, 2]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.data())
+def test_cell_counts_brute_force(shape, data):
+    n = data.draw(st.integers(0, 40))
+    codes = [
+        np.array(data.draw(st.lists(st.integers(0, s - 1), min_size=n, max_size=n)), dtype=np.int64)
+        for s in shape
+    ]
+    cells, counts = cell_counts(codes, shape)
+    want = Counter(zip(*[c.tolist() for c in codes], strict=True))
+    got = {tuple(c): int(k) for c, k in zip(cells.tolist(), counts.tolist(), strict=True)}
+    assert got == dict(want)
+    assert (counts > 0).all()
+    assert [tuple(c) for c in cells.tolist()] == sorted(got)  # lexicographic order
+
+
+def test_cell_counts_huge_domain_uses_sparse_path():
+    shape = [2**40, 2**40]  # 2^80 cells: cannot be raveled into int64
+    codes = [np.array([5, 5, 2**39], dtype=np.int64), np.array([1, 1, 7], dtype=np.int64)]
+    cells, counts = cell_counts(codes, shape)
+    assert cells.tolist() == [[5, 1], [2**39, 7]] and counts.tolist() == [2, 1]
+
+
+def test_cell_counts_empty_and_no_dims():
+    cells, counts = cell_counts([np.array([], dtype=np.int64)], [3])
+    assert cells.shape == (0, 1) and counts.shape == (0,)
+    with pytest.raises(ValueError):
+        cell_counts([], [])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.data())
+def test_histogram_brute_force(bins, data):
+    d = len(bins)
+    n = data.draw(st.integers(0, 30))
+    pts = np.array(
+        [[data.draw(st.floats(-1, 11, allow_nan=False)) for _ in range(d)] for _ in range(n)],
+        dtype=float,
+    ).reshape(n, d)
+    lows, highs = np.zeros(d), np.full(d, 10.0)
+    got = histogram(pts, lows, highs, bins)
+    want = np.zeros(bins, dtype=np.int64)
+    for p in pts:
+        idx = []
+        for j in range(d):
+            w = 10.0 / bins[j]
+            i = int(np.floor(p[j] / w))
+            idx.append(min(max(i, 0), bins[j] - 1))  # outside points clip to the edge cells
+        want[tuple(idx)] += 1
+    assert got.shape == tuple(bins) and np.array_equal(got, want)
+
+
+def test_histogram_upper_edge_goes_to_last_cell():
+    got = histogram(np.array([[10.0], [0.0], [5.0]]), np.array([0.0]), np.array([10.0]), [2])
+    assert got.tolist() == [1, 2]

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpkit.errors import DpkitUsageError
+from dpkit.release.experiment import run_experiment
+
+ROOT = Path(__file__).resolve().parents[2]
+IRIS = {"data": str(ROOT / "sample_data/iris/iris.csv"), "schema": str(ROOT / "taxonomies/iris.yaml"),
+        "split": "stratified", "levels": 5, "min_samples_leaf": 1}
+
+
+@pytest.mark.parametrize("algorithm", ["maxgddp", "diffgen"])
+def test_run_experiment_on_iris(algorithm):
+    r = run_experiment({**IRIS, "algorithm": algorithm, "epsilon": 1.0}, seed=3)
+    assert set(r) >= {"accuracy", "baseline_accuracy", "floor_accuracy", "epsilon_spent"}
+    assert 0 <= r["accuracy"] <= 1
+    assert r["floor_accuracy"] == pytest.approx(1 / 3)  # 17 test records per class
+    assert r["baseline_accuracy"] > 0.85
+    assert r["epsilon_spent"] == pytest.approx(1.0)
+    assert run_experiment({**IRIS, "algorithm": algorithm, "epsilon": 1.0}, seed=3) == r  # seeded
+
+
+def test_high_epsilon_approaches_the_baseline():
+    r = run_experiment({**IRIS, "epsilon": 1000.0, "levels": 6}, seed=1)
+    assert r["accuracy"] > 0.8
+
+
+def test_unknown_algorithm():
+    with pytest.raises(DpkitUsageError, match="unknown algorithm"):
+        run_experiment({**IRIS, "algorithm": "nope"}, seed=1)
