@@ -34,7 +34,8 @@ demo: $(STAMP)
 	$(DPKIT) generalize sample_data/adult/test.csv --cut $(OUT)/adult.released.report.json \
 	    -o $(OUT)/adult.test.generalized.csv
 	$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
-	    --target income --schema taxonomies/adult.yaml
+	    --target income --schema taxonomies/adult.yaml \
+	    --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
 	@echo "released table: $(OUT)/adult.released.csv; privacy report: $(OUT)/adult.released.report.json"
 
 test: $(STAMP)
@@ -58,15 +59,22 @@ reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 reproduce-maxgddp: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-iris.yaml -o results/maxgddp-iris
+	$(PY) -m bench.bench_publish --results results/maxgddp-adult results/maxgddp-iris > docs/results/publish.md.tmp
+	mv docs/results/publish.md.tmp docs/results/publish.md
+	$(PY) scripts/build_results.py
 
 reproduce-diffprfs: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/diffprfs-adult.yaml -o results/diffprfs-adult
+	$(PY) scripts/build_results.py
 
 reproduce-dpqt: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/dpqt.yaml -o results/dpqt
+	$(PY) scripts/build_results.py
 
 reproduce-xgbka: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/xgbka.yaml -o results/xgbka
+	$(PY) -m bench.bench_kanon --experiment results/xgbka
+	$(PY) scripts/build_results.py
 
 clean:
 	rm -rf $(OUT) results bench/out .pytest_cache .ruff_cache

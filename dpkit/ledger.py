@@ -182,11 +182,26 @@ class Ledger:
                 # private to the data owner: it holds fingerprints of the private inputs
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             except FileExistsError:
-                pass  # another process created it first; its schema set-up is idempotent
+                pass  # another process created it first
             except OSError as exc:
                 raise DataError(f"ledger {self.path}: cannot create: {exc.strerror}") from None
+        if create and (self.path.stat().st_size == 0 or self._is_ledger()):
+            # idempotent (CREATE IF NOT EXISTS, in one write transaction), so concurrent
+            # `budget init`s, or one that finds a file another has just created, all finish
+            # the set-up; a file that is something else is left alone (and refused later)
             with self._connect(setup=True):
                 pass
+
+    def _is_ledger(self) -> bool:
+        try:
+            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+            try:
+                return con.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is not None
+            finally:
+                con.close()
+        except sqlite3.DatabaseError:
+            return False
 
     # ------------------------------------------------------------------ connection
 

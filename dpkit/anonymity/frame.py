@@ -54,8 +54,18 @@ def require_columns(df: pd.DataFrame, names: list[str], option: str, source: str
     missing = [n for n in names if n not in df.columns]
     if missing:
         header = ", ".join(list(df.columns)[:12]) + (", ..." if len(df.columns) > 12 else "")
+        _one_column_header(df, missing, source)
         raise DpkitUsageError(
             f"{option}: column(s) {', '.join(map(repr, missing))} not in {source} (columns: {header})"
+        )
+
+
+def _one_column_header(df: pd.DataFrame, missing: list[str], source: str) -> None:
+    """A header read as one column holding a ';', tab or '|' means a wrong --delimiter."""
+    if len(df.columns) == 1 and any(d in str(df.columns[0]) for d in ";\t|"):
+        raise DataError(
+            f"{source}: column(s) {', '.join(map(repr, missing))} not found: the header is one "
+            f"column ({str(df.columns[0])[:40]!r}) — wrong --delimiter?"
         )
 
 
@@ -98,7 +108,15 @@ def prepare(
                     raise DpkitUsageError(f"--quasi-identifiers: column {c!r} is declared 'ignore' in {schema.path}")
     elif schema is not None:
         candidates = [c for c in schema.predictors(target) if c not in reserved]
-        require_columns(df, candidates, f"schema {schema.path}", source)
+        absent = [c for c in candidates if c not in df.columns]
+        if absent:
+            _one_column_header(df, absent, source)
+            hint = " — is the schema for a different data set?" if len(absent) == len(candidates) else ""
+            raise DataError(
+                f"{source}: column(s) {', '.join(map(repr, absent))} from schema {schema.path} not "
+                f"found in the header ({', '.join(list(df.columns)[:8])}"
+                f"{', ...' if len(df.columns) > 8 else ''}){hint}"
+            )
     else:
         candidates = [c for c in df.columns if c not in reserved]
 
@@ -168,9 +186,14 @@ def prepare(
             if bad.any():
                 first = int(rows[int(np.flatnonzero(np.isin(codes, np.flatnonzero(bad)))[0])])
                 shown = ", ".join(repr(v) for v in values[bad][:5])
+                fix = (
+                    "declare a missing token (missing: ...) in the schema for empty values"
+                    if "" in set(values[bad])
+                    else "add them to the schema or fix the data"
+                )
                 raise DataError(
                     f"{source}:{first + 2}: column {c!r} has value(s) not in the taxonomy of "
-                    f"{schema.path} ({shown}); add them to the schema or fix the data"
+                    f"{schema.path} ({shown}); {fix}"
                 )
             features[c] = pd.Categorical.from_codes(np.maximum(mapped, 0)[codes], categories=list(col.leaves))
         else:
@@ -180,9 +203,9 @@ def prepare(
                 if not finite[present[c]].all():
                     bad = np.flatnonzero(~finite & present[c])
                     first = int(rows[int(np.flatnonzero(np.isin(codes, bad))[0])])
-                    raise DataError(
-                        f"{source}:{first + 2}: numeric column {c!r} has {values[bad[0]]!r}, not a finite number"
-                    )
+                    v = values[bad[0]]
+                    what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not a finite number"
+                    raise DataError(f"{source}:{first + 2}: numeric column {c!r} {what}")
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
                     warnings.warn(

@@ -9,7 +9,7 @@ import warnings
 
 import click
 
-from dpkit.cli.options import state_for
+from dpkit.cli.options import reset_state, state_for
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
@@ -51,6 +51,7 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
     """Run ``cli`` and return the process exit code."""
     from dpkit.errors import DpkitError
 
+    reset_state()
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)

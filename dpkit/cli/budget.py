@@ -121,31 +121,46 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(runs, indent=2))
         return
+    import os
+
     header = ("when (UTC)", "data set", "command", "ε reserved", "ε counted", "status",
               "outputs", "report")
+
+    def short(path: str) -> str:
+        # relative to the current directory when below it (full paths are in --json)
+        rel = os.path.relpath(path) if path not in ("-", "") else path
+        return path if rel.startswith("..") else rel
+
     table = []
     for r in runs:
-        outs = [o for o in r["outputs"] if o != r["report"]]
+        outs = [short(o) for o in r["outputs"] if o != r["report"]]
         table.append((
-            r["started"].replace("T", " ").rstrip("Z"), r["dataset"], r["command"],
+            r["started"].replace("T", " ").rstrip("Z")[:16], r["dataset"], r["command"],
             f"{r['epsilon_reserved']:g}", f"{r['epsilon_counted']:.6g}",
             r["status"] + (f" ({r['reason']})" if r["reason"] and r["status"] != "complete" else ""),
-            ", ".join(outs) or "-", r["report"] or "-",
+            ", ".join(outs) or "-", short(r["report"]) if r["report"] else "-",
         ))
-    _print_table("ledger history", header, table)
+    # on a terminal one ε column, "0.35 of 0.7" (counted of reserved), keeps 80 columns readable
+    compact_header = ("when (UTC)", "data set", "command", "ε", "status", "outputs", "report")
+    compact = [(*r[:3], r[4] if r[3] == r[4] else f"{r[4]} of {r[3]}", *r[5:]) for r in table]
+    _print_table("ledger history", header, table, compact=(compact_header, compact))
 
 
-def _print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-    """A rich table on a terminal; tab-separated lines (header first) when piped."""
+def _print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]],
+                 compact: tuple[tuple[str, ...], list[tuple[str, ...]]] | None = None) -> None:
+    """A rich table on a terminal (``compact`` if given); tab-separated lines when piped."""
     import sys
 
     if sys.stdout.isatty():
+        if compact is not None:
+            header, rows = compact
         from rich.console import Console
         from rich.table import Table
 
         table = Table(title=title)
         for h in header:
-            table.add_column(h, overflow="fold")
+            # long cells (paths) fold; ε and status stay on one line
+            table.add_column(h, overflow="fold", no_wrap=h in ("ε", "status"))
         for row in rows:
             table.add_row(*row)
         Console().print(table)

@@ -33,7 +33,7 @@ from dpkit.cli.options import (
 @click.option("--max-height", type=int, default=None, metavar="H",
               help="dpqt: tree height [default: from the noise level, see docs/cluster.md].")
 @click.option("--threshold", type=float, default=None, metavar="T",
-              help="dpqt: split a node while its noisy count > T [default: 2 sd of the level noise].")
+              help="dpqt: split a node while its noisy count > T [default: 1 sd of the level noise].")
 @click.option("--allocation", type=click.Choice(["uniform", "geometric"]), default="uniform",
               show_default=True, help="dpqt: ε per tree level: equal, or growing 2^(1/3) per level.")
 @click.option("--split", type=click.Choice(["auto", "all", "cycle"]), default="auto", show_default=True,

@@ -33,6 +33,8 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
       dpkit generalize sample_data/adult/test.csv --cut out/adult.released.report.json \\
           -o out/adult.test.generalized.csv
     """
+    from pathlib import Path
+
     import numpy as np
     import pandas as pd
 
@@ -52,6 +54,8 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     schema_file = schema_path or params.get("schema")
     if not schema_file:
         raise DataError(f"{cut_path}: the report names no schema; pass --schema")
+    if not schema_path and not Path(schema_file).is_file():
+        raise DataError(f"{cut_path}: the schema it names, {schema_file}, is not found from here; pass --schema")
     schema = load_schema(schema_file)
     target = release.get("target") or params.get("target") or schema.target
     cut = Cut.from_json(schema, target, release["cut"], source=cut_path)

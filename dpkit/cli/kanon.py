@@ -74,7 +74,7 @@ def command(
     Example:
       dpkit kanon-select sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income -k 10 -o adult.k10.csv
-      dpkit kanon-select --check-only adult.k10.csv --qi age,sex,race -k 10
+      dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
     from dpkit.anonymity.frame import parse_columns, require_columns
     from dpkit.data.table import read_csv

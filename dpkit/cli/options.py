@@ -30,6 +30,12 @@ def state_for() -> State:
     return _STATE
 
 
+def reset_state() -> None:
+    """Forget -v/-q from a previous in-process invocation (tests, sweeps)."""
+    _STATE.verbose = False
+    _STATE.quiet = False
+
+
 def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
         _STATE.verbose = True

@@ -73,6 +73,16 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
     from dpkit.report import write_report
 
     p = apply_config(ctx, dict(kwargs), kwargs.get("config"), "publish")
+    if p.get("algorithm") == "diffgen":
+        given = [f"--{k.replace('_', '-')}" for k in ("allocation", "selection_share", "selector", "grid")
+                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+        if given:
+            import warnings
+
+            from dpkit.errors import DpkitWarning
+
+            warnings.warn(f"{', '.join(given)} apply to maxgddp only; diffgen ignores them", DpkitWarning,
+                          stacklevel=1)
     for key, value in DEFAULTS.items():
         if p.get(key) is None:
             p[key] = value

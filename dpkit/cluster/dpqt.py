@@ -13,11 +13,14 @@ Departures from the paper (ALGORITHMS.md §3):
 - **Height and threshold follow the noise, not N alone.** The paper's maxH = ln(N)/d and
   T = N/1000 stop far too early when the public box is much wider than the data (a bucket
   of a 10^6-wide box at depth ln(5000)/2 ≈ 4 is 62,500 wide — wider than S1's clusters).
-  dpkit splits a node while its noisy count exceeds ``c`` standard deviations of the
-  level's noise (c = 2 by default, so an empty node is split with probability < 5 %),
-  and caps the height where a node can no longer be told from noise: the
-  depth at which N̂ points spread over the occupied cells fall below the threshold, see
-  :func:`auto_height`. ``max_height`` / ``threshold`` override both.
+  dpkit splits a node while its noisy count exceeds one standard deviation σ of the
+  level's noise (``threshold_sd``; an empty node is split with probability ≈ 12 %, but
+  its empty children stop at once), and caps the height where a node can no longer be
+  told from noise: the depth at which N̂ points spread over the occupied cells fall
+  below 2σ (``height_sd``, :func:`auto_height`). Of the pairs (2σ, 2σ), (1σ, 1σ),
+  (1σ, 2σ), (σ/2, σ/2) tried on S1 and unbalance (10 runs per ε,
+  docs/results/cluster.md), (1σ, 2σ) did best overall. ``max_height`` / ``threshold``
+  override both.
 - The root is always split (it is the public box: no data is needed to decide), and the
   last level is never split, so only levels 1..H−1 draw noisy counts. If every node stops
   before H, the unused level budgets go to the bucket counts.
@@ -32,7 +35,7 @@ Departures from the paper (ALGORITHMS.md §3):
   docs/results/cluster.md) 16 children beat the kd split at every ε (NICV ratio 3.8 vs
   18.3 at ε = 1): the kd split needs d times as many levels for the same resolution, so
   each level's count is d times noisier, while the extra children of a 2^d split cost no
-  budget (parallel composition) and empty ones rarely pass the 2σ threshold.
+  budget (parallel composition) and empty ones rarely pass the threshold.
 - ``allocation="geometric"`` gives level h a share ∝ 2^(h/3) of ε1 (Cormode et al.,
   ICDE 2012), more budget where counts are small; ``uniform`` (the paper) gives ε1/(H−1).
 """
@@ -142,7 +145,8 @@ class DPQTKMeans:
         gamma: float = 0.3,
         max_height: int | None = None,
         threshold: float | None = None,
-        threshold_sd: float = 2.0,
+        threshold_sd: float = 1.0,
+        height_sd: float = 2.0,
         allocation: str = "uniform",
         n_estimate: int | None = None,
         n_share: float = 0.05,
@@ -158,6 +162,7 @@ class DPQTKMeans:
         self.max_height = max_height
         self.threshold = threshold
         self.threshold_sd = threshold_sd
+        self.height_sd = height_sd
         self.allocation = allocation
         self.n_estimate = n_estimate
         self.n_share = n_share
@@ -221,7 +226,7 @@ class DPQTKMeans:
         if self.max_height is not None:
             height = min(int(self.max_height), MAX_TOTAL_DEPTH // per_level)
         else:
-            height = auto_height(n_hat, eps1, d, split, float(self.threshold_sd), cap)
+            height = auto_height(n_hat, eps1, d, split, float(self.height_sd), cap)
         budgets = level_budgets(eps1, height, self.allocation)
         if self.threshold is not None:
             thresholds = np.full(len(budgets), float(self.threshold))

@@ -61,7 +61,8 @@ def make_model(algorithm: str, k: int, epsilon: float, bounds: tuple[list[float]
 
     if algorithm == "dpqt":
         return DPQTKMeans(k, epsilon=epsilon, bounds=bounds, **opt(
-            "gamma", "max_height", "threshold", "allocation", "n_estimate", "split", "noise_floor"))
+            "gamma", "max_height", "threshold", "threshold_sd", "height_sd", "allocation", "n_estimate", "split",
+            "noise_floor"))
     if algorithm == "dpkmeans":
         return DPKMeans(k, epsilon=epsilon, bounds=bounds, **opt("iterations"))
     if algorithm == "eug":

@@ -97,6 +97,9 @@ def _read_text(path: str | Path, *, encoding: str, delimiter: str) -> tuple[byte
         header = next(reader)
     except csv.Error as exc:
         raise DataError(f"{name}:1: cannot parse the header: {exc}") from None
+    if not header:
+        # a blank first line: pandas would skip it and take the next line as the header
+        raise DataError(f"{name}:1: the first line is blank; the header row must come first")
     header = [h.strip() for h in header]
     seen: set[str] = set()
     for h in header:
@@ -139,6 +142,12 @@ def _parse_strings(
         ) from None
     except (pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"{name}: cannot parse CSV: {exc}") from None
+    if len(df.columns) != len(header):
+        # the C parser and the csv module disagree on the header (e.g. NUL bytes)
+        raise DataError(
+            f"{name}:1: cannot parse the header (read {len(header)} column names, the parser "
+            f"saw {len(df.columns)}); check --delimiter, --encoding and quoting"
+        )
     if require_rows and len(df) == 0:
         raise DataError(f"{name}: has a header but no data rows")
     # The C parser pads short rows with "" silently, and takes a long first row as an index:

@@ -62,7 +62,13 @@ import numpy as np
 from dpkit.data.counting import class_counts, threshold_class_counts
 from dpkit.errors import DpkitUsageError
 from dpkit.learn.model import Feature, ForestModel, Node, features_from_schema
-from dpkit.privacy import Accountant, discrete_laplace, exponential, exponential_interval
+from dpkit.privacy import (
+    Accountant,
+    discrete_laplace,
+    exponential,
+    exponential_interval,
+    validate_epsilon,
+)
 
 UTILITIES = ("info-gain", "max", "gini")
 SAMPLINGS = ("disjoint", "none")
@@ -157,9 +163,10 @@ class DiffPRFs:
             raise DpkitUsageError(f"utility must be one of {', '.join(UTILITIES)}, got {self.utility!r}")
         if self.sampling not in SAMPLINGS:
             raise DpkitUsageError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {self.sampling!r}")
-        if not (0 < float(self.size_share) < 1):
+        share, factor = _number(self.size_share), _number(self.leaf_factor)
+        if not (0 < share < 1):
             raise DpkitUsageError(f"size_share must be in (0, 1), got {self.size_share!r}")
-        if not (math.isfinite(float(self.leaf_factor)) and float(self.leaf_factor) >= 0):
+        if not (math.isfinite(factor) and factor >= 0):
             raise DpkitUsageError(f"leaf_factor must be a number >= 0, got {self.leaf_factor!r}")
         return resolve_features_per_node(self.features_per_node, n_features)
 
@@ -193,8 +200,12 @@ class DiffPRFs:
         feats = features_from_schema(schema, names)
         f_per_node = self._validate(len(feats))
         classes = tuple(tcol.leaves)
-        eps = float(self.epsilon)
+        eps = validate_epsilon(self.epsilon)
         accountant.check(eps, "forest")
+        absent = [c for c in [*names, target] if c not in table.columns]
+        if absent:
+            raise DpkitUsageError(f"{table.source}: the table was encoded without column(s) "
+                                  f"{', '.join(map(repr, absent))}")
 
         X = [np.asarray(table.columns[f.name]) for f in feats]
         y = np.asarray(table.columns[target], dtype=np.int64)
@@ -379,6 +390,16 @@ class DiffPRFs:
             step=f"{where}: split attribute", sensitivity=sens, monotone=monotone,
         )
         return chosen[a], float(thresholds[a]), eps
+
+def _number(value: Any) -> float:
+    """``value`` as a float; NaN (which fails every range check) if it is not a number."""
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
 
 def resolve_features_per_node(value: int | str, n_features: int) -> int:
     """``features_per_node`` as a number: ``"sqrt"`` → ⌊√|F|⌋ (at least 1), ``"all"`` → |F|."""

@@ -204,7 +204,8 @@ class ForestModel:
             )
         X = np.empty((len(df), len(self.features)), dtype=float)
         for j, feat in enumerate(self.features):
-            values = df[feat.name].astype(str).str.strip().to_numpy()
+            # a list comprehension: pandas' .str.strip() took most of the prediction time
+            values = np.array([str(v).strip() for v in df[feat.name].to_numpy()], dtype=object)
             is_missing = values == self.missing if self.missing is not None else np.zeros(len(values), bool)
             if feat.kind == "categorical":
                 codes = pd.Index(list(feat.categories)).get_indexer(values).astype(float)

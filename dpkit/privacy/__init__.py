@@ -18,6 +18,7 @@ from dpkit.privacy.mechanisms import (
     grid_laplace,
     permute_and_flip,
     report_noisy_max,
+    sparse_discrete_laplace,
 )
 from dpkit.privacy.rng import check_seed, derive_seed, make_rng
 
@@ -34,6 +35,7 @@ __all__ = [
     "grid_laplace",
     "permute_and_flip",
     "report_noisy_max",
+    "sparse_discrete_laplace",
     "check_seed",
     "derive_seed",
     "make_rng",

@@ -167,7 +167,9 @@ class Accountant:
         yield scope
         used = scope.used()
         if used > 0:
-            mechanisms = " + ".join(dict.fromkeys(s.mechanism for s in scope.all_spends()))
+            mechanisms = " + ".join(
+                dict.fromkeys(m for s in scope.all_spends() for m in s.mechanism.split(" + "))
+            )
             sens = max((s.sensitivity for s in scope.all_spends()), default=1.0)
             self.spend(step, mechanisms, used, sens, scope="parallel")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpkit.data.counting import class_counts, value_class_counts
-from dpkit.data.schema import CategoricalColumn, IntervalNode, TaxonomyNode
+from dpkit.data.schema import IntervalNode, TaxonomyNode
 from dpkit.release.cut import CategoricalCut, Cut, NumericCut, format_number, grid_points
 
 
@@ -177,7 +177,3 @@ def split_utilities(
         edges = np.concatenate([[lo], inner, [hi]])
         edges = np.clip(edges, lo, hi)
     return edges, util.astype(float)
-
-
-def n_classes_of(schema_target: CategoricalColumn) -> int:
-    return len(schema_target.leaves)

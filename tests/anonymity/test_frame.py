@@ -77,3 +77,18 @@ def test_roles_conflict() -> None:
         prepare(df, target="y", quasi_identifiers=["a"], keep=["a"], sensitive=None, schema=None, source="d")
     p = prepare(df, target="y", quasi_identifiers=None, keep=["b"], sensitive=None, schema=None, source="d")
     assert p.candidates == ["a"]
+
+
+def test_schema_mismatch_empty_cells_and_delimiter_hint(schema) -> None:
+    other = pd.DataFrame({"sepal": ["1", "2"], "petal": ["1", "2"], "y": ["0", "1"]})
+    with pytest.raises(DataError, match="not found in the header .*different data set"):
+        prepare(other, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d")
+    with pytest.raises(DataError, match=r"d:4: numeric column 'age' is empty \(declare a missing token"):
+        prepare(_df(age=["1", "2", "", "1", "2", "3"]), target="y", quasi_identifiers=None, keep=[],
+                sensitive=None, schema=schema, source="d")
+    with pytest.raises(DataError, match=r"d:3: column 'col' .*declare a missing token"):
+        prepare(_df(col=["red", "", "red", "green", "red", "blue"]), target="y", quasi_identifiers=None,
+                keep=[], sensitive=None, schema=schema, source="d")
+    semi = pd.DataFrame({"a;b;y": ["1;2;0", "1;2;1"]})
+    with pytest.raises(DataError, match="wrong --delimiter"):
+        prepare(semi, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")

@@ -10,12 +10,17 @@ code proves the broken one wrong.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
-from dp_audit import audit, clopper_pearson
 
 import dpkit.privacy.mechanisms as mech
 from dpkit.privacy import Accountant, discrete_laplace, report_noisy_max
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dp_audit import audit, clopper_pearson  # noqa: E402  (the harness, a sibling module)
 
 pytestmark = pytest.mark.statistical
 
@@ -195,5 +200,55 @@ def test_publish_passes_audit(publish_tables):
 def test_publish_audit_catches_3x(publish_tables, broken_noise):
     d, d_prime = publish_tables
     r = audit(_publish_release, d, d_prime, lambda c: c <= 3, epsilon=EPS, n=N_RUNS)
+    print(r)
+    assert r.violation, str(r)
+
+
+SELECT_SCHEMA = """\
+target: label
+columns:
+  a: {type: categorical, values: [u, v]}
+  b: {type: categorical, values: [s, t]}
+  label: {type: categorical, values: [p, q]}
+"""
+
+
+@pytest.fixture
+def selection_tables():
+    """Max(a) = Max(b) = 2 on D; D' adds (u, t, p), raising Max(a) to 3 and leaving Max(b)."""
+    import pandas as pd
+
+    pytest.importorskip("dpkit.release.maxgddp")
+    from dpkit.data.schema import parse_schema
+    from dpkit.data.table import encode
+
+    s = parse_schema(SELECT_SCHEMA, "audit.yaml")
+    rows = [("u", "s", "p"), ("v", "t", "q")]
+    cols = ["a", "b", "label"]
+    return (encode(pd.DataFrame(rows, columns=cols), s),
+            encode(pd.DataFrame([*rows, ("u", "t", "p")], columns=cols), s))
+
+
+def _publish_selection(table, rng):  # noqa: ANN001, ANN202
+    """publish's first (and only) selection, with 90 % of ε: True if it specialized b."""
+    from dpkit.release.maxgddp import MaxGDDP
+
+    acc = Accountant(EPS)
+    model = MaxGDDP(epsilon=EPS, levels=1, selection_share=0.9).fit(table, "label", accountant=acc, rng=rng)
+    assert acc.spent <= EPS * (1 + 1e-9)
+    return len(model.cut_.labels()["b"]) > 1
+
+
+def test_publish_selection_passes_audit(selection_tables):
+    d, d_prime = selection_tables
+    r = audit(_publish_selection, d, d_prime, bool, epsilon=EPS, n=N_RUNS)
+    print(r)
+    assert not r.violation, str(r)
+
+
+def test_publish_selection_audit_catches_3x(selection_tables):
+    d, d_prime = selection_tables
+    r = audit(lambda t, rng: _publish_selection(t, _ThirdLaplace(rng)), d, d_prime, bool,
+              epsilon=EPS, n=N_RUNS)
     print(r)
     assert r.violation, str(r)

@@ -104,6 +104,10 @@ def test_help_has_example():
 def test_every_dp_command_draws_on_the_ledger(tmp_path, name):
     """A DP command with --ledger: the first run is recorded complete with its outputs and
     report; the next, which would pass the cap, is refused (exit 1) and writes nothing."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from test_errors import COMMANDS, GOOD, SCHEMA, invoke, unavailable
 
     from dpkit.ledger import Ledger

@@ -205,3 +205,13 @@ def test_evaluate_cluster_errors(capsys, tmp_path: Path, small: Path) -> None:
     assert code == 2 and "'nope'" in err
     code, _, err = dpkit(capsys, "evaluate", "cluster", small, "--centroids", cents, "--columns", "x,q")
     assert code == 1 and "'q'" in err
+
+
+def test_ledger_caps_repeated_runs(capsys, tmp_path: Path, small: Path) -> None:
+    ledger = tmp_path / "ledger.db"
+    assert dpkit(capsys, "budget", "init", small, "--name", "s1", "--cap", 1, "--ledger", ledger)[0] == 0
+    args = ["cluster", small, "--columns", "x,y", "-k", 3, "--epsilon", 0.6, "--bounds", BOX, "--ledger", ledger]
+    assert dpkit(capsys, *args, "-o", tmp_path / "a.csv")[0] == 0
+    code, _, err = dpkit(capsys, *args, "-o", tmp_path / "b.csv")
+    assert code == 1 and "exceeded" in err
+    assert not (tmp_path / "b.csv").exists()

@@ -31,6 +31,8 @@ from dpkit.cli.boundary import run as boundary_run
 
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "errors_probe.py"
+if str(HERE) not in sys.path:  # errors_probe is a sibling module, whatever the import mode
+    sys.path.insert(0, str(HERE))
 
 SCHEMA = """\
 target: label
@@ -155,7 +157,7 @@ _help: dict[str, str] = {}
 
 def invoke(cmd: Command, argv: list[str], env: dict | None = None) -> tuple[int, str, str]:
     """Run in-process through dpkit's error boundary: (exit code, stdout, stderr)."""
-    from errors_probe import probe  # tests/cli is on sys.path (rootdir-relative import)
+    from errors_probe import probe
 
     runner = CliRunner()
     with runner.isolation(env=env) as (out, err, _):
@@ -273,19 +275,9 @@ CASES = [
 
 
 #: (case, command) pairs that fail today in code this catalogue does not own: reported to
-#: the lead; strict, so the test says so as soon as the command is fixed
-KNOWN: dict[tuple[str, str], str] = {
-    ("wrong-delimiter", "kanon-select"):
-        "kanon-select: exit 2 and no --delimiter hint ('--target: column(s) 'label' not in ...')",
-    ("schema-other-data-set", "kanon-select"):
-        "kanon-select: a schema/data mismatch exits 2 (usage) instead of 1 (data error), no hint",
-    ("missing-value-numeric", "kanon-select"):
-        "kanon-select (dpkit/anonymity/frame.py): an empty numeric cell says \"has '', not a "
-        "finite number\" without suggesting a missing token",
-    ("missing-value-categorical", "kanon-select"):
-        "kanon-select (dpkit/anonymity/frame.py): an empty category says 'add them to the "
-        "schema' instead of suggesting a missing token",
-}
+#: the lead. Not strict: several people fix their commands concurrently, and a fix must not
+#: break the build — an XPASS in the summary (-rX) says the mark can go.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 #: commands that phrase a row in their own words (the row still holds: same exit code, one
@@ -328,7 +320,7 @@ def _params():
                 continue
             marks = []
             if (case.id, name) in KNOWN:
-                marks = [pytest.mark.xfail(reason=KNOWN[case.id, name], strict=True)]
+                marks = [pytest.mark.xfail(reason=KNOWN[case.id, name], strict=False)]
             key = (case.id, name)
             this = case
             if key in MESSAGES or key in WARNINGS:

@@ -94,3 +94,16 @@ def test_unknown_category_and_missing_column(released, tmp_path):
 def test_help_has_an_example():
     code, out, _ = invoke(["generalize", "--help"])
     assert code == 0 and "Example:" in out
+
+
+def test_schema_named_in_report_not_found(released, tmp_path):
+    report = json.loads(Path(released["report"]).read_text())
+    report["parameters"]["schema"] = str(tmp_path / "moved.yaml")
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(report))
+    out = tmp_path / "o.csv"
+    code, _, err = invoke(["generalize", released["data"], "--cut", str(bad), "-o", str(out)])
+    assert code == 1 and "pass --schema" in err and not out.exists()
+    code, _, err = invoke(["generalize", released["data"], "--cut", str(bad), "-o", str(out),
+                           "--schema", released["schema"]])
+    assert code == 0, err

@@ -246,3 +246,35 @@ def test_makefile_demo_commands_on_adult(tmp_path):
     gen_lines = gen.read_text().splitlines()
     assert gen_lines[0] == head_rel
     assert len(gen_lines) - 1 == 15060  # the test split without its '?' rows
+
+
+def test_diffgen_warns_about_maxgddp_only_options(files):
+    code, _, err = publish(files, "--epsilon", "1", "--levels", "2", "--algorithm", "diffgen", "--grid", "8")
+    assert code == 0 and "--grid apply to maxgddp only" in err
+    report = json.loads(Path(files["report"]).read_text())
+    assert "grid" not in report["parameters"] and report["algorithm"] == "diffgen"
+    assert any(s["step"] == "split point age" for s in report["spends"])
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--algorithm", "diffgen"],
+        ["--allocation", "uniform"],
+        ["--allocation", "adaptive"],
+        ["--selector", "exponential"],
+        ["--selector", "permute-and-flip"],
+        ["--levels", "30"],  # a deep cut: many levels, many cells
+    ],
+)
+def test_report_invariants(files, extra):
+    code, _, err = publish(files, "--epsilon", "0.8", "--levels", "3", *extra)
+    assert code == 0, err
+    report = json.loads(Path(files["report"]).read_text())
+    priv = report["privacy"]
+    total = math.fsum(s["epsilon"] for s in report["spends"])
+    assert math.isclose(total, priv["epsilon_spent"], rel_tol=1e-12)
+    assert priv["epsilon_spent"] <= priv["epsilon_budget"] * (1 + 1e-9)
+    assert math.isclose(priv["epsilon_spent"], 0.8)  # nothing left unspent
+    assert report["spends"][-1]["step"] == "noisy counts"
+    assert math.isclose(report["spends"][-1]["epsilon"], report["release"]["epsilon_counts"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 import tempfile
 import warnings
 
@@ -20,13 +21,17 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fuzz_loaders import schemas
 
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema
 from dpkit.data.table import encode, read_csv
 from dpkit.privacy import Accountant, make_rng
 
-CORES = settings(max_examples=30, deadline=None,
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_fuzz_loaders import schemas  # noqa: E402  (a sibling module: same strategies)
+
+#: DPKIT_FUZZ_EXAMPLES=N for a long random session; by default quick and derandomized
+LONG = int(os.environ.get("DPKIT_FUZZ_EXAMPLES", "0"))
+CORES = settings(max_examples=LONG or 30, deadline=None, derandomize=not LONG, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -143,7 +148,8 @@ def points_case(draw):  # noqa: ANN201
 
 
 @pytest.mark.parametrize("algorithm", ["dpqt", "dpkmeans", "eug"])
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=LONG or 15, deadline=None, derandomize=not LONG, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(case=points_case())
 def test_cluster_core(algorithm: str, case) -> None:  # noqa: ANN001
     pts, lows, highs, k, eps, seed = case

@@ -25,7 +25,11 @@ from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, sc
 from dpkit.data.table import encode, read_csv, write_csv
 from dpkit.errors import DpkitError
 
-FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: DPKIT_FUZZ_EXAMPLES=5000 for a long, random fuzzing session; by default a quick,
+#: derandomized run (the same examples every time, so `make test` is reproducible)
+LONG = int(os.environ.get("DPKIT_FUZZ_EXAMPLES", "0"))
+FUZZ = settings(max_examples=LONG or 50, deadline=None, derandomize=not LONG, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def _tmpfile(data: bytes) -> str:

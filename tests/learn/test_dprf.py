@@ -182,12 +182,22 @@ def test_same_seed_same_forest(table) -> None:
 
 
 @pytest.mark.parametrize("kw", [{"n_trees": 0}, {"max_depth": -1}, {"utility": "entropy"},
-                                {"sampling": "bootstrap"}, {"size_share": 1.0}, {"leaf_factor": -1}])
+                                {"sampling": "bootstrap"}, {"size_share": 1.0}, {"leaf_factor": -1},
+                                {"size_share": "half"}, {"epsilon": 0}])
 def test_bad_parameters(table, kw) -> None:
     acc = Accountant(1.0)
     with pytest.raises(DpkitUsageError):
-        DiffPRFs(epsilon=1.0, **kw).fit(table, "label", accountant=acc, rng=make_rng(0))
+        DiffPRFs(**{"epsilon": 1.0, **kw}).fit(table, "label", accountant=acc, rng=make_rng(0))
     assert acc.spent == 0  # a refused fit spends nothing
+
+
+def test_columns_missing_from_the_table(schema, table) -> None:
+    small = encode(make_frame(50), schema, ["x", "label"])
+    with pytest.raises(DpkitUsageError, match="'w'"):
+        DiffPRFs(epsilon=1.0).fit(small, "label", accountant=Accountant(1.0), rng=make_rng(0))
+    f = DiffPRFs(epsilon=1.0, n_trees=2).fit(small, "label", accountant=Accountant(1.0), rng=make_rng(0),
+                                              features=["x"])
+    assert [ft.name for ft in f.features_] == ["x"]
 
 
 def test_numeric_target_refused(table) -> None:

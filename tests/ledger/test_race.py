@@ -75,3 +75,32 @@ def test_eight_processes_race_for_the_cap(tmp_path, round_):
     assert total <= CAP + 1e-9
     (s,) = book.status()
     assert s.spent == pytest.approx(0.9) and s.reserved == 0.0
+
+
+def _init(i: int, ledger: str, outdir: str, barrier, results) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    data = Path(outdir) / f"d{i}.csv"
+    data.write_text(f"x\n{i}\n")
+    barrier.wait()
+    try:
+        Ledger(ledger, create=True).register(data, f"set{i}", 1.0)
+        results.put((i, "ok"))
+    except Exception as exc:  # noqa: BLE001 — report any failure to the parent
+        results.put((i, f"{type(exc).__name__}: {exc}"))
+
+
+def test_concurrent_budget_init_on_a_new_ledger(tmp_path):
+    """Four `budget init`s creating the same new ledger at once all succeed."""
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(4)
+    results = ctx.Queue()
+    ledger = str(tmp_path / "new.db")
+    procs = [ctx.Process(target=_init, args=(i, ledger, str(tmp_path), barrier, results)) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    outcome = dict(results.get(timeout=5) for _ in range(4))
+    assert set(outcome.values()) == {"ok"}, outcome
+    assert sorted(s.name for s in Ledger(ledger).status()) == ["set0", "set1", "set2", "set3"]
