@@ -140,3 +140,30 @@ def test_every_dp_command_draws_on_the_ledger(tmp_path, name):
     assert code == 1 and "exceeded" in err and "Traceback" not in err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"o1.{ext}", "o1.report.json"]
     assert len(Ledger(led).history()) == 1
+
+
+@pytest.mark.parametrize("name", ["probe", "publish", "forest", "cluster"])
+def test_refusal_comes_before_the_data_is_parsed(tmp_path, name):
+    """Over the cap, a command refuses having read only the fingerprint: even a data file
+    that would fail to parse gets the ledger's refusal, not a data error."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_errors import COMMANDS, SCHEMA, invoke, unavailable
+
+    cmd = COMMANDS[name]
+    data = tmp_path / "data.csv"
+    data.write_text("x,y,color,label,note\n1,2,red\n")  # ragged: parsing would fail
+    schema = tmp_path / "schema.yaml"
+    schema.write_text(SCHEMA)
+    led = tmp_path / "l.db"
+    assert dpkit("budget", "init", data, "--name", "toy", "--cap", "0.5", "--ledger", led)[0] == 0
+    argv = cmd.argv({"data": str(data), "schema": str(schema), "out": str(tmp_path / "o.out"),
+                     "epsilon": "1", "seed": "1", "extra": ["--ledger", str(led)]})
+    why = unavailable(cmd, argv)
+    if why:
+        pytest.skip(why)
+    code, _, err = invoke(cmd, argv)
+    assert code == 1 and "privacy budget of data set 'toy' exceeded" in err, err
+    assert "ragged" not in err
