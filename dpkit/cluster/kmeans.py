@@ -22,8 +22,9 @@ import numpy as np
 
 from dpkit.errors import DpkitWarning
 
-#: above this many buckets k-means uses at most 3 restarts (k-means++ seeding each time)
-MANY_BUCKETS = 50_000
+#: above this many buckets k-means uses at most 3 restarts (k-means++ seeding each time):
+#: with 10^4+ buckets a restart costs more than building the tree
+MANY_BUCKETS = 5_000
 
 
 def subcell_points(
@@ -84,7 +85,7 @@ def weighted_kmeans(
     if k == 1:
         return (np.average(pts, axis=0, weights=pw))[None, :], note
     if len(pts) > MANY_BUCKETS:
-        n_init = min(n_init, 3)  # time: 10 restarts on 10^5+ buckets cost more than the tree
+        n_init = min(n_init, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sklearn's ConvergenceWarning on duplicate points
         km = KMeans(n_clusters=k, n_init=n_init, random_state=random_state).fit(pts, sample_weight=pw)

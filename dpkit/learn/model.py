@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.errors import DataError
+from dpkit.errors import DataError, DpkitWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -229,6 +230,14 @@ class ForestModel:
                     i = int(np.flatnonzero(bad)[0])
                     raise DataError(
                         f"{source}:{i + 2}: numeric column {feat.name!r} has {values[i]!r}, not a finite number"
+                    )
+                outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
+                if outside.any():
+                    warnings.warn(
+                        f"{source}: clipped {int(outside.sum())} value(s) of {feat.name!r} to the public "
+                        f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
+                        DpkitWarning,
+                        stacklevel=2,
                     )
                 nums = np.clip(nums, feat.lo, feat.hi)
                 nums[is_missing] = np.nan

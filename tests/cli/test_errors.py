@@ -303,8 +303,6 @@ WARNINGS: dict[tuple[str, str], str] = {
     ("out-of-bounds", "taxonomy-validate"):
         r"column 'x' has 1 value\(s\) below and 1 above the public bounds \[0, 10\]; loading clips them",
 }
-KNOWN[("out-of-bounds", "forest-predict")] = (
-    "forest predict clips values outside the model's bounds silently (no warning)")
 
 
 def _params():
