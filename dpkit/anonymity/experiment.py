@@ -34,7 +34,7 @@ def _load(data: str, schema: str | None, target: str):
     from dpkit.data.schema import load_schema
     from dpkit.data.table import read_csv
 
-    sch = load_schema(schema) if schema else None
+    sch = load_schema(schema, allow_draft=True) if schema else None
     df = read_csv(data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

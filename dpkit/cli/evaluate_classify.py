@@ -69,7 +69,7 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
     if schema:
         from dpkit.data.schema import load_schema
 
-        sch = load_schema(schema)
+        sch = load_schema(schema, allow_draft=True)
     opts = {"encoding": encoding, "delimiter": delimiter}
     test_df = read_csv(test, **opts)
     train_df = read_csv(train, **opts) if train else None

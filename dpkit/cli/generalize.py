@@ -56,7 +56,7 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
         raise DataError(f"{cut_path}: the report names no schema; pass --schema")
     if not schema_path and not Path(schema_file).is_file():
         raise DataError(f"{cut_path}: the schema it names, {schema_file}, is not found from here; pass --schema")
-    schema = load_schema(schema_file)
+    schema = load_schema(schema_file, allow_draft=True)
     target = release.get("target") or params.get("target") or schema.target
     cut = Cut.from_json(schema, target, release["cut"], source=cut_path)
     df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])

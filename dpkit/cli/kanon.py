@@ -140,7 +140,7 @@ def command(
     if schema is not None:
         from dpkit.data.schema import load_schema
 
-        loaded_schema = load_schema(schema)
+        loaded_schema = load_schema(schema, allow_draft=True)
     df = read_csv(data, encoding=encoding, delimiter=delimiter)
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,

@@ -94,7 +94,16 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str) 
     from dpkit.data.schema import load_schema
     from dpkit.errors import DataError, DpkitWarning
 
-    schema = load_schema(schema_path)
+    schema = load_schema(schema_path, allow_draft=True)
+    if schema.draft:
+        from dpkit.errors import PrivacyLeakWarning
+
+        warnings.warn(
+            f"{schema_path}: is a draft (draft: true) read from the data; publish, forest and "
+            "cluster refuse it until its domains are public and the 'draft' line is deleted",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
     summary = f"ok: {schema_path} — {schema_summary(schema)}"
     if data is None:
         _say(summary)

@@ -43,7 +43,8 @@ class DPKMeans:
     def fit(self, points: np.ndarray, *, accountant: Accountant, rng: np.random.Generator) -> DPKMeans:
         k = check_k(self.n_clusters)
         lows, highs = check_bounds(*self.bounds)
-        x = check_points(points, lows)
+        # clip here too, not only at load: the sums' sensitivity assumes every point is in the box
+        x = np.clip(check_points(points, lows), lows, highs)
         eps = float(self.epsilon)
         accountant.check(eps, "dpkmeans")
         budgets = halving_budgets(eps, int(self.iterations))

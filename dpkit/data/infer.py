@@ -158,7 +158,8 @@ def infer_schema(
             "_comment": "REVIEW: categories read from the data; use a public code list",
         }
     warnings.warn(f"{source}: {WARNING}", PrivacyLeakWarning, stacklevel=2)
-    data: dict[str, Any] = {}
+    # machine-readable, unlike the comment: private commands refuse a schema marked draft
+    data: dict[str, Any] = {"draft": True}
     if target is not None:
         data["target"] = target
     if token is not None:

@@ -105,6 +105,8 @@ class Schema:
     missing: str | None = None
     missing_policy: str = "error"
     path: str = "<schema>"
+    #: drafted from the data by ``dpkit taxonomy infer``: its domains are not public
+    draft: bool = False
 
     def column(self, name: str) -> Column:
         from dpkit.errors import DpkitUsageError
@@ -325,7 +327,7 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
     return CategoricalColumn(name, root, _leaves(root))
 
 
-TOP_KEYS = {"target", "columns", "missing", "missing_policy", "source", "description", "name"}
+TOP_KEYS = {"target", "columns", "missing", "missing_policy", "source", "description", "name", "draft"}
 
 
 def parse_schema(text: str, path: str = "<schema>") -> Schema:
@@ -367,11 +369,18 @@ def parse_schema(text: str, path: str = "<schema>") -> Schema:
         policy = _scalar(ctx, top["missing_policy"][1], "missing_policy")
         if policy not in MISSING_POLICIES:
             raise ctx.fail(top["missing_policy"][1], f"missing_policy must be one of {', '.join(MISSING_POLICIES)}, got {policy!r}")
-    return Schema(columns=columns, target=target, missing=missing, missing_policy=policy, path=path)
+    draft = _bool(ctx, top["draft"][1], "draft") if "draft" in top else False
+    return Schema(columns=columns, target=target, missing=missing, missing_policy=policy, path=path,
+                  draft=draft)
 
 
-def load_schema(path: str | Path) -> Schema:
-    """Read and validate a schema file (see :func:`parse_schema`)."""
+def load_schema(path: str | Path, *, allow_draft: bool = False) -> Schema:
+    """Read and validate a schema file (see :func:`parse_schema`).
+
+    A schema marked ``draft: true`` (written by ``dpkit taxonomy infer``) holds category
+    lists and bounds read from the data, which a DP release must not use (ALGORITHMS.md §0
+    rule 1); it is refused unless ``allow_draft`` (validation, k-anonymity, evaluation).
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -383,7 +392,13 @@ def load_schema(path: str | Path) -> Schema:
         raise SchemaError(f"{p}: not UTF-8 text (byte {exc.start}); save the schema as UTF-8") from None
     except OSError as exc:
         raise SchemaError(f"{p}: cannot read schema: {exc.strerror}") from None
-    return parse_schema(text, str(p))
+    schema = parse_schema(text, str(p))
+    if schema.draft and not allow_draft:
+        raise SchemaError(
+            f"{p}: is a draft inferred from the data (draft: true): its categories and bounds are "
+            "not public; replace them with public knowledge and delete the 'draft' line"
+        )
+    return schema
 
 
 def schema_to_dict(schema: Schema) -> dict[str, Any]:

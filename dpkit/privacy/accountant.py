@@ -164,7 +164,14 @@ class Accountant:
         """
         self.check(epsilon, step)
         scope = ParallelScope(epsilon)
-        yield scope
+        try:
+            yield scope
+        finally:
+            # also on an exception: noise the parts drew must stay on the record (the
+            # ledger keeps a failed run's reservation only if something was spent)
+            self._close_parallel(step, scope)
+
+    def _close_parallel(self, step: str, scope: ParallelScope) -> None:
         used = scope.used()
         if used > 0:
             mechanisms = " + ".join(

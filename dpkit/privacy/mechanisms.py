@@ -56,6 +56,9 @@ def _sample_geometric_log(
 
 
 #: below this ε a geometric draw (at most 53·ln 2/ε, since 1 - u >= 2^-53) could overflow int64.
+#: grid steps of a real-valued domain in exponential_interval (public resolution)
+_INTERVAL_GRID = 2**32
+
 _MIN_NOISE_EPSILON = 53 * math.log(2) / 2.0**62
 
 
@@ -253,15 +256,29 @@ def exponential_interval(
     ∝ length_i · exp(ε·u_i / 2Δ), then a point uniformly inside it (DiffGen; DiffPRFs §3).
     Empty intervals have measure 0 and are never chosen. With ``integer=True`` the measure
     of an interval is the number of integers in [lo, hi) and an integer point is returned.
+
+    The first and last edges must be public (the domain's bounds); inner edges may be data
+    values. Real-valued points are drawn on the public grid lo + j·(hi − lo)/2³² rather than
+    as ``e_i + U·(e_i+1 − e_i)``: which doubles that formula can produce depends on the data
+    edges themselves, so a released float would reveal them (found in review; the same
+    class of leak as Mironov 2012). On the grid, the measure of an interval is its number of
+    grid points and the output ``lo + j·r`` is a function of j alone; grid point j belongs
+    to the interval whose utility is that of the partition {v : (v − lo)/r ≤ j}, a fixed
+    predicate per point, so the sensitivity of the utilities is unchanged.
     """
     e = np.asarray(edges, dtype=float)
     u = _utilities(utilities)
     if e.ndim != 1 or e.size != u.size + 1 or np.any(np.diff(e) < 0) or not np.all(np.isfinite(e)):
         raise DpkitUsageError("edges must be sorted, finite, and one longer than utilities")
-    if integer:
-        lengths = np.ceil(e[1:]) - np.ceil(e[:-1])
-    else:
-        lengths = np.diff(e)
+    lo_pub, resolution = 0.0, 1.0
+    if not integer:
+        lo_pub, hi_pub = float(e[0]), float(e[-1])
+        if not hi_pub > lo_pub:
+            raise DpkitUsageError("the public domain of exponential_interval needs lo < hi")
+        resolution = (hi_pub - lo_pub) / _INTERVAL_GRID
+        e = (e - lo_pub) / resolution  # monotone in e: the order of the edges is kept
+        e[0], e[-1] = 0.0, float(_INTERVAL_GRID)
+    lengths = np.ceil(e[1:]) - np.ceil(e[:-1])
     with np.errstate(divide="ignore"):
         log_mu = np.log(lengths)
     i = exponential(
@@ -274,10 +291,10 @@ def exponential_interval(
         monotone=monotone,
         log_base_measure=log_mu,
     )
+    j = int(rng.integers(int(math.ceil(e[i])), int(math.ceil(e[i + 1]))))
     if integer:
-        lo, hi = int(math.ceil(e[i])), int(math.ceil(e[i + 1]))
-        return float(rng.integers(lo, hi))
-    return float(e[i] + rng.random() * (e[i + 1] - e[i]))
+        return float(j)
+    return lo_pub + j * resolution
 
 
 def permute_and_flip(

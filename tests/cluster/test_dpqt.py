@@ -251,3 +251,21 @@ def test_s1_meets_the_issue_target_at_epsilon_one() -> None:
         ratios.append(nicv(x, m.cluster_centers_) / ref)
         fs.append(f_measure(y, assign(x, m.cluster_centers_)))
     assert np.mean(ratios) <= 1.5 and np.mean(fs) >= 0.95
+
+
+@pytest.mark.statistical
+def test_s1_at_small_epsilon_beats_dpkmeans() -> None:
+    from dpkit.cluster import DPKMeans
+
+    d = pd.read_csv(ROOT / "sample_data" / "clustering" / "s1.csv")
+    x, y = d[["x", "y"]].to_numpy(float), d["label"].to_numpy()
+    ref = nonprivate_nicv(x, 15)
+    qt, lloyd, fs = [], [], []
+    for seed in range(3):
+        m, _ = fit(x, 15, 0.1, seed=seed)
+        qt.append(nicv(x, m.cluster_centers_) / ref)
+        fs.append(f_measure(y, assign(x, m.cluster_centers_)))
+        b = DPKMeans(15, epsilon=0.1, bounds=BOX).fit(x, accountant=Accountant(0.1), rng=make_rng(seed))
+        lloyd.append(nicv(x, b.cluster_centers_) / ref)
+    assert np.mean(qt) <= 5 and np.mean(fs) >= 0.8  # the issue's ε = 0.1 target
+    assert np.mean(qt) < np.mean(lloyd)

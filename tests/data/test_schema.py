@@ -225,3 +225,15 @@ def test_random_trees_roundtrip_through_yaml(tree):
     for node in col.root.walk():
         covered = [n.name for n in node.walk() if n.is_leaf]
         assert list(col.leaves[node.lo:node.hi]) == covered
+
+
+def test_a_draft_schema_is_refused_unless_allowed(tmp_path):
+    # privacy review F7: `taxonomy infer` drafts carry data-derived domains
+    from dpkit.data.schema import load_schema
+    from dpkit.errors import SchemaError
+
+    p = tmp_path / "draft.yaml"
+    p.write_text("draft: true\ncolumns:\n  x: {type: numeric, bounds: [0, 1]}\n", encoding="utf-8")
+    with pytest.raises(SchemaError, match="draft"):
+        load_schema(p)
+    assert load_schema(p, allow_draft=True).draft is True
