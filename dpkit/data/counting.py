@@ -225,6 +225,10 @@ def value_class_counts(values: np.ndarray, y: np.ndarray, n_classes: int) -> tup
     return uniq, class_counts(inverse.reshape(-1), y, uniq.size, n_classes)
 
 
+# --------------------------------------------------------------------------- dpkit cluster (continued)
+# The quadtree's per-level counts (DPQTk-means); appended after the kanon-select section.
+
+
 def child_counts(
     cells: np.ndarray,
     cell_depths: np.ndarray,
