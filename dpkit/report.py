@@ -35,7 +35,8 @@ def build_report(
     """
     acc = accountant.to_report()
     privacy = {
-        "model": "epsilon-dp",
+        # a run whose domain came from the data (--allow-data-bounds) guarantees nothing
+        "model": "none" if guarantee and guarantee.startswith("none") else "epsilon-dp",
         "neighbours": "add/remove one record",
         "epsilon_budget": acc["epsilon_budget"],
         "epsilon_spent": acc["epsilon_spent"],

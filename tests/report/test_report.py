@@ -26,7 +26,8 @@ def check_invariants(report: dict) -> None:
     assert set(report) == TOP_KEYS
     p = report["privacy"]
     assert set(p) == PRIVACY_KEYS
-    assert p["model"] == "epsilon-dp" and p["delta"] == 0
+    expected = "none" if p["guarantee"].startswith("none") else "epsilon-dp"
+    assert p["model"] == expected and p["delta"] == 0
     total = math.fsum(s["epsilon"] for s in report["spends"])
     assert total == pytest.approx(p["epsilon_spent"], rel=1e-12, abs=1e-12)
     assert p["epsilon_spent"] <= p["epsilon_budget"] * (1 + 1e-9)
@@ -116,6 +117,7 @@ def test_guarantee_override_and_unspent():
                      guarantee="none: domain read from data")
     check_invariants(r)
     assert r["privacy"]["guarantee"] == "none: domain read from data"
+    assert r["privacy"]["model"] == "none"  # not "epsilon-dp" beside a "none" guarantee
     assert r["privacy"]["epsilon_unspent"] == pytest.approx(1.5)
 
 
