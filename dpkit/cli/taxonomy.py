@@ -266,6 +266,8 @@ def import_(
     schema_data, schema = importers.build_schema(
         columns, target=target, rename=renames, ignore=ignore_cols, extra=extra, missing=missing, order=order,
     )
+    if extra:  # columns drafted from the data: the schema is a draft until reviewed
+        schema_data = {"draft": True, **schema_data}
     text = importers.dump_schema(schema_data, header)
     from dpkit.data.schema import parse_schema
 

@@ -645,6 +645,8 @@ def dump_schema(data: dict[str, Any], header: Sequence[str] = ()) -> str:
     ``header`` lines are written first as ``#`` comments.
     """
     out = [f"# {h}" if h else "#" for h in header]
+    if data.get("draft"):
+        out.append("draft: true   # read from the data: private commands refuse it until reviewed")
     for key in ("name", "description", "source", "target", "missing", "missing_policy"):
         if key in data:
             out.append(f"{key}: {_scalar(data[key])}")

@@ -100,3 +100,22 @@ def test_every_command_has_help_with_example(capsys, path):
     assert f"dpkit {path[0]}" in out.split("Example", 1)[1]
     code, out2, err2 = dpkit(capsys, *path, "-h")
     assert code == 0 and out2 == out, err2
+
+
+def test_every_command_is_shown_in_the_readme():
+    # sqlite-utils' rule: a command nobody can find in the README does not exist for users
+    from pathlib import Path
+
+    import click
+
+    from dpkit.cli import cli
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    missing = []
+    for name, cmd in cli.commands.items():
+        subs = cmd.commands if isinstance(cmd, click.Group) else {"": cmd}
+        for sub in subs:
+            phrase = f"dpkit {name} {sub}".strip()
+            if phrase not in readme:
+                missing.append(phrase)
+    assert not missing, f"commands not in README.md: {missing}"

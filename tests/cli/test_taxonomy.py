@@ -153,7 +153,7 @@ def test_import_arx_folder_validates(capsys, tmp_path):
     assert text.startswith("# Imported by `dpkit taxonomy import --format arx`")
     code, _, err = dpkit(capsys, "taxonomy", "validate", out)
     assert code == 0, err
-    schema = load_schema(out)
+    schema = load_schema(out, allow_draft=True)
     assert schema.target == "income" and schema.columns["age"].kind == "numeric"
     # auto-detects ARX for a folder
     code, _, err = dpkit(capsys, "taxonomy", "import", FIX / "arx", "-o", tmp_path / "auto.yaml")
@@ -167,7 +167,7 @@ def test_import_arx_with_data_validates_against_it(capsys, tmp_path):
     code, _, err = dpkit(capsys, "taxonomy", "import", FIX / "arx", "--data", ADULT, "--target", "income", "-o", out)
     assert code == 0, err
     assert "NOT PRIVATE" in err
-    schema = load_schema(out)
+    schema = load_schema(out, allow_draft=True)
     assert list(schema.columns) == ADULT.read_text().split("\n", 1)[0].split(",")
     assert schema.columns["workclass"].nodes["Government"].children  # from the ARX file
     assert schema.columns["education"].kind == "categorical"  # drafted from the data
@@ -184,7 +184,7 @@ def test_import_diffgen_equals_shipped_adult(capsys, tmp_path):
         "--ignore", "fnlwgt", "--target", "income", "-o", out,
     )
     assert code == 0, err
-    got, want = load_schema(out), load_schema(ADULT_SCHEMA)
+    got, want = load_schema(out, allow_draft=True), load_schema(ADULT_SCHEMA)
     assert set(got.columns) == set(want.columns) and got.target == "income"
     for name, col in want.columns.items():
         if col.kind == "categorical":
@@ -244,7 +244,7 @@ def test_infer_warns_loudly_and_drafts_a_valid_schema(capsys, tmp_path):
     assert "dpkit: warning:" in err and "NOT PRIVATE" in err
     text = out.read_text()
     assert text.startswith("# DRAFT schema") and "NOT PRIVATE" in text.splitlines()[0]
-    schema = load_schema(out)
+    schema = load_schema(out, allow_draft=True)
     assert schema.target == "income" and schema.missing == "?"
     assert (schema.columns["age"].lo, schema.columns["age"].hi) == (10, 90)
     code, _, err = dpkit(capsys, "taxonomy", "validate", out, ADULT)
@@ -273,3 +273,23 @@ def test_infer_errors(capsys, tmp_path):
 def test_help_has_example(capsys, sub):
     code, out, _ = dpkit(capsys, "taxonomy", sub, "--help")
     assert code == 0 and "Example:" in out and f"dpkit taxonomy {sub}" in out
+
+
+def test_an_inferred_draft_is_refused_by_publish(tmp_path):
+    # the draft marker must survive the YAML writer, or a private command would accept it
+    from click.testing import CliRunner
+
+    from dpkit.cli import cli
+
+    draft = tmp_path / "iris.draft.yaml"
+    runner = CliRunner()
+    r = runner.invoke(cli, ["taxonomy", "infer", "sample_data/iris/iris.csv", "--target", "species",
+                            "-o", str(draft)])
+    assert r.exit_code == 0, r.output
+    assert "draft: true" in draft.read_text(encoding="utf-8")
+    out = tmp_path / "x.csv"
+    r = runner.invoke(cli, ["publish", "sample_data/iris/iris.csv", "--schema", str(draft),
+                            "--epsilon", "1", "-o", str(out)])
+    assert r.exit_code == 1
+    assert "draft" in str(r.exception or r.output)
+    assert not out.exists()
