@@ -59,8 +59,6 @@ reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 reproduce-maxgddp: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-iris.yaml -o results/maxgddp-iris
-	$(PY) -m bench.bench_publish --results results/maxgddp-adult results/maxgddp-iris > docs/results/publish.md.tmp
-	mv docs/results/publish.md.tmp docs/results/publish.md
 	$(PY) scripts/build_results.py
 
 reproduce-diffprfs: $(STAMP)
