@@ -12,6 +12,7 @@ range of leaf codes ``[lo, hi)``: generalizing a column to a cut is then a ``sea
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,7 +40,7 @@ class TaxonomyNode:
     def is_leaf(self) -> bool:
         return not self.children
 
-    def walk(self):
+    def walk(self) -> Iterator[TaxonomyNode]:
         """Pre-order traversal of this subtree."""
         yield self
         for child in self.children:

@@ -251,10 +251,6 @@ class EncodedTable:
         return self.n_rows
 
 
-def _lines(mask: np.ndarray) -> list[int]:
-    # data row i (0-based) is physical line i + 2 when no field holds a newline
-    return [int(i) + 2 for i in np.flatnonzero(mask)[:MAX_LISTED]]
-
 
 def encode(
     df: pd.DataFrame,

@@ -458,14 +458,14 @@ class Journal:
             # a new metric (or a first row): rewrite the file with the wider header
             keep = [c for c in self.header if c not in TAIL_COLUMNS]
             self.header = keep + [c for c in wanted if c not in keep and c not in TAIL_COLUMNS] + list(TAIL_COLUMNS)
-            tmp = self.path.with_name(f".{self.path.name}.tmp")
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            from dpkit.data.table import atomic_output
+
+            with atomic_output(self.path) as fh:
                 w = csv.DictWriter(fh, self.header, lineterminator="\n")
                 w.writeheader()
                 w.writerows({c: r.get(c, "") for c in self.header} for r in self.rows)
                 fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
+                os.fsync(fh.fileno())  # the journal must survive a crash right after
             return
         with open(self.path, "a", encoding="utf-8", newline="") as fh:
             csv.DictWriter(fh, self.header, lineterminator="\n").writerow({c: row.get(c, "") for c in self.header})

@@ -241,10 +241,13 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
     ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8.5, title=legend_title,
               title_fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, format="png")
-    plt.close(fig)
-    tmp.replace(path)
+    from dpkit.data.table import atomic_output
+
+    try:
+        with atomic_output(path, binary=True) as fh:
+            fig.savefig(fh, format="png")
+    finally:
+        plt.close(fig)
     return True
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from dpkit.data.table import atomic_output
 from dpkit.errors import DpkitWarning
 from dpkit.evaluate.experiments import BOOK_COLUMNS, Experiment, Journal, Run, grid_params
 
@@ -151,8 +152,7 @@ def fmt_stat(s: Stat | None) -> str:
 
 
 def write_summary_csv(groups: list[Group], metrics: list[str], params: list[str], path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    with atomic_output(path) as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["sweep", *params, "metric", "mean", "sd", "n"])
         for g in groups:
@@ -162,7 +162,6 @@ def write_summary_csv(groups: list[Group], metrics: list[str], params: list[str]
                     continue
                 w.writerow([g.sweep, *(_value(g.params[p]) if p in g.params else "" for p in params),
                             m, repr(s.mean), "" if not math.isfinite(s.sd) else repr(s.sd), s.n])
-    tmp.replace(path)
 
 
 def _value(v: Any) -> str:
@@ -212,9 +211,6 @@ def match(pv: PaperValue, g: Group) -> bool:
 
 # --------------------------------------------------------------------------- summary.md
 
-
-def _short(v: Any) -> bool:
-    return isinstance(v, (int, float, bool)) or (isinstance(v, str) and "/" not in v and len(v) <= 30)
 
 
 def _md_escape(s: str) -> str:
@@ -307,9 +303,8 @@ def write_summary_md(exp: Experiment, groups: list[Group], metrics: list[str], i
         lines.append("")
     if exp.notes:
         lines += ["## Notes", "", exp.notes.strip(), ""]
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
-    tmp.replace(path)
+    with atomic_output(path) as fh:
+        fh.write("\n".join(lines).rstrip() + "\n")
 
 
 def write_outputs(exp: Experiment, out_dir: Path, journal: Journal, runs: list[Run], *, plots: bool = True) -> dict[str, list[str]]:

@@ -34,6 +34,12 @@ class DiffGen:
         self.levels = levels
 
     def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
+        """DiffGen (Mohammed et al. 2011, Alg. 1): ε' = ε / (2(|A_num| + 2h)) per step.
+
+        First a split point per numeric attribute, then h exponential-mechanism selections
+        (each followed by re-chosen split points where an interval was split); the rest of
+        the budget noises the leaf counts. Sets the same fitted attributes as MaxGDDP.
+        """
         self.epsilon = validate_epsilon(self.epsilon)
         validate_common(self.levels, 0.5, 1)
         schema = table.schema

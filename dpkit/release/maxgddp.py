@@ -131,6 +131,12 @@ class MaxGDDP:
             raise DpkitUsageError(f"--selector must be one of {', '.join(SELECTORS)}, got {self.selector!r}")
 
     def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> MaxGDDP:
+        """Specialize the cut for ``levels`` rounds, then release the noisy (cut × class) table.
+
+        Selection spends ε_i per level (ALGORITHMS.md §1 step 1; Fu et al. 2018 Thm 2 for the
+        geometric split), the counts spend the rest; sets ``cut_``, ``selections_``,
+        ``epsilon_counts_`` and ``release_``. The budget is checked before any draw.
+        """
         self._validate()
         schema = table.schema
         class_labels = class_info(schema, target)
