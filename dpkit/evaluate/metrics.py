@@ -1,9 +1,8 @@
 """Classification metrics: accuracy, precision, recall, F1 and the confusion matrix.
 
-Written out with numpy rather than borrowed from :mod:`sklearn.metrics` so that the
-conventions dpkit reports are stated in one place (and tested against scikit-learn, which
-agrees with them): a ratio whose denominator is zero is 0 (sklearn's ``zero_division=0``);
-binary tasks score one *positive* class; multi-class tasks macro-average over the labels.
+Thin wrappers over :mod:`sklearn.metrics` that state dpkit's conventions in one place: a
+ratio whose denominator is zero is 0 (``zero_division=0``); binary tasks score one
+*positive* class; multi-class tasks macro-average over the labels.
 Every function accepts ``sample_weight`` (a released ``--counts`` table's ``count`` column).
 
 Clustering metrics (NICV, F-measure, RCP) live in :mod:`dpkit.evaluate.clustering`.
@@ -11,6 +10,7 @@ Clustering metrics (NICV, F-measure, RCP) live in :mod:`dpkit.evaluate.clusterin
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,32 +47,33 @@ def confusion_matrix(
     Rows are true classes, columns predictions (scikit-learn's layout). Records whose true
     or predicted label is not in ``labels`` are left out. Integer dtype without weights.
     """
+    from sklearn.metrics import confusion_matrix as sk_confusion
+
     t, p, w = _arrays(y_true, y_pred, sample_weight)
     labels = class_labels(t, p) if labels is None else list(labels)
-    index = {label: i for i, label in enumerate(labels)}
-    ti = np.array([index.get(v, -1) for v in t.tolist()], dtype=np.int64)
-    pi = np.array([index.get(v, -1) for v in p.tolist()], dtype=np.int64)
-    ok = (ti >= 0) & (pi >= 0)
-    k = len(labels)
-    flat = np.bincount(ti[ok] * k + pi[ok], weights=w[ok], minlength=k * k).reshape(k, k)
-    return flat.astype(np.int64) if sample_weight is None else flat
+    if not labels:
+        return np.zeros((0, 0), dtype=np.int64)
+    known = set(labels)
+    ok = np.array([a in known and b in known for a, b in zip(t.tolist(), p.tolist(), strict=True)], dtype=bool)
+    if not ok.any():
+        return np.zeros((len(labels), len(labels)), dtype=np.int64 if sample_weight is None else float)
+    c = sk_confusion(t[ok], p[ok], labels=labels, sample_weight=None if sample_weight is None else w[ok])
+    return c.astype(np.int64) if sample_weight is None else c.astype(float)
 
 
 def accuracy(
     y_true: Sequence[Any], y_pred: Sequence[Any], sample_weight: Sequence[float] | None = None
 ) -> float:
     """Fraction (weighted) of records whose prediction equals the true label; 0 if empty."""
+    from sklearn.metrics import accuracy_score
+
     t, p, w = _arrays(y_true, y_pred, sample_weight)
-    total = w.sum()
-    return float(w[t == p].sum() / total) if total > 0 else 0.0
-
-
-def _ratio(num: float, den: float) -> float:
-    return float(num / den) if den > 0 else 0.0
-
-
-def _f1(precision: float, recall: float) -> float:
-    return _ratio(2 * precision * recall, precision + recall)
+    if t.size == 0 or w.sum() <= 0:
+        return 0.0
+    with warnings.catch_warnings():
+        # sklearn warns when only one label occurs; for accuracy that is harmless
+        warnings.simplefilter("ignore", UserWarning)
+        return float(accuracy_score(t, p, sample_weight=w))
 
 
 def per_class(
@@ -82,18 +83,26 @@ def per_class(
     sample_weight: Sequence[float] | None = None,
 ) -> dict[Any, dict[str, float]]:
     """Precision, recall, F1 and support of every label (one-vs-rest)."""
+    from sklearn.metrics import precision_recall_fscore_support
+
     t, p, w = _arrays(y_true, y_pred, sample_weight)
     labels = class_labels(t, p) if labels is None else list(labels)
-    c = confusion_matrix(t, p, labels, w).astype(float)
-    tp = np.diag(c)
-    predicted = c.sum(axis=0)
-    actual = c.sum(axis=1)
-    out: dict[Any, dict[str, float]] = {}
-    for i, label in enumerate(labels):
-        prec = _ratio(tp[i], predicted[i])
-        rec = _ratio(tp[i], actual[i])
-        out[label] = {"precision": prec, "recall": rec, "f1": _f1(prec, rec), "support": float(actual[i])}
-    return out
+    if not labels:
+        return {}
+    if t.size == 0:
+        return {label: {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0.0} for label in labels}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "a single label was found": harmless here
+        prec, rec, f1, _ = precision_recall_fscore_support(
+            t, p, labels=labels, sample_weight=w, zero_division=0, average=None
+        )
+    # weighted support (sklearn's counts records, ignoring the weights)
+    support = confusion_matrix(t, p, labels, w).astype(float).sum(axis=1)
+    return {
+        label: {"precision": float(prec[i]), "recall": float(rec[i]), "f1": float(f1[i]),
+                "support": float(support[i])}
+        for i, label in enumerate(labels)
+    }
 
 
 def precision_recall_f1(
