@@ -57,7 +57,9 @@ def confusion_matrix(
     ok = np.array([a in known and b in known for a, b in zip(t.tolist(), p.tolist(), strict=True)], dtype=bool)
     if not ok.any():
         return np.zeros((len(labels), len(labels)), dtype=np.int64 if sample_weight is None else float)
-    c = sk_confusion(t[ok], p[ok], labels=labels, sample_weight=None if sample_weight is None else w[ok])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "a single label was found": labels is given
+        c = sk_confusion(t[ok], p[ok], labels=labels, sample_weight=None if sample_weight is None else w[ok])
     return c.astype(np.int64) if sample_weight is None else c.astype(float)
 
 
