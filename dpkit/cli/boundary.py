@@ -66,7 +66,9 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
-        exc.show()
+        # one line, like every other error (csvkit); Click's own block is three lines
+        where = exc.ctx.command_path if exc.ctx is not None else "dpkit"
+        click.echo(f"dpkit: error: {exc.format_message()} (see '{where} --help')", err=True)
         return 2
     except click.ClickException as exc:
         exc.show()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option, state_for
 
 
 def _ledger_option(f):  # noqa: ANN001, ANN202
@@ -59,9 +59,24 @@ def init(data: str, name: str, cap: str | None, append: bool, ledger: str | None
     from dpkit.ledger import Ledger
 
     path = _need_ledger(ledger)
+    from pathlib import Path
+
+    from dpkit.errors import DataError, DpkitUsageError
+    from dpkit.ledger import _check_cap
+
+    # the arguments are checked before the ledger file is created: a refused init leaves
+    # no new (empty) ledger behind
+    if not Path(data).is_file():
+        raise DataError(f"{data}: file not found")
+    if cap is not None:
+        _check_cap(cap)
+    elif not append:
+        raise DpkitUsageError("--cap is required to register a new data set")
     book = Ledger(path, create=True)
     book.register(data, name, cap, append=append)
     status = {s.name: s for s in book.status()}[name]
+    if state_for().quiet:
+        return
     click.echo(
         f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, "
         f"remaining {status.remaining:g}) in {path}",

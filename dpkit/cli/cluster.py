@@ -127,6 +127,15 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
     from dpkit.data.table import encode, read_csv
 
     df = read_csv(p["data"], encoding=p["encoding"], delimiter=p["delimiter"])
+    src = "<stdin>" if p["data"] == "-" else str(p["data"])
+    absent = [c for c in columns if c not in df.columns]
+    if absent and p["columns"]:
+        from dpkit.errors import DataError
+
+        # named by --columns (not by a schema): say so, rather than "from schema --bounds"
+        header = ", ".join(map(str, df.columns[:8])) + (", ..." if len(df.columns) > 8 else "")
+        hint = " — the header is one column: wrong --delimiter?" if len(df.columns) == 1 else ""
+        raise DataError(f"{src}: --columns {', '.join(map(repr, absent))} not found in the header ({header}){hint}")
     if bounds is None:
         lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
     else:
@@ -135,7 +144,7 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
         columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
     )
-    table = encode(df, schema, columns, source="<stdin>" if p["data"] == "-" else str(p["data"]))
+    table = encode(df, schema, columns, source=src)
     points = np.stack([table.columns[c] for c in columns], axis=1)
     return df, points
 

@@ -12,7 +12,14 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options
 @click.group(name="evaluate", context_settings=CONTEXT_SETTINGS)
 @global_options
 def command() -> None:
-    """Utility metrics of releases, models and clusterings, and experiment sweeps."""
+    """Utility metrics of releases, models and clusterings, and experiment sweeps.
+
+    \b
+    Example:
+      dpkit evaluate classify --train out/adult.released.csv \\
+          --test out/adult.test.generalized.csv --target income
+      dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
+    """
 
 
 # subcommand modules, each defining `command`; owned by different parts of dpkit

@@ -10,7 +10,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 @click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--centroids", required=True, type=click.Path(dir_okay=False),
-              help="Centroids CSV (from `dpkit cluster -o`): one row per centroid.")
+              help="Centroids CSV (from `dpkit cluster -o`; UTF-8, commas): one row per centroid.")
 @click.option("--columns", "-c", default=None, metavar="A,B",
               help="Data columns, named as in the centroids file [default: its columns but 'cluster'].")
 @click.option("--labels", default=None, metavar="COLUMN", help="Ground-truth cluster column (for the F-measure).")
@@ -38,14 +38,16 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
     from dpkit.evaluate.clustering import evaluate_centroids
 
     opts = {"encoding": encoding, "delimiter": delimiter}
-    cdf = read_csv(centroids, **opts)
+    # --encoding/--delimiter describe DATA; centroid files are read as `dpkit cluster` writes
+    # them (UTF-8, commas), so a TSV or Latin-1 DATA still pairs with dpkit's own output
+    cdf = read_csv(centroids)
     cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else [c for c in cdf.columns if c != "cluster"]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: give --columns A,B")
     df = read_csv(data, **opts)
     points = _numeric(df, cols, data)
     cents = _numeric(cdf, cols, centroids)
-    other = _numeric(read_csv(compare, **opts), cols, compare) if compare else None
+    other = _numeric(read_csv(compare), cols, compare) if compare else None
     if labels is not None and labels not in df.columns:
         raise DpkitUsageError(f"--labels: column {labels!r} is not in {data} (columns: {', '.join(df.columns)})")
     result = evaluate_centroids(

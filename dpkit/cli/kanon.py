@@ -15,7 +15,8 @@ from dpkit.cli.options import (
 
 @click.command(name="kanon-select", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--target", "-t", default=None, help="Class column (kept in the output; ranks the features).")
+@click.option("--target", "-t", default=None,
+              help="Class column (kept in the output; ranks the features) [default: the schema's target].")
 @click.option("-k", "k", type=int, default=None, help="Every equivalence class keeps at least k records.")
 @click.option(
     "--quasi-identifiers", "--qi", "quasi_identifiers", default=None, metavar="A,B,...",
@@ -34,7 +35,7 @@ from dpkit.cli.options import (
               help="With --sensitive: every class must also hold ≥ L distinct sensitive values.")
 @click.option("--require-features", is_flag=True,
               help="Refuse (exit 1) instead of writing the target-only table when no feature can be kept.")
-@click.option("--seed", type=int, default=None, metavar="N",
+@click.option("--seed", type=click.IntRange(min=0), default=None, metavar="N",
               help="Seed of the XGBoost ranking model (deterministic either way; default 0).")
 @click.option("--rank-sample", type=click.IntRange(min=0), default=100_000, show_default=True, metavar="N",
               help="Train the XGBoost ranking on at most N records drawn with --seed (0: all); "
@@ -101,7 +102,7 @@ def command(
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
-        if k is not None and k > len(df):
+        if k is not None and k > len(df) and not state_for().quiet:
             click.echo(f"dpkit: note: -k {k} is larger than the table ({len(df)} records)", err=True)
         result = check_table(df, qis, k=k, sensitive=sensitive, l=l_div)
         if as_json:
@@ -122,8 +123,8 @@ def command(
             raise DataError(f"{source}: {' and '.join(parts)}")
         return
 
-    if target is None:
-        raise DpkitUsageError("--target is required (the class column), unless --check-only")
+    if target is None and schema is None:
+        raise DpkitUsageError("--target is required (the class column), unless --check-only or --schema names one")
     if k is None:
         raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
     if output is None:
@@ -141,6 +142,9 @@ def command(
         from dpkit.data.schema import load_schema
 
         loaded_schema = load_schema(schema, allow_draft=True)
+        target = target or loaded_schema.target
+        if target is None:
+            raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     df = read_csv(data, encoding=encoding, delimiter=delimiter)
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,

@@ -61,11 +61,19 @@ def global_options(f: Callable) -> Callable:
     return f
 
 
+#: spellings of a tab that a shell passes through literally (csvkit's -t, without $'\t')
+_TAB_NAMES = {"\\t": "\t", "tab": "\t", "TAB": "\t"}
+
+
+def _delimiter(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    return _TAB_NAMES.get(value, value)
+
+
 def input_options(f: Callable) -> Callable:
     """--encoding and --delimiter for reading CSV input."""
     f = click.option(
-        "--delimiter", "-d", default=",", show_default=True, metavar="CHAR",
-        help="Field delimiter of the input CSV (use $'\\t' for TSV).",
+        "--delimiter", "-d", default=",", show_default=True, metavar="CHAR", callback=_delimiter,
+        help="Field delimiter of the input CSV ('\\t' or tab for TSV).",
     )(f)
     f = click.option(
         "--encoding", "-e", default="utf-8-sig", show_default=True,
@@ -114,10 +122,17 @@ def json_option(f: Callable) -> Callable:
 
 
 def default_report_path(output: str, report: str | None) -> str | None:
-    """The report path: as given, else ``OUTPUT.report.json`` (none for stdout output)."""
+    """The report path: as given, else ``OUTPUT.report.json`` (none, with a warning, for stdout)."""
     if report:
         return report
     if output == "-":
+        import warnings
+
+        from dpkit.errors import DpkitWarning
+
+        # the report is the record of what the run spent: losing it should not go unnoticed
+        warnings.warn("no report written (the output goes to stdout); pass --report FILE to keep it",
+                      DpkitWarning, stacklevel=2)
         return None
     base = output[:-4] if output.lower().endswith((".csv", ".tsv")) else output
     base = base[:-5] if base.lower().endswith(".json") else base
@@ -136,24 +151,36 @@ def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None,
     from dpkit.config import load_config
 
     values = load_config(config, section)
-    known = {p.name: p for p in ctx.command.params if p.name}
+    # settable: the options a flag sets, by parameter name or long flag name (--schema is the
+    # parameter schema_path); not the DATA argument, not -v/-q, not config/output/report
+    known: dict[str, click.Parameter] = {}
+    shown: list[str] = []
+    for param in ctx.command.params:
+        if (not isinstance(param, click.Option) or not param.expose_value or not param.name
+                or param.name in ("config", "output", "report")):
+            continue
+        flags = [o.lstrip("-") for o in param.opts if o.startswith("--")]
+        shown.append(flags[0] if flags else param.name)
+        for alias in (param.name, *flags):
+            known[alias.replace("-", "_")] = param
     out = dict(params)
     for key, value in values.items():
-        name = key.replace("-", "_")
-        if name not in known or name in ("config", "output", "report"):
+        param = known.get(key.replace("-", "_"))
+        if param is None:
             from dpkit.errors import DpkitUsageError
 
             raise DpkitUsageError(
-                f"{config}: unknown key {key!r} for 'dpkit {section}' "
-                f"(known: {', '.join(sorted(n for n in known if n not in ('config', 'output', 'report')))})"
+                f"{config}: unknown key {key!r} for 'dpkit {section}' (known: {', '.join(sorted(shown))})"
             )
+        name = param.name
         source = ctx.get_parameter_source(name)
         if source in (click.core.ParameterSource.DEFAULT, None):
-            param = known[name]
             try:
                 # numbers in YAML are typed; options such as --epsilon parse strings themselves
                 raw = str(value) if param.type == click.STRING and value is not None else value
                 out[name] = param.type_cast_value(ctx, raw)
+                if name == "delimiter":
+                    out[name] = _delimiter(ctx, param, out[name])
             except click.BadParameter as exc:
                 from dpkit.errors import DpkitUsageError
 

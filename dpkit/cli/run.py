@@ -8,9 +8,13 @@ command gets it the same way.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,9 @@ def check_distinct_paths(inputs: list[str | None], outputs: list[str | None]) ->
     for p in inputs:
         if p and p != "-" and Path(p).exists():
             seen[os.path.realpath(p)] = p
+    if sum(p == "-" for p in outputs) > 1:
+        # e.g. `-o - --report -`: a CSV and a JSON report interleaved on stdout
+        raise DpkitUsageError("only one output can go to stdout ('-')")
     outs: set[str] = set()
     for p in outputs:
         if not p or p == "-":
@@ -131,26 +138,35 @@ class PrivateRun:
     def __enter__(self) -> PrivateRun:
         if self._ledger is not None:
             # one BEGIN IMMEDIATE transaction re-checks the cap and reserves the whole ε,
-            # so concurrent runs cannot together pass it
-            self._ledger_entry = self._ledger.reserve(
-                data_path=self.data_path, command=self.command, epsilon=self.epsilon,
-                outputs=self.outputs, digest=self._fingerprint,
-            )
+            # so concurrent runs cannot together pass it; Ctrl-C waits until the entry is
+            # known, so that __exit__ can settle it
+            try:
+                with _sigint_deferred():
+                    self._ledger_entry = self._ledger.reserve(
+                        data_path=self.data_path, command=self.command, epsilon=self.epsilon,
+                        outputs=self.outputs, digest=self._fingerprint,
+                    )
+            except BaseException as exc:
+                # a Ctrl-C held during the reservation lands here, where the with-block
+                # has not started and would never call __exit__: settle the row now
+                self.__exit__(type(exc), exc, exc.__traceback__)
+                raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
         if self._ledger is None or self._ledger_entry is None:
             return
         entry, self._ledger_entry = self._ledger_entry, None
-        if exc_type is None:
-            # outputs are complete (written atomically inside the block): count what the
-            # accountant spent and release the rest of the reservation
-            self._ledger.complete(entry, spent=self.accountant.spent)
-        else:
-            # err on the side of privacy: if any mechanism drew noise the whole reservation
-            # stays ("spent, output lost"); with no draw at all it is released
-            self._ledger.fail(entry, spent_any=bool(self.accountant.spends),
-                              reason=exc_type.__name__)
+        with _sigint_deferred():  # a second Ctrl-C must not leave the row half-settled
+            if exc_type is None:
+                # outputs are complete (written atomically inside the block): count what
+                # the accountant spent and release the rest of the reservation
+                self._ledger.complete(entry, spent=self.accountant.spent)
+            else:
+                # err on the side of privacy: if any mechanism drew noise the whole
+                # reservation stays ("spent, output lost"); with no draw it is released
+                self._ledger.fail(entry, spent_any=bool(self.accountant.spends),
+                                  reason=exc_type.__name__)
 
     def report(self, parameters: dict[str, Any], release: dict[str, Any] | None = None,
                guarantee: str | None = None) -> dict[str, Any]:
@@ -160,3 +176,21 @@ class PrivateRun:
             command=self.command, algorithm=self.algorithm, accountant=self.accountant,
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
         )
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) while the ledger row changes; it is delivered right after.
+
+    Only where the platform can block signals, and only in the main thread (elsewhere
+    Python never receives SIGINT anyway).
+    """
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = mask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, old)

@@ -170,7 +170,7 @@ def _renames(values: tuple[str, ...]) -> dict[str, str]:
 
 
 @command.command(name="import", context_settings=CONTEXT_SETTINGS)
-@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path(exists=True))
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path())
 @click.option(
     "--format", "fmt", type=click.Choice(["auto", "arx", "diffgen"]), default="auto", show_default=True,
     help="arx: ARX hierarchy CSVs (files or folders); diffgen: the brace format of DiffGen / "
@@ -220,6 +220,12 @@ def import_(
     from dpkit.data import importers
     from dpkit.errors import DpkitUsageError, SchemaError
 
+    for s in sources:
+        if not Path(s).exists():
+            from dpkit.errors import DataError
+
+            # a missing input file is a data error (exit 1) as in every other command
+            raise DataError(f"{s}: file not found")
     _check_output(output, list(sources) + ([data] if data else []))
     if len(hierarchy_delimiter) != 1:
         raise DpkitUsageError(f"--hierarchy-delimiter must be one character, got {hierarchy_delimiter!r}")

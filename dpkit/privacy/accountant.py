@@ -172,7 +172,8 @@ class Accountant:
             self._close_parallel(step, scope)
 
     def _close_parallel(self, step: str, scope: ParallelScope) -> None:
-        used = scope.used()
+        # a part may sit at ε·(1 + 1e-9) by the tolerance; the level's ε is what was checked
+        used = min(scope.used(), scope.epsilon)
         if used > 0:
             mechanisms = " + ".join(
                 dict.fromkeys(m for s in scope.all_spends() for m in s.mechanism.split(" + "))

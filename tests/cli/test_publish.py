@@ -109,7 +109,10 @@ def _ints(obj):
 
 def test_report_holds_no_exact_row_count(files):
     for algorithm in ("maxgddp", "diffgen"):
-        code, _, err = publish(files, "--epsilon", "0.5", "--levels", "4", "--algorithm", algorithm)
+        # seeded: unseeded, the noisy released_records (a DP output) equalled N_ROWS by
+        # chance now and then (seen in a full run) and failed the suite
+        code, _, err = publish(files, "--epsilon", "0.5", "--levels", "4", "--algorithm", algorithm,
+                               "--seed", "1")
         assert code == 0, err
         report = json.loads(Path(files["report"]).read_text())
         assert N_ROWS not in set(_ints(report))
