@@ -149,20 +149,6 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
     return df, points
 
 
-def _model(p: dict, k: int, epsilon: float, bounds: tuple):  # noqa: ANN202
-    from dpkit.cluster import DPKMeans, DPQTKMeans, EUGKMeans
-
-    if p["algorithm"] == "dpqt":
-        return DPQTKMeans(
-            k, epsilon=epsilon, bounds=bounds, gamma=p["gamma"], max_height=p["max_height"],
-            threshold=p["threshold"], allocation=p["allocation"], n_estimate=p["n_estimate"],
-            split=p["split"],
-        )
-    if p["algorithm"] == "eug":
-        return EUGKMeans(k, epsilon=epsilon, bounds=bounds, n_estimate=p["n_estimate"])
-    return DPKMeans(k, epsilon=epsilon, bounds=bounds, iterations=p["iterations"])
-
-
 def _parameters(p: dict, k: int, columns: list[str], bounds: tuple, source: str) -> dict:
     params = {
         "columns": columns, "k": k, "bounds": [[float(a), float(b)] for a, b in zip(*bounds, strict=True)],
@@ -213,7 +199,9 @@ def _run(p: dict, report_path: str | None) -> None:
             "differentially private (the report says so); give public --bounds instead",
             PrivacyLeakWarning, stacklevel=2,
         )
-    model = _model(p, k, run.epsilon, bounds)
+    from dpkit.cluster import make_model
+
+    model = make_model(p["algorithm"], k, run.epsilon, bounds, p)
     with run:
         model.fit(points, accountant=run.accountant, rng=run.rng)
         centres = np.asarray(model.cluster_centers_, dtype=float)

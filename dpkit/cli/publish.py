@@ -106,7 +106,9 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
     table = load_table(p["data"], schema, order, encoding=p["encoding"], delimiter=p["delimiter"])
     with run:
-        model = _model(p, run.epsilon)
+        from dpkit.release import make_model
+
+        model = make_model(p["algorithm"], run.epsilon, p)
         model.fit(table, target, accountant=run.accountant, rng=run.rng)
         rel = model.release_
         parameters = {
@@ -149,12 +151,3 @@ def _remove(path: str) -> None:
             os.unlink(path)
 
 
-def _model(p: dict[str, Any], epsilon: float) -> Any:
-    if p["algorithm"] == "diffgen":
-        from dpkit.release.diffgen import DiffGen
-
-        return DiffGen(epsilon=epsilon, levels=p["levels"])
-    from dpkit.release.maxgddp import MaxGDDP
-
-    return MaxGDDP(epsilon=epsilon, levels=p["levels"], selection_share=p["selection_share"],
-                   allocation=p["allocation"], selector=p["selector"], grid=p["grid"])

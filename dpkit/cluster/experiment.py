@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from dpkit.cluster.common import parse_bounds
-from dpkit.errors import DpkitUsageError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,24 +51,6 @@ def reference_nicv(data: str, columns: tuple[str, ...], k: int) -> float:
     return nonprivate_nicv(x, k)
 
 
-def make_model(algorithm: str, k: int, epsilon: float, bounds: tuple[list[float], list[float]], params: dict[str, Any]):  # noqa: ANN201
-    """The estimator for ``algorithm`` with the options in ``params`` (others ignored)."""
-    from dpkit.cluster import DPKMeans, DPQTKMeans, EUGKMeans
-
-    def opt(*names: str) -> dict[str, Any]:
-        return {n: params[n] for n in names if params.get(n) is not None}
-
-    if algorithm == "dpqt":
-        return DPQTKMeans(k, epsilon=epsilon, bounds=bounds, **opt(
-            "gamma", "max_height", "threshold", "threshold_sd", "height_sd", "allocation", "n_estimate", "split",
-            "noise_floor"))
-    if algorithm == "dpkmeans":
-        return DPKMeans(k, epsilon=epsilon, bounds=bounds, **opt("iterations"))
-    if algorithm == "eug":
-        return EUGKMeans(k, epsilon=epsilon, bounds=bounds, **opt("n_estimate"))
-    raise DpkitUsageError(f"algorithm must be dpqt, dpkmeans or eug, got {algorithm!r}")
-
-
 def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     """Run one clustering with ``params`` and ``seed``; return its metrics."""
     from dpkit.evaluate.clustering import assign, f_measure, nicv
@@ -83,6 +64,8 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     lows, highs = parse_bounds(params["bounds"])
     x, y = load_points(str(params["data"]), columns, labels)
     x = np.clip(x, lows, highs)  # public bounds; the CLI warns about clipping
+    from dpkit.cluster import make_model
+
     model = make_model(str(params.get("algorithm", "dpqt")), k, eps, (lows, highs), params)
     acc = Accountant(eps)
     start = time.perf_counter()

@@ -4,3 +4,29 @@ MAXGDDP (:mod:`dpkit.release.maxgddp`), the DiffGen baseline (:mod:`dpkit.releas
 the cut they specialize (:mod:`dpkit.release.cut`), the sparse noisy table
 (:mod:`dpkit.release.sparse`) and the experiment hook (:mod:`dpkit.release.experiment`).
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def make_model(algorithm: str, epsilon: float, params: dict[str, Any]) -> Any:
+    """The publisher for ``algorithm`` (``maxgddp`` or ``diffgen``) with ``params``' options.
+
+    One place for the CLI and the sweep runner, so both build the same model; DiffGen takes
+    only ``levels`` (its budget split is fixed by the algorithm).
+    """
+    from dpkit.errors import DpkitUsageError
+
+    if algorithm == "diffgen":
+        from dpkit.release.diffgen import DiffGen
+
+        return DiffGen(epsilon=epsilon, levels=int(params["levels"]))
+    if algorithm == "maxgddp":
+        from dpkit.release.maxgddp import MaxGDDP
+
+        return MaxGDDP(epsilon=epsilon, levels=int(params["levels"]),
+                       selection_share=float(params["selection_share"]),
+                       allocation=params["allocation"], selector=params["selector"],
+                       grid=int(params["grid"]))
+    raise DpkitUsageError(f"unknown algorithm {algorithm!r} (maxgddp or diffgen)")

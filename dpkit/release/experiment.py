@@ -132,8 +132,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     Returns accuracy, baseline_accuracy, floor_accuracy, epsilon_spent, released_records
     (noisy) and cells (size of the released table's domain).
     """
-    from dpkit.release.diffgen import DiffGen
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.release import make_model
 
     p = {**DEFAULTS, **{k.replace("-", "_"): v for k, v in params.items()}}
     for key in ("data", "schema"):
@@ -149,13 +148,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     eps = float(p["epsilon"])
     acc = Accountant(eps)
     rng = make_rng(int(seed))
-    if p["algorithm"] == "maxgddp":
-        model: Any = MaxGDDP(epsilon=eps, levels=int(p["levels"]), selection_share=float(p["selection_share"]),
-                             allocation=p["allocation"], selector=p["selector"], grid=int(p["grid"]))
-    elif p["algorithm"] == "diffgen":
-        model = DiffGen(epsilon=eps, levels=int(p["levels"]))
-    else:
-        raise DpkitUsageError(f"unknown algorithm {p['algorithm']!r} (maxgddp or diffgen)")
+    model = make_model(str(p["algorithm"]), eps, p)
     model.fit(train, target, accountant=acc, rng=rng)
     rel = model.release_
     cut = model.cut_
