@@ -258,3 +258,18 @@ def child_counts(
     else:
         counts = np.bincount(child, minlength=n_parents << len(dims))
     return child, counts.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- tree partitions
+
+
+def split_rows(rows: np.ndarray, group: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """The row indices ``rows`` partitioned by ``group`` (aligned with ``rows``) into
+    ``n_groups`` parts, each in the original order; empty parts included.
+
+    One stable sort, as a tree node hands its records to its children (DiffPRFs).
+    """
+    g = np.asarray(group, dtype=np.int64)
+    order = np.argsort(g, kind="stable")
+    bounds = np.searchsorted(g[order], np.arange(n_groups + 1))
+    return [rows[order[bounds[c]:bounds[c + 1]]] for c in range(n_groups)]

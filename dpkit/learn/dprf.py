@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.counting import class_counts, threshold_class_counts
+from dpkit.data.counting import class_counts, split_rows, threshold_class_counts
 from dpkit.errors import DpkitUsageError
 from dpkit.learn.model import Feature, ForestModel, Node, features_from_schema
 from dpkit.privacy import (
@@ -520,17 +520,15 @@ class _Growth:
         feat = self.feats[j]
         if feat.kind == "numeric":
             lo, hi = ranges[j]
-            left = xr <= thr
-            kids = [(r[left], {**ranges, j: (lo, thr)}), (r[~left], {**ranges, j: (thr, hi)})]
+            group = (xr > thr).astype(np.int64)  # records <= thr go left (child 0)
+            parts = split_rows(r, group, 2)
+            kids = [(parts[0], {**ranges, j: (lo, thr)}), (parts[1], {**ranges, j: (thr, hi)})]
             kids_used = used
-            group = (~left).astype(np.int64)
         else:
             # one child per public category, empty or not: the structure is public
             kids_used = used | {j}
             group = xr.astype(np.int64)
-            order = np.argsort(group, kind="stable")
-            bounds = np.searchsorted(group[order], np.arange(len(feat.categories) + 1))
-            kids = [(r[order[bounds[c]:bounds[c + 1]]], ranges) for c in range(len(feat.categories))]
+            kids = [(part, ranges) for part in split_rows(r, group, len(feat.categories))]
         first = len(self.nodes)
         node.children = list(range(first, first + len(kids)))
         self.nodes.extend(Node(size=0) for _ in kids)

@@ -101,3 +101,12 @@ def test_histogram_brute_force(bins, data):
 def test_histogram_upper_edge_goes_to_last_cell():
     got = histogram(np.array([[10.0], [0.0], [5.0]]), np.array([0.0]), np.array([10.0]), [2])
     assert got.tolist() == [1, 2]
+
+
+def test_split_rows_partitions_in_order_with_empty_parts():
+    from dpkit.data.counting import split_rows
+
+    rows = np.array([10, 11, 12, 13, 14, 15])
+    group = np.array([2, 0, 2, 0, 3, 2])
+    parts = split_rows(rows, group, 5)
+    assert [p.tolist() for p in parts] == [[11, 13], [], [10, 12, 15], [14], []]
