@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.data.counting import values_present
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def prepare(
             fac = {c: (codes[keep_rows], uniques) for c, (codes, uniques) in fac.items()}
 
     n = len(df)
-    present = {c: np.bincount(codes, minlength=len(u)) > 0 for c, (codes, u) in fac.items()}
+    present = {c: values_present(codes, len(u)) for c, (codes, u) in fac.items()}
     ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
     if ids:
         if quasi_identifiers is not None:

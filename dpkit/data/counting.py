@@ -273,3 +273,8 @@ def split_rows(rows: np.ndarray, group: np.ndarray, n_groups: int) -> list[np.nd
     order = np.argsort(g, kind="stable")
     bounds = np.searchsorted(g[order], np.arange(n_groups + 1))
     return [rows[order[bounds[c]:bounds[c + 1]]] for c in range(n_groups)]
+
+
+def values_present(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """Which of the ``n_values`` codes occur in ``codes`` (a boolean mask over the codes)."""
+    return np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_values) > 0
