@@ -185,12 +185,25 @@ class Ledger:
                 pass  # another process created it first
             except OSError as exc:
                 raise DataError(f"ledger {self.path}: cannot create: {exc.strerror}") from None
-        if create and (self.path.stat().st_size == 0 or self._is_ledger()):
+        if create and self._empty_or_sqlite():
             # idempotent (CREATE IF NOT EXISTS, in one write transaction), so concurrent
             # `budget init`s, or one that finds a file another has just created, all finish
             # the set-up; a file that is something else is left alone (and refused later)
             with self._connect(setup=True):
                 pass
+
+    def _empty_or_sqlite(self) -> bool:
+        """True for a new (empty) file or any SQLite file: set-up is then safe to (re)run.
+
+        Not "is it a ledger yet": another `budget init` may be half-way through creating it,
+        and this one must finish the (idempotent) set-up too rather than refuse the file.
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+        except OSError:
+            return False
+        return head == b"" or head == b"SQLite format 3\x00"
 
     def _is_ledger(self) -> bool:
         try:
@@ -214,8 +227,10 @@ class Ledger:
         try:
             con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if setup:
-                # WAL is persistent in the file: readers never block the one writer
-                con.execute("PRAGMA journal_mode = WAL")
+                # WAL is persistent in the file: readers never block the one writer. Switching
+                # the journal mode does not wait on the busy handler, so retry while another
+                # process holds the file (concurrent `budget init`s on a new ledger)
+                _retry_locked(lambda: con.execute("PRAGMA journal_mode = WAL"))
                 con.execute("BEGIN IMMEDIATE")
                 for stmt in _DDL.split(";"):
                     if stmt.strip():
@@ -454,3 +469,17 @@ class Ledger:
             d["outputs"] = json.loads(d["outputs"])
             out.append(d)
         return out
+
+
+def _retry_locked(action: Any, timeout: float = BUSY_TIMEOUT_S) -> Any:
+    """Run ``action`` again while SQLite says the database is locked, up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
