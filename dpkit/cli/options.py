@@ -34,11 +34,17 @@ def reset_state() -> None:
     """Forget -v/-q from a previous in-process invocation (tests, sweeps)."""
     _STATE.verbose = False
     _STATE.quiet = False
+    from dpkit.console import set_verbose
+
+    set_verbose(False)
 
 
 def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
         _STATE.verbose = True
+        from dpkit.console import set_verbose
+
+        set_verbose(True)
     return value
 
 

@@ -278,3 +278,66 @@ def split_rows(rows: np.ndarray, group: np.ndarray, n_groups: int) -> list[np.nd
 def values_present(codes: np.ndarray, n_values: int) -> np.ndarray:
     """Which of the ``n_values`` codes occur in ``codes`` (a boolean mask over the codes)."""
     return np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_values) > 0
+
+
+# --------------------------------------------------------------------------- the frame protocol
+# Dense counts, value marginals and sums over keys (dpkit.engine.numpy_frame).
+
+
+def _valid(codes: Sequence[np.ndarray]) -> np.ndarray | None:
+    """Mask of the records whose every key is >= 0, or None when all are."""
+    bad = None
+    for c in codes:
+        neg = c < 0
+        if neg.any():
+            bad = neg if bad is None else (bad | neg)
+    return None if bad is None else ~bad
+
+
+def dense_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
+    """Counts of records per combination of ``codes`` as a dense int64 array of ``shape``;
+    records with a negative code on any dimension are left out."""
+    shp = tuple(int(s) for s in shape)
+    size = int(np.prod(shp, dtype=np.int64)) if shp else 1
+    if not codes:
+        raise ValueError("dense_counts needs at least one key")
+    keep = _valid(codes)
+    cs = [c if keep is None else c[keep] for c in codes]
+    flat = np.zeros(len(cs[0]), dtype=np.int64)
+    for c, s in zip(cs, shp, strict=True):
+        flat *= s
+        flat += c
+    return np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
+
+
+def value_key_counts(
+    values: np.ndarray, codes: Sequence[np.ndarray], shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` ``(m,)`` and counts ``(m, *shape)`` per (value, keys)."""
+    keep = _valid(codes)
+    v = np.asarray(values)
+    cs = list(codes)
+    if keep is not None:
+        v = v[keep]
+        cs = [c[keep] for c in cs]
+    uniq, inverse = np.unique(v, return_inverse=True)
+    shp = (uniq.size, *(int(s) for s in shape))
+    return uniq, dense_counts([inverse.reshape(-1).astype(np.int64), *cs], shp)
+
+
+def key_sums(
+    values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts ``shape`` and sums ``(*shape, len(values))`` of ``values`` per combination of keys."""
+    shp = tuple(int(s) for s in shape)
+    size = int(np.prod(shp, dtype=np.int64))
+    keep = _valid(codes)
+    cs = [c if keep is None else c[keep] for c in codes]
+    vs = [np.asarray(x, dtype=float) if keep is None else np.asarray(x, dtype=float)[keep] for x in values]
+    flat = np.zeros(len(cs[0]) if cs else 0, dtype=np.int64)
+    for c, s in zip(cs, shp, strict=True):
+        flat *= s
+        flat += c
+    sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
+    sums = np.stack([np.bincount(flat, weights=x, minlength=size) for x in vs], axis=-1) if vs else np.zeros((size, 0))
+    return sizes, sums.reshape((*shp, len(vs)))

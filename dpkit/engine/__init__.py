@@ -1,0 +1,45 @@
+"""Engines: where data is read and scanned (DESIGN.md, Engines; docs/architecture.md).
+
+``load(options, schema, columns, engine=...)`` reads a table (CSV or Parquet, described by
+:class:`~dpkit.data.source.ReadOptions`) and returns a :class:`~dpkit.engine.frame.Frame`:
+the encoded table behind the aggregate primitives the algorithms use. ``numpy`` (default)
+reads in this process; ``spark`` reads and aggregates on a Spark cluster and keeps only
+aggregates on the driver. ``$DPKIT_ENGINE`` sets the default (for cron).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from dpkit.engine.frame import Frame, as_frame
+
+ENGINES = ("numpy", "spark")
+
+__all__ = ["ENGINES", "Frame", "as_frame", "engine_name", "load"]
+
+
+def engine_name(value: str | None = None) -> str:
+    """The engine to use: ``value``, else ``$DPKIT_ENGINE``, else ``numpy``."""
+    from dpkit.errors import DpkitUsageError
+
+    name = value or os.environ.get("DPKIT_ENGINE") or "numpy"
+    if name not in ENGINES:
+        raise DpkitUsageError(f"--engine must be one of {', '.join(ENGINES)}, got {name!r}")
+    return name
+
+
+def load(options: Any, schema: Any, columns: Sequence[str] | None = None, *, engine: str | None = None,
+         **engine_options: Any) -> Frame:
+    """Read and encode ``columns`` of the table ``options`` describes, on ``engine``."""
+    name = engine_name(engine)
+    if name == "spark":
+        from dpkit.engine.spark_frame import load_spark
+
+        return load_spark(options, schema, columns, **engine_options)
+    from dpkit.data.table import load_table
+    from dpkit.engine.numpy_frame import NumpyFrame
+
+    return NumpyFrame(load_table(options.path, schema, columns, encoding=options.encoding,
+                                 delimiter=options.delimiter or ","))

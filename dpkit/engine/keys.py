@@ -1,0 +1,165 @@
+"""Keys: the public functions of a record that the engines count by.
+
+An algorithm never reads records. It names *keys* — a column's codes, those codes mapped
+through a public lookup table (a cut's leaf → node map), a numeric column cut at public
+edges (a cut's intervals, a grid), a keyed hash of the row's position (the forest's record →
+tree assignment) — and asks an engine (:mod:`dpkit.engine`) for the exact counts of
+records per combination of keys. Every parameter of a key is public: it comes from the
+schema, from the parameters, or from noisy choices already made and accounted. So shipping a
+key to a Spark executor leaks nothing, and both engines evaluate a key with the *same* numpy
+function (:func:`evaluate`), which is what makes their outputs byte-identical.
+
+Each key evaluates to int64 codes in ``[0, size)``; the caller knows ``size`` (it built the
+lookup table or the edges) and passes the shape of the table it wants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Col:
+    """The integer codes of a column as encoded (categorical leaf codes, or a derived key)."""
+
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Lookup:
+    """A column's codes mapped through a public table: ``table[codes]``."""
+
+    name: str
+    table: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Bins:
+    """A numeric column's interval index for the public interval starts ``starts``.
+
+    Value v falls in interval i when ``starts[i] <= v < starts[i+1]``; values below the first
+    start go to 0 (they were clipped to the bounds on load) — ``counting.group_of``.
+    """
+
+    name: str
+    starts: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Grid:
+    """A numeric column on a regular grid of ``2**bits`` cells over the public ``[lo, hi]``;
+    the upper edge belongs to the last cell (``counting.grid_cells``)."""
+
+    name: str
+    lo: float
+    hi: float
+    bits: int
+
+
+@dataclass(frozen=True, eq=False)
+class RowHash:
+    """A keyed hash of the row's 0-based position in the input, reduced to ``[0, modulo)``.
+
+    The key is drawn from the run's rng, so the assignment is uniform and independent per
+    position for anyone who does not know it; both engines number rows in input order.
+    """
+
+    key: int
+    modulo: int
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """Where a record goes one tree level down (DiffPRFs' per-level partition).
+
+    ``node`` is the key of the record's node at this level (−1: in no node being split).
+    For each node i: ``column[i]`` is the attribute it splits on ('' for a leaf: the record
+    leaves the tree, key −1); numeric splits send ``value > threshold[i]`` to child
+    ``offset[i] + 1`` and the rest to ``offset[i]``; categorical splits send code c to
+    ``offset[i] + c``.
+    """
+
+    node: Key
+    column: tuple[str, ...]
+    threshold: np.ndarray
+    offset: np.ndarray
+    numeric: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+
+Key = Col | Lookup | Bins | Grid | RowHash | Route
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer, vectorized over uint64 (wrapping arithmetic)."""
+    z = x.astype(np.uint64, copy=True)
+    with np.errstate(over="ignore"):
+        z += np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return z
+
+
+def columns_of(key: Key) -> set[str]:
+    """The encoded columns a key reads (to load only those)."""
+    if isinstance(key, Col | Lookup | Bins | Grid):
+        return {key.name}
+    if isinstance(key, Route):
+        return columns_of(key.node) | {c for c in key.column if c}
+    return set()
+
+
+def evaluate(key: Key, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+    """The int64 codes of ``key`` for a block of rows (the block's first row is ``start``).
+
+    ``columns`` holds the block's encoded columns (and derived keys). The one implementation
+    both engines run, so they agree bit for bit.
+    """
+    if isinstance(key, Col):
+        return np.asarray(columns[key.name]).astype(np.int64, copy=False)
+    if isinstance(key, Lookup):
+        return np.asarray(key.table, dtype=np.int64)[np.asarray(columns[key.name])]
+    if isinstance(key, Bins):
+        starts = np.asarray(key.starts, dtype=float)
+        idx = np.searchsorted(starts, np.asarray(columns[key.name], dtype=float), side="right") - 1
+        return np.clip(idx, 0, len(starts) - 1).astype(np.int64)
+    if isinstance(key, Grid):
+        size = 1 << int(key.bits)
+        u = np.clip((np.asarray(columns[key.name], dtype=float) - key.lo) / (key.hi - key.lo), 0.0, 1.0)
+        col = np.floor(u * size).astype(np.int64)
+        np.minimum(col, size - 1, out=col)
+        return col
+    if isinstance(key, RowHash):
+        if n is None:
+            n = len(next(iter(columns.values())))
+        pos = np.arange(start, start + n, dtype=np.uint64)
+        h = splitmix64(pos ^ np.uint64(key.key & 0xFFFFFFFFFFFFFFFF))
+        return (h % np.uint64(key.modulo)).astype(np.int64)
+    if isinstance(key, Route):
+        node = evaluate(key.node, columns, start, n)
+        out = np.full(node.shape, -1, dtype=np.int64)
+        inside = node >= 0
+        for name in sorted({c for c in key.column if c}):
+            of_col = np.array([c == name for c in key.column], dtype=bool)
+            rows = inside & of_col[np.where(inside, node, 0)]
+            if not rows.any():
+                continue
+            nd = node[rows]
+            v = np.asarray(columns[name])[rows]
+            if key.numeric[nd].any():
+                step = (v.astype(float) > key.threshold[nd]).astype(np.int64)
+            else:
+                step = v.astype(np.int64)
+            out[rows] = key.offset[nd] + step
+        return out
+    raise TypeError(f"not a key: {key!r}")
+
+
+def shape_check(keys: Sequence[Key], shape: Sequence[int]) -> None:
+    if len(keys) != len(shape):
+        raise ValueError(f"{len(keys)} keys but a shape of {len(shape)} dimensions")

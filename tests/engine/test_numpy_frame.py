@@ -1,0 +1,85 @@
+"""The numpy engine's primitives agree with direct counting over the arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpkit.data.schema import load_schema
+from dpkit.data.table import load_table
+from dpkit.engine import as_frame, engine_name
+from dpkit.engine.keys import Bins, Col, Grid, Lookup, Route, RowHash, evaluate
+from dpkit.errors import DpkitUsageError
+
+ADULT = "sample_data/adult/train.csv"
+
+
+@pytest.fixture(scope="module")
+def frame():
+    schema = load_schema("taxonomies/adult.yaml")
+    return as_frame(load_table(ADULT, schema, ["age", "workclass", "sex", "income"]))
+
+
+def test_counts_match_bincount(frame) -> None:
+    cols = frame.table.columns
+    n_w = len(frame.schema.columns["workclass"].leaves)
+    got = frame.counts([Col("workclass"), Col("income")], [n_w, 2])
+    want = np.zeros((n_w, 2), dtype=np.int64)
+    np.add.at(want, (cols["workclass"], cols["income"]), 1)
+    assert (got == want).all()
+    assert got.sum() == frame.count()
+
+
+def test_lookup_bins_and_cells(frame) -> None:
+    cols = frame.table.columns
+    n_w = len(frame.schema.columns["workclass"].leaves)
+    lut = np.arange(n_w) % 2
+    starts = np.array([17.0, 30.0, 50.0])
+    cells, counts = frame.cells([Lookup("workclass", lut), Bins("age", starts)], [2, 3])
+    a = lut[cols["workclass"]]
+    b = np.clip(np.searchsorted(starts, cols["age"], side="right") - 1, 0, 2)
+    for (i, j), c in zip(cells, counts, strict=True):
+        assert c == int(((a == i) & (b == j)).sum())
+    assert counts.sum() == frame.count()
+
+
+def test_value_counts_and_sums(frame) -> None:
+    cols = frame.table.columns
+    vals, counts = frame.value_counts("age", [Col("income")], [2])
+    assert (vals == np.unique(cols["age"])).all()
+    assert counts.shape == (len(vals), 2) and counts.sum() == frame.count()
+    sizes, sums = frame.sums(["age"], [Col("income")], [2])
+    for c in (0, 1):
+        assert sizes[c] == int((cols["income"] == c).sum())
+        assert sums[c, 0] == pytest.approx(cols["age"][cols["income"] == c].sum())
+
+
+def test_grid_and_rowhash_are_in_range(frame) -> None:
+    g = evaluate(Grid("age", 15, 95, 3), frame.table.columns)
+    assert g.min() >= 0 and g.max() <= 7
+    h = evaluate(RowHash(key=12345, modulo=7), frame.table.columns)
+    assert h.min() >= 0 and h.max() <= 6
+    # position-keyed: a block evaluated from row 100 gives the same hashes as the whole
+    block = {k: v[100:200] for k, v in frame.table.columns.items()}
+    assert (evaluate(RowHash(12345, 7), block, start=100) == h[100:200]).all()
+    counts = np.bincount(h, minlength=7)
+    assert counts.min() > 0.8 * len(h) / 7
+
+
+def test_route_and_with_column(frame) -> None:
+    # one node (0) splitting on age > 40 into children 0, 1
+    root = frame.with_column("node", Lookup("income", np.zeros(2, dtype=np.int64)))
+    route = Route(Col("node"), ("age",), np.array([40.0]), np.array([0]), np.array([True]))
+    nxt = root.with_column("node1", route)
+    got = nxt.counts([Col("node1")], [2])
+    ages = frame.table.columns["age"]
+    assert got[1] == int((ages > 40).sum()) and got[0] == int((ages <= 40).sum())
+
+
+def test_engine_name(monkeypatch) -> None:
+    monkeypatch.delenv("DPKIT_ENGINE", raising=False)
+    assert engine_name(None) == "numpy"
+    monkeypatch.setenv("DPKIT_ENGINE", "spark")
+    assert engine_name(None) == "spark"
+    with pytest.raises(DpkitUsageError):
+        engine_name("duckdb")
