@@ -3,8 +3,10 @@
 Command modules import only Click at module level (heavy libraries inside the command
 functions) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
 a :class:`~dpkit.errors.DpkitError` becomes one line on stderr and its exit code, usage
-errors exit 2, Ctrl-C exits 130 leaving no partial file, and a closed stdout (``| head``)
-ends quietly. ``-v`` shows tracebacks.
+errors exit 2, Ctrl-C exits 130 and SIGTERM 143 leaving no partial file, and a closed
+stdout (``| head``) ends quietly unless it lost a private run's output. ``-v`` shows
+tracebacks. Bare ``dpkit`` prints the help; ``_DPKIT_COMPLETE=bash_source dpkit`` (or
+``dpkit completion bash``) prints the shell-completion script.
 """
 
 from __future__ import annotations
@@ -17,25 +19,76 @@ import click
 from dpkit import __version__
 from dpkit.cli.options import CONTEXT_SETTINGS, State, global_options
 
+#: the environment variable Click's shell completion talks through (``_<PROG>_COMPLETE``)
+COMPLETE_VAR = "_DPKIT_COMPLETE"
 
-@click.group(context_settings=CONTEXT_SETTINGS)
-@click.version_option(__version__, "--version", prog_name="dpkit")
+
+@click.group(context_settings=CONTEXT_SETTINGS, invoke_without_command=True, no_args_is_help=False)
+@click.version_option(__version__, "-V", "--version", prog_name="dpkit")
 @global_options
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Privatize CSV data sets: differentially private releases, models and clusterings,
     and k-anonymous feature selection.
 
     \b
     Every privacy command writes a JSON report of the ε it spent. Run
-    `dpkit COMMAND --help` for a command's options and an example.
+    `dpkit COMMAND --help` for a command's options and an example, and
+    `dpkit completion bash` for shell completion.
     """
+    if ctx.invoked_subcommand is None:
+        # bare `dpkit`: the help on stdout, exit 0 (like git, sqlite-utils)
+        click.echo(ctx.get_help())
+
+
+@click.command(name="completion", context_settings=CONTEXT_SETTINGS)
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell-completion script for SHELL.
+
+    \b
+    Example:
+      dpkit completion bash > ~/.local/share/bash-completion/completions/dpkit
+      eval "$(dpkit completion zsh)"            # in ~/.zshrc
+      dpkit completion fish > ~/.config/fish/completions/dpkit.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    comp_cls = get_completion_class(shell)
+    assert comp_cls is not None  # the Choice above lists only shells Click knows
+    click.echo(comp_cls(cli, {}, "dpkit", COMPLETE_VAR).source())
+
+
+#: --config on every command with options worth keeping: command path -> config sections
+#: tried in order (a file may nest a command's values under its name, docs/formats.md)
+CONFIGURABLE = {
+    ("publish",): ("publish",),
+    ("generalize",): ("generalize",),
+    ("forest", "train"): ("forest", "train"),
+    ("forest", "predict"): ("predict",),
+    ("cluster",): ("cluster",),
+    ("kanon-select",): ("kanon-select",),
+    ("evaluate", "classify"): ("classify",),
+    ("evaluate", "cluster"): ("cluster",),
+    ("evaluate", "kanon"): ("kanon",),
+    ("taxonomy", "validate"): ("validate",),
+    ("taxonomy", "infer"): ("infer",),
+}
 
 
 def _register() -> None:
     from dpkit.cli import budget, cluster, evaluate, forest, generalize, kanon, publish, taxonomy
+    from dpkit.cli.configfile import add_config
 
     for module in (publish, generalize, forest, cluster, kanon, evaluate, taxonomy, budget):
         cli.add_command(module.command)
+    cli.add_command(completion)
+    for path, sections in CONFIGURABLE.items():
+        cmd: click.Command | None = cli
+        for name in path:
+            cmd = cmd.commands.get(name) if isinstance(cmd, click.Group) else None
+        if cmd is not None:  # a command not built yet has nothing to configure
+            add_config(cmd, sections)
 
 
 _register()
@@ -43,6 +96,11 @@ _register()
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point (``dpkit``) and ``python -m dpkit``."""
+    if argv is None and os.environ.get(COMPLETE_VAR):
+        # shell completion (`_DPKIT_COMPLETE=bash_source dpkit`, and every TAB press)
+        from click.shell_completion import shell_complete
+
+        sys.exit(shell_complete(cli, {}, "dpkit", COMPLETE_VAR, os.environ[COMPLETE_VAR]))
     from dpkit.cli.boundary import run
 
     sys.exit(run(cli, argv))

@@ -158,12 +158,13 @@ def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None,
 
     values = load_config(config, section)
     # settable: the options a flag sets, by parameter name or long flag name (--schema is the
-    # parameter schema_path); not the DATA argument, not -v/-q, not config/output/report
+    # parameter schema_path); not the DATA argument, not -v/-q, not config itself
+    # (dpkit/cli/configfile.py reads the same file earlier, as Click defaults)
     known: dict[str, click.Parameter] = {}
     shown: list[str] = []
     for param in ctx.command.params:
         if (not isinstance(param, click.Option) or not param.expose_value or not param.name
-                or param.name in ("config", "output", "report")):
+                or param.name == "config"):
             continue
         flags = [o.lstrip("-") for o in param.opts if o.startswith("--")]
         shown.append(flags[0] if flags else param.name)

@@ -1,0 +1,106 @@
+"""``--config FILE`` on every command with options worth keeping (docs/formats.md, "Config files").
+
+The file is a YAML mapping of option names to values (``schema: t.yaml``, ``levels: 13``,
+``selection-share`` or ``selection_share``), optionally nested under the command's name
+(``publish: {levels: 13}``; ``forest: {...}`` for ``forest train``). It is read *before*
+Click parses the command line and handed to Click as the context's ``default_map``, so a
+value from the file counts as a default: it satisfies a required option such as
+``--schema``, a flag on the command line overrides it, and Click converts and checks it
+like a typed flag. Unknown keys are an error naming the file and the key.
+
+Only options can be set (not the DATA argument) — every option, including ``-o`` and
+``--report``. ``-v``/``-q`` and ``--config`` itself are not settable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+CONFIG_HELP = "YAML file of option defaults (keys: long option names); flags on the command line override it."
+
+#: options a config file cannot set (process-wide flags, and the file itself)
+_NOT_SETTABLE = frozenset({"config", "help", "verbose", "quiet"})
+
+
+def _config_path(args: Sequence[str]) -> str | None:
+    """The value of ``--config`` in ``args`` (the last one wins, as for any Click option)."""
+    found = None
+    it = iter(args)
+    for arg in it:
+        if arg == "--":
+            break
+        if arg == "--config":
+            found = next(it, None)
+        elif arg.startswith("--config="):
+            found = arg.split("=", 1)[1]
+    return found
+
+
+def settable(command: click.Command) -> dict[str, click.Option]:
+    """Option aliases (parameter name and long flags, ``-`` spelt ``_``) → the option."""
+    known: dict[str, click.Option] = {}
+    for param in command.params:
+        if not isinstance(param, click.Option) or not param.name or param.name in _NOT_SETTABLE:
+            continue
+        flags = [o.lstrip("-") for o in param.opts + param.secondary_opts if o.startswith("--")]
+        for alias in (param.name, *flags):
+            known[alias.replace("-", "_")] = param
+    return known
+
+
+def _section(data: dict[str, Any], sections: Sequence[str]) -> dict[str, Any]:
+    for name in sections:
+        if isinstance(data.get(name), dict):
+            return dict(data[name])
+    return data
+
+
+def config_defaults(ctx: click.Context, command: click.Command, path: str,
+                    sections: Sequence[str]) -> dict[str, Any]:
+    """The ``default_map`` for ``command`` from the config file at ``path``."""
+    from dpkit.config import load_config
+    from dpkit.errors import DpkitUsageError
+
+    values = _section(load_config(path), sections)
+    known = settable(command)
+    where = " ".join(sections[:1]) or command.name
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        param = known.get(str(key).replace("-", "_"))
+        if param is None:
+            shown = sorted({p.opts[-1].lstrip("-") if p.opts[-1].startswith("--") else p.name
+                            for p in known.values()})
+            raise DpkitUsageError(f"{path}: unknown key {key!r} for 'dpkit {where}' (known: {', '.join(shown)})")
+        raw = str(value) if param.type == click.STRING and value is not None and not param.multiple else value
+        try:
+            param.type_cast_value(ctx, raw)  # checked here so that the error names the file
+        except click.BadParameter as exc:
+            raise DpkitUsageError(f"{path}: bad value for {key!r}: {exc.message}") from None
+        out[param.name] = raw
+    return out
+
+
+def add_config(command: click.Command, sections: Sequence[str]) -> None:
+    """Give ``command`` a ``--config FILE`` whose values become Click defaults.
+
+    Adds the option when the command has none (not passed to the function: the values
+    arrive as ordinary parameters), and reads the file in ``parse_args`` — before Click
+    checks required options — so that ``schema: t.yaml`` satisfies ``--schema``.
+    """
+    if not any(p.name == "config" for p in command.params):
+        command.params.append(click.Option(
+            ["--config"], type=click.Path(dir_okay=False), default=None, expose_value=False,
+            metavar="FILE", help=CONFIG_HELP,
+        ))
+    parse = command.parse_args
+
+    def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        path = _config_path(args)
+        if path and not ctx.resilient_parsing:  # not while completing a word in the shell
+            ctx.default_map = {**(ctx.default_map or {}), **config_defaults(ctx, command, path, sections)}
+        return parse(ctx, args)
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
