@@ -103,7 +103,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(shell_complete(cli, {}, "dpkit", COMPLETE_VAR, os.environ[COMPLETE_VAR]))
     from dpkit.cli.boundary import run
 
-    sys.exit(run(cli, argv))
+    code = run(cli, argv)
+    if argv is None:
+        import signal
+
+        # the outcome is decided: a Ctrl-C while the interpreter exits must not turn a
+        # complete run into a "killed by SIGINT" status (cron would retry and spend ε again)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 __all__ = ["cli", "main", "State", "os"]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
+from collections.abc import Iterator
 
 import click
 
@@ -47,11 +51,67 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a plain ``kill PID``): handled like Ctrl-C — outputs removed, a ledger
+    reservation settled, a sweep resumable — but the process exits 143 (128 + 15)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` while a command runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _interrupt_code(exc: BaseException) -> tuple[int, str]:
+    """Exit code and message for Ctrl-C/SIGTERM: 0 when every private run had completed."""
+    from dpkit.cli.run import run_outcomes
+
+    outcomes = run_outcomes()
+    if outcomes and all(error is None for _, error, _ in outcomes):
+        # the outputs, report and ledger row were complete before the signal: a retry
+        # (cron) must not spend ε again, so this run succeeded
+        return 0, "dpkit: interrupted after the run had completed; its outputs are complete"
+    if isinstance(exc, Terminated):
+        return 143, "dpkit: terminated"
+    return 130, "dpkit: interrupted"
+
+
+def _lost_output_message() -> str | None:
+    """The error for a closed stdout that cost a private run its output, if it did."""
+    from dpkit.cli.run import run_outcomes
+
+    lost = [(cmd, spent) for cmd, error, spent in run_outcomes() if error == "BrokenPipeError"]
+    if not lost:
+        return None
+    cmd, spent = lost[-1]
+    cost = "its ε was spent (and counted in --ledger, if any)" if spent else "no ε was spent"
+    return (f"dpkit: error: {cmd}: standard output was closed before the output was complete: "
+            f"the release is lost and {cost}; write to a file with -o FILE instead of a pipe that closes early")
+
+
 def run(cli: click.Group, argv: list[str] | None = None) -> int:
     """Run ``cli`` and return the process exit code."""
+    with _sigterm_as_interrupt():
+        return _run(cli, argv)
+
+
+def _run(cli: click.Group, argv: list[str] | None = None) -> int:
+    from dpkit.cli.run import reset_outcomes
     from dpkit.errors import DpkitError
 
     reset_state()
+    reset_outcomes()
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)
@@ -73,13 +133,20 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except (KeyboardInterrupt, click.Abort):
-        click.echo("dpkit: interrupted", err=True)
+    except (KeyboardInterrupt, click.Abort) as exc:
+        code, message = _interrupt_code(exc)
+        click.echo(message, err=True)
         if argv is None:
-            _exit_now(130)
-        return 130
+            _exit_now(code)
+        return code
     except BrokenPipeError:
         _silence_stdout()
+        # `| head` on a listing is fine; on a private release it lost what ε paid for:
+        # say so (even under --quiet: it is an error) and fail
+        message = _lost_output_message()
+        if message:
+            click.echo(message, err=True)
+            return 1
         return 0
     except DpkitError as exc:
         if verbose:

@@ -18,8 +18,11 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, state_for
               help="Runs per grid point, overriding the YAML's repeats.")
 @click.option("--dry-run", is_flag=True,
               help="Print the runs per sweep (and how many are already done) on stdout; run nothing.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the outcome (or the --dry-run plan) as one JSON object on stdout.")
 @global_options
-def command(experiment: str, output: str, jobs: int | None, repeats: int | None, dry_run: bool) -> None:
+def command(experiment: str, output: str, jobs: int | None, repeats: int | None, dry_run: bool,
+            as_json: bool) -> None:
     """Run every cell of an experiment (sweeps × grid points × repeats), each an in-process
     dpkit run with a seed derived from the experiment, sweep, grid point and repeat.
 
@@ -27,8 +30,9 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
     (mean, sd, n per grid point and metric), DIR/*.png and DIR/summary.md (tables, the
     paper's numbers beside ours, the plots). results.csv is a journal: rerunning the same
     command skips the runs already in it, so an interrupted sweep resumes where it
-    stopped. Progress goes to stderr (a bar on a terminal); -q for cron. The YAML format
-    is in docs/formats.md.
+    stopped; so does one ended by Ctrl-C or SIGTERM (exit 130/143; the worker processes
+    are stopped with it). Progress goes to stderr (a bar on a terminal); -q for cron;
+    --json prints the outcome on stdout. The YAML format is in docs/formats.md.
 
     \b
     Example:
@@ -49,6 +53,12 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
         raise DataError(f"{output}: exists and is not a directory")
     if dry_run:
         rows = plan(exp, out, repeats)
+        if as_json:
+            import json
+
+            click.echo(json.dumps({"experiment": exp.name, "output": str(out), "dry_run": True,
+                                   "sweeps": rows}, indent=2, ensure_ascii=False))
+            return
         click.echo("sweep\tpoints\truns\tdone\ttodo")
         for r in rows:
             click.echo(f"{r['sweep']}\t{r['points']}\t{r['runs']}\t{r['done']}\t{r['todo']}")
@@ -87,7 +97,16 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
             bar.stop()
     for message in result.warnings:
         warnings.warn(f"(in runs) {message}", DpkitWarning, stacklevel=1)
-    if not quiet:
+    if as_json:
+        import json
+
+        click.echo(json.dumps({
+            "experiment": exp.name, "output": str(out), "runs": result.total,
+            "executed": result.executed, "skipped": result.skipped, "failed": len(result.failed),
+            "seconds": round(time.perf_counter() - start, 3),
+            "results": str(out / "results.csv"), "summary": str(out / "summary.md"),
+        }, indent=2, ensure_ascii=False))
+    elif not quiet:
         click.echo(
             f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
             f"{out / 'results.csv'}, {len(result.failed)} failed, {time.perf_counter() - start:.1f} s; "

@@ -155,6 +155,7 @@ class PrivateRun:
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
         if self._ledger is None or self._ledger_entry is None:
+            _note_outcome(self, exc_type)
             return
         entry, self._ledger_entry = self._ledger_entry, None
         with _sigint_deferred():  # a second Ctrl-C must not leave the row half-settled
@@ -162,7 +163,10 @@ class PrivateRun:
                 # outputs are complete (written atomically inside the block): count what
                 # the accountant spent and release the rest of the reservation
                 self._ledger.complete(entry, spent=self.accountant.spent)
-            else:
+            # noted inside the deferred block: a Ctrl-C delivered when it ends already
+            # finds the run complete (the error boundary then exits 0, not 130)
+            _note_outcome(self, exc_type)
+            if exc_type is not None:
                 # err on the side of privacy: if any mechanism drew noise the whole
                 # reservation stays ("spent, output lost"); with no draw it is released
                 self._ledger.fail(entry, spent_any=bool(self.accountant.spends),
@@ -178,9 +182,28 @@ class PrivateRun:
         )
 
 
+#: how the PrivateRuns of this process ended, for the error boundary (dpkit/cli/boundary.py):
+#: a Ctrl-C after a complete run exits 0; a closed stdout that cost a run its output exits 1
+_OUTCOMES: list[tuple[str, str | None, bool]] = []
+
+
+def _note_outcome(run: PrivateRun, exc_type: type[BaseException] | None) -> None:
+    _OUTCOMES.append((run.command, None if exc_type is None else exc_type.__name__,
+                      bool(run.accountant.spends)))
+
+
+def run_outcomes() -> list[tuple[str, str | None, bool]]:
+    """(command, exception name or None when complete, whether noise was drawn) per run."""
+    return list(_OUTCOMES)
+
+
+def reset_outcomes() -> None:
+    _OUTCOMES.clear()
+
+
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT (Ctrl-C) while the ledger row changes; it is delivered right after.
+    """Hold SIGINT (Ctrl-C) and SIGTERM while the ledger row changes; delivered right after.
 
     Only where the platform can block signals, and only in the main thread (elsewhere
     Python never receives SIGINT anyway).
@@ -189,7 +212,7 @@ def _sigint_deferred() -> Iterator[None]:
     if mask is None or threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = mask(signal.SIG_BLOCK, {signal.SIGINT})
+    old = mask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})  # SIGTERM ends like Ctrl-C
     try:
         yield
     finally:

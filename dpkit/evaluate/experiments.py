@@ -518,10 +518,37 @@ def run_sweep(
     caller may start a progress bar's thread at its first call); ``on_run(run)`` before each run is
     submitted (tests count executions with it). ``plots=False`` skips the PNGs.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_output(out_dir)
     with _lock(out):
         return _run_locked(exp, out, jobs=jobs, repeats=repeats, progress=progress, on_run=on_run, plots=plots)
+
+
+def prepare_output(out_dir: str | Path) -> Path:
+    """Create ``out_dir`` if missing and check that files can be created in it.
+
+    Checked before any run starts, as every command checks its ``-o`` (docs/errors.md):
+    one line naming the directory, exit 1 — not a traceback from the first journal write.
+    """
+    import tempfile
+
+    from dpkit.errors import DataError
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: exists and is not a directory; give a directory for -o")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{out}: cannot create the directory ({exc.strerror}); "
+                        "give -o a directory you can write") from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".dpkit-probe.", dir=out)
+    except OSError:
+        raise DataError(f"{out}: directory {out} is not writable; give -o a directory you can write") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return out
 
 
 @contextlib.contextmanager
@@ -596,7 +623,8 @@ def _run_locked(
         # fork: workers start at once and inherit registered tasks; one BLAS/OpenMP thread
         # per worker so that N workers do not oversubscribe N cores
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context, initializer=_worker_init) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context, initializer=_worker_init)
+        with _workers_die_with(pool):
             pending = {}
             queue = iter(todo)
 
@@ -614,16 +642,11 @@ def _run_locked(
                 progress(finished, total)
             # keep at most 2 runs per worker queued, so an interrupt loses little
             submit(2 * jobs)
-            try:
-                while pending:
-                    finished_set, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished_set:
-                        finish(pending.pop(fut), fut.result())
+            while pending:
+                finished_set, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished_set:
+                    finish(pending.pop(fut), fut.result())
                     submit(len(finished_set))
-            except BaseException:
-                for fut in pending:
-                    fut.cancel()
-                raise
     outcome = SweepOutcome(total, total - len(todo), len(todo), failed, list(seen_warnings), time.perf_counter() - start)
     from dpkit.evaluate.summary import write_outputs
 
@@ -635,7 +658,62 @@ def _noop() -> None:
     return None
 
 
+@contextlib.contextmanager
+def _workers_die_with(pool: Any) -> Iterator[None]:
+    """Shut ``pool`` down; on Ctrl-C, SIGTERM or an error, kill its workers first.
+
+    A plain ``shutdown`` waits for the runs in progress (minutes), and a parent killed by
+    SIGTERM left its workers orphaned, holding the caller's stderr open. Runs already
+    journaled stay: the next invocation resumes after them.
+    """
+    try:
+        yield
+    except BaseException:
+        # not cancel_futures: Python 3.11's pool then fails on the cancelled futures
+        # ("InvalidStateError" from its manager thread); the broken pool settles them
+        _terminate_workers(pool)
+        pool.shutdown(wait=False)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _terminate_workers(pool: Any) -> None:
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    # older Pythons have no public way to stop a running worker: the pool's process table
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    deadline = time.monotonic() + 5
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel sends this worker SIGKILL when the sweep process dies, however it dies."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+
+
 def _worker_init() -> None:
+    import signal
+
+    # the parent's SIGTERM handler (raise, clean up, exit 143) is not the worker's job:
+    # a worker told to stop just stops; the parent journals only finished runs
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
         from threadpoolctl import threadpool_limits

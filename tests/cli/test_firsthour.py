@@ -1,0 +1,203 @@
+"""A data engineer's first hour (issue 16): signals, exit codes and CLI conventions.
+
+Each test names the docs/errors.md row it proves (``errors.md row: ID``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpkit.cli import cli
+from dpkit.cli.boundary import run as boundary_run
+
+ROOT = Path(__file__).resolve().parents[2]
+ADULT = ROOT / "sample_data" / "adult"
+SCHEMA = ROOT / "taxonomies" / "adult.yaml"
+
+
+def invoke(argv: list[str], input: str | None = None) -> tuple[int, str, str]:
+    """Through the real error boundary (exit codes as the shell sees them)."""
+    runner = CliRunner()
+    with runner.isolation(input=input) as (out, err, _):
+        code = boundary_run(cli, [str(a) for a in argv])
+    return code, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
+
+
+def dpkit(*args: str, **kw) -> subprocess.CompletedProcess:  # noqa: ANN003
+    return subprocess.run([sys.executable, "-m", "dpkit", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=kw.pop("timeout", 120), **kw)
+
+
+# --------------------------------------------------------------------------- 13: entry point
+
+
+def test_bare_dpkit_prints_help_and_exits_0() -> None:
+    code, out, err = invoke([])
+    assert code == 0, err
+    assert "Usage: dpkit" in out and "publish" in out
+
+
+def test_dash_V_is_version() -> None:
+    code, out, _ = invoke(["-V"])
+    assert code == 0 and out.startswith("dpkit, version")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_command_prints_a_script(shell: str) -> None:
+    code, out, err = invoke(["completion", shell])
+    assert code == 0, err
+    assert "_DPKIT_COMPLETE" in out
+
+
+def test_completion_env_var_works_through_the_entry_point() -> None:
+    env = {**os.environ, "_DPKIT_COMPLETE": "bash_source"}
+    proc = dpkit(env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "_dpkit_completion" in proc.stdout
+    env = {**os.environ, "_DPKIT_COMPLETE": "bash_complete", "COMP_WORDS": "dpkit pub", "COMP_CWORD": "1"}
+    proc = dpkit(env=env)
+    assert "publish" in proc.stdout
+
+
+# --------------------------------------------------------------------------- 11: --config
+
+
+def test_config_sets_a_required_option(tmp_path: Path) -> None:
+    """errors.md row: config-sets-schema"""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"schema: {SCHEMA}\ntarget: income\nepsilon: 1\nlevels: 2\nseed: 3\n")
+    out = tmp_path / "r.csv"
+    code, _, err = invoke(["publish", str(ADULT / "train.csv"), "--config", str(cfg), "-o", str(out), "-q"])
+    assert code == 0, err
+    report = json.loads((tmp_path / "r.report.json").read_text())
+    assert report["parameters"]["levels"] == 2 and report["parameters"]["schema"] == str(SCHEMA)
+
+
+def test_flag_overrides_config_and_unknown_key_is_refused(tmp_path: Path) -> None:
+    """errors.md row: config-unknown-key"""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("classify:\n  target: income\n  model: svm\n  nonsense: 1\n")
+    code, out, err = invoke(["evaluate", "classify", "--config", str(cfg), "--train", "a.csv", "--test", "b.csv"])
+    assert code == 2
+    assert "unknown key 'nonsense'" in err and str(cfg) in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("path", [
+    ["publish"], ["generalize"], ["forest", "train"], ["forest", "predict"], ["cluster"], ["kanon-select"],
+    ["evaluate", "classify"], ["evaluate", "cluster"], ["evaluate", "kanon"],
+    ["taxonomy", "validate"], ["taxonomy", "infer"],
+])
+def test_every_command_with_options_takes_config(path: list[str]) -> None:
+    code, out, _ = invoke([*path, "--help"])
+    assert code == 0 and "--config" in out
+
+
+def test_config_value_is_type_checked_naming_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("levels: many\n")
+    code, _, err = invoke(["publish", "x.csv", "--config", str(cfg)])
+    assert code == 2 and f"{cfg}: bad value for 'levels'" in err
+
+
+# --------------------------------------------------------------------------- 2: sweep -o
+
+
+SLOW_TASK = """\
+import os, time
+def run(params, seed):
+    if params["x"] > 0 and os.environ.get("SWEEP_SLEEP"):
+        open(os.path.join(os.environ["SWEEP_PIDS"], str(os.getpid())), "w").close()
+        time.sleep(float(os.environ["SWEEP_SLEEP"]))
+    return {"value": float(params["x"])}
+"""
+
+
+def _experiment(tmp_path: Path, xs: int) -> Path:
+    (tmp_path / "slowtask.py").write_text(SLOW_TASK)
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"name: slow\ntask: slowtask:run\nsweeps: [{{name: a, grid: {{x: {list(range(xs))}}}}}]\n")
+    return exp
+
+
+def test_sweep_unwritable_output_is_one_line_exit_1(tmp_path: Path) -> None:
+    """errors.md row: sweep-output-not-writable"""
+    exp = _experiment(tmp_path, 1)
+    if os.geteuid() == 0:
+        target = "/proc/dpkit-no-such-dir/results"  # even root cannot create it
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        target = str(locked / "results")
+    code, _, err = invoke(["evaluate", "sweep", str(exp), "-o", target])
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in err
+    assert "cannot create the directory" in lines[0] or "not writable" in lines[0]
+
+
+# --------------------------------------------------------------------------- 1: sweep SIGTERM
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return "\nState:\tZ" not in fh.read()  # a zombie is dead, only not yet reaped
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sweep_sigterm_stops_workers_exits_143_and_resumes(tmp_path: Path) -> None:
+    """errors.md row: sweep-sigterm"""
+    exp = _experiment(tmp_path, 6)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "SWEEP_PIDS": str(pids), "SWEEP_SLEEP": "60",
+           "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "dpkit", "evaluate", "sweep", str(exp), "-o", str(out), "-j", "2", "-q"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    journal = out / "results.csv"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list(pids.iterdir())) >= 2 and journal.exists() and journal.read_text().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    workers = [int(p.name) for p in pids.iterdir()]
+    assert len(workers) == 2 and proc.poll() is None, "the sweep did not reach two sleeping workers"
+    proc.send_signal(signal.SIGTERM)
+    # communicate() returns only when every holder of the stderr pipe (the workers too) is gone
+    _, err = proc.communicate(timeout=20)
+    err = err.decode()
+    assert proc.returncode == 143, err
+    assert err.strip() == "dpkit: terminated", err
+    time.sleep(0.2)
+    assert not [pid for pid in workers if _alive(pid)]
+    # resumable: the finished run stays in the journal; a rerun does only the others
+    assert journal.read_text().count("\n") == 2
+    env.pop("SWEEP_SLEEP")
+    rerun = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    outcome = json.loads(rerun.stdout)
+    assert outcome["skipped"] == 1 and outcome["executed"] == 5 and outcome["failed"] == 0
+
+
+# --------------------------------------------------------------------------- 16: classify
+
+
+def test_classify_baseline_without_baseline_test_is_refused() -> None:
+    """errors.md row: classify-baseline-needs-test"""
+    code, out, err = invoke(["evaluate", "classify", "--train", "out.csv", "--test", "test.gen.csv",
+                             "--target", "income", "--baseline", str(ADULT / "train.csv")])
+    assert code == 2, err
+    assert "--baseline-test" in err and len(err.strip().splitlines()) == 1
+    assert out == ""
