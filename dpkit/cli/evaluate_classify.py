@@ -23,7 +23,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None, metavar="RAW_TRAIN.csv",
               help="Also train the same classifier on this raw table (the non-private baseline) and report the majority-class floor.")
 @click.option("--baseline-test", type=click.Path(dir_okay=False), default=None, metavar="RAW_TEST.csv",
-              help="Raw test table for the baseline [default: --test].")
+              help="Raw test table for the baseline (required with --baseline: --test is usually generalized).")
 @click.option("--predictions", type=click.Path(dir_okay=False), default=None, metavar="P.csv",
               help="Score these predictions (column 'prediction' or the target's name, aligned with --test) instead of training.")
 @click.option("--dpkit-model", type=click.Path(dir_okay=False), default=None, metavar="model.json",
@@ -31,11 +31,14 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 @click.option("--weight-column", default=None, metavar="COLUMN",
               help="Training rows carry this many records [default: 'count' if --train has such a column].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the classifier (tree ties, forest).")
+@click.option("--delimiter-for", "delimiter_for", multiple=True, metavar="INPUT=CHAR",
+              help="Delimiter of one input (train, test, baseline, baseline-test, predictions), "
+              "e.g. --delimiter-for test=';'; the others use --delimiter. Repeatable.")
 @input_options
 @json_option
 @global_options
 def command(train, test, target, schema, model, positive, baseline, baseline_test, predictions,
-            dpkit_model, weight_column, seed, encoding, delimiter, as_json) -> None:
+            dpkit_model, weight_column, seed, delimiter_for, encoding, delimiter, as_json) -> None:
     """Accuracy, precision, recall, F1 and confusion matrix of a classifier trained on
     --train (e.g. a released table) and tested on --test.
 
@@ -63,6 +66,11 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
                               (f" (got {', '.join(given)})" if given else ""))
     if baseline_test and not baseline:
         raise DpkitUsageError("--baseline-test needs --baseline RAW_TRAIN.csv")
+    if baseline and not baseline_test:
+        # scoring the raw model on --test (generalized values it never saw) gave a baseline
+        # below the majority class: the baseline needs the raw test split
+        raise DpkitUsageError("--baseline needs --baseline-test RAW_TEST.csv (the raw test split; --test is "
+                              "the generalized one) — give the same file twice if --test is raw")
     if sum(p == "-" for p in (train, test, predictions)) > 1:
         raise DpkitUsageError("only one input can be read from stdin ('-')")
     sch = None
@@ -70,23 +78,51 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
         from dpkit.data.schema import load_schema
 
         sch = load_schema(schema, allow_draft=True)
-    opts = {"encoding": encoding, "delimiter": delimiter}
-    test_df = read_csv(test, **opts)
-    train_df = read_csv(train, **opts) if train else None
+    sources = _read_options(delimiter_for, encoding=encoding, delimiter=delimiter, train=train, test=test,
+                            baseline=baseline, baseline_test=baseline_test, predictions=predictions)
+
+    def read(name: str):  # noqa: ANN202 - a DataFrame (pandas is imported lazily)
+        o = sources[name]
+        return read_csv(o.path, encoding=o.encoding, delimiter=o.delimiter)
+
+    test_df = read("test")
+    train_df = read("train") if train else None
     pred = None
     if predictions:
-        pred = read_predictions(read_csv(predictions, **opts), target, len(test_df), predictions)
+        pred = read_predictions(read("predictions"), target, len(test_df), predictions)
     predictor = dpkit_model_predictor(dpkit_model) if dpkit_model else None
     result = score_tables(
         train_df, test_df, target, model=model, schema=sch, positive=positive,
         weight_column=weight_column, seed=seed,
-        baseline_train=read_csv(baseline, **opts) if baseline else None,
-        baseline_test=read_csv(baseline_test, **opts) if baseline_test else None,
+        baseline_train=read("baseline") if baseline else None,
+        baseline_test=read("baseline-test") if baseline_test else None,
         predictions=pred, predictor=predictor, sources=(train or "<train>", test, baseline or "", baseline_test or ""),
     )
     if dpkit_model:
         result["model"] = "dpkit-forest"
     _print(result, as_json)
+
+
+def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: str | None,
+                  **paths: str | None) -> dict:
+    """One ReadOptions per input: --delimiter, or the input's own --delimiter-for
+    (``delimiter=None`` lets the reader sniff each file on its own)."""
+    from dpkit.cli.options import _delimiter
+    from dpkit.data.source import ReadOptions
+    from dpkit.errors import DpkitUsageError
+
+    names = {k.replace("_", "-"): v for k, v in paths.items()}
+    own: dict[str, str] = {}
+    for item in delimiter_for:
+        name, sep, char = item.partition("=")
+        if not sep or name not in names:
+            raise DpkitUsageError(f"--delimiter-for {item!r}: expected INPUT=CHAR with INPUT one of "
+                                  f"{', '.join(names)}")
+        if not names[name]:
+            raise DpkitUsageError(f"--delimiter-for {item!r}: no --{name} input was given")
+        own[name] = _delimiter(None, None, char)  # type: ignore[arg-type]  # '\t', tab
+    return {name: ReadOptions(path, encoding=encoding, delimiter=own.get(name, delimiter))
+            for name, path in names.items() if path}
 
 
 def _print(result: dict, as_json: bool) -> None:

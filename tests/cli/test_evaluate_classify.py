@@ -155,7 +155,7 @@ def test_dpkit_forest_model(iris, tmp_path):
                            "species", "--epsilon", "5", "--seed", "3", "-o", model])
     assert code == 0, err
     code, out, err = invoke(["evaluate", "classify", "--dpkit-model", model, "--test", iris[1], "--target", "species",
-                             "--baseline", iris[0], "--model", "forest", "--json"])
+                             "--baseline", iris[0], "--baseline-test", iris[1], "--model", "forest", "--json"])
     assert code == 0, err
     r = json.loads(out)
     assert r["model"] == "dpkit-forest"

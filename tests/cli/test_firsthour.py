@@ -201,3 +201,19 @@ def test_classify_baseline_without_baseline_test_is_refused() -> None:
     assert code == 2, err
     assert "--baseline-test" in err and len(err.strip().splitlines()) == 1
     assert out == ""
+
+
+def test_classify_reads_each_input_with_its_own_delimiter(tmp_path: Path) -> None:
+    """errors.md row: classify-delimiter-for"""
+    rows = [("a", "x"), ("b", "y")] * 20
+    train = tmp_path / "train.csv"
+    train.write_text("f,label\n" + "".join(f"{f},{lab}\n" for f, lab in rows))
+    test = tmp_path / "test.csv"
+    test.write_text("f;label\n" + "".join(f"{f};{lab}\n" for f, lab in rows))
+    code, out, err = invoke(["evaluate", "classify", "--train", train, "--test", test, "--target", "label",
+                             "--delimiter-for", "test=;", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["accuracy"] == 1.0
+    code, _, err = invoke(["evaluate", "classify", "--train", train, "--test", test, "--target", "label",
+                           "--delimiter-for", "nope=;"])
+    assert code == 2 and "--delimiter-for 'nope=;'" in err
