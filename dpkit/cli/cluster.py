@@ -12,6 +12,7 @@ from dpkit.cli.options import (
     output_options,
     privacy_options,
 )
+from dpkit.cli.results import json_result_option
 
 
 @click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
@@ -52,6 +53,7 @@ from dpkit.cli.options import (
               "the data owner's own use: this file holds the private rows — do not publish it.")
 @privacy_options
 @output_options
+@json_result_option
 @input_options
 @global_options
 @click.pass_context
@@ -242,4 +244,10 @@ def _run(p: dict, report_path: str | None) -> None:
             params = _parameters(p, k, columns, bounds, source)
             if guarantee:
                 params["bounds"] = "read from the data (not reported)"
-            write_report(run.report(params, release, guarantee=guarantee), report_path)
+            report = run.report(params, release, guarantee=guarantee)
+            write_report(report, report_path)
+    if p.get("as_json"):
+        from dpkit.cli.results import emit_run_result
+
+        emit_run_result(report, p["output"], report=report_path, histogram=p["histogram"],
+                        assign=p["assign_out"])

@@ -12,6 +12,7 @@ from dpkit.cli.options import (
     output_options,
     privacy_options,
 )
+from dpkit.cli.results import json_result_option
 
 UTILITY_CHOICES = ["max", "info-gain", "gini"]
 SAMPLING_CHOICES = ["disjoint", "none"]
@@ -59,6 +60,7 @@ def command() -> None:
 @input_options
 @privacy_options
 @output_options
+@json_result_option
 @global_options
 @click.pass_context
 def train(ctx: click.Context, **params: object) -> None:
@@ -137,13 +139,17 @@ def _train(p: dict) -> None:
             report = run.report(parameters, release)
             report["spends_by_tree"] = forest.spends_by_tree_
             write_report(report, report_path)
+    if p.get("as_json"):
+        from dpkit.cli.results import emit_run_result
+
+        emit_run_result(report, output, report=report_path)
 
 
 @command.command(name="predict", context_settings=CONTEXT_SETTINGS)
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), required=True,
-              help="Predictions CSV ('-' for stdout): one row per input row.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="Predictions CSV, one row per input row [default: '-', stdout].")
 @click.option("--proba", is_flag=True, help="Also write one probability column per class (p_CLASS).")
 @input_options
 @global_options

@@ -15,8 +15,8 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
               help="The report of a `dpkit publish` run (its release.cut is applied).")
 @click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
               help="Schema YAML (default: the schema named in the report).")
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Output file ('-' for stdout).")
+@click.option("-o", "--output", "output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output file [default: '-', stdout].")
 @input_options
 @global_options
 def command(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:

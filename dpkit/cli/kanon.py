@@ -45,7 +45,7 @@ from dpkit.cli.options import (
 @json_option
 @input_options
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
-              help="Output CSV ('-' for stdout); required unless --check-only.")
+              help="Output CSV [default: '-', stdout; then give --report FILE]; none with --check-only.")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Where to write the JSON report (default: OUTPUT.report.json).")
 @global_options
@@ -128,7 +128,7 @@ def command(
     if k is None:
         raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
     if output is None:
-        raise DpkitUsageError("-o/--output is required ('-' for stdout)")
+        output = "-"  # stdout, as every data command (the report then needs --report)
     from dpkit.anonymity.select import ALGORITHMS, kanon_select
     from dpkit.cli.options import default_report_path
     from dpkit.cli.run import check_distinct_paths
@@ -174,6 +174,13 @@ def command(
     write_csv(sel.output, output)
     if report_path:
         write_report(rep, report_path)
+    if as_json:
+        from dpkit.cli.results import emit_json, run_result
+
+        result = run_result(rep, output=output, report=report_path)
+        # which columns were kept is public (the output's header); class sizes are not
+        result.update(selected=list(sel.selector.selected_), candidates=list(sel.candidates))
+        emit_json(result, data_on_stdout=output == "-")
     if not state_for().quiet:
         chosen = ", ".join(sel.selector.selected_) or "none"
         click.echo(

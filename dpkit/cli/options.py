@@ -111,14 +111,14 @@ def privacy_options(f: Callable) -> Callable:
 
 
 def output_options(f: Callable) -> Callable:
-    """-o/--output (required; '-' for stdout) and --report."""
+    """-o/--output (default '-': stdout, as csvkit) and --report (required then)."""
     f = click.option(
         "--report", "report", type=click.Path(dir_okay=False), default=None,
-        help="Where to write the JSON report (default: OUTPUT.report.json).",
+        help="Where to write the JSON report (default: OUTPUT.report.json; required when the output goes to stdout).",
     )(f)
     f = click.option(
-        "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), required=True,
-        help="Output file ('-' for stdout).",
+        "-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+        help="Output file [default: '-', stdout; then give --report FILE].",
     )(f)
     return f
 
@@ -127,19 +127,17 @@ def json_option(f: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Print results as JSON on stdout.")(f)
 
 
-def default_report_path(output: str, report: str | None) -> str | None:
-    """The report path: as given, else ``OUTPUT.report.json`` (none, with a warning, for stdout)."""
+def default_report_path(output: str | None, report: str | None) -> str:
+    """The report path: as given, else ``OUTPUT.report.json``; refused for stdout without --report."""
     if report:
         return report
-    if output == "-":
-        import warnings
+    if output is None or output == "-":
+        from dpkit.errors import DpkitUsageError
 
-        from dpkit.errors import DpkitWarning
-
-        # the report is the record of what the run spent: losing it should not go unnoticed
-        warnings.warn("no report written (the output goes to stdout); pass --report FILE to keep it",
-                      DpkitWarning, stacklevel=2)
-        return None
+        # the report is the record of what the run spent: it is never silently lost, not
+        # even under --quiet, so a run whose output goes to stdout must say where it goes
+        raise DpkitUsageError("the output goes to stdout (no -o FILE), so the report needs a file: "
+                              "give --report FILE")
     base = output[:-4] if output.lower().endswith((".csv", ".tsv")) else output
     base = base[:-5] if base.lower().endswith(".json") else base
     return base + ".report.json"

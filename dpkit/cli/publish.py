@@ -15,6 +15,7 @@ from dpkit.cli.options import (
     output_options,
     privacy_options,
 )
+from dpkit.cli.results import json_result_option
 
 #: built-in defaults (the same as configs/publish.yaml); a --config file or a flag overrides them.
 DEFAULTS: dict[str, Any] = {
@@ -48,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
               help="One row per released cell with a 'count' column instead of repeated records.")
 @privacy_options
 @output_options
+@json_result_option
 @input_options
 @global_options
 @click.pass_context
@@ -140,6 +142,10 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             except BaseException:
                 _remove(output)  # a release without its report is not left behind
                 raise
+    if p.get("as_json"):
+        from dpkit.cli.results import emit_run_result
+
+        emit_run_result(report, output, report=report_path)
 
 
 def _remove(path: str) -> None:

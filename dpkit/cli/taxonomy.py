@@ -75,8 +75,9 @@ def _listing(cov) -> str:  # noqa: ANN001 (Coverage; imported lazily)
 @click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @input_options
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
 @global_options
-def validate(schema_path: str, data: str | None, encoding: str, delimiter: str) -> None:
+def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, as_json: bool = False) -> None:
     """Check a schema file and, given DATA.csv, that the schema covers every value.
 
     Errors in the schema name the file, line and column. With data, lists the first
@@ -105,8 +106,14 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str) 
             stacklevel=2,
         )
     summary = f"ok: {schema_path} — {schema_summary(schema)}"
+    result = {"ok": True, "schema": schema_path, "draft": bool(schema.draft), "columns": len(schema.columns),
+              "target": schema.target, "summary": schema_summary(schema)}
     if data is None:
         _say(summary)
+        if as_json:
+            from dpkit.cli.results import emit_json
+
+            emit_json(result)
         return
     from dpkit.data.table import check_coverage, read_csv
 
@@ -152,6 +159,13 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str) 
     if cov.missing_rows:
         tail += f" ({cov.missing_rows} row(s) with the missing token {schema.missing!r} are dropped on load)"
     _say(f"{summary}; {name}: {tail}")
+    if as_json:
+        from dpkit.cli.results import emit_json
+
+        # whether rows hold the missing token, not how many (an exact count of the data)
+        result.update(data=name, covered=True, rows_with_missing=bool(cov.missing_rows),
+                      columns_out_of_bounds=sorted(cov.out_of_bounds), unused_columns=[str(c) for c in extra])
+        emit_json(result)
 
 
 # --------------------------------------------------------------------------- import
@@ -176,8 +190,8 @@ def _renames(values: tuple[str, ...]) -> dict[str, str]:
     help="arx: ARX hierarchy CSVs (files or folders); diffgen: the brace format of DiffGen / "
     "Fung et al.; auto: arx for folders and .csv files, else diffgen.",
 )
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Schema YAML to write ('-' for stdout).")
+@click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Schema YAML to write [default: '-', stdout].")
 @click.option("--target", default=None, help="The class column (must be categorical).")
 @click.option("--rename", multiple=True, metavar="OLD=NEW",
               help="Rename an imported column to the data's header name (repeatable).")
@@ -287,8 +301,8 @@ def import_(
 
 @command.command(name="infer", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="Draft schema YAML to write ('-' for stdout).")
+@click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Draft schema YAML to write [default: '-', stdout].")
 @click.option("--target", default=None, help="The class column (always categorical).")
 @click.option("--max-categories", type=click.IntRange(min=2), default=50, show_default=True,
               help="Text columns with more distinct values are declared 'ignore'.")

@@ -58,6 +58,24 @@ def noisy_size(
     return max(int(discrete_laplace(int(n), epsilon=epsilon, rng=rng, accountant=accountant, step=step)), 1)
 
 
+def check_k_supported(k: int, n_hat: int, cells: int, *, noisy: bool, grid: str) -> None:
+    """Refuse ``k`` above what the (noisy) data size and the finest grid can support.
+
+    Run right after N̂ is drawn, before the tree or grid is counted: k-means with more
+    centres than points or than released cells has nothing to find and ran for minutes.
+    Only public quantities are used — N̂ (ε-DP, or the public --n-estimate) and the grid
+    derived from it — so the message reveals nothing the release would not.
+    """
+    from dpkit.errors import DataError
+
+    if k <= min(n_hat, cells):
+        return
+    size = f"the noisy data size (about {n_hat} rows)" if noisy else f"the --n-estimate {n_hat}"
+    what = size if n_hat < cells else f"the {cells} cells of {grid} (chosen from {size})"
+    cost = "; the noisy size spent its share of ε" if noisy else ""
+    raise DataError(f"k={k} is more clusters than {what} can support; use a smaller -k{cost}")
+
+
 def data_bounds(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Min and max of every column — NOT private; only for ``--allow-data-bounds``.
 

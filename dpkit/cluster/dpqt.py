@@ -50,6 +50,7 @@ import numpy as np
 from dpkit.cluster.common import (
     check_bounds,
     check_k,
+    check_k_supported,
     check_points,
     laplace_sd,
     noisy_size,
@@ -227,6 +228,8 @@ class DPQTKMeans:
             height = min(int(self.max_height), MAX_TOTAL_DEPTH // per_level)
         else:
             height = auto_height(n_hat, eps1, d, split, float(self.height_sd), cap)
+        check_k_supported(k, n_hat, 2 ** (per_level * height), noisy=self.n_estimate is None,
+                          grid=f"the finest grid of a height-{height} tree")
         budgets = level_budgets(eps1, height, self.allocation)
         if self.threshold is not None:
             thresholds = np.full(len(budgets), float(self.threshold))

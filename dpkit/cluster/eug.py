@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from dpkit.cluster.common import check_bounds, check_k, check_points, noisy_size
+from dpkit.cluster.common import check_bounds, check_k, check_k_supported, check_points, noisy_size
 from dpkit.cluster.dpqt import Buckets
 from dpkit.cluster.kmeans import weighted_kmeans
 from dpkit.data.counting import histogram
@@ -67,6 +67,7 @@ class EUGKMeans:
             eps_n, n_hat = 0.0, int(self.n_estimate)
         eps_c = eps - eps_n
         m = grid_size(n_hat, eps_c, d, int(self.max_cells))
+        check_k_supported(k, n_hat, m**d, noisy=self.n_estimate is None, grid=f"the {m}^{d} grid")
         exact = histogram(x, lows, highs, [m] * d).ravel()
         noisy = discrete_laplace(
             exact, epsilon=eps_c, rng=rng, accountant=accountant, step="grid cell counts", scope="parallel"

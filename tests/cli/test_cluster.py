@@ -100,7 +100,8 @@ def test_help_says_assign_is_private(capsys) -> None:
 
 def test_config_and_stdout(capsys, tmp_path: Path, small: Path) -> None:
     code, out, err = dpkit(capsys, "cluster", small, "--columns", "x,y", "-k", 3, "--epsilon", 1,
-                           "--bounds", BOX, "--config", ROOT / "configs" / "cluster.yaml", "-o", "-")
+                           "--bounds", BOX, "--config", ROOT / "configs" / "cluster.yaml", "-o", "-",
+                           "--report", tmp_path / "r.json")
     assert code == 0, err
     lines = out.strip().splitlines()
     assert lines[0] == "cluster,x,y" and len(lines) == 4

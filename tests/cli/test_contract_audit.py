@@ -47,13 +47,16 @@ def test_report_on_stdout_with_a_file_output_still_works(capsys, tmp_path: Path)
     assert out.lstrip().startswith("{") and out_csv.exists()
 
 
-def test_stdout_output_without_report_warns_unless_quiet(capsys) -> None:
-    code, out, err = dpkit(capsys, *STDOUT_TWICE["publish"], "--seed", "1", "-o", "-")
-    assert code == 0, err
+def test_stdout_output_without_report_is_refused(capsys, tmp_path: Path) -> None:
+    # errors.md row: stdout-needs-report (the report is never silently lost, even with -q)
+    for extra in (["-o", "-"], [], ["-q"]):
+        code, out, err = dpkit(capsys, *STDOUT_TWICE["publish"], "--seed", "1", *extra)
+        assert code == 2, err
+        assert out == "" and err.strip().endswith("give --report FILE")
+    rep = tmp_path / "r.json"
+    code, out, err = dpkit(capsys, *STDOUT_TWICE["publish"], "--seed", "1", "--report", rep, "-q")
+    assert code == 0 and err == "" and rep.exists()
     assert out.startswith("sepal_length_cm,")
-    assert "dpkit: warning: no report written (the output goes to stdout)" in err
-    code, out, err = dpkit(capsys, *STDOUT_TWICE["publish"], "--seed", "1", "-o", "-", "-q")
-    assert code == 0 and err == ""
 
 
 def test_budget_init_is_quiet_with_q(capsys, tmp_path: Path) -> None:

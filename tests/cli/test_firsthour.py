@@ -217,3 +217,125 @@ def test_classify_reads_each_input_with_its_own_delimiter(tmp_path: Path) -> Non
     code, _, err = invoke(["evaluate", "classify", "--train", train, "--test", test, "--target", "label",
                            "--delimiter-for", "nope=;"])
     assert code == 2 and "--delimiter-for 'nope=;'" in err
+
+
+# --------------------------------------------------------------------------- 12: -o optional
+
+
+IRIS = ROOT / "sample_data" / "iris" / "iris.csv"
+IRIS_SCHEMA = ROOT / "taxonomies" / "iris.yaml"
+PUBLISH_IRIS = ["publish", IRIS, "--schema", IRIS_SCHEMA, "--epsilon", "1", "--levels", "2", "--seed", "1"]
+
+
+def test_data_commands_write_stdout_without_o(tmp_path: Path) -> None:
+    rep = tmp_path / "r.json"
+    code, out, err = invoke([*PUBLISH_IRIS, "--report", rep])
+    assert code == 0, err
+    assert out.startswith("sepal_length_cm,") and rep.exists()
+    code, out, err = invoke(["taxonomy", "infer", IRIS, "--target", "species", "-q"])
+    assert code == 0, err
+    assert "species" in out
+
+
+def test_stdout_without_report_is_refused_even_quiet() -> None:
+    """errors.md row: stdout-needs-report"""
+    code, out, err = invoke([*PUBLISH_IRIS, "-q"])
+    assert code == 2 and out == ""
+    assert err.strip() == ("dpkit: error: the output goes to stdout (no -o FILE), so the report needs a file: "
+                           "give --report FILE")
+
+
+# --------------------------------------------------------------------------- 14: --json
+
+
+@pytest.mark.parametrize("argv", [
+    [*PUBLISH_IRIS, "-o", "{tmp}/rel.csv"],
+    ["forest", "train", IRIS, "--schema", IRIS_SCHEMA, "--epsilon", "1", "--trees", "2", "-o", "{tmp}/m.json"],
+    ["cluster", IRIS, "--schema", IRIS_SCHEMA, "-k", "3", "--epsilon", "1", "-o", "{tmp}/c.csv"],
+    ["kanon-select", IRIS, "--target", "species", "-k", "5", "-o", "{tmp}/k.csv"],
+], ids=["publish", "forest-train", "cluster", "kanon-select"])
+def test_json_result_is_one_object_without_private_counts(tmp_path: Path, argv: list) -> None:
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in argv]
+    code, out, err = invoke([*argv, "--json", "-q"])
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["files"]["output"] == argv[-1] and Path(result["files"]["report"]).exists()
+    assert result["privacy"]["model"] in ("epsilon-dp", "k-anonymity")
+    # public facts only: nothing about record counts or class sizes
+    assert not any(word in out for word in ("records", "smallest", "n_estimate", "count"))
+
+
+def test_json_goes_to_stderr_when_stdout_carries_data(tmp_path: Path) -> None:
+    code, out, err = invoke([*PUBLISH_IRIS, "--report", tmp_path / "r.json", "--json", "-q"])
+    assert code == 0
+    assert out.startswith("sepal_length_cm,")
+    assert json.loads(err)["command"] == "publish"
+
+
+def test_taxonomy_validate_json() -> None:
+    code, out, err = invoke(["taxonomy", "validate", IRIS_SCHEMA, IRIS, "--json", "-q"])
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["ok"] and r["covered"] and r["target"] == "species"
+
+
+# --------------------------------------------------------------------------- 4 and 5
+
+
+def test_ctrl_c_after_a_complete_run_exits_0(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """errors.md row: ctrl-c-after-complete"""
+    import dpkit.cli.results as results
+    from dpkit.ledger import Ledger
+
+    ledger = tmp_path / "l.db"
+    Ledger(ledger, create=True).register(IRIS, "iris", 10)
+
+    def interrupted(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, after output, report and ledger row
+        time.sleep(1)
+
+    monkeypatch.setattr(results, "emit_run_result", interrupted)
+    out = tmp_path / "rel.csv"
+    code, _, err = invoke([*PUBLISH_IRIS, "-o", out, "--ledger", ledger, "--json"])
+    assert code == 0, err
+    assert "interrupted after the run had completed" in err
+    assert out.exists() and (tmp_path / "rel.report.json").exists()
+    assert [r["status"] for r in Ledger(ledger).history()] == ["complete"]
+
+
+def test_closed_stdout_that_loses_a_release_exits_1_even_quiet(tmp_path: Path) -> None:
+    """errors.md row: head-loses-release"""
+    rep = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "dpkit", "publish", str(ADULT / "train.csv"), "--schema", str(SCHEMA),
+            "--epsilon", "1", "--levels", "2", "--report", str(rep), "-q"]
+    p1 = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    p2 = subprocess.Popen(["head", "-n", "1"], stdin=p1.stdout, stdout=subprocess.PIPE)
+    p1.stdout.close()
+    first = p2.communicate(timeout=120)[0]
+    err = p1.stderr.read().decode()
+    p1.wait(timeout=120)
+    assert first.startswith(b"age,") or first.strip(), err
+    assert p1.returncode == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "standard output was closed" in lines[0] and "Traceback" not in err
+    assert not rep.exists()
+
+
+# --------------------------------------------------------------------------- 3: cluster -k
+
+
+@pytest.mark.parametrize("algorithm", ["dpqt", "eug"])
+def test_cluster_k_above_the_noisy_size_is_refused_at_once(tmp_path: Path, algorithm: str) -> None:
+    """errors.md row: cluster-k-too-large"""
+    data = tmp_path / "p.csv"
+    data.write_text("x,y\n" + "".join(f"{i % 10},{i % 7}\n" for i in range(200)))
+    out = tmp_path / "c.csv"
+    start = time.monotonic()
+    code, _, err = invoke(["cluster", data, "--columns", "x,y", "--bounds", "0:10,0:10", "-k", "100000",
+                           "--epsilon", "1", "--seed", "4", "--algorithm", algorithm, "-o", out])
+    assert time.monotonic() - start < 20
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "k=100000 is more clusters than" in lines[0]
+    assert "about 200 rows" not in lines[0]  # the noisy size, never the exact one
+    assert not out.exists() and not list(tmp_path.glob("c.*"))

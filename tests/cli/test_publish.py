@@ -133,7 +133,8 @@ def test_config_gives_defaults_and_flags_override(files, tmp_path):
 
 def test_counts_output_and_stdout(files):
     code, out, err = invoke(["publish", files["data"], "--schema", files["schema"], "--epsilon", "1",
-                             "--levels", "2", "--counts", "-o", "-", "--seed", "1"])
+                             "--levels", "2", "--counts", "-o", "-", "--seed", "1",
+                             "--report", files["data"] + ".report.json"])
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "age,color,label,count"

@@ -1,0 +1,42 @@
+"""``--json``: a command's result as one JSON object (docs/formats.md, "--json results").
+
+On stdout, or on stderr when stdout carries the command's data (``-o -``), so that a
+pipeline reads clean CSV while a wrapper still gets the result. The object holds public
+facts only — the command, the privacy statement of its report (ε budget and spent, k),
+the files written — never a count read from the private data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def json_result_option(f: Callable) -> Callable:
+    return click.option(
+        "--json", "as_json", is_flag=True,
+        help="Print the result as one JSON object on stdout (on stderr when the output is stdout).",
+    )(f)
+
+
+def emit_json(result: dict[str, Any], *, data_on_stdout: bool = False) -> None:
+    import json
+
+    click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str), err=data_on_stdout)
+
+
+def run_result(doc: dict[str, Any], /, **files: str | None) -> dict[str, Any]:
+    """The public summary of a run's report ``doc``: command, algorithm, privacy statement, files."""
+    return {
+        "command": doc.get("command"),
+        "algorithm": doc.get("algorithm"),
+        "privacy": dict(doc.get("privacy") or {}),
+        "files": {k: v for k, v in files.items() if v},
+    }
+
+
+def emit_run_result(doc: dict[str, Any], output: str, /, **files: str | None) -> None:
+    """``--json`` of a run (report ``doc``) that wrote ``output`` (``-`` = stdout)."""
+    emit_json(run_result(doc, output=output, **files), data_on_stdout=output == "-")
