@@ -71,8 +71,7 @@ def config_defaults(ctx: click.Context, command: click.Command, path: str,
     for key, value in values.items():
         param = known.get(str(key).replace("-", "_"))
         if param is None:
-            shown = sorted({p.opts[-1].lstrip("-") if p.opts[-1].startswith("--") else p.name
-                            for p in known.values()})
+            shown = sorted({next((o[2:] for o in p.opts if o.startswith("--")), p.name) for p in known.values()})
             raise DpkitUsageError(f"{path}: unknown key {key!r} for 'dpkit {where}' (known: {', '.join(shown)})")
         raw = str(value) if param.type == click.STRING and value is not None and not param.multiple else value
         try:

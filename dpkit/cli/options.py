@@ -1,6 +1,6 @@
 """Shared Click options, so a flag means the same in every command (as in sqlite-utils).
 
-Also the config-file rule of DESIGN.md: ``--config FILE`` gives defaults, flags given on
+Also the config-file rule (docs/formats.md): ``--config FILE`` gives defaults, flags given on
 the command line override them, and the report records the values actually used.
 """
 

@@ -1,6 +1,6 @@
 """What the three clustering algorithms share: public bounds, noisy N, the noise scale.
 
-Bounds are public (ALGORITHMS.md §0 rule 1): they come from ``--bounds`` or the schema and
+Bounds are public (docs/algorithms.md §0 rule 1): they come from ``--bounds`` or the schema and
 never from the data, unless the user asks for ``--allow-data-bounds``.
 """
 
@@ -58,22 +58,24 @@ def noisy_size(
     return max(int(discrete_laplace(int(n), epsilon=epsilon, rng=rng, accountant=accountant, step=step)), 1)
 
 
-def check_k_supported(k: int, n_hat: int, cells: int, *, noisy: bool, grid: str) -> None:
-    """Refuse ``k`` above what the (noisy) data size and the finest grid can support.
+def check_k_supported(k: int, n_hat: int, epsilon_n: float | None) -> None:
+    """Refuse more clusters than the data can hold rows, right after N̂ is drawn.
 
-    Run right after N̂ is drawn, before the tree or grid is counted: k-means with more
-    centres than points or than released cells has nothing to find and ran for minutes.
-    Only public quantities are used — N̂ (ε-DP, or the public --n-estimate) and the grid
-    derived from it — so the message reveals nothing the release would not.
+    k-means with more centres than points has nothing to find, and ran for minutes
+    (``-k 100000`` on 5,000 rows). Only public quantities decide: N̂ (ε_n-DP; a refusal
+    needs k above N̂ + 3 sd of its noise, so that a small data set with a low draw is not
+    refused wrongly) or the public ``--n-estimate`` (``epsilon_n`` None, checked before
+    any noise). The message quotes N̂, never the exact size.
     """
     from dpkit.errors import DataError
 
-    if k <= min(n_hat, cells):
+    slack = 0 if epsilon_n is None else math.ceil(3 * laplace_sd(epsilon_n))
+    if k <= n_hat + slack:
         return
-    size = f"the noisy data size (about {n_hat} rows)" if noisy else f"the --n-estimate {n_hat}"
-    what = size if n_hat < cells else f"the {cells} cells of {grid} (chosen from {size})"
-    cost = "; the noisy size spent its share of ε" if noisy else ""
-    raise DataError(f"k={k} is more clusters than {what} can support; use a smaller -k{cost}")
+    if epsilon_n is None:
+        raise DataError(f"k={k} is more clusters than the --n-estimate {n_hat} rows; use a smaller -k")
+    raise DataError(f"k={k} is more clusters than the data has rows (noisy size {n_hat} ± {slack}); "
+                    "use a smaller -k (the noisy size spent its share of ε)")
 
 
 def data_bounds(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """EUGk-means: weighted k-means on a uniform grid of noisy counts (Su et al. 2016).
 
-The paper's second baseline (ALGORITHMS.md §3). A noisy N̂ (``n_share`` of ε) fixes the
+The paper's second baseline (docs/algorithms.md §3). A noisy N̂ (``n_share`` of ε) fixes the
 grid: m = (N̂·ε/10)^(2/(2+d)) cells per dimension (Su et al.'s rule, θ = 10), at least 1,
 and at most ``max_cells`` cells in all (memory). Every cell's count gets DLap(ε_rest) (one
 histogram release) and weighted k-means runs on the cell centres (post-processing).
@@ -65,9 +65,9 @@ class EUGKMeans:
             n_hat = noisy_size(len(x), epsilon=eps_n, accountant=accountant, rng=rng)
         else:
             eps_n, n_hat = 0.0, int(self.n_estimate)
+        check_k_supported(k, n_hat, eps_n or None)
         eps_c = eps - eps_n
         m = grid_size(n_hat, eps_c, d, int(self.max_cells))
-        check_k_supported(k, n_hat, m**d, noisy=self.n_estimate is None, grid=f"the {m}^{d} grid")
         exact = histogram(x, lows, highs, [m] * d).ravel()
         noisy = discrete_laplace(
             exact, epsilon=eps_c, rng=rng, accountant=accountant, step="grid cell counts", scope="parallel"

@@ -164,7 +164,7 @@ def test_delimiter_accepts_a_literal_tab_spelling(capsys, tmp_path: Path, spelli
     assert code == 0, err
 
 
-@pytest.mark.parametrize("key", ["data", "quiet", "verbose", "output"])
+@pytest.mark.parametrize("key", ["data", "quiet", "verbose"])
 def test_config_refuses_keys_that_are_not_options(capsys, tmp_path: Path, key: str) -> None:
     # `quiet: true` or `data: other.csv` in a config file used to be accepted and ignored
     cfg = tmp_path / "c.yaml"

@@ -131,8 +131,9 @@ def test_one_class_target_and_missing_output(capsys, tmp_path: Path) -> None:
     data.write_text("a,y\n1,0\n2,0\n1,0\n", encoding="utf-8")
     code, _, err = dpkit(capsys, "kanon-select", data, "--target", "y", "-k", "2", "-o", tmp_path / "o.csv")
     assert code == 1 and "one class" in err and len(err.strip().splitlines()) == 1
+    # no -o: the table goes to stdout, so the report needs --report (issue 16)
     code, _, err = dpkit(capsys, "kanon-select", data, "--target", "y", "-k", "2")
-    assert code == 2 and "--output" in err
+    assert code == 2 and "give --report FILE" in err
 
 
 def test_identifier_left_out_by_default(capsys, tmp_path: Path) -> None:

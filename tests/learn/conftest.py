@@ -1,4 +1,4 @@
-"""Tiny schemas and tables for the forest tests (no files from ../shared)."""
+"""Tiny schemas and tables for the forest tests (no files from outside the repository)."""
 
 from __future__ import annotations
 
