@@ -599,7 +599,8 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value) if isinstance(value, float) else str(value)
     text = str(value)
-    dumped = yaml.safe_dump(text, default_flow_style=True, width=10_000).strip()
+    # allow_unicode: "Genève", not "Gen\xE8ve" (the file is written as UTF-8)
+    dumped = yaml.safe_dump(text, default_flow_style=True, width=10_000, allow_unicode=True).strip()
     if dumped.endswith("\n..."):
         dumped = dumped[: -len("\n...")]
     if dumped.endswith("..."):

@@ -8,7 +8,11 @@ produces (:func:`draft_yaml`) opens with a comment saying that every list and bo
 checked against, or replaced by, public knowledge (a code book, a standard, a round range).
 
 Rules: a column whose non-missing values all parse as numbers is numeric, with bounds
-rounded outward to round numbers (so that they reveal less than the exact extremes); other
+rounded outward to round numbers (so that they reveal less than the exact extremes). A
+column that is numeric but for a few stray values (at most :data:`MAX_STRAY_SHARE` of its
+values and :data:`MAX_STRAY_DISTINCT` distinct ones, e.g. a typo or an unlisted missing
+token) is numeric too, and its comment lists the stray values with their lines, to fix in
+the data or to declare as missing before the schema is used; other
 columns are categorical with a flat ``values:`` list, unless they have more than
 ``max_categories`` distinct values or look like identifiers (every value distinct), in
 which case they are declared ``ignore``. The target is always categorical.
@@ -20,12 +24,20 @@ import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+from dpkit.console import private
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning
 
 if TYPE_CHECKING:
     import pandas as pd
 
 MISSING_CANDIDATES = ("?", "", "NA", "N/A", "NaN", "null", "NULL")
+
+#: a column stays numeric with at most this share of non-numeric values ...
+MAX_STRAY_SHARE = 0.01
+#: ... of at most this many distinct spellings (more looks like a text column)
+MAX_STRAY_DISTINCT = 5
+#: stray values quoted (with their lines) in the draft's comment
+SHOW_STRAY = 5
 
 WARNING = (
     "NOT PRIVATE: this draft schema was read from the data: its category lists and numeric bounds are NOT "
@@ -88,6 +100,29 @@ def _as_numbers(values: Any) -> Any:
     return nums
 
 
+def _mostly_numbers(values: Any) -> tuple[Any, Any] | None:
+    """(numbers, positions of stray values) when all but a few of ``values`` are numbers."""
+    import numpy as np
+    import pandas as pd
+
+    nums = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    ok = np.isfinite(nums)
+    stray = np.flatnonzero(~ok)
+    if not ok.any() or stray.size > MAX_STRAY_SHARE * len(values):
+        return None
+    if len({str(values[i]) for i in stray}) > MAX_STRAY_DISTINCT:
+        return None
+    return nums[ok], stray
+
+
+def _stray_comment(values: Any, stray: Any, rows: Any) -> str:
+    """``REVIEW: 2 non-numeric value(s): 'x' (line 17), ...`` — lines as in the file."""
+    shown = ", ".join(f"{values[i]!r} (line {int(rows[i]) + 2})" for i in stray[:SHOW_STRAY])
+    more = f", and {stray.size - SHOW_STRAY} more" if stray.size > SHOW_STRAY else ""
+    return (f"REVIEW: bounds read from the data (rounded); use a public range. {stray.size} non-numeric "
+            f"value(s): {shown}{more} — fix them in the data or declare them missing")
+
+
 def _looks_like_id(name: str) -> bool:
     n = name.lower().replace("-", "_")
     return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
@@ -118,11 +153,23 @@ def infer_schema(
     columns: dict[str, Any] = {}
     for name in df.columns:
         values = df[name].to_numpy()
-        present = values[values != token] if token is not None else values
+        rows = np.flatnonzero(values != token) if token is not None else np.arange(len(values))
+        present = values[rows]
         if present.size == 0:
             columns[name] = {"type": "ignore", "_comment": "no values besides the missing token"}
             continue
         nums = None if name == target else _as_numbers(present)
+        stray = None
+        if nums is None and name != target:
+            mostly = _mostly_numbers(present)
+            if mostly is not None:
+                nums, stray = mostly
+                warnings.warn(private(
+                    f"{source}: column {name!r} is numeric but for {stray.size} value(s) "
+                    f"({', '.join(repr(present[i]) for i in stray[:SHOW_STRAY])}); drafted as numeric, "
+                    "the stray values are listed in its comment for review",
+                    f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
+                    "the stray values are listed in its comment for review"), DpkitWarning, stacklevel=2)
         distinct = list(dict.fromkeys(present.tolist()))
         if nums is not None and not (_looks_like_id(name) and len(distinct) == present.size):
             lo, hi = float(nums.min()), float(nums.max())
@@ -132,7 +179,8 @@ def infer_schema(
                 "type": "numeric",
                 "bounds": [int(blo), int(bhi)] if integer else [blo, bhi],
                 "integer": integer,
-                "_comment": "REVIEW: bounds read from the data (rounded); use a public range",
+                "_comment": "REVIEW: bounds read from the data (rounded); use a public range"
+                if stray is None else _stray_comment(present, stray, rows),
             }
             columns[name] = spec
             continue

@@ -339,3 +339,45 @@ def test_cluster_k_above_the_noisy_size_is_refused_at_once(tmp_path: Path, algor
     assert len(lines) == 1 and "k=100000 is more clusters than" in lines[0]
     assert "about 200 rows" not in lines[0]  # the noisy size, never the exact one
     assert not out.exists() and not list(tmp_path.glob("c.*"))
+
+
+# --------------------------------------------------------------------------- 9: taxonomy infer
+
+
+def test_infer_keeps_a_mostly_numeric_column_numeric_and_lists_the_strays(tmp_path: Path) -> None:
+    lines = ["name;city;salary"]
+    for i in range(500):
+        salary = {17: "n/a", 345: "unknown"}.get(i, str(20000 + 97 * i))
+        lines.append(f"p{i};{('Genève', 'Zürich', 'Bern')[i % 3]};{salary}")
+    data = tmp_path / "hr.csv"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "hr.yaml"
+    code, _, err = invoke(["taxonomy", "infer", data, "-d", ";", "-o", out, "-v"])
+    assert code == 0, err
+    text = out.read_text(encoding="utf-8")
+    salary = next(line for line in text.splitlines() if line.strip().startswith("salary:"))
+    assert "type: numeric" in salary
+    assert "'n/a' (line 19)" in salary and "'unknown' (line 347)" in salary
+    assert "Genève" in text and "\\x" not in text  # UTF-8, not escapes
+    assert "ALGORITHMS.md" not in text and "docs/algorithms.md" in text
+    assert "column 'salary' is numeric but for 2 value(s)" in err
+
+
+def test_infer_a_text_column_stays_text() -> None:
+    import pandas as pd
+
+    from dpkit.data.infer import infer_schema
+
+    df = pd.DataFrame({"x": [str(i) for i in range(50)] + ["a", "b", "c", "d", "e", "f"]})
+    with pytest.warns(Warning):
+        spec = infer_schema(df)["columns"]["x"]
+    assert spec["type"] != "numeric"  # 6 distinct strays in 56 values: not "a few"
+
+
+def test_repo_docs_do_not_point_outside_the_repo() -> None:
+    for path in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "dpkit").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        assert "../shared" not in text, path
+        if path.name != "algorithms.md":
+            assert "ALGORITHMS.md" not in text, path
+    assert (ROOT / "docs" / "algorithms.md").read_text(encoding="utf-8").startswith("<!--")
