@@ -278,6 +278,40 @@ def _arx_intervals(rows: Sequence[Sequence[str]]) -> tuple[float, float, Any] | 
     return lo, hi, {f"{_fmt(lo)}..{_fmt(hi)}": {f"{_fmt(a)}..{_fmt(b)}": sub for a, b, sub in built}}
 
 
+def _arx_named(path: Path) -> bool:
+    """Does the file follow ARX's own ``<name>_hierarchy_<attribute>.csv`` naming?"""
+    stem = path.stem
+    return "_hierarchy_" in stem or stem.startswith("hierarchy_")
+
+
+def arx_folder_files(folder: Path) -> list[Path]:
+    """The hierarchy files of an ARX folder.
+
+    ARX saves a project's data (``adult.csv``) beside its hierarchies
+    (``adult_hierarchy_age.csv``). When any file follows that naming, only those are
+    hierarchies: the others are skipped, and a warning names them (the data file can be
+    passed as ``--data``). A folder of plain ``<attribute>.csv`` files is read whole.
+    """
+    found = sorted(q for q in folder.iterdir() if q.suffix.lower() == ".csv" and q.is_file())
+    if not found:
+        raise SchemaError(f"{folder}: no .csv hierarchy files in this folder")
+    named = [q for q in found if _arx_named(q)]
+    if not named:
+        return found
+    skipped = [q.name for q in found if not _arx_named(q)]
+    if skipped:
+        import warnings
+
+        from dpkit.errors import DpkitWarning
+
+        warnings.warn(
+            f"{folder}: skipped {', '.join(skipped)} (not named <name>_hierarchy_<attribute>.csv, like the "
+            f"other files: ARX's data file?); pass a data file as --data to draft the columns no hierarchy covers",
+            DpkitWarning, stacklevel=3,
+        )
+    return named
+
+
 def import_arx(
     paths: Iterable[str | Path],
     *,
@@ -297,10 +331,7 @@ def import_arx(
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.suffix.lower() == ".csv" and q.is_file())
-            if not found:
-                raise SchemaError(f"{p}: no .csv hierarchy files in this folder")
-            files.extend(found)
+            files.extend(arx_folder_files(p))
         else:
             files.append(p)
     if not files:

@@ -381,3 +381,30 @@ def test_repo_docs_do_not_point_outside_the_repo() -> None:
         if path.name != "algorithms.md":
             assert "ALGORITHMS.md" not in text, path
     assert (ROOT / "docs" / "algorithms.md").read_text(encoding="utf-8").startswith("<!--")
+
+
+# --------------------------------------------------------------------------- 10: ARX folder
+
+
+def test_arx_folder_with_its_data_file_imports_the_hierarchies_only(tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "adult"
+    shutil.copytree(ROOT / "tests" / "data" / "fixtures" / "arx", folder)
+    (folder / "adult.csv").write_text("age;sex;income\n39;Male;<=50K\n50;Female;>50K\n")
+    out = tmp_path / "adult.yaml"
+    code, _, err = invoke(["taxonomy", "import", folder, "--target", "income", "-o", out])
+    assert code == 0, err
+    assert "skipped adult.csv" in err and "--data" in err
+    text = out.read_text(encoding="utf-8")
+    assert "workclass" in text and "age" in text
+
+
+def test_arx_folder_of_plain_attribute_files_is_read_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "h"
+    folder.mkdir()
+    (folder / "sex.csv").write_text("Male;*\nFemale;*\n")
+    (folder / "income.csv").write_text("<=50K;*\n>50K;*\n")
+    code, out, err = invoke(["taxonomy", "import", folder, "--target", "income"])
+    assert code == 0, err
+    assert "skipped" not in err and "sex" in out

@@ -135,7 +135,10 @@ def test_arx_other_problems(tmp_path):
     write(d, "a_hierarchy_x.csv", "a;*\n")
     write(d, "x.csv", "b;*\n")
     with pytest.raises(SchemaError, match="a second hierarchy for column 'x'"):
-        import_arx([d])
+        import_arx([d / "a_hierarchy_x.csv", d / "x.csv"])
+    # in a folder, ARX's naming wins: x.csv (ARX's data file, say) is skipped with a warning
+    with pytest.warns(Warning, match="skipped x.csv"):
+        assert set(import_arx([d])) == {"x"}
     with pytest.raises(SchemaError, match="';'-separated; pass --delimiter"):
         import_arx([write(tmp_path, "comma.csv", "a,X,*\nb,X,*\n")])
     assert set(import_arx([write(tmp_path, "comma.csv", "a,X,*\nb,X,*\n")], delimiter=",")) == {"comma"}
