@@ -4,7 +4,14 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# one stamp per set of extras, so that `make demo` and `make test` both work from a fresh
+# clone: the demo installs dpkit and its runtime dependencies only; the test, bench and
+# reproduce targets add the dev and bench extras (which include everything the demo needs)
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_DEV := $(VENV)/.installed-dev
+# -qq: pip's errors only (no progress, no notices, no setuptools build warnings), so that
+# `make demo` prints dpkit's output and nothing else
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -qq
 PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
@@ -18,58 +25,64 @@ help:
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
-$(STAMP): pyproject.toml
-	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
-	@touch $(STAMP)
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) install --upgrade pip
 
-setup: $(STAMP)
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	@$(PIP) install -e .
+	@touch $@
 
-demo: $(STAMP)
+$(STAMP_DEV): pyproject.toml | $(BIN)/python
+	@$(PIP) install -e '.[dev,bench]'
+	@touch $@ $(STAMP_RUN)
+
+setup: $(STAMP_DEV)
+
+# the recipe lines are silent (@): what `make demo` prints is dpkit's own output
+demo: $(STAMP_RUN)
 	@mkdir -p $(OUT)
-	$(DPKIT) taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
-	$(DPKIT) publish sample_data/adult/train.csv --schema taxonomies/adult.yaml --target income \
+	@$(DPKIT) taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
+	@$(DPKIT) publish sample_data/adult/train.csv --schema taxonomies/adult.yaml --target income \
 	    --epsilon 1 --levels 13 -o $(OUT)/adult.released.csv
-	$(DPKIT) generalize sample_data/adult/test.csv --cut $(OUT)/adult.released.report.json \
+	@$(DPKIT) generalize sample_data/adult/test.csv --cut $(OUT)/adult.released.report.json \
 	    -o $(OUT)/adult.test.generalized.csv
-	$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
+	@$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
 	    --target income --schema taxonomies/adult.yaml \
 	    --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
-	@echo "released table: $(OUT)/adult.released.csv; privacy report: $(OUT)/adult.released.report.json"
 
-test: $(STAMP)
+test: $(STAMP_DEV)
 	$(BIN)/ruff check dpkit tests bench
 	$(PY) -m pytest -q -p no:cacheprovider
 
-test-fast: $(STAMP)
+test-fast: $(STAMP_DEV)
 	$(PY) -m pytest -q -m "not statistical and not slow"
 
-test-statistical: $(STAMP)
+test-statistical: $(STAMP_DEV)
 	$(PY) -m pytest -q -m statistical
 
-lint: $(STAMP)
+lint: $(STAMP_DEV)
 	$(BIN)/ruff check dpkit tests bench
 
-bench: $(STAMP)
+bench: $(STAMP_DEV)
 	$(PY) -m bench.run
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 
-reproduce-maxgddp: $(STAMP)
+reproduce-maxgddp: $(STAMP_DEV)
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
 	$(DPKIT) evaluate sweep configs/experiments/maxgddp-iris.yaml -o results/maxgddp-iris
 	$(PY) scripts/build_results.py
 
-reproduce-diffprfs: $(STAMP)
+reproduce-diffprfs: $(STAMP_DEV)
 	$(DPKIT) evaluate sweep configs/experiments/diffprfs-adult.yaml -o results/diffprfs-adult
 	$(PY) scripts/build_results.py
 
-reproduce-dpqt: $(STAMP)
+reproduce-dpqt: $(STAMP_DEV)
 	$(DPKIT) evaluate sweep configs/experiments/dpqt.yaml -o results/dpqt
 	$(PY) scripts/build_results.py
 
-reproduce-xgbka: $(STAMP)
+reproduce-xgbka: $(STAMP_DEV)
 	$(DPKIT) evaluate sweep configs/experiments/xgbka.yaml -o results/xgbka
 	$(PY) -m bench.bench_kanon --experiment results/xgbka
 	$(PY) scripts/build_results.py
