@@ -4,8 +4,10 @@ Run by ``make reproduce`` after the sweeps (``python scripts/build_results.py``)
 
 - for every experiment in ``configs/experiments/*.yaml``, the sweep's ``results/<stem>/summary.md``
   (tables with the paper's numbers beside ours), its PNGs copied to
-  ``docs/results/img/<stem>/`` and the links rewritten; an experiment not run yet is listed
-  with the command that runs it;
+  ``docs/results/img/<stem>/`` and the links rewritten; an experiment whose results are not
+  on disk keeps its section (and index row) from the current page as it was — so that
+  ``make reproduce-dpqt`` on a fresh clone rebuilds dpqt only — and one never run is
+  listed with the command that runs it;
 - every ``docs/results/*.md`` section (analyses, and ``bench-*.md`` from ``python -m bench.run``);
 - a short introduction and an index of the experiments (runs, total run time).
 
@@ -76,17 +78,58 @@ def anchor(title: str) -> str:
     return re.sub(r"[^a-z0-9 -]", "", title.lower()).strip().replace(" ", "-")
 
 
+def previous_page(text: str, names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(section, index row) per experiment that the current page shows as run.
+
+    An experiment's section runs from its ``## name`` heading to the next experiment's or
+    to the next top-level ``# `` heading (Analyses, Benchmarks); sections saying "Not run
+    yet" are not kept.
+    """
+    sections: dict[str, str] = {}
+    rows: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    fenced = False
+
+    def close() -> None:
+        if current is not None:
+            body = "\n".join(lines).rstrip()
+            if "Not run yet:" not in body:
+                sections[current] = body
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        row = re.match(r"^\| \[([^\]]+)\]\(#[^)]*\) \|", line)
+        if row and row.group(1) in names and current is None:
+            rows[row.group(1)] = line
+        head = None if fenced else re.match(r"^(#{1,2}) (\S+)\s*$", line)
+        if head and (head.group(1) == "#" or head.group(2) in names):
+            close()
+            current = head.group(2) if head.group(1) == "##" else None
+            lines = []
+        if current is not None:
+            lines.append(line)
+    close()
+    return sections, {k: v for k, v in rows.items() if k in sections}
+
+
 def build(root: Path = ROOT, results: Path | None = None, out: Path | None = None) -> str:
     results = results or root / "results"
     docs = root / "docs"
     out = out or docs / "results.md"
     img_root = out.parent / "results" / "img"  # links below are relative to the page
     names = experiment_names(root / "configs" / "experiments")
+    kept, kept_rows = previous_page(out.read_text(encoding="utf-8"), names) if out.exists() else ({}, {})
     index = ["| experiment | runs | run time (sum over runs) | summary |", "|---|---|---|---|"]
     body: list[str] = []
     for name in names:
         src = results / name
         summary = src / "summary.md"
+        if not summary.exists() and name in kept:
+            # not rerun here (a single `make reproduce-<paper>`, a fresh clone): as it was
+            index.append(kept_rows.get(name, f"| [{name}](#{anchor(name)}) | | | results/{name}/summary.md |"))
+            body += [kept[name], ""]
+            continue
         if not summary.exists():
             index.append(f"| {name} | not run | | `dpkit evaluate sweep configs/experiments/{name}.yaml -o results/{name}` |")
             body += [f"## {name}", "", f"Not run yet: `dpkit evaluate sweep configs/experiments/{name}.yaml -o results/{name}`.", ""]

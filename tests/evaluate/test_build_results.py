@@ -40,3 +40,34 @@ def test_build_assembles_summaries_images_and_sections(tmp_path):
     assert "Not run yet: `dpkit evaluate sweep configs/experiments/dpqt.yaml -o results/dpqt`" in text
     assert "# Benchmarks" in text and "### publish speed" in text
     assert "## kanon" in text and "![x](results/img/k.png)" in text
+
+
+def test_rebuilding_one_experiment_keeps_the_others_as_they_were(tmp_path):
+    """`make reproduce-dpqt` on a fresh clone (issue 16): only dpqt's results are on disk."""
+    mod = _module()
+    (tmp_path / "configs" / "experiments").mkdir(parents=True)
+    for name in ("maxgddp-adult", "dpqt", "zeta"):
+        (tmp_path / "configs" / "experiments" / f"{name}.yaml").write_text("name: x\n")
+    for name, body in (("maxgddp-adult", "accuracy 0.821"), ("dpqt", "NICV 1.02")):
+        res = tmp_path / "results" / name
+        res.mkdir(parents=True)
+        (res / "summary.md").write_text(f"# {name}\n\n## Sweep `e`\n\n{body}\n\n```\n# not a heading\n```\n")
+        (res / "results.csv").write_text("run_id,wall_seconds\na,60\n")
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "cluster.md").write_text("## Results: cluster\n\nanalysis\n")
+    first = mod.build(tmp_path)
+    # a fresh clone: results/ holds dpqt only, rerun with other numbers
+    import shutil
+
+    shutil.rmtree(tmp_path / "results" / "maxgddp-adult")
+    (tmp_path / "results" / "dpqt" / "summary.md").write_text("# dpqt\n\n## Sweep `e`\n\nNICV 1.05\n")
+    text = mod.build(tmp_path)
+    assert "accuracy 0.821" in text and "# not a heading" in text  # kept as it was
+    assert "| [maxgddp-adult](#maxgddp-adult) | 1 | 1.0 min |" in text
+    assert "NICV 1.05" in text and "NICV 1.02" not in text
+    assert "Not run yet: `dpkit evaluate sweep configs/experiments/zeta.yaml" in text
+    assert text.count("## maxgddp-adult") == 1 and text.count("## Results: cluster") == 1
+    # the kept section is byte-identical to the first build's
+    def section(t):
+        return t[t.index("## maxgddp-adult"):t.index("## dpqt")]
+    assert section(text) == section(first)
