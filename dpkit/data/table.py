@@ -607,8 +607,10 @@ def atomic_output(path: str | Path, *, binary: bool = False) -> Iterator[IO]:
     the block finishes without an exception; ``-`` writes to stdout.
     """
     if str(path) == "-":
-        stream = sys.stdout.buffer if binary else sys.stdout
-        yield stream
+        from dpkit.data.stdout import FullWriter
+
+        stream = FullWriter(binary)  # a pipe closed mid-write raises, never drops the tail
+        yield stream  # type: ignore[misc]
         stream.flush()
         return
     target = Path(path)
