@@ -59,20 +59,21 @@ def completion(shell: str) -> None:
     click.echo(comp_cls(cli, {}, "dpkit", COMPLETE_VAR).source())
 
 
-#: --config on every command with options worth keeping: command path -> config sections
-#: tried in order (a file may nest a command's values under its name, docs/formats.md)
+#: --config on every command with options worth keeping: command path -> the key a file may
+#: nest its values under (docs/formats.md): the command's name, joined by '-' for a
+#: subcommand; `forest train` keeps `forest:` (configs/forest.yaml), as its --config always did
 CONFIGURABLE = {
     ("publish",): ("publish",),
     ("generalize",): ("generalize",),
-    ("forest", "train"): ("forest", "train"),
-    ("forest", "predict"): ("predict",),
+    ("forest", "train"): ("forest",),
+    ("forest", "predict"): ("forest-predict",),
     ("cluster",): ("cluster",),
     ("kanon-select",): ("kanon-select",),
-    ("evaluate", "classify"): ("classify",),
-    ("evaluate", "cluster"): ("cluster",),
-    ("evaluate", "kanon"): ("kanon",),
-    ("taxonomy", "validate"): ("validate",),
-    ("taxonomy", "infer"): ("infer",),
+    ("evaluate", "classify"): ("evaluate-classify",),
+    ("evaluate", "cluster"): ("evaluate-cluster",),
+    ("evaluate", "kanon"): ("evaluate-kanon",),
+    ("taxonomy", "validate"): ("taxonomy-validate",),
+    ("taxonomy", "infer"): ("taxonomy-infer",),
 }
 
 

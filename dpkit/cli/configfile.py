@@ -2,7 +2,8 @@
 
 The file is a YAML mapping of option names to values (``schema: t.yaml``, ``levels: 13``,
 ``selection-share`` or ``selection_share``), optionally nested under the command's name
-(``publish: {levels: 13}``; ``forest: {...}`` for ``forest train``). It is read *before*
+(``publish: {levels: 13}``; ``forest:`` for ``forest train``, ``evaluate-classify:`` for
+``evaluate classify``). It is read *before*
 Click parses the command line and handed to Click as the context's ``default_map``, so a
 value from the file counts as a default: it satisfies a required option such as
 ``--schema``, a flag on the command line overrides it, and Click converts and checks it
@@ -66,7 +67,7 @@ def config_defaults(ctx: click.Context, command: click.Command, path: str,
 
     values = _section(load_config(path), sections)
     known = settable(command)
-    where = " ".join(sections[:1]) or command.name
+    where = command.name
     out: dict[str, Any] = {}
     for key, value in values.items():
         param = known.get(str(key).replace("-", "_"))

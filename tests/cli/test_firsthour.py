@@ -85,7 +85,7 @@ def test_config_sets_a_required_option(tmp_path: Path) -> None:
 def test_flag_overrides_config_and_unknown_key_is_refused(tmp_path: Path) -> None:
     """errors.md row: config-unknown-key"""
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("classify:\n  target: income\n  model: svm\n  nonsense: 1\n")
+    cfg.write_text("evaluate-classify:\n  target: income\n  model: svm\n  nonsense: 1\n")
     code, out, err = invoke(["evaluate", "classify", "--config", str(cfg), "--train", "a.csv", "--test", "b.csv"])
     assert code == 2
     assert "unknown key 'nonsense'" in err and str(cfg) in err and len(err.strip().splitlines()) == 1
