@@ -67,13 +67,13 @@ def config_defaults(ctx: click.Context, command: click.Command, path: str,
 
     values = _section(load_config(path), sections)
     known = settable(command)
-    where = command.name
+    where = ctx.command_path or f"dpkit {command.name}"
     out: dict[str, Any] = {}
     for key, value in values.items():
         param = known.get(str(key).replace("-", "_"))
         if param is None:
             shown = sorted({next((o[2:] for o in p.opts if o.startswith("--")), p.name) for p in known.values()})
-            raise DpkitUsageError(f"{path}: unknown key {key!r} for 'dpkit {where}' (known: {', '.join(shown)})")
+            raise DpkitUsageError(f"{path}: unknown key {key!r} for '{where}' (known: {', '.join(shown)})")
         raw = str(value) if param.type == click.STRING and value is not None and not param.multiple else value
         try:
             param.type_cast_value(ctx, raw)  # checked here so that the error names the file
