@@ -41,9 +41,14 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_SUPPRESSION = 0.02
 DEFAULT_MAX_NODES = 20_000
+# the weight of the loss metric beside the classification metric: among nodes that classify
+# about as well, prefer the one that keeps more detail (0.1 · LM: dropping a column of 10
+# costs as much as 1 % more misclassified or suppressed records)
+LOSS_WEIGHT = 0.1
 UTILITY = (
-    "classification metric (Iyengar, KDD 2002): fraction of records suppressed or not of "
-    "their class's majority target value; ties: discernibility Σ|E|² + suppressed·n"
+    "CM + 0.1·LM (Iyengar, KDD 2002): CM = fraction of records suppressed or not of their "
+    "class's majority target value; LM = mean normalized generalization of a cell (suppressed "
+    "or dropped = 1); ties: discernibility Σ|E|² + suppressed·n"
 )
 
 
@@ -66,9 +71,11 @@ def _problem(
     row_of, distinct, weights = compress_rows(cols, cards)
     m = len(ladders)
     level_codes = [[lv.maps[distinct[j]] for lv in lad.levels] for j, lad in enumerate(ladders)]
+    level_loss = [[lv.loss[lv.maps[distinct[j]]] for lv in lad.levels] for j, lad in enumerate(ladders)]
     prob = Problem(
-        level_codes, weights, distinct[m], y[1], k, max_suppressed,
+        level_codes, level_loss, weights, distinct[m], y[1], k, max_suppressed,
         sensitive=distinct[m + 1] if sens else None, n_sensitive=sens[1] if sens else 0, l=l,
+        loss_weight=LOSS_WEIGHT,
     )
     return prob, row_of
 

@@ -42,6 +42,7 @@ class Level:
     maps: np.ndarray  # int64, one entry per base code
     labels: list[str]
     cut: list | None  # publish-style cut JSON (node names / [lo, hi] pairs); None = as written
+    loss: np.ndarray | None = None  # per group: Iyengar's loss in [0, 1] (0 = as written, 1 = whole domain)
 
 
 @dataclass
@@ -99,7 +100,9 @@ def categorical_ladder(col: CategoricalColumn) -> Ladder:
         nodes: list[TaxonomyNode] = sorted(cut, key=lambda n: n.lo)
         starts = np.asarray([n.lo for n in nodes], dtype=np.int64)
         maps = group_of(np.arange(n_leaves, dtype=np.int64), starts)
-        levels.append(Level(maps=maps.astype(np.int64), labels=[n.name for n in nodes], cut=[n.name for n in nodes]))
+        loss = np.asarray([(n.hi - n.lo - 1) / max(n_leaves - 1, 1) for n in nodes], dtype=float)
+        levels.append(Level(maps=maps.astype(np.int64), labels=[n.name for n in nodes],
+                            cut=[n.name for n in nodes], loss=loss))
     return Ladder(col.name, _dedupe(levels))
 
 
@@ -109,7 +112,8 @@ def numeric_ladder(col: NumericColumn, values: np.ndarray, written: list[str]) -
     ``written`` are the same values as written in the input (the labels of level 0).
     """
     lo, hi = float(col.lo), float(col.hi)
-    base = Level(maps=np.arange(len(values), dtype=np.int64), labels=list(written), cut=None)
+    base = Level(maps=np.arange(len(values), dtype=np.int64), labels=list(written), cut=None,
+                 loss=np.zeros(len(values)))
     if col.hierarchy is not None:
         cuts = _tree_cuts(col.hierarchy, lambda n: n.children)
         edge_sets = [[float(n.lo) for n in sorted(cut, key=lambda n: n.lo)] for cut in cuts]
@@ -134,7 +138,8 @@ def numeric_ladder(col: NumericColumn, values: np.ndarray, written: list[str]) -
             for i, (a, b) in enumerate(pairs)
         ]
         cut = [[int(a), int(b)] if col.integer else [a, b] for a, b in pairs]
-        levels.append(Level(maps=maps, labels=labels, cut=cut))
+        loss = np.asarray([(b - a) / (hi - lo) if hi > lo else 1.0 for a, b in pairs], dtype=float)
+        levels.append(Level(maps=maps, labels=labels, cut=cut, loss=loss))
     return Ladder(col.name, _dedupe(levels))
 
 
@@ -150,5 +155,5 @@ def _dedupe(levels: list[Level]) -> list[Level]:
         out.append(lv)
     if len(set(out[-1].maps.tolist())) > 1:  # the top level must be one group (the column dropped)
         top = levels[-1]
-        out.append(Level(maps=np.zeros_like(top.maps), labels=["*"], cut=None))
+        out.append(Level(maps=np.zeros_like(top.maps), labels=["*"], cut=None, loss=np.ones(1)))
     return out

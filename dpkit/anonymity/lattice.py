@@ -52,11 +52,18 @@ class NodeResult:
     suppressed: int
     classes: int  # equivalence classes left after suppression
     classification_metric: float  # Iyengar 2002: (minority + suppressed) / n
+    loss_metric: float  # Iyengar 2002: mean normalized generalization per cell, suppressed = 1
     discernibility: int  # Σ |E|² over kept classes + suppressed · n
+    loss_weight: float = 0.0
+
+    @property
+    def utility(self) -> float:
+        """The measure minimized: classification metric + loss_weight · loss metric."""
+        return self.classification_metric + self.loss_weight * self.loss_metric
 
     @property
     def key(self) -> tuple[float, int, int]:
-        return (round(self.classification_metric, 12), self.discernibility, sum(self.levels))
+        return (round(self.utility, 12), self.discernibility, sum(self.levels))
 
 
 class Problem:
@@ -68,6 +75,7 @@ class Problem:
     def __init__(
         self,
         level_codes: Sequence[Sequence[np.ndarray]],
+        level_loss: Sequence[Sequence[np.ndarray]],
         weights: np.ndarray,
         y: np.ndarray,
         n_classes: int,
@@ -77,8 +85,13 @@ class Problem:
         sensitive: np.ndarray | None = None,
         n_sensitive: int = 0,
         l: int | None = None,  # noqa: E741
+        loss_weight: float = 0.0,
     ) -> None:
         self.level_codes = [list(c) for c in level_codes]
+        self.level_loss = [list(c) for c in level_loss]
+        wf = np.asarray(weights, dtype=float)
+        self.total_loss = [[float(wf @ x) for x in col] for col in self.level_loss]
+        self.loss_weight = loss_weight
         self.cards = [[int(c.max()) + 1 if len(c) else 1 for c in col] for col in self.level_codes]
         self.heights = [len(col) - 1 for col in self.level_codes]
         self.weights = weights
@@ -113,16 +126,29 @@ class Problem:
             if self.l is not None:
                 bad |= ls < self.l
         suppressed = int(sizes[bad].sum())
+        kept = ~bad
+        anonymous = suppressed <= self.max_suppressed
+        if not anonymous:  # utility is only ever compared among anonymous nodes
+            result = NodeResult(tuple(int(h) for h in levels), False, suppressed, int(kept.sum()),
+                                math.inf, math.inf, 0, self.loss_weight)
+            return bad[groups], result, sizes[kept], (ls[kept] if ls is not None else None)
         counts = weighted_class_counts(groups, self.y, len(sizes), self.n_classes, self.weights)
         minority = sizes - counts.max(axis=1)
-        kept = ~bad
+        bad_rows = np.flatnonzero(bad[groups])
+        w_bad = self.weights[bad_rows].astype(float)
+        # loss of the kept cells: every row's loss minus the suppressed rows' (few) loss
+        loss = sum(self.total_loss[j][h] - float(w_bad @ self.level_loss[j][h][bad_rows])
+                   for j, h in enumerate(levels))
+        m = max(len(levels), 1)
         result = NodeResult(
             levels=tuple(int(h) for h in levels),
-            anonymous=suppressed <= self.max_suppressed,
+            anonymous=True,
             suppressed=suppressed,
             classes=int(kept.sum()),
             classification_metric=(int(minority[kept].sum()) + suppressed) / self.n,
+            loss_metric=(loss / m + suppressed) / self.n,
             discernibility=int(np.sum(sizes[kept].astype(np.int64) ** 2)) + suppressed * self.n,
+            loss_weight=self.loss_weight,
         )
         return bad[groups], result, sizes[kept], (ls[kept] if ls is not None else None)
 
