@@ -162,6 +162,7 @@ class SearchResult:
     nodes: int  # lattice size
     checked: int  # nodes whose anonymity was computed
     minimal: int  # minimal anonymous nodes (all scored)
+    anonymous: np.ndarray | None = None  # per lattice node (C order over the levels): tagged anonymous
 
 
 def flash(problem: Problem, importance: Sequence[float]) -> SearchResult:
@@ -236,4 +237,4 @@ def flash(problem: Problem, importance: Sequence[float]) -> SearchResult:
             results[i] = problem.evaluate(nodes[i])
     # every checked anonymous node is a candidate too (they cost nothing more to score)
     best = min((r for r in results.values() if r.anonymous), key=lambda r: r.key)
-    return SearchResult(best=best, nodes=n_nodes, checked=checked, minimal=len(minimal))
+    return SearchResult(best=best, nodes=n_nodes, checked=checked, minimal=len(minimal), anonymous=state == 1)
