@@ -71,6 +71,7 @@ reproduce-dpqt: $(STAMP)
 
 reproduce-xgbka: $(STAMP)
 	$(DPKIT) evaluate sweep configs/experiments/xgbka.yaml -o results/xgbka
+	$(PY) -m bench.bench_kanon --generalization results/xgbka
 	$(PY) -m bench.bench_kanon --experiment results/xgbka
 	$(PY) scripts/build_results.py
 
