@@ -124,7 +124,7 @@ def main(quick: bool = False) -> str:
     text = "\n".join(lines) + "\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench-kanon.md").write_text(text, encoding="utf-8")
-    return text
+    return text + "\n" + generalize_timing(n_big, (10,) if quick else (10, 100))
 
 
 def generalize_timing(n_big: int = 1_000_000, ks: tuple[int, ...] = (10, 100)) -> str:
