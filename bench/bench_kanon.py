@@ -438,7 +438,7 @@ def generalization_section(results_dir: str | Path) -> list[str]:
         return []
     res = pd.read_csv(path)
     lines = [
-        "## Generalization: `kanon-select --generalize` against selection and anjana", "",
+        GEN_HEADING, "",
         "The same training/test splits (70/30, stratified, seeds 1..), in one run "
         "(`python -m bench.bench_kanon --generalization results/xgbka`): XGB-KA and Greedy-Hamdist "
         "selection (keep or drop whole columns), `kanon-select --generalize` (Flash over the "
@@ -455,7 +455,8 @@ def generalization_section(results_dir: str | Path) -> list[str]:
         if sub.empty:
             continue
         n_splits = sub["split"].nunique()
-        mean = sub.groupby(["k", "method"]).agg(
+        sub = sub.assign(method=pd.Categorical(sub["method"], categories=list(METHODS), ordered=True))
+        mean = sub.groupby(["k", "method"], observed=True).agg(
             features=("features", "mean"), suppressed=("suppressed", "mean"), svm=("svm_accuracy", "mean"),
             precision=("precision", "mean"), recall=("recall", "mean"), tree=("tree_accuracy", "mean"),
             seconds=("seconds", "mean"), k_seen=("k_pycanon", "min"))
@@ -465,7 +466,7 @@ def generalization_section(results_dir: str | Path) -> list[str]:
         for (k, method), r in mean.iterrows():
             lines.append(f"| {k} | {method} | {r.features:.1f} | {100 * r.suppressed:.2f} % | {r.svm:.3f} | "
                          f"{r.precision:.3f} | {r.recall:.3f} | {r.tree:.3f} | {int(r.k_seen)} | {r.seconds:.2f} |")
-        piv = sub.pivot_table(index=["k", "split"], columns="method", values="svm_accuracy")
+        piv = sub.pivot_table(index=["k", "split"], columns="method", values="svm_accuracy", observed=True)
         if {"generalize", "anjana"} <= set(piv.columns):
             better = piv.groupby(level="k").apply(lambda d: int((d["generalize"] > d["anjana"]).sum()))
             lines += ["", "Splits where `--generalize`'s SVM accuracy beats anjana's, per k: "
@@ -474,12 +475,34 @@ def generalization_section(results_dir: str | Path) -> list[str]:
     return lines
 
 
+GEN_HEADING = "## Generalization: `kanon-select --generalize` against selection and anjana"
+
+
+def update_generalization_section(results_dir: str | Path, page: Path = RESULTS / "kanon.md") -> str:
+    """Replace (or append) the generalization section of an existing results page."""
+    section = "\n".join(generalization_section(results_dir)).rstrip() + "\n"
+    old = page.read_text(encoding="utf-8") if page.is_file() else ""
+    before, _, after = old.partition(GEN_HEADING)
+    tail = ""
+    if after:  # keep whatever followed the old section (the next top-level heading on)
+        rest = after.split("\n## ", 1)
+        tail = ("\n## " + rest[1]) if len(rest) > 1 else ""
+    text = before.rstrip() + "\n\n" + section + GEN_NOTES + tail
+    page.write_text(text, encoding="utf-8")
+    return section
+
+
+GEN_NOTES = ""
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--experiment", metavar="DIR", help="write docs/results/kanon.md from a sweep directory")
     parser.add_argument("--generalization", metavar="DIR",
                         help="run the generalization series (incl. anjana) into DIR/generalization.csv")
+    parser.add_argument("--page-only", action="store_true",
+                        help="with --generalization: only rewrite the section of docs/results/kanon.md")
     parser.add_argument("--generalize-timing", action="store_true",
                         help="time kanon-select --generalize (Adult, 1,000,000 rows) into bench-kanon.md")
     args = parser.parse_args()
@@ -487,7 +510,9 @@ if __name__ == "__main__":
     if args.generalize_timing:
         print(generalize_timing(100_000 if args.quick else 1_000_000))
     elif args.generalization:
-        print(generalization_series(args.generalization))
+        if not args.page_only:
+            print(generalization_series(args.generalization))
+        print(update_generalization_section(args.generalization))
     elif args.experiment:
         print(experiment_page(args.experiment))
     else:
