@@ -56,7 +56,7 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
         return
     if report.get("command") != "publish" or "cut" not in release:
         raise DataError(
-            f"{cut_path}: not a `dpkit publish` or `dpkit kanon-select --generalize` report (no release.cut)"
+            f"{cut_path}: not a `dpkit publish` report (no release.cut), nor a `kanon-select --generalize` one"
         )
     schema_file = schema_path or params.get("schema")
     if not schema_file:
