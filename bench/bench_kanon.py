@@ -492,7 +492,34 @@ def update_generalization_section(results_dir: str | Path, page: Path = RESULTS 
     return section
 
 
-GEN_NOTES = ""
+GEN_NOTES = """
+**What holds.** Every output of every method was k-anonymous by pycanon's check (*k seen* ≥ k
+in every row). On Adult, `--generalize` keeps 6-9 generalized columns with at most 2 % of
+the records suppressed and reaches an SVM accuracy of 0.82-0.84 at every k (0.838 at k = 10,
+the target was ≥ 0.80), against 0.75-0.78 for selection alone (which keeps one or two whole
+columns; 0.75 is the majority class). It beats anjana on the same hierarchies in SVM accuracy
+at every k, on every split of both data sets (the counts above); on Adult by 0.02-0.07.
+anjana generalizes every candidate greedily (the column with the most distinct values first,
+whatever its use for the class) and keeps more columns, but coarser where it matters; at
+k = 100 on Adult its SVM predicts almost only the majority class (recall 0.08).
+anjana's recall is higher than ours at k = 2 on Adult (0.56 against 0.53): our measure
+trades some recall for precision there.
+
+**What does not.** On Breast Cancer Wisconsin at k = 25 `--generalize` keeps 2 columns, not
+the ≥ 4 the issue asked for. That target cannot be met by full-domain generalization of the
+halving hierarchy within 2 % suppression: every combination of 4 of the 9 columns, at the
+coarsest split of each (2 intervals), still leaves at least 31 of the 683 records (4.5 %) in
+classes smaller than 25 (checked exhaustively for split points 3, 4, 5 and 6). With
+`--max-suppression 0.05` it keeps 3 columns (13 records suppressed): a fourth would cost 31+
+suppressed records, which the classification metric counts as errors. Selection alone keeps
+nothing there from k = 25 on.
+
+**Timing** (wall seconds, on a 2-core machine at load ≈ 10 from other jobs, so inflated):
+`--generalize` takes 3-6 s per run on the 21,113-record Adult training part (XGBoost ranking
+included), anjana 66-142 s (its greedy loop maps values in Python); on Breast Cancer
+Wisconsin 0.2-0.9 s against 1.8-2.8 s. Whole-command times, incl. 1,000,000 rows:
+[bench-kanon.md](bench-kanon.md).
+"""
 
 
 if __name__ == "__main__":
