@@ -202,19 +202,40 @@ def kanon_generalize(
             data[c] = frame[c].to_numpy()[kept_rows]
     output = pd.DataFrame(data, columns=out_cols)
     suppressed = int(suppressed_rows.sum())
+    search_info["extension_checks"] = full.checks
     release = _release(
-        selector, ranking, ladders, chosen, kept_qis, prep, search_info, extension, final,
-        lattice_cols, suppressed, n, max_suppression, max_suppressed, k, sensitive, l, sizes, ls,
-        rank_seconds, search_seconds, full.checks,
+        selector=selector, ranking=ranking, ladders=ladders, chosen=chosen, kept_qis=kept_qis, prep=prep,
+        search_info=search_info, extension=extension, final=final, lattice_cols=lattice_cols,
+        suppressed=suppressed, n=n, max_suppression=max_suppression, max_suppressed=max_suppressed, k=k,
+        sensitive=sensitive, l=l, sizes=sizes, ls=ls, seconds={"ranking": rank_seconds, "search": search_seconds},
     )
     return Generalization(output=output, levels=chosen, ladders=ladders, suppressed=suppressed, release=release)
 
 
 def _release(
-    selector, ranking, ladders, chosen, kept_qis, prep, search_info, extension, final,
-    lattice_cols, suppressed, n, max_suppression, max_suppressed, k, sensitive, l, sizes, ls,  # noqa: E741
-    rank_seconds, search_seconds, extension_checks,
+    *,
+    selector: KAnonymitySelector,
+    ranking: list[str],
+    ladders: dict[str, Ladder],
+    chosen: dict[str, int],
+    kept_qis: list[str],
+    prep: Any,
+    search_info: dict[str, Any],
+    extension: list[dict[str, Any]],
+    final: NodeResult,
+    lattice_cols: list[str],
+    suppressed: int,
+    n: int,
+    max_suppression: float,
+    max_suppressed: int,
+    k: int,
+    sensitive: str | None,
+    l: int | None,  # noqa: E741
+    sizes: np.ndarray,
+    ls: np.ndarray | None,
+    seconds: dict[str, float],
 ) -> dict[str, Any]:
+    """The report's release section: ranking, chosen levels, cut, suppression, classes."""
     from dpkit.anonymity.select import SCORE_NAMES
 
     cut: dict[str, Any] = {}
@@ -260,7 +281,7 @@ def _release(
             "largest": int(sizes.max()) if len(sizes) else 0,
             "histogram": size_histogram(sizes, k),
         },
-        "seconds": {"ranking": round(rank_seconds, 4), "search": round(search_seconds, 4)},
+        "seconds": {name: round(v, 4) for name, v in seconds.items()},
     }
     if ls is not None and len(ls):
         release["l_diversity"] = {"sensitive": sensitive, "l": int(ls.min()), "l_required": l, "kind": "distinct"}
