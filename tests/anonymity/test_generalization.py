@@ -154,3 +154,17 @@ def test_labels_are_hierarchy_labels() -> None:
             assert values <= set(col.nodes)
         elif c in gen.release["cut"]:
             assert all(v.startswith("[") and v[-1] in ")]" for v in values)
+
+
+def test_numeric_schema_hierarchy_is_used() -> None:
+    from dpkit.data.schema import parse_schema
+
+    schema = parse_schema(
+        'columns:\n  x: {type: numeric, bounds: [1, 10], integer: true, hierarchy: '
+        '{"1..10": {"1..2": null, "2..10": {"2..6": null, "6..10": null}}}}\n'
+    )
+    values = np.arange(1, 11, dtype=float)
+    lad = numeric_ladder(schema.columns["x"], values, [str(int(v)) for v in values])
+    assert [lv.labels for lv in lad.levels[1:]] == [["[1,2)", "[2,6)", "[6,10]"], ["[1,2)", "[2,10]"], ["[1,10]"]]
+    for a, b in itertools.pairwise(lad.levels):
+        assert _coarsens(a.maps, b.maps)
