@@ -84,6 +84,7 @@ reproduce-dpqt: $(STAMP_DEV)
 
 reproduce-xgbka: $(STAMP_DEV)
 	$(DPKIT) evaluate sweep configs/experiments/xgbka.yaml -o results/xgbka
+	$(PY) -m bench.bench_kanon --generalization results/xgbka
 	$(PY) -m bench.bench_kanon --experiment results/xgbka
 	$(PY) scripts/build_results.py
 

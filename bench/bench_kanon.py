@@ -124,7 +124,55 @@ def main(quick: bool = False) -> str:
     text = "\n".join(lines) + "\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "bench-kanon.md").write_text(text, encoding="utf-8")
-    return text
+    return text + "\n" + generalize_timing(n_big, (10,) if quick else (10, 100))
+
+
+def generalize_timing(n_big: int = 1_000_000, ks: tuple[int, ...] = (10, 100)) -> str:
+    """Whole-command times of `kanon-select --generalize` (Adult, and an n_big-row synthetic
+    Adult); replaces that section of docs/results/bench-kanon.md."""
+    import json
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "synthetic.csv"
+        synthetic_adult(n_big).to_csv(big, index=False)
+        for label, path, n in (("Adult", ADULT, len(_adult_clean())), ("synthetic Adult", big, n_big)):
+            for k in ks:
+                import resource
+
+                out = Path(tmp) / "out.csv"
+                cmd = [sys.executable, "-m", "dpkit", "-q", "kanon-select", str(path), "--schema",
+                       str(ADULT_SCHEMA), "-k", str(k), "--generalize", "-o", str(out)]
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                subprocess.run(cmd, check=True, cwd=ROOT)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                rel = json.loads((Path(tmp) / "out.report.json").read_text())["release"]
+                g = rel["generalization"]
+                rows.append((label, n, k, len(rel["selected"]), 100 * rel["suppression"]["fraction"],
+                             g["lattice_nodes"], g["checked"], rel["seconds"]["ranking"],
+                             rel["seconds"]["search"], wall, cpu))
+    lines = [
+        "## kanon-select --generalize: running time", "",
+        "`dpkit kanon-select DATA --schema taxonomies/adult.yaml -k K --generalize -o OUT`, the whole "
+        "command in a fresh process (start-up, CSV read, ranking, Flash search, output and report "
+        f"written), one run per cell; load average {os.getloadavg()[0]:.1f} on 2 cores at the end, so "
+        "wall times are inflated: CPU = user + system seconds. Targets: Adult < 10 s, 1,000,000 rows < 60 s.",
+        "",
+        "| data | records | k | kept | suppressed | lattice nodes | checked | ranking s | search s | CLI s (wall / CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for d, n, k, kept, sup, nodes, checked, rank, search, wall, cpu in rows:
+        lines.append(f"| {d} | {n:,} | {k} | {kept} | {sup:.2f} % | {nodes:,} | {checked:,} | {rank:.2f} | "
+                     f"{search:.2f} | {wall:.2f} / {cpu:.2f} |")
+    section = "\n".join(lines) + "\n"
+    path = RESULTS / "bench-kanon.md"
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    head = old.split("## kanon-select --generalize: running time")[0].rstrip()
+    path.write_text((head + "\n\n" if head else "") + section, encoding="utf-8")
+    return section
 
 
 # --------------------------------------------------------------------------- results page
@@ -199,6 +247,7 @@ def experiment_page(results_dir: str | Path, out: Path = RESULTS / "kanon.md") -
         plt.close(fig)
         lines += ["", f"![{title}]({png.name})", ""]
     lines += _claim_section(res)
+    lines += [""] + generalization_section(results_dir)
     text = "\n".join(lines) + "\n"
     out.write_text(text, encoding="utf-8")
     return text
@@ -261,13 +310,237 @@ schema's bounds, which in a quick check on the 1,500-record sample (5 bins; spli
 """
 
 
+# --------------------------------------------------------------------------- generalization series
+
+GEN_DATA = {
+    "adult": ("Adult, all 30,162 records", ADULT, ADULT_SCHEMA, "income", ">50K"),
+    "breast-cancer": ("Breast Cancer Wisconsin (Original), 683 records",
+                      ROOT / "sample_data" / "breast-cancer-wisconsin" / "breast-cancer-wisconsin.csv",
+                      ROOT / "taxonomies" / "breast-cancer-wisconsin.yaml", "class", "4"),
+}
+METHODS = ("xgb-ka", "hamdist", "generalize", "anjana")
+
+
+def _ladders(frame, candidates, schema):
+    """The schema's hierarchies as dpkit's ladders, over the values of ``frame``."""
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.anonymity.hierarchy import categorical_ladder, numeric_ladder
+
+    out = {}
+    for c in candidates:
+        col = schema.columns[c]
+        if col.kind == "categorical":
+            out[c] = (categorical_ladder(col), None)
+        else:
+            codes, uniques = pd.factorize(frame[c].to_numpy())
+            vals = np.clip(pd.to_numeric(pd.Series(uniques)).to_numpy(dtype=float), col.lo, col.hi)
+            out[c] = (numeric_ladder(col, vals, [str(u) for u in uniques]), codes)
+    return out
+
+
+def anjana_peer(train, candidates, schema, target: str, k: int, max_suppression: float):
+    """anjana's k-anonymity (greedy full-domain generalization, suppression ≤ the fraction)
+    on the same hierarchies dpkit searches; returns the output, its levels and a release that
+    maps a test split alike."""
+    import contextlib
+    import io
+
+    import numpy as np
+    from anjana.anonymity._k_anonymity import k_anonymity_inner
+
+    ladders = _ladders(train, candidates, schema)
+    hierarchies = {}
+    for c, (lad, _) in ladders.items():
+        # anjana's hierarchy: one row per value as written, one column per level
+        hierarchies[c] = {h: np.asarray(lv.labels, dtype=object)[lv.maps] for h, lv in enumerate(lad.levels)}
+    with contextlib.redirect_stdout(io.StringIO()):  # anjana prints its progress
+        out, suppressed, levels = k_anonymity_inner(
+            train[[*candidates, target]], [], list(candidates), int(k), 100 * max_suppression, hierarchies,
+        )
+    release = {"selected": list(candidates), "cut": {}, "as_written": []}
+    for c, (lad, _) in ladders.items():
+        lv = lad.levels[int(levels[c])]
+        if lv.cut is None:
+            release["as_written"].append(c)
+        else:
+            release["cut"][c] = lv.cut
+    kept = [c for c in candidates if int(levels[c]) < ladders[c][0].height]
+    return out.reset_index(drop=True), release, kept, int(suppressed)
+
+
+def generalization_series(outdir: str | Path, splits: dict[str, int] | None = None,
+                          ks: tuple[int, ...] = KS, max_suppression: float = 0.02) -> Path:
+    """XGB-KA vs Greedy-Hamdist vs --generalize vs anjana, same splits, one process → CSV."""
+    import pandas as pd
+    import pycanon.anonymity as pycanon
+    from sklearn.model_selection import train_test_split
+
+    from dpkit.anonymity.apply import apply_release
+    from dpkit.anonymity.experiment import _load
+    from dpkit.anonymity.generalization import kanon_generalize
+    from dpkit.anonymity.select import kanon_select
+    from dpkit.anonymity.utility import classifier_utility
+
+    splits = splits or {"adult": 2, "breast-cancer": 5}
+    rows = []
+    for name, (_title, data, schema_path, target, positive) in GEN_DATA.items():
+        frame, schema = _load(str(data), str(schema_path), target)
+        candidates = [c for c in schema.predictors(target) if c in frame.columns]
+        for split in range(splits[name]):
+            train, test = train_test_split(frame, test_size=0.3, stratify=frame[target].to_numpy(),
+                                           random_state=split + 1)
+            train, test = train.reset_index(drop=True), test.reset_index(drop=True)
+            for k in ks:
+                for method in METHODS:
+                    start = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        if method in ("xgb-ka", "hamdist"):
+                            sel = kanon_select(train, target=target, k=k, schema=schema, seed=split,
+                                               ranker="xgboost" if method == "xgb-ka" else "hamming")
+                            out, kept, suppressed = sel.output, list(sel.selector.selected_), 0
+                            mapped = test[[*kept, target]]
+                        elif method == "generalize":
+                            gen = kanon_generalize(train, target=target, k=k, schema=schema, seed=split,
+                                                   max_suppression=max_suppression)
+                            out, kept, suppressed = gen.output, gen.release["selected"], gen.suppressed
+                            mapped = apply_release(test, gen.release, schema, target)
+                        else:
+                            out, release, kept, suppressed = anjana_peer(train, candidates, schema, target, k,
+                                                                         max_suppression)
+                            mapped = apply_release(test, release, schema, target)
+                    seconds = time.perf_counter() - start
+                    features = kept if method != "anjana" else candidates
+                    k_seen = pycanon.k_anonymity(out, features) if features and len(out) else len(out)
+                    u = classifier_utility(out, mapped, features, target, positive=positive, seed=split)
+                    rows.append({
+                        "data": name, "split": split, "k": k, "method": method, "features": len(kept),
+                        "suppressed": suppressed / len(train), "k_pycanon": int(k_seen),
+                        "svm_accuracy": u["svm"]["accuracy"], "precision": u["svm"]["precision"],
+                        "recall": u["svm"]["recall"], "tree_accuracy": u["entropy_tree"]["accuracy"],
+                        "seconds": seconds,
+                    })
+                    print(rows[-1], flush=True)
+    path = Path(outdir) / "generalization.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def generalization_section(results_dir: str | Path) -> list[str]:
+    """The generalization series as markdown (empty when it was not run)."""
+    import pandas as pd
+
+    path = Path(results_dir) / "generalization.csv"
+    if not path.is_file():
+        return []
+    res = pd.read_csv(path)
+    lines = [
+        GEN_HEADING, "",
+        "The same training/test splits (70/30, stratified, seeds 1..), in one run "
+        "(`python -m bench.bench_kanon --generalization results/xgbka`): XGB-KA and Greedy-Hamdist "
+        "selection (keep or drop whole columns), `kanon-select --generalize` (Flash over the "
+        "schema's hierarchies, ≤ 2 % of the records suppressed, utility CM + 0.1·LM), and the peer "
+        "anjana 1.2 (`k_anonymity`, its greedy full-domain generalization with ≤ 2 % suppression) on "
+        "the *same* hierarchies (dpkit's ladders passed as anjana hierarchies; anjana generalizes "
+        "all 13 / 9 candidates). The test split is mapped onto each output's levels; classifiers "
+        "are trained on the output. *k seen* = the smallest k over runs, checked by pycanon on "
+        "every output. *features* = columns not generalized to the whole domain. Means over splits.",
+        "",
+    ]
+    for name, (title, *_rest) in GEN_DATA.items():
+        sub = res[res["data"] == name]
+        if sub.empty:
+            continue
+        n_splits = sub["split"].nunique()
+        sub = sub.assign(method=pd.Categorical(sub["method"], categories=list(METHODS), ordered=True))
+        mean = sub.groupby(["k", "method"], observed=True).agg(
+            features=("features", "mean"), suppressed=("suppressed", "mean"), svm=("svm_accuracy", "mean"),
+            precision=("precision", "mean"), recall=("recall", "mean"), tree=("tree_accuracy", "mean"),
+            seconds=("seconds", "mean"), k_seen=("k_pycanon", "min"))
+        lines += [f"### {title} ({n_splits} splits)", "",
+                  "| k | method | features | suppressed | SVM accuracy | precision | recall | tree accuracy | k seen | seconds |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for (k, method), r in mean.iterrows():
+            lines.append(f"| {k} | {method} | {r.features:.1f} | {100 * r.suppressed:.2f} % | {r.svm:.3f} | "
+                         f"{r.precision:.3f} | {r.recall:.3f} | {r.tree:.3f} | {int(r.k_seen)} | {r.seconds:.2f} |")
+        piv = sub.pivot_table(index=["k", "split"], columns="method", values="svm_accuracy", observed=True)
+        if {"generalize", "anjana"} <= set(piv.columns):
+            better = piv.groupby(level="k").apply(lambda d: int((d["generalize"] > d["anjana"]).sum()))
+            lines += ["", "Splits where `--generalize`'s SVM accuracy beats anjana's, per k: "
+                      + ", ".join(f"k={k}: {v}/{n_splits}" for k, v in better.items()), ""]
+        lines.append("")
+    return lines
+
+
+GEN_HEADING = "## Generalization: `kanon-select --generalize` against selection and anjana"
+
+
+def update_generalization_section(results_dir: str | Path, page: Path = RESULTS / "kanon.md") -> str:
+    """Replace (or append) the generalization section of an existing results page."""
+    section = "\n".join(generalization_section(results_dir)).rstrip() + "\n"
+    old = page.read_text(encoding="utf-8") if page.is_file() else ""
+    before, _, after = old.partition(GEN_HEADING)
+    tail = ""
+    if after:  # keep whatever followed the old section (the next top-level heading on)
+        rest = after.split("\n## ", 1)
+        tail = ("\n## " + rest[1]) if len(rest) > 1 else ""
+    text = before.rstrip() + "\n\n" + section + GEN_NOTES + tail
+    page.write_text(text, encoding="utf-8")
+    return section
+
+
+GEN_NOTES = """
+**What holds.** Every output of every method was k-anonymous by pycanon's check (*k seen* ≥ k
+in every row). On Adult, `--generalize` keeps 6-9 generalized columns with at most 2 % of
+the records suppressed and reaches an SVM accuracy of 0.82-0.84 at every k (0.838 at k = 10,
+the target was ≥ 0.80), against 0.75-0.78 for selection alone (which keeps one or two whole
+columns; 0.75 is the majority class). It beats anjana on the same hierarchies in SVM accuracy
+at every k, on every split of both data sets (the counts above); on Adult by 0.02-0.07.
+anjana generalizes every candidate greedily (the column with the most distinct values first,
+whatever its use for the class) and keeps more columns, but coarser where it matters; at
+k = 100 on Adult its SVM predicts almost only the majority class (recall 0.08).
+anjana's recall is higher than ours at k = 2 on Adult (0.56 against 0.53): our measure
+trades some recall for precision there.
+
+**What does not.** On Breast Cancer Wisconsin at k = 25 `--generalize` keeps 2 columns, not
+the ≥ 4 the issue asked for. That target cannot be met by full-domain generalization of the
+halving hierarchy within 2 % suppression: every combination of 4 of the 9 columns, at the
+coarsest split of each (2 intervals), still leaves at least 31 of the 683 records (4.5 %) in
+classes smaller than 25 (checked exhaustively for split points 3, 4, 5 and 6). With
+`--max-suppression 0.05` it keeps 3 columns (13 records suppressed): a fourth would cost 31+
+suppressed records, which the classification metric counts as errors. Selection alone keeps
+nothing there from k = 25 on.
+
+**Timing** (wall seconds, on a 2-core machine at load ≈ 10 from other jobs, so inflated):
+`--generalize` takes 3-6 s per run on the 21,113-record Adult training part (XGBoost ranking
+included), anjana 66-142 s (its greedy loop maps values in Python); on Breast Cancer
+Wisconsin 0.2-0.9 s against 1.8-2.8 s. Whole-command times, incl. 1,000,000 rows:
+[bench-kanon.md](bench-kanon.md).
+"""
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--experiment", metavar="DIR", help="write docs/results/kanon.md from a sweep directory")
+    parser.add_argument("--generalization", metavar="DIR",
+                        help="run the generalization series (incl. anjana) into DIR/generalization.csv")
+    parser.add_argument("--page-only", action="store_true",
+                        help="with --generalization: only rewrite the section of docs/results/kanon.md")
+    parser.add_argument("--generalize-timing", action="store_true",
+                        help="time kanon-select --generalize (Adult, 1,000,000 rows) into bench-kanon.md")
     args = parser.parse_args()
     os.chdir(ROOT)
-    if args.experiment:
+    if args.generalize_timing:
+        print(generalize_timing(100_000 if args.quick else 1_000_000))
+    elif args.generalization:
+        if not args.page_only:
+            print(generalization_series(args.generalization))
+        print(update_generalization_section(args.generalization))
+    elif args.experiment:
         print(experiment_page(args.experiment))
     else:
         print(main(quick=args.quick))

@@ -12,7 +12,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
 @click.command(name="generalize", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--cut", "cut_path", required=True, type=click.Path(dir_okay=False),
-              help="The report of a `dpkit publish` run (its release.cut is applied).")
+              help="The report of a `dpkit publish` or `dpkit kanon-select --generalize` run (its cut is applied).")
 @click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
               help="Schema YAML (default: the schema named in the report).")
 @click.option("-o", "--output", "output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
@@ -20,13 +20,15 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
 @input_options
 @global_options
 def command(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:
-    """Map DATA onto the generalization released by `dpkit publish` (no budget spent).
+    """Map DATA onto the generalization released by `dpkit publish` or `kanon-select --generalize`.
 
     Every predictor value becomes the taxonomy node or interval of the released cut that
     contains it, so a test split (or new records to score) matches the released table's
     columns. The class column is kept as it is when present. Rows with missing values follow
     the schema's policy. This reads only DATA and the public report: it is not a release of
-    the training data and spends no ε.
+    the training data and spends no ε. With a `kanon-select --generalize` report, DATA is
+    projected on the kept quasi-identifiers (+ the target), each generalized to its chosen
+    level; no record is suppressed (a test split is not released).
 
     \b
     Example:
@@ -48,9 +50,14 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     check_distinct_paths([data, cut_path, schema_path], [output])
     report = read_report(cut_path)
     release = report.get("release") or {}
-    if report.get("command") != "publish" or "cut" not in release:
-        raise DataError(f"{cut_path}: not a `dpkit publish` report (no release.cut)")
     params = report.get("parameters") or {}
+    if report.get("command") == "kanon-select" and params.get("generalize"):
+        _kanon(report, cut_path, schema_path, data, output, kwargs)
+        return
+    if report.get("command") != "publish" or "cut" not in release:
+        raise DataError(
+            f"{cut_path}: not a `dpkit publish` report (no release.cut), nor a `kanon-select --generalize` one"
+        )
     schema_file = schema_path or params.get("schema")
     if not schema_file:
         raise DataError(f"{cut_path}: the report names no schema; pass --schema")
@@ -73,3 +80,23 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
             leaves = np.asarray(schema.columns[name].leaves, dtype=object)  # type: ignore[union-attr]
             out[name] = leaves[table.columns[name]]
     write_csv(pd.DataFrame(out, columns=wanted), output)
+
+
+def _kanon(report: dict, cut_path: str, schema_path: str | None, data: str, output: str, kwargs: dict) -> None:
+    """A `kanon-select --generalize` report: its kept columns at their chosen levels."""
+    from pathlib import Path
+
+    from dpkit.anonymity.apply import apply_release
+    from dpkit.data.schema import load_schema
+    from dpkit.data.table import read_csv, write_csv
+    from dpkit.errors import DataError
+
+    params = report.get("parameters") or {}
+    schema_file = schema_path or params.get("schema")
+    if not schema_file or (not schema_path and not Path(schema_file).is_file()):
+        raise DataError(f"{cut_path}: the schema it names, {schema_file}, is not found from here; pass --schema")
+    schema = load_schema(schema_file, allow_draft=True)
+    df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])
+    src = "<stdin>" if data == "-" else data
+    out = apply_release(df, report.get("release") or {}, schema, params.get("target"), source=src)
+    write_csv(out, output)

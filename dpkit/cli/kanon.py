@@ -40,6 +40,14 @@ from dpkit.cli.options import (
 @click.option("--rank-sample", type=click.IntRange(min=0), default=100_000, show_default=True, metavar="N",
               help="Train the XGBoost ranking on at most N records drawn with --seed (0: all); "
               "the k-anonymity test always uses every record.")
+@click.option("--generalize", is_flag=True,
+              help="Generalize along the --schema's hierarchies and suppress outliers instead of only "
+              "keeping or dropping columns (Flash lattice search; needs --schema).")
+@click.option("--max-suppression", type=float, default=0.02, show_default=True, metavar="FRACTION",
+              help="With --generalize: suppress (remove) at most this fraction of the records.")
+@click.option("--max-lattice", type=click.IntRange(min=1), default=20_000, show_default=True, metavar="N",
+              help="With --generalize: the top-ranked columns whose lattice has at most N nodes are "
+              "searched jointly; the others enter one by one.")
 @click.option("--check-only", is_flag=True,
               help="Do not select: report k (and ℓ) of DATA on --quasi-identifiers; exit 1 if -k/--l fail.")
 @json_option
@@ -52,7 +60,8 @@ from dpkit.cli.options import (
 def command(
     data: str, target: str | None, k: int | None, quasi_identifiers: str | None, schema: str | None,
     ranker: str, keep: str | None, sensitive: str | None, l_div: int | None, require_features: bool,
-    seed: int | None, rank_sample: int, check_only: bool, as_json: bool, encoding: str, delimiter: str,
+    seed: int | None, rank_sample: int, generalize: bool, max_suppression: float, max_lattice: int,
+    check_only: bool, as_json: bool, encoding: str, delimiter: str,
     output: str | None, report: str | None,
 ) -> None:
     """Release a k-anonymous table by keeping only some quasi-identifiers (XGB-KA).
@@ -68,6 +77,12 @@ def command(
     --require-features refuses instead (exit 1). Identifier-like columns (a different value
     in every record) are refused as quasi-identifiers.
 
+    With --generalize (and --schema), values are generalized along the schema's taxonomy trees
+    and numeric bounds (halved per level) instead: a Flash search over the full-domain
+    lattice finds the levels, best by the classification metric, at which the table is
+    k-anonymous after suppressing at most --max-suppression of the records (removed from the
+    output and counted in the report). `dpkit generalize --cut REPORT` maps a test split alike.
+
     With --check-only, nothing is selected: prints k (the smallest class), how many records sit
     in classes below -k, and ℓ of --sensitive, for DATA on --quasi-identifiers.
 
@@ -75,6 +90,8 @@ def command(
     Example:
       dpkit kanon-select sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income -k 10 -o adult.k10.csv
+      dpkit kanon-select sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
+          -k 10 --generalize -o adult.k10g.csv
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
     from dpkit.anonymity.frame import parse_columns, require_columns
@@ -87,6 +104,12 @@ def command(
         raise DpkitUsageError(f"--l must be ≥ 1, got {l_div}")
     if l_div is not None and sensitive is None:
         raise DpkitUsageError("--l needs --sensitive COLUMN (the column that must be ℓ-diverse)")
+    if generalize and check_only:
+        raise DpkitUsageError("--generalize and --check-only cannot be combined")
+    if generalize and schema is None:
+        raise DpkitUsageError("--generalize needs --schema S.yaml (its taxonomies and bounds are the hierarchies)")
+    if not 0 <= max_suppression < 1:
+        raise DpkitUsageError(f"--max-suppression must be a fraction in [0, 1), got {max_suppression:g}")
     qis = parse_columns(quasi_identifiers, "--quasi-identifiers")
     keep_cols = parse_columns(keep, "--keep") or []
     source = "<stdin>" if data == "-" else data
@@ -146,6 +169,11 @@ def command(
         if target is None:
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    if generalize:
+        _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
+                    keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
+                    max_lattice)
+        return
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
         keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
@@ -186,6 +214,56 @@ def command(
         click.echo(
             f"dpkit: kept {len(sel.selector.selected_)} of {len(sel.candidates)} quasi-identifiers "
             f"({chosen}); smallest class {sel.release['equivalence_classes']['smallest']} ≥ k={k}"
+            + (f"; report {report_path}" if report_path else ""),
+            err=True,
+        )
+
+
+def _generalize(
+    df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker, keep_cols,
+    sensitive, l_div, require_features, seed, rank_sample, max_suppression, max_lattice,
+) -> None:
+    """--generalize: the Flash search, the output table and its report."""
+    from dpkit.anonymity.generalization import kanon_generalize
+    from dpkit.anonymity.select import ALGORITHMS
+    from dpkit.data.table import write_csv
+    from dpkit.errors import DataError
+    from dpkit.report import build_kanon_report, write_report
+
+    gen = kanon_generalize(
+        df, target=target, k=k, schema=loaded_schema, quasi_identifiers=qis, ranker=ranker,
+        keep=keep_cols, sensitive=sensitive, l=l_div, max_suppression=max_suppression,
+        max_nodes=max_lattice, seed=seed, rank_sample=rank_sample, source=source,
+    )
+    if require_features and not gen.release["selected"]:
+        raise DataError("no quasi-identifier can be kept (--require-features); lower -k or raise --max-suppression")
+    parameters = {
+        "k": k, "target": target, "ranker": ranker, "quasi_identifiers": qis, "schema": schema,
+        "keep": keep_cols, "sensitive": sensitive, "l": l_div, "require_features": require_features,
+        "seed": seed, "rank_sample": rank_sample, "generalize": True,
+        "max_suppression": max_suppression, "max_lattice": max_lattice,
+    }
+    rep = build_kanon_report(
+        command="kanon-select", algorithm=ALGORITHMS[ranker] + "+flash", k=k, parameters=parameters,
+        release=gen.release,
+    )
+    if l_div is not None:
+        rep["privacy"]["l"] = l_div
+        rep["privacy"]["sensitive"] = sensitive
+    rep["privacy"]["suppressed_records"] = gen.suppressed
+    write_csv(gen.output, output)
+    if report_path:
+        write_report(rep, report_path)
+    if not state_for().quiet:
+        rel = gen.release
+        chosen = ", ".join(
+            f"{c} ({rel['generalization']['levels'][c]['meaning']})" for c in rel["selected"]
+        ) or "none"
+        click.echo(
+            f"dpkit: kept {len(rel['selected'])} of {len(rel['candidates'])} quasi-identifiers "
+            f"({chosen}); suppressed {gen.suppressed} record(s) "
+            f"({100 * rel['suppression']['fraction']:.2f}% ≤ {100 * max_suppression:g}%); "
+            f"smallest class {rel['equivalence_classes']['smallest']} ≥ k={k}"
             + (f"; report {report_path}" if report_path else ""),
             err=True,
         )

@@ -185,6 +185,39 @@ def distinct_per_group(groups: np.ndarray, n_groups: int, values: np.ndarray, n_
     return np.bincount(cell_ids // int(n_values), minlength=int(n_groups)).astype(np.int64)
 
 
+def compress_rows(
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int]
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """The distinct rows of some code columns: ``(row_of_record, distinct codes, weights)``.
+
+    ``distinct codes[j]`` holds column j's code in each distinct row and ``weights`` how many
+    records each distinct row stands for. The generalization search of ``kanon-select
+    --generalize`` then counts classes over the distinct rows only (weighted), as ARX does.
+    """
+    n = len(codes[0])
+    groups, sizes = equivalence_classes(codes, cardinalities, n)
+    _, first = np.unique(groups, return_index=True)
+    return groups, [np.asarray(c, dtype=np.int64)[first] for c in codes], sizes
+
+
+def weighted_classes(
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Equivalence classes of weighted rows: ``(class_of_row, records per class)``."""
+    groups, _ = equivalence_classes(codes, cardinalities, len(weights))
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    return groups, np.bincount(groups, weights=weights, minlength=n_groups).astype(np.int64)
+
+
+def weighted_class_counts(
+    groups: np.ndarray, y: np.ndarray, n_groups: int, n_classes: int, weights: np.ndarray
+) -> np.ndarray:
+    """Records per (group, class) of weighted rows, an ``(n_groups, n_classes)`` int64 array."""
+    flat = groups.astype(np.int64) * n_classes + y.astype(np.int64)
+    counts = np.bincount(flat, weights=weights, minlength=n_groups * n_classes)
+    return counts.astype(np.int64).reshape(n_groups, n_classes)
+
+
 # --------------------------------------------------------------------------- forest (dpkit forest)
 
 
