@@ -108,7 +108,7 @@ class PrivateRun:
         ledger: str | None = None,
         data_path: str | None = None,
     ) -> None:
-        from dpkit.privacy import Accountant, check_seed, make_rng
+        from dpkit.privacy import Accountant, check_seed, is_key, make_rng
 
         self.command = command
         self.algorithm = algorithm
@@ -119,6 +119,8 @@ class PrivateRun:
         self.accountant = Accountant(self.epsilon)
         self.rng = make_rng(self.seed)
         self.seeded = self.seed is not None
+        # a plain integer seed can be searched: such a run is reproducible, not private
+        self.private = self.seed is None or is_key(self.seed)
         self.ledger_path = ledger or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
         self._ledger = None
@@ -170,11 +172,13 @@ class PrivateRun:
 
     def report(self, parameters: dict[str, Any], release: dict[str, Any] | None = None,
                guarantee: str | None = None) -> dict[str, Any]:
+        from dpkit.privacy import is_key
         from dpkit.report import build_report
 
         return build_report(
             command=self.command, algorithm=self.algorithm, accountant=self.accountant,
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
+            seed_is_key=is_key(self.seed),
         )
 
 
