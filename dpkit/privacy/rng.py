@@ -24,7 +24,6 @@ import numpy as np
 
 from dpkit.errors import DpkitUsageError
 
-
 #: a secret key: "0x" + 128 to 256 bits in hex
 _KEY = re.compile(r"0x[0-9a-f]{32,64}")
 
