@@ -68,6 +68,18 @@ def _can_create_in(directory: Path) -> bool:
     return True
 
 
+def private_rows_mode(input_path: str | None) -> int:
+    """File mode for an output that holds the input's private rows (e.g. cluster --assign):
+    0644 less the umask (applied by atomic_output), and never wider than the input file's own
+    permissions — a 0600 input gives a 0600 output. Stdin (or an unreadable mode): 0600."""
+    if not input_path or input_path == "-":
+        return 0o600
+    try:
+        return 0o644 & os.stat(input_path).st_mode & 0o777
+    except OSError:
+        return 0o600
+
+
 def parse_epsilon(value: Any) -> float:
     """ε from a flag or config: a finite number > 0; warns above 10 (little protection)."""
     if value is None:
@@ -125,6 +137,8 @@ class PrivateRun:
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
         self._ledger = None
         self._ledger_entry = None
+        #: why this run's release is not private (booked in the ledger as "not private: …")
+        self.not_private: list[str] = [] if self.private else ["seeded with a plain integer"]
         self._fingerprint: str | None = None
         if self.ledger_path:
             # the ledger check comes before the data is parsed (commands build PrivateRun
@@ -163,7 +177,8 @@ class PrivateRun:
             if exc_type is None:
                 # outputs are complete (written atomically inside the block): count what
                 # the accountant spent and release the rest of the reservation
-                self._ledger.complete(entry, spent=self.accountant.spent)
+                note = f"not private: {'; '.join(self.not_private)}" if self.not_private else None
+                self._ledger.complete(entry, spent=self.accountant.spent, note=note)
             else:
                 # err on the side of privacy: if any mechanism drew noise the whole
                 # reservation stays ("spent, output lost"); with no draw it is released
