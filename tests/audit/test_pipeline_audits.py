@@ -188,7 +188,7 @@ def test_diffgen_counts(broken, request):  # noqa: ANN001
     if broken:
         request.getfixturevalue("half_noise")
     d, d_prime = _tables([("u", "p")] * 3 + [("v", "q")] * 2, ("u", "p"))
-    check(search_audit(_diffgen, d, d_prime, epsilon=EPS, n=4000), broken)
+    check(search_audit(_diffgen, d, d_prime, epsilon=EPS, n=5000), broken)
 
 
 # ------------------------------------------------------------------ forest (DiffPRFs)
@@ -303,4 +303,4 @@ def test_grid_laplace(broken, request):  # noqa: ANN001
     """DPk-means' noisy sums: ε·g/(Δ + g) per grid step, so the tight ratio is e^{0.8ε}."""
     if broken:
         request.getfixturevalue("half_noise")
-    check(search_audit(_grid, 0.0, 1.0, epsilon=EPS, n=4000), broken, power=0.3)
+    check(search_audit(_grid, 0.0, 1.0, epsilon=EPS, n=8000), broken, power=0.3)
