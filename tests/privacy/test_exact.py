@@ -19,33 +19,40 @@ def old_cutoff(eps: float) -> int:
 
 
 class RiggedRng:
-    """Uniform draws chosen to walk the far tail: every Bernoulli(1/K) at K = 2 succeeds for
-    the first ``successes`` calls (so V = ``successes``), everything else misses."""
+    """A generator whose raw 64-bit words are chosen: U = 1 − (w + R)/2^64 is then as small
+    as we like, which walks the far tail (then ordinary random words)."""
 
-    def __init__(self, successes: int) -> None:
-        self.left = successes
+    def __init__(self, *words: int) -> None:
+        self.words = list(words)
+        self._real = make_rng(1).bit_generator
+        self.bit_generator = self
 
-    def integers(self, low, high, size, dtype=np.int64):  # noqa: ANN001, ANN201
-        high = np.broadcast_to(np.asarray(high, dtype=np.int64), (size,))
-        if np.all(high == 2) and self.left > 0:
-            self.left -= 1
-            return np.zeros(size, dtype=dtype)
-        return (high - 1).astype(dtype)
+    def random_raw(self, size=None):  # noqa: ANN001, ANN201
+        n = 1 if size is None else int(size)
+        take, self.words = self.words[:n], self.words[n:]
+        out = np.array(take + list(self._real.random_raw(n - len(take))), dtype=np.uint64)
+        return out if size is not None else int(out[0])
 
 
-@pytest.mark.parametrize(("eps", "v"), [(40.0, 100), (1.0, 60), (0.1, 400)])
-def test_tail_past_the_old_cutoff_is_reachable(eps: float, v: int) -> None:
-    """ε = 40: the old sampler always drew 0; with V = 100 the exact one draws ⌊100/40⌋ = 2.
-    ε = 1: old cut-off 36, here 60; ε = 0.1: old cut-off 367, here 4009."""
+@pytest.mark.parametrize(("eps", "words", "at_least"), [
+    (1.0, [2**64 - 2**10], 37),  # U ≤ 2^-54: G = ⌊54 ln 2⌋ = 37 > old cut-off 36
+    (40.0, [2**64 - 1, 0], 1),  # U ≈ 2^-64: G = ⌊64 ln 2 / 40⌋ = 1; the old sampler: always 0
+    (0.1, [2**64 - 1, 2**64 - 1, 5], 886),  # U < 2^-128: G ≥ ⌊128 ln 2 / 0.1⌋ > old cut-off 367
+])
+def test_tail_past_the_old_cutoff_is_reachable(eps: float, words: list[int], at_least: int) -> None:
     s, t = exact.noise_fraction(eps)
-    g = int(exact.geometric(RiggedRng(v), s, t, 1)[0])
-    assert g > old_cutoff(eps)
-    assert g == (t - 1 + v * t) // s  # U = t − 1 (kept), V = v: X = U + t·V, G = ⌊X/s⌋
+    g = int(exact.geometric(RiggedRng(*words), s, t, 1)[0])
+    assert g >= at_least > old_cutoff(eps)
+
+
+def test_tail_value_is_the_exact_floor() -> None:
+    """w = 2^64 − 2^10: U ∈ (2^-54 − 2^-64, 2^-54], so G = ⌊-ln U⌋ = 37 exactly at ε = 1."""
+    assert int(exact.geometric(RiggedRng(2**64 - 2**10), 1, 1, 1)[0]) == 37
 
 
 def test_sample_geometric_goes_through_the_exact_sampler() -> None:
-    g = sample_geometric(RiggedRng(100), math.exp(-40.0), 1)
-    assert int(g[0]) == 2  # U = 0 (γ = 0 kept), V = 100: X = 100, ⌊100/40⌋
+    g = sample_geometric(RiggedRng(2**64 - 1, 0), math.exp(-40.0), 1)
+    assert int(g[0]) == 1
 
 
 def test_noise_fraction_is_exact_for_floats_and_never_rounds_up() -> None:
@@ -60,14 +67,6 @@ def test_noise_fraction_is_exact_for_floats_and_never_rounds_up() -> None:
         exact.noise_fraction(1e-19)
     with pytest.raises(DpkitUsageError):
         exact.noise_fraction(0.0)
-
-
-@pytest.mark.parametrize(("num", "den"), [(1, 2), (3, 3), (0, 5), (7, 10)])
-def test_bernoulli_exp_rate(num: int, den: int) -> None:
-    n = 200_000
-    b = exact.bernoulli_exp(make_rng(7), np.full(n, num), den)
-    p = math.exp(-num / den)
-    assert abs(b.mean() - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-12
 
 
 def test_discrete_laplace_of_an_exact_fraction_matches_pmf() -> None:
@@ -90,11 +89,19 @@ def test_skips_slow_path_agrees_with_fast_path() -> None:
         w = int(w)
         u_mid = 1 - (w + 0.5) / 2**64
         expect = math.floor(-math.log(u_mid) / c) if u_mid > 0 else None
-        got = exact._decide_skip_exactly(rng, w, s, t, 10**12)
+        got = exact._decide_exactly(rng, w, s, t, 10**12, True)
         if expect is not None and w < 2**64 - 2:
             assert got == expect, w
-    got = exact._decide_skip_exactly(rng, 2**64 - 1, s, t, 10**12)
+    got = exact._decide_exactly(rng, 2**64 - 1, s, t, 10**12, True)
     assert got >= math.floor(64 * math.log(2) / c)  # U < 2^-64: at least this many failures
+
+
+def test_geometric_slow_path_agrees_with_fast_path() -> None:
+    rng = make_rng(12)
+    for w in list(make_rng(13).integers(0, 2**63, 30)) + [2**63 + 7, 2**64 - 2**20]:
+        w = int(w)
+        expect = math.floor(-math.log(1 - (w + 0.5) / 2**64) / 0.3)
+        assert exact._decide_exactly(rng, w, *Fraction(0.3).as_integer_ratio(), 2**62, False) == expect
 
 
 def test_skips_have_the_geometric_distribution() -> None:
