@@ -27,6 +27,7 @@ of small noise calls); the certified inversion costs one vectorised pass.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from fractions import Fraction
 
@@ -43,6 +44,7 @@ MIN_EPSILON = 1e-17 * (1 - 1e-9)
 _GEOMETRIC_LIMIT = 2**62
 
 
+@functools.lru_cache(maxsize=1024)  # a forest asks for the same few ε thousands of times
 def noise_fraction(epsilon: float | Fraction) -> tuple[int, int]:
     """``epsilon`` as (s, t) with s/t ≤ epsilon, t = 2^k ≤ 2^62 and s < 2^54.
 
@@ -141,6 +143,36 @@ def _decide_exactly(rng: np.random.Generator, w: int, s: int, t: int, limit: int
         nbits += 64
 
 
+#: below this many draws, plain Python floats beat numpy's per-call overhead (forest nodes)
+_SMALL = 32
+
+
+def _inversion_small(rng: np.random.Generator, s: int, t: int, size: int, limit: int, skips: bool,
+                     c: float) -> np.ndarray:
+    """:func:`_inversion` one draw at a time, with the same bracket and the same margin."""
+    out: list[int] = []
+    margin_lo, margin_hi = 1 - _FLOAT_MARGIN, 1 + _FLOAT_MARGIN
+    for w in (rng.bit_generator.random_raw(size).tolist() if size else []):
+        k = w >> 11
+        if k < 2**52:
+            a_lo, a_hi = -math.log1p(-k * _TWO_M53), -math.log1p(-(k + 1) * _TWO_M53)
+        else:
+            rest = 2**53 - k
+            a_lo = -math.log(rest * _TWO_M53)
+            a_hi = -math.log((rest - 1) * _TWO_M53) if rest > 1 else math.inf
+        if c > 0:
+            y_lo, y_hi = a_lo / c * margin_lo, a_hi / c * margin_hi
+        else:
+            y_lo, y_hi = (math.inf if k > 0 else 0.0), math.inf
+        if y_lo >= limit:
+            out.append(limit)
+        elif y_hi < math.inf and math.floor(y_lo) == math.floor(min(y_hi, limit)):
+            out.append(math.floor(y_lo))
+        else:
+            out.append(_decide_exactly(rng, w, s, t, limit, skips))
+    return np.array(out, dtype=np.int64)
+
+
 def bernoulli_skips(rng: np.random.Generator, s: int, t: int, size: int, limit: int) -> np.ndarray:
     """``size`` exact draws of min(S, limit), P(S ≥ g) = (1 + e^{-s/t})^{-g}.
 
@@ -162,8 +194,10 @@ def _inversion(rng: np.random.Generator, s: int, t: int, size: int, limit: int, 
     Where floats are too coarse for the floor (G > 2⁵³) the margin exceeds their spacing,
     so those draws always take the exact path.
     """
-    w = rng.bit_generator.random_raw(size).astype(np.uint64)
     c = _rate(s, t, skips)
+    if size <= _SMALL:
+        return _inversion_small(rng, s, t, size, limit, skips, c)
+    w = rng.bit_generator.random_raw(size).astype(np.uint64)
     out = np.full(size, limit, dtype=np.int64)
     # the fast path brackets U with its top 53 bits k (exact in a float):
     # U ∈ (1 − (k+1)/2^53, 1 − k/2^53], a superset of the 64-bit interval the exact path uses

@@ -119,7 +119,7 @@ def discrete_laplace(
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise DpkitUsageError("discrete_laplace needs integer values")
         arr = arr.astype(np.int64)
-    noise_eps = Fraction(eps) / Fraction(sens)  # exact: no rounding up of ε/Δ
+    noise_eps = eps if sens == 1 else Fraction(eps) / Fraction(sens)  # exact: ε/Δ never rounded up
     _noise_epsilon(noise_eps)
     accountant.spend(step, "discrete laplace", eps, sens, scope)
     noise = sample_discrete_laplace(rng, noise_eps, arr.shape)
