@@ -43,7 +43,7 @@ def sample_geometric(rng: np.random.Generator, q: float, size: int | tuple[int, 
     """Exact draws of G >= 0 with P(G = k) = (1 - q) q^k, for q = e^-ε with ε = -ln q.
 
     ε is taken as the fraction s/t ≤ -ln q of :func:`dpkit.privacy.exact.noise_fraction`
-    (exact for most floats); the draw itself is exact (Canonne, Kamath & Steinke 2020).
+    (exact for most floats); the draw itself is exact (:mod:`dpkit.privacy.exact`).
     """
     return _geometric(rng, -math.log(q), size)
 
@@ -75,8 +75,8 @@ def sample_discrete_laplace(
 ) -> np.ndarray:
     """Exact integer noise with P(k) ∝ exp(-epsilon·|k|) (the two-sided geometric distribution).
 
-    Sampled with integer arithmetic only (Canonne, Kamath & Steinke 2020, Alg. 1–2, in
-    :mod:`dpkit.privacy.exact`), so there is no float cut-off: the old inversion of a 53-bit
+    Sampled exactly (:mod:`dpkit.privacy.exact`: inversion of a lazily refined uniform,
+    decided in floats only where that is provably right), so there is no float cut-off: the old inversion of a 53-bit
     uniform never exceeded ⌊53·ln 2/ε⌋, an event of infinite privacy loss. ``epsilon`` may
     be an exact :class:`~fractions.Fraction` (the mechanisms pass ε/Δ exactly); it is used as
     the fraction s/t ≤ ε of :func:`~dpkit.privacy.exact.noise_fraction` — rounding down only
