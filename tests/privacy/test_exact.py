@@ -126,3 +126,30 @@ def test_randomness_is_the_runs_generator() -> None:
     b = sample_discrete_laplace(make_rng(5), 0.3, 100)
     assert np.array_equal(a, b)
     assert sample_discrete_laplace(make_rng(), 0.3, 100).shape == (100,)
+
+
+def test_small_draws_have_the_geometric_distribution() -> None:
+    """Draws of fewer than 32 take the scalar path (forest nodes): same law, P(G ≥ g) = q^g."""
+    rng, eps = make_rng(14), 0.7
+    s, t = exact.noise_fraction(eps)
+    g = np.concatenate([exact.geometric(rng, s, t, 5) for _ in range(30_000)])
+    n, q = g.size, math.exp(-eps)
+    for k in (1, 2, 4, 8, 12):
+        p = q**k
+        assert abs(np.mean(g >= k) - p) < 5 * math.sqrt(p * (1 - p) / n), k
+
+
+def test_small_and_vector_paths_agree_on_the_same_words() -> None:
+    """Both paths decide the same G from the same raw words."""
+    s, t = exact.noise_fraction(0.3)
+    words = [int(w) for w in make_rng(15).integers(0, 2**63, 40)] + [2**64 - 2**12, 2**63 + 99]
+    small = np.concatenate([exact.geometric(RiggedRng(w), s, t, 1) for w in words])
+    vector = exact.geometric(RiggedRng(*words), s, t, len(words))
+    assert np.array_equal(small, vector)
+
+
+def test_private_rows_mode() -> None:
+    from dpkit.cli.run import private_rows_mode
+
+    assert private_rows_mode("-") == 0o600 and private_rows_mode(None) == 0o600
+    assert private_rows_mode("/nonexistent/x.csv") == 0o600
