@@ -413,14 +413,19 @@ class Ledger:
                     raise
                 time.sleep(0.2 * (attempt + 1))
 
-    def complete(self, entry: Entry, *, spent: float) -> None:
-        """The outputs are complete: count what was actually spent, release the rest."""
+    def complete(self, entry: Entry, *, spent: float, note: str | None = None) -> None:
+        """The outputs are complete: count what was actually spent, release the rest.
+
+        ``note`` is kept in the run's ``reason`` — ``"not private: …"`` for an escape hatch
+        (``--allow-data-bounds``, a plain integer ``--seed``): its ε still counts against
+        the cap, and ``dpkit budget history`` shows the note.
+        """
         spent = float(spent)
         if not math.isfinite(spent) or spent < 0:
             spent = entry.epsilon  # cannot happen with a sane accountant; count everything
         # an accountant never spends more than its budget (= the reservation); if it somehow
         # did, the true amount is what counts
-        self._finish(entry, COMPLETE, max(spent, 0.0), None)
+        self._finish(entry, COMPLETE, max(spent, 0.0), note)
 
     def fail(self, entry: Entry, *, spent_any: bool, reason: str = "") -> None:
         """The run failed. If any noise was drawn the whole reservation stays (``lost``);

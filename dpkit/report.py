@@ -17,6 +17,9 @@ from dpkit.privacy.accountant import Accountant
 
 REPORT_VERSION = 1
 
+#: the guarantee of a run seeded with a plain integer (docs/formats.md, "seeded runs")
+SEEDED_GUARANTEE = "none (seeded: reproducible, not private)"
+
 
 def build_report(
     *,
@@ -27,15 +30,22 @@ def build_report(
     parameters: dict[str, Any],
     release: dict[str, Any] | None = None,
     guarantee: str | None = None,
+    seed_is_key: bool = False,
 ) -> dict[str, Any]:
     """A differential-privacy report: the accountant's spends plus public parameters.
 
     ``guarantee`` overrides the default statement, e.g. ``"none: domain read from data"``
-    when the user asked for data-derived bounds.
+    when the user asked for data-derived bounds. A run seeded with a plain integer
+    (``seeded`` and not ``seed_is_key``) guarantees nothing: small seeds can be searched, so
+    its model is ``none`` (docs/formats.md, "seeded runs"); a ≥128-bit hex key keeps ε-DP
+    while the key stays secret.
     """
     acc = accountant.to_report()
+    if guarantee is None and seeded and not seed_is_key:
+        guarantee = SEEDED_GUARANTEE
     privacy = {
-        # a run whose domain came from the data (--allow-data-bounds) guarantees nothing
+        # a run whose domain came from the data (--allow-data-bounds) or whose noise came from
+        # a guessable seed guarantees nothing
         "model": "none" if guarantee and guarantee.startswith("none") else "epsilon-dp",
         "neighbours": "add/remove one record",
         "epsilon_budget": acc["epsilon_budget"],
@@ -45,7 +55,7 @@ def build_report(
         "seeded": bool(seeded),
         "guarantee": guarantee
         or (
-            "epsilon-DP, except against anyone who knows the seed"
+            f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g} while the seed (a 128+ bit key) stays secret"
             if seeded
             else f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g}"
         ),

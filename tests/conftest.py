@@ -17,3 +17,13 @@ def _fresh_cli_state():
     reset_state()
     yield
     reset_state()
+
+
+@pytest.fixture
+def owner_verbose():
+    """As with -v: messages carry exact counts and values (dpkit.console.private)."""
+    from dpkit.console import set_verbose
+
+    set_verbose(True)
+    yield
+    set_verbose(False)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.console import private
 from dpkit.data.counting import values_present
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
@@ -141,13 +142,17 @@ def prepare(
         if is_missing.any():
             if schema.missing_policy == "error":
                 r = int(np.flatnonzero(is_missing)[0])
+                where = private(f"{source}:{r + 2}", source)
                 raise DataError(
-                    f"{source}:{r + 2}: a missing value ({schema.missing!r}) in the columns used; "
+                    f"{where}: a missing value ({schema.missing!r}) in the columns used; "
                     f"set missing_policy: drop in {schema.path} to drop such rows"
                 )
             warnings.warn(
-                f"{source}: dropped {int(is_missing.sum())} row(s) with a missing value "
-                f"({schema.missing!r}) in the columns used",
+                private(
+                    f"{source}: dropped {int(is_missing.sum())} row(s) with a missing value "
+                    f"({schema.missing!r}) in the columns used",
+                    f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
+                ),
                 DpkitWarning,
                 stacklevel=2,
             )
@@ -192,10 +197,11 @@ def prepare(
                     if "" in set(values[bad])
                     else "add them to the schema or fix the data"
                 )
-                raise DataError(
+                raise DataError(private(
                     f"{source}:{first + 2}: column {c!r} has value(s) not in the taxonomy of "
-                    f"{schema.path} ({shown}); {fix}"
-                )
+                    f"{schema.path} ({shown}); {fix}",
+                    f"{source}: column {c!r} has value(s) not in the taxonomy of {schema.path}; {fix}",
+                ))
             features[c] = pd.Categorical.from_codes(np.maximum(mapped, 0)[codes], categories=list(col.leaves))
         else:
             nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
@@ -206,13 +212,18 @@ def prepare(
                     first = int(rows[int(np.flatnonzero(np.isin(codes, bad))[0])])
                     v = values[bad[0]]
                     what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not a finite number"
-                    raise DataError(f"{source}:{first + 2}: numeric column {c!r} {what}")
+                    raise DataError(private(f"{source}:{first + 2}: numeric column {c!r} {what}",
+                                            f"{source}: numeric column {c!r} has a value that is not a finite number"))
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
                     warnings.warn(
-                        f"{source}: clipped {int(np.isin(codes, np.flatnonzero(out)).sum())} value(s) of "
-                        f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
-                        "(for the ranking only; the output keeps the values as written)",
+                        private(
+                            f"{source}: clipped {int(np.isin(codes, np.flatnonzero(out)).sum())} value(s) of "
+                            f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
+                            "(for the ranking only; the output keeps the values as written)",
+                            f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
+                            f"of {schema.path} (for the ranking only; the output keeps the values as written)",
+                        ),
                         DpkitWarning,
                         stacklevel=2,
                     )

@@ -146,10 +146,14 @@ class KAnonymitySelector:
         if self.k < 1:
             raise DpkitUsageError(f"-k must be ≥ 1, got {self.k}")
         if self.k > n_rows:
-            raise DataError(
+            from dpkit.console import private
+
+            raise DataError(private(
                 f"-k {self.k} is larger than the table ({n_rows} records): no table of "
-                f"{n_rows} records is {self.k}-anonymous; choose k ≤ {n_rows}"
-            )
+                f"{n_rows} records is {self.k}-anonymous; choose k ≤ {n_rows}",
+                f"-k {self.k} is larger than the table: no table that small is {self.k}-anonymous; "
+                "choose a smaller k",
+            ))
         if self.ranker not in RANKERS:
             raise DpkitUsageError(f"--ranker must be one of {', '.join(RANKERS)}, got {self.ranker!r}")
         if self.l is not None:

@@ -17,10 +17,10 @@ from dpkit.cli.options import reset_state, state_for
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    from dpkit.errors import DpkitWarning
+    from dpkit.errors import DpkitWarning, PrivacyLeakWarning
 
-    if state_for().quiet:
-        return
+    if state_for().quiet and not issubclass(category, PrivacyLeakWarning):
+        return  # -q silences warnings, except that a release is not private
     label = "warning" if issubclass(category, DpkitWarning) else category.__name__
     click.echo(f"dpkit: {label}: {message}", err=True)
 

@@ -152,7 +152,7 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
         table.append((
             r["started"].replace("T", " ").rstrip("Z")[:16], r["dataset"], r["command"],
             f"{r['epsilon_reserved']:g}", f"{r['epsilon_counted']:.6g}",
-            r["status"] + (f" ({r['reason']})" if r["reason"] and r["status"] != "complete" else ""),
+            r["status"] + (f" ({r['reason']})" if r["reason"] else ""),  # complete: "not private: …"
             ", ".join(outs) or "-", short(r["report"]) if r["report"] else "-",
         ))
     # on a terminal one ε column, "0.35 of 0.7" (counted of reserved), keeps 80 columns readable

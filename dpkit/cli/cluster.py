@@ -44,7 +44,8 @@ from dpkit.cli.results import json_result_option
               help="dpqt/eug: a PUBLIC estimate of the row count (else a noisy N costs 5 % of ε).")
 @click.option("--iterations", type=int, default=5, show_default=True, help="dpkmeans: Lloyd iterations.")
 @click.option("--allow-data-bounds", is_flag=True,
-              help="Without bounds, read them from the data. NOT private: the report says so.")
+              help="Without bounds, read them from the data. NOT private: the report, the ledger "
+              "and every output say so (headers end in _not_private).")
 @click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
               help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
 @click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
@@ -121,8 +122,13 @@ def _columns_and_bounds(p: dict) -> tuple[list[str], object, str, object]:
     )
 
 
-def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: ANN202
-    """(raw DataFrame, points (n, d) clipped to the bounds, kept-row mask)."""
+#: appended to the header of every output's marker column when the release is not private
+NOT_PRIVATE_SUFFIX = "_not_private"
+
+
+def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema: object = None):  # noqa: ANN202
+    """(raw DataFrame, points (n, d) clipped to the bounds), honouring the missing-value
+    token and policy of ``data_schema`` (a --schema) when one was given."""
     import numpy as np
 
     from dpkit.data.schema import NumericColumn, Schema
@@ -145,10 +151,16 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
     schema = Schema(
         columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
+        missing=getattr(data_schema, "missing", None),
+        missing_policy=getattr(data_schema, "missing_policy", "error"),
     )
     table = encode(df, schema, columns, source=src)
     points = np.stack([table.columns[c] for c in columns], axis=1)
-    return df, points
+    kept = np.ones(len(df), dtype=bool)
+    if schema.missing is not None:  # rows encode() dropped by the schema's policy (drop)
+        for c in columns:
+            kept &= df[c].to_numpy() != schema.missing
+    return df, points, kept
 
 
 def _parameters(p: dict, k: int, columns: list[str], bounds: tuple, source: str) -> dict:
@@ -171,7 +183,7 @@ def _run(p: dict, report_path: str | None) -> None:
     import numpy as np
     import pandas as pd
 
-    from dpkit.cli.run import PrivateRun
+    from dpkit.cli.run import PrivateRun, private_rows_mode
     from dpkit.cluster.common import check_k, data_bounds
     from dpkit.data.counting import nearest_centre
     from dpkit.data.table import write_csv
@@ -186,16 +198,17 @@ def _run(p: dict, report_path: str | None) -> None:
     outs = [p["output"], report_path, p["histogram"], p["assign_out"]]
     if sum(o == "-" for o in outs) > 1:
         raise DpkitUsageError("only one output can go to stdout ('-')")
-    columns, bounds, source, _ = _columns_and_bounds(p)
+    columns, bounds, source, schema = _columns_and_bounds(p)
     run = PrivateRun(
         "cluster", p["algorithm"], p["epsilon"], p["seed"],
         inputs=[p["data"], p["schema"], p["config"]], outputs=outs, ledger=p["ledger"],
     )
-    df, points = _load(p, columns, bounds, source)
+    df, points, kept = _load(p, columns, bounds, source, schema)
     guarantee = None
     if bounds is None:
         bounds = data_bounds(points)
         guarantee = "none: domain read from data"
+        run.not_private.append("--allow-data-bounds (domain read from data)")
         warnings.warn(
             "--allow-data-bounds: the bounds were read from the data, so the release is NOT "
             "differentially private (the report says so); give public --bounds instead",
@@ -207,8 +220,11 @@ def _run(p: dict, report_path: str | None) -> None:
     with run:
         model.fit(points, accountant=run.accountant, rng=run.rng)
         centres = np.asarray(model.cluster_centers_, dtype=float)
+        # --allow-data-bounds: every output is marked in its header (a CSV stays a CSV) and
+        # listed in the report's release.not_private_outputs (docs/cluster.md)
+        mark = NOT_PRIVATE_SUFFIX if guarantee else ""
         out = pd.DataFrame(centres, columns=columns)
-        out.insert(0, "cluster", np.arange(len(centres)))
+        out.insert(0, "cluster" + mark, np.arange(len(centres)))
         release: dict = {"centroids": centres.tolist()}
         if p["algorithm"] in ("dpqt", "eug"):
             release["n_estimate"] = int(model.n_estimate_)
@@ -233,17 +249,20 @@ def _run(p: dict, report_path: str | None) -> None:
             for j, c in enumerate(columns):
                 hist[f"{c}_lo"] = b.lows[:, j]
                 hist[f"{c}_hi"] = b.highs[:, j]
-            hist["count"] = np.clip(b.counts, 0, None)
+            hist["count" + mark] = np.clip(b.counts, 0, None)
             write_csv(pd.DataFrame(hist), p["histogram"])
         if p["assign_out"]:
             # post-processing of the release, for the data owner: holds the private rows
             assigned = df.copy()
-            assigned["cluster"] = nearest_centre(points, centres)
-            write_csv(assigned, p["assign_out"])
+            labels = np.full(len(df), "", dtype=object)  # rows dropped for a missing value: empty
+            labels[kept] = nearest_centre(points, centres).astype(str)
+            assigned["cluster" + mark] = labels
+            write_csv(assigned, p["assign_out"], mode=private_rows_mode(p["data"]))
         if report_path:
             params = _parameters(p, k, columns, bounds, source)
             if guarantee:
                 params["bounds"] = "read from the data (not reported)"
+                release["not_private_outputs"] = [o for o in (p["output"], p["histogram"], p["assign_out"]) if o]
             report = run.report(params, release, guarantee=guarantee)
             write_report(report, report_path)
     if p.get("as_json"):

@@ -73,7 +73,10 @@ def _numeric(df, columns: list[str], name: str):  # noqa: ANN001, ANN202
         bad = ~np.isfinite(v)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{name}:{i + 2}: column {c!r} has {df[c].iloc[i]!r}, not a finite number")
+            from dpkit.console import private
+
+            raise DataError(private(f"{name}:{i + 2}: column {c!r} has {df[c].iloc[i]!r}, not a finite number",
+                                    f"{name}: column {c!r} has a value that is not a finite number"))
         out[:, j] = v
     return out
 

@@ -126,7 +126,10 @@ def command(
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
         if k is not None and k > len(df) and not state_for().quiet:
-            click.echo(f"dpkit: note: -k {k} is larger than the table ({len(df)} records)", err=True)
+            from dpkit.console import private
+
+            click.echo("dpkit: note: " + private(f"-k {k} is larger than the table ({len(df)} records)",
+                                                 f"-k {k} is larger than the table"), err=True)
         result = check_table(df, qis, k=k, sensitive=sensitive, l=l_div)
         if as_json:
             import json

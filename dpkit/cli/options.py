@@ -96,8 +96,9 @@ def privacy_options(f: Callable) -> Callable:
     )(f)
     f = click.option(
         "--seed", type=str, default=None, metavar="N",
-        help="Reproducible noise for experiments; the report marks the release as seeded "
-        "(not private against anyone who knows N).",
+        help="Reproducible noise. A plain integer N is for experiments: the report says "
+        "'guarantee: none (seeded: reproducible, not private)'. A secret key 0x + 32-64 hex "
+        "digits (e.g. from `openssl rand -hex 16`) keeps the epsilon-DP guarantee.",
     )(f)
     f = click.option(
         "--config", "config", type=click.Path(dir_okay=False), default=None,

@@ -68,6 +68,18 @@ def _can_create_in(directory: Path) -> bool:
     return True
 
 
+def private_rows_mode(input_path: str | None) -> int:
+    """File mode for an output that holds the input's private rows (e.g. cluster --assign):
+    0644 less the umask (applied by atomic_output), and never wider than the input file's own
+    permissions — a 0600 input gives a 0600 output. Stdin (or an unreadable mode): 0600."""
+    if not input_path or input_path == "-":
+        return 0o600
+    try:
+        return 0o644 & os.stat(input_path).st_mode & 0o777
+    except OSError:
+        return 0o600
+
+
 def parse_epsilon(value: Any) -> float:
     """ε from a flag or config: a finite number > 0; warns above 10 (little protection)."""
     if value is None:
@@ -108,7 +120,7 @@ class PrivateRun:
         ledger: str | None = None,
         data_path: str | None = None,
     ) -> None:
-        from dpkit.privacy import Accountant, check_seed, make_rng
+        from dpkit.privacy import Accountant, check_seed, is_key, make_rng
 
         self.command = command
         self.algorithm = algorithm
@@ -119,10 +131,14 @@ class PrivateRun:
         self.accountant = Accountant(self.epsilon)
         self.rng = make_rng(self.seed)
         self.seeded = self.seed is not None
+        # a plain integer seed can be searched: such a run is reproducible, not private
+        self.private = self.seed is None or is_key(self.seed)
         self.ledger_path = ledger or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
         self._ledger = None
         self._ledger_entry = None
+        #: why this run's release is not private (booked in the ledger as "not private: …")
+        self.not_private: list[str] = [] if self.private else ["seeded with a plain integer"]
         self._fingerprint: str | None = None
         if self.ledger_path:
             # the ledger check comes before the data is parsed (commands build PrivateRun
@@ -162,7 +178,8 @@ class PrivateRun:
             if exc_type is None:
                 # outputs are complete (written atomically inside the block): count what
                 # the accountant spent and release the rest of the reservation
-                self._ledger.complete(entry, spent=self.accountant.spent)
+                note = f"not private: {'; '.join(self.not_private)}" if self.not_private else None
+                self._ledger.complete(entry, spent=self.accountant.spent, note=note)
             # noted inside the deferred block: a Ctrl-C delivered when it ends already
             # finds the run complete (the error boundary then exits 0, not 130)
             _note_outcome(self, exc_type)
@@ -174,11 +191,13 @@ class PrivateRun:
 
     def report(self, parameters: dict[str, Any], release: dict[str, Any] | None = None,
                guarantee: str | None = None) -> dict[str, Any]:
+        from dpkit.privacy import is_key
         from dpkit.report import build_report
 
         return build_report(
             command=self.command, algorithm=self.algorithm, accountant=self.accountant,
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
+            seed_is_key=is_key(self.seed),
         )
 
 

@@ -245,8 +245,10 @@ def import_(
         raise DpkitUsageError(f"--hierarchy-delimiter must be one character, got {hierarchy_delimiter!r}")
     if fmt == "auto":
         fmt = "arx" if all(Path(s).is_dir() or s.lower().endswith(".csv") for s in sources) else "diffgen"
+    review: list[str] = []
     if fmt == "arx":
         columns = importers.import_arx(sources, delimiter=hierarchy_delimiter, encoding=encoding, numeric=numeric)
+        review = importers.arx_bounds_to_review(columns)
     else:
         columns = {}
         for s in sources:
@@ -286,7 +288,19 @@ def import_(
     schema_data, schema = importers.build_schema(
         columns, target=target, rename=renames, ignore=ignore_cols, extra=extra, missing=missing, order=order,
     )
-    if extra:  # columns drafted from the data: the schema is a draft until reviewed
+    if review:
+        import warnings
+
+        from dpkit.errors import PrivacyLeakWarning
+
+        header.append(f"Columns {', '.join(review)}: bounds from the ARX hierarchy's values — review them.")
+        warnings.warn(
+            f"numeric bounds of {', '.join(map(repr, review))} were set from the ARX hierarchy's values, "
+            "which are often generated from the data: the schema is marked 'draft: true'; replace them "
+            "with public bounds, then delete the draft line",
+            PrivacyLeakWarning, stacklevel=1,
+        )
+    if extra or review:  # domains drafted from the data: the schema is a draft until reviewed
         schema_data = {"draft": True, **schema_data}
     text = importers.dump_schema(schema_data, header)
     from dpkit.data.schema import parse_schema

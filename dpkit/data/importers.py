@@ -311,6 +311,14 @@ def arx_folder_files(folder: Path) -> list[Path]:
         )
     return named
 
+#: the comment on a numeric column whose bounds came from an ARX hierarchy's values
+ARX_BOUNDS_REVIEW = "REVIEW: bounds read from the ARX hierarchy's values (often generated from the data)"
+
+
+def arx_bounds_to_review(columns: dict[str, Any]) -> list[str]:
+    """The imported numeric columns whose bounds came from hierarchy values."""
+    return [n for n, s in columns.items() if str(s.get("_comment", "")).startswith(ARX_BOUNDS_REVIEW)]
+
 
 def import_arx(
     paths: Iterable[str | Path],
@@ -355,10 +363,14 @@ def import_arx(
                 "bounds": [int(lo) if integer and lo.is_integer() else lo, int(hi) if integer and hi.is_integer() else hi],
                 "integer": integer,
             }
+            # ARX hierarchies of numbers are usually generated from the data's own values, so
+            # bounds spanning them are not public knowledge: mark for review (the caller makes
+            # the schema a draft and warns, as `taxonomy infer` does)
+            spec["_comment"] = ARX_BOUNDS_REVIEW
             if tree is not None:
                 spec["hierarchy"] = tree[2]
             elif numeric == "intervals":
-                spec["_comment"] = "its ARX intervals do not nest and tile: bounds only"
+                spec["_comment"] += "; its ARX intervals do not nest and tile: bounds only"
             columns[name] = spec
             continue
         tree = arx_tree(rows, str(f), name)

@@ -600,11 +600,13 @@ def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>") 
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | Path, *, binary: bool = False) -> Iterator[IO]:
+def atomic_output(path: str | Path, *, binary: bool = False, mode: int = 0o644) -> Iterator[IO]:
     """Open ``path`` for writing so that it appears only complete, or not at all.
 
     Writes to a temporary file in the same directory and renames it over ``path`` when
-    the block finishes without an exception; ``-`` writes to stdout.
+    the block finishes without an exception; ``-`` writes to stdout. The file gets
+    ``mode`` less the umask (outputs holding private rows pass a narrower mode:
+    :func:`dpkit.cli.run.private_rows_mode`).
     """
     if str(path) == "-":
         from dpkit.data.stdout import FullWriter
@@ -634,7 +636,7 @@ def atomic_output(path: str | Path, *, binary: bool = False) -> Iterator[IO]:
         opened = True
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else "") as fh:
             yield fh
-        os.chmod(tmp, 0o644 & ~_umask())
+        os.chmod(tmp, mode & ~_umask())
         os.replace(tmp, target)
     except BaseException as exc:
         # a DataError from os.open created nothing (O_EXCL): never remove someone else's file
@@ -650,7 +652,8 @@ def _umask() -> int:
     return mask
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Write ``df`` (with header, no index) atomically to ``path`` or stdout."""
-    with atomic_output(path) as fh:
+def write_csv(df: pd.DataFrame, path: str | Path, *, mode: int = 0o644) -> None:
+    """Write ``df`` (with header, no index) atomically to ``path`` or stdout (``mode``: as
+    :func:`atomic_output`)."""
+    with atomic_output(path, mode=mode) as fh:
         df.to_csv(fh, index=False, lineterminator="\n")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpkit.console import private
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
@@ -156,11 +157,12 @@ def load_dataset(
             if schema.missing_policy != "drop":
                 r = int(np.flatnonzero(rows)[0])
                 raise DataError(
-                    f"{source}:{r + 2}: a value is missing ({schema.missing!r}); "
+                    f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
                     f"set missing_policy: drop in {schema.path} to drop such rows"
                 )
             warnings.warn(
-                f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
+                private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
+                        f"{source}: dropped rows with a missing value ({schema.missing!r})"),
                 DpkitWarning,
                 stacklevel=2,
             )
@@ -288,7 +290,10 @@ def read_predictions(df: pd.DataFrame, target: str, n: int, source: str) -> np.n
             )
         col = df.columns[0]
     if len(df) != n:
-        raise DataError(f"{source}: has {len(df)} prediction rows but the test table has {n} rows; they must align")
+        raise DataError(private(
+            f"{source}: has {len(df)} prediction rows but the test table has {n} rows; they must align",
+            f"{source}: its prediction rows do not align with the test table's rows (not as many)",
+        ))
     return df[col].to_numpy(dtype=object)
 
 

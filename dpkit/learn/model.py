@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpkit.console import private
 from dpkit.errors import DataError, DpkitWarning
 
 if TYPE_CHECKING:
@@ -228,14 +229,19 @@ class ForestModel:
                 bad = ~np.isfinite(nums) & ~is_missing
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
-                    raise DataError(
-                        f"{source}:{i + 2}: numeric column {feat.name!r} has {values[i]!r}, not a finite number"
-                    )
+                    raise DataError(private(
+                        f"{source}:{i + 2}: numeric column {feat.name!r} has {values[i]!r}, not a finite number",
+                        f"{source}: numeric column {feat.name!r} has a value that is not a finite number",
+                    ))
                 outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
                 if outside.any():
                     warnings.warn(
-                        f"{source}: clipped {int(outside.sum())} value(s) of {feat.name!r} to the public "
-                        f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
+                        private(
+                            f"{source}: clipped {int(outside.sum())} value(s) of {feat.name!r} to the public "
+                            f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
+                            f"{source}: clipped values of {feat.name!r} to the public "
+                            f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
+                        ),
                         DpkitWarning,
                         stacklevel=2,
                     )

@@ -20,7 +20,7 @@ from dpkit.privacy.mechanisms import (
     report_noisy_max,
     sparse_discrete_laplace,
 )
-from dpkit.privacy.rng import check_seed, derive_seed, make_rng
+from dpkit.privacy.rng import check_seed, derive_seed, is_key, make_rng
 
 __all__ = [
     "Accountant",
@@ -38,5 +38,6 @@ __all__ = [
     "sparse_discrete_laplace",
     "check_seed",
     "derive_seed",
+    "is_key",
     "make_rng",
 ]

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
 from dpkit.errors import DpkitUsageError
+from dpkit.privacy import exact
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 
 ArrayLike = Sequence[float] | np.ndarray
@@ -38,54 +40,52 @@ def _check(epsilon: float, sensitivity: float) -> tuple[float, float]:
 
 
 def sample_geometric(rng: np.random.Generator, q: float, size: int | tuple[int, ...]) -> np.ndarray:
-    """Draws of G >= 0 with P(G = k) = (1 - q) q^k, by inversion of the exact cdf.
+    """Exact draws of G >= 0 with P(G = k) = (1 - q) q^k, for q = e^-ε with ε = -ln q.
 
-    ``-expm1(-x)``/``log1p`` keep precision for q close to 1 (small ε).
+    ε is taken as the fraction s/t ≤ -ln q of :func:`dpkit.privacy.exact.noise_fraction`
+    (exact for most floats); the draw itself is exact (:mod:`dpkit.privacy.exact`).
     """
-    return _sample_geometric_log(rng, math.log(q), size)
+    return _geometric(rng, -math.log(q), size)
 
 
-def _sample_geometric_log(
-    rng: np.random.Generator, log_q: float, size: int | tuple[int, ...]
+def _geometric(
+    rng: np.random.Generator, epsilon: float | Fraction, size: int | tuple[int, ...]
 ) -> np.ndarray:
-    """:func:`sample_geometric` parameterised by log q < 0, exact even when q rounds to 1."""
-    u = rng.random(size)
-    # P(G >= k) = q^k  =>  G = floor(log(1 - u) / log(q)); 1 - u is in (0, 1].
-    g = np.floor(np.log1p(-u) / log_q)
-    return g.astype(np.int64)
+    """Exact Geometric(e^-ε) draws of ``size`` (ε a float or an exact Fraction)."""
+    s, t = exact.noise_fraction(epsilon)
+    shape = (size,) if isinstance(size, int | np.integer) else tuple(size)
+    return exact.geometric(rng, s, t, int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
-#: below this ε a geometric draw (at most 53·ln 2/ε, since 1 - u >= 2^-53) could overflow int64.
 #: grid steps of a real-valued domain in exponential_interval (public resolution)
 _INTERVAL_GRID = 2**32
 
-_MIN_NOISE_EPSILON = 53 * math.log(2) / 2.0**62
+#: the smallest ε/Δ of integer noise (below it the noise could overflow int64)
+_MIN_NOISE_EPSILON = exact.MIN_EPSILON
 
 
-def _noise_epsilon(epsilon: float) -> float:
+def _noise_epsilon(epsilon: float | Fraction) -> float | Fraction:
     """Check the parameter of DLap noise (ε/Δ) before anything is spent or drawn."""
-    if not epsilon > 0 or not math.isfinite(epsilon):
-        raise DpkitUsageError(f"noise epsilon must be a finite number > 0, got {epsilon!r}")
-    if epsilon < _MIN_NOISE_EPSILON:
-        raise DpkitUsageError(
-            f"epsilon/sensitivity = {epsilon:.3g} is too small for integer noise "
-            "(the noise would not fit in 64 bits); use a coarser granularity or a larger epsilon"
-        )
-    return float(epsilon)
+    exact.noise_fraction(epsilon)  # raises a usage error for ε <= 0, non-finite or too small
+    return epsilon
 
 
 def sample_discrete_laplace(
-    rng: np.random.Generator, epsilon: float, size: int | tuple[int, ...]
+    rng: np.random.Generator, epsilon: float | Fraction, size: int | tuple[int, ...]
 ) -> np.ndarray:
-    """Integer noise with P(k) ∝ exp(-epsilon·|k|) (the two-sided geometric distribution).
+    """Exact integer noise with P(k) ∝ exp(-epsilon·|k|) (the two-sided geometric distribution).
 
-    The difference of two i.i.d. geometric variables with q = e^-ε is exactly discrete
-    Laplace (Inusah & Kozubowski 2006); integers leave no floating-point trace (Mironov 2012).
-    log q = -ε is used directly: going through q = exp(-ε) loses precision for small ε and,
-    for ε below ~1e-16, rounds q to 1 and made every draw 0 (no noise at all).
+    Sampled exactly (:mod:`dpkit.privacy.exact`: inversion of a lazily refined uniform,
+    decided in floats only where that is provably right), so there is no float cut-off: the old inversion of a 53-bit
+    uniform never exceeded ⌊53·ln 2/ε⌋, an event of infinite privacy loss. ``epsilon`` may
+    be an exact :class:`~fractions.Fraction` (the mechanisms pass ε/Δ exactly); it is used as
+    the fraction s/t ≤ ε of :func:`~dpkit.privacy.exact.noise_fraction` — rounding down only
+    adds noise. Integers leave no floating-point trace (Mironov 2012).
     """
-    log_q = -_noise_epsilon(epsilon)
-    return _sample_geometric_log(rng, log_q, size) - _sample_geometric_log(rng, log_q, size)
+    s, t = exact.noise_fraction(_noise_epsilon(epsilon))
+    shape = (size,) if isinstance(size, int | np.integer) else tuple(size)
+    n = int(np.prod(shape, dtype=np.int64))
+    return exact.discrete_laplace(rng, s, t, n).reshape(shape)
 
 
 def discrete_laplace_pmf(k: np.ndarray | int, epsilon: float) -> np.ndarray:
@@ -119,9 +119,10 @@ def discrete_laplace(
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise DpkitUsageError("discrete_laplace needs integer values")
         arr = arr.astype(np.int64)
-    _noise_epsilon(eps / sens)
+    noise_eps = eps if sens == 1 else Fraction(eps) / Fraction(sens)  # exact: ε/Δ never rounded up
+    _noise_epsilon(noise_eps)
     accountant.spend(step, "discrete laplace", eps, sens, scope)
-    noise = sample_discrete_laplace(rng, eps / sens, arr.shape)
+    noise = sample_discrete_laplace(rng, noise_eps, arr.shape)
     return arr.astype(np.int64) + noise
 
 
@@ -153,9 +154,10 @@ def grid_laplace(
     ticks = np.round(arr / g).astype(np.int64)
     # rounding can move each coordinate by g/2 in either neighbour: Δ' = Δ + g·dim bound
     eff_sens = sens + g * max(arr.size, 1)
-    _noise_epsilon(eps * g / eff_sens)
+    noise_eps = Fraction(eps) * Fraction(g) / (Fraction(sens) + Fraction(g) * max(arr.size, 1))
+    _noise_epsilon(noise_eps)
     accountant.spend(step, "discrete laplace on a grid", eps, eff_sens, scope)
-    noise = sample_discrete_laplace(rng, eps * g / eff_sens, arr.shape)
+    noise = sample_discrete_laplace(rng, noise_eps, arr.shape)
     return (ticks + noise) * g
 
 
@@ -328,7 +330,7 @@ def permute_and_flip(
 # (appended for `dpkit publish`, issue 3)
 
 #: a table whose cells cannot be indexed by int64 is refused rather than sampled.
-_MAX_FLAT_CELLS = 2**62
+_MAX_FLAT_CELLS = 2**61  # the skip walk sums two table lengths in int64
 
 
 def _n_cells(shape: Sequence[int]) -> int:
@@ -348,48 +350,54 @@ def positive_noise_probability(epsilon: float) -> float:
 
 def sample_sparse_positive_dlap(
     rng: np.random.Generator,
-    epsilon: float,
+    epsilon: float | Fraction,
     shape: Sequence[int],
     occupied: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The cells outside ``occupied`` whose DLap(ε) noise is positive, without visiting them all.
 
     A table of ``shape`` holds E = Π shape − m empty cells (``occupied`` lists the m others as
-    flat int64 indices, distinct). Noising every empty cell and keeping the positive ones has
-    the same distribution as: K ~ Binomial(E, P(noise >= 1)); a uniform K-subset of the empty
-    cells; for each, noise | noise >= 1, which is 1 + Geometric(q) by memorylessness
-    (Cormode, Procopiuc, Srivastava, Tran, ICDT 2012, §4). The subset is drawn by rejection
-    (uniform draws over the whole table, keeping new empty cells in order of first
-    appearance, which gives a uniform subset); when at least half the table is occupied
-    (so the table is no larger than twice the data) the empty cells are listed instead.
-    Returns (flat indices sorted ascending, noisy values >= 1). No accounting: internal.
+    flat int64 indices). Noising every empty cell and keeping the positive ones is, cell by
+    cell in flat order, an i.i.d. Bernoulli(p) sequence, p = P(DLap(ε) ≥ 1) = q/(1+q),
+    q = e^-ε, each success carrying 1 + Geometric(q) by memorylessness (Cormode, Procopiuc,
+    Srivastava, Tran, ICDT 2012, §4). So walk the empty cells by exact geometric skips
+    (:func:`dpkit.privacy.exact.bernoulli_skips`) and give each success an exact 1 + G
+    (:func:`dpkit.privacy.exact.geometric`): the number released is exactly Binomial(E, p),
+    their positions a uniform subset, at cost O(m log m + released cells). ε is the same
+    fraction s/t ≤ ε as the occupied cells' noise. Returns (flat indices sorted ascending,
+    noisy values >= 1). No accounting: internal.
     """
     total = _n_cells(shape)
     if total >= _MAX_FLAT_CELLS:
         raise DpkitUsageError(f"a table of {total:.3g} cells is too large to index; use a coarser cut")
+    s, t = exact.noise_fraction(_noise_epsilon(epsilon))
     occ = np.unique(np.asarray(occupied, dtype=np.int64))
     n_empty = total - int(occ.size)
     if n_empty <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    k = int(rng.binomial(n_empty, positive_noise_probability(epsilon)))
-    if k == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if 2 * n_empty <= total:
-        # dense table: the empty cells are at most as many as the occupied ones
-        empty = np.setdiff1d(np.arange(total, dtype=np.int64), occ, assume_unique=True)
-        chosen = rng.choice(empty, size=k, replace=False)
-    else:
-        chosen = np.zeros(0, dtype=np.int64)
-        while chosen.size < k:
-            need = k - chosen.size
-            batch = rng.integers(0, total, size=int(need * total / n_empty * 1.2) + 16, dtype=np.int64)
-            batch = batch[~np.isin(batch, occ, assume_unique=False)]
-            stream = np.concatenate([chosen, batch])
-            _, first = np.unique(stream, return_index=True)
-            chosen = stream[np.sort(first)][:k]
-    values = _sample_geometric_log(rng, -float(epsilon), chosen.size) + 1
-    order = np.argsort(chosen)
-    return chosen[order], values[order]
+    p = positive_noise_probability(s / t)
+    ranks: list[np.ndarray] = []
+    pos = 0  # rank (among the empty cells) of the next cell to visit
+    while pos < n_empty:
+        batch = int(min((n_empty - pos) * p * 1.05 + 4 * math.sqrt((n_empty - pos) * p) + 16, 2**24))
+        skips = exact.bernoulli_skips(rng, s, t, batch, n_empty - pos)
+        # positions pos + skip_1, then + 1 + skip_2, ...: cut at the first that leaves the
+        # table (found on a float running sum, then summed exactly over that prefix only)
+        steps = skips + 1
+        rough = np.cumsum(steps.astype(np.float64))
+        cut = int(np.searchsorted(rough, (n_empty - pos) * (1 + 1e-6) + 1, side="right")) + 1
+        at = pos + np.cumsum(steps[:cut]) - 1
+        inside = at < n_empty
+        ranks.append(at[inside])
+        if not inside.all():
+            break
+        pos = int(at[-1]) + 1
+    rank = np.concatenate(ranks) if ranks else np.zeros(0, dtype=np.int64)
+    # rank r of an empty cell → its flat index: r + the number of occupied cells before it
+    before = occ - np.arange(occ.size, dtype=np.int64)  # empty cells preceding each occupied one
+    chosen = rank + np.searchsorted(before, rank, side="right")
+    values = exact.geometric(rng, s, t, chosen.size) + 1
+    return chosen, values
 
 
 def sparse_discrete_laplace(
@@ -417,6 +425,7 @@ def sparse_discrete_laplace(
     Returns (cells k × d int64, counts k int64 > 0).
     """
     eps, _ = _check(epsilon, 1.0)
+    _noise_epsilon(eps)
     dims = [int(s) for s in shape]
     total = _n_cells(dims)
     expected = total * positive_noise_probability(eps)

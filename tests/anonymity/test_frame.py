@@ -37,7 +37,7 @@ def _df(**cols) -> pd.DataFrame:
     return pd.DataFrame(base)
 
 
-def test_schema_types_missing_and_clipping(schema) -> None:
+def test_schema_types_missing_and_clipping(schema, owner_verbose) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         p = prepare(_df(), target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d.csv")
@@ -53,7 +53,7 @@ def test_schema_types_missing_and_clipping(schema) -> None:
     assert n >= 3 and len(set(codes.tolist())) == 3
 
 
-def test_schema_value_errors_name_the_line(schema) -> None:
+def test_schema_value_errors_name_the_line(schema, owner_verbose) -> None:
     with pytest.raises(DataError, match=r"d.csv:4: column 'col' has value\(s\) not in the taxonomy"):
         prepare(_df(col=["red", "blue", "pink", "green", "red", "red"], age=["1", "2", "3", "1", "2", "3"]), target="y",
                 quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d.csv")
@@ -79,7 +79,7 @@ def test_roles_conflict() -> None:
     assert p.candidates == ["a"]
 
 
-def test_schema_mismatch_empty_cells_and_delimiter_hint(schema) -> None:
+def test_schema_mismatch_empty_cells_and_delimiter_hint(schema, owner_verbose) -> None:
     other = pd.DataFrame({"sepal": ["1", "2"], "petal": ["1", "2"], "y": ["0", "1"]})
     with pytest.raises(DataError, match="not found in the header .*different data set"):
         prepare(other, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d")

@@ -65,7 +65,7 @@ def test_column_kinds_with_schema_interval_labels_are_categorical():
     assert column_kinds([raw], ["age", "color"], SCHEMA) == {"age": "numeric", "color": "categorical"}
 
 
-def test_load_dataset_drops_ignored_and_missing():
+def test_load_dataset_drops_ignored_and_missing(owner_verbose):
     df = _table(10)
     df.loc[3, "color"] = "?"
     with pytest.warns(DpkitWarning, match="dropped 1 row"):
@@ -127,7 +127,7 @@ def test_baseline_and_floor():
     assert out["floor_accuracy"] == pytest.approx(floor)
 
 
-def test_predictions_and_positive():
+def test_predictions_and_positive(owner_verbose):
     test = _table(50, 7)
     pred = pd.DataFrame({"prediction": ["yes"] * 50})
     labels = read_predictions(pred, "y", 50, "p.csv")
