@@ -155,6 +155,14 @@ COMMANDS = {
 _help: dict[str, str] = {}
 
 
+
+@pytest.fixture(autouse=True)
+def _owner_view(monkeypatch):  # noqa: ANN001
+    """The catalogue pins the data owner's messages (values, counts, lines: stderr a terminal);
+    tests/data/test_columnar.py pins the quiet forms that logs get."""
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
+
+
 def invoke(cmd: Command, argv: list[str], env: dict | None = None) -> tuple[int, str, str]:
     """Run in-process through dpkit's error boundary: (exit code, stdout, stderr)."""
     from errors_probe import probe
