@@ -123,18 +123,22 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
     """(raw DataFrame, points (n, d) clipped to the bounds, kept-row mask)."""
     import numpy as np
 
+    from dpkit.cli.options import read_options
     from dpkit.data.schema import NumericColumn, Schema
-    from dpkit.data.table import encode, read_csv
+    from dpkit.data.table import column_names, encode, first_line, load, read_table
 
-    df = read_csv(p["data"], encoding=p["encoding"], delimiter=p["delimiter"])
-    src = "<stdin>" if p["data"] == "-" else str(p["data"])
-    absent = [c for c in columns if c not in df.columns]
+    opts = read_options(p["data"], p["encoding"], p["delimiter"])
+    # the strings are needed only for --assign (and stdin, which can be read once)
+    df = read_table(opts) if p.get("assign_out") or p["data"] == "-" else None
+    names = list(df.columns) if df is not None else column_names(opts)
+    src = opts.name
+    absent = [c for c in columns if c not in names]
     if absent and p["columns"]:
         from dpkit.errors import DataError
 
         # named by --columns (not by a schema): say so, rather than "from schema --bounds"
-        header = ", ".join(map(str, df.columns[:8])) + (", ..." if len(df.columns) > 8 else "")
-        hint = " — the header is one column: wrong --delimiter?" if len(df.columns) == 1 else ""
+        header = ", ".join(map(str, names[:8])) + (", ..." if len(names) > 8 else "")
+        hint = " — the header is one column: wrong --delimiter?" if len(names) == 1 else ""
         raise DataError(f"{src}: --columns {', '.join(map(repr, absent))} not found in the header ({header}){hint}")
     if bounds is None:
         lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
@@ -144,7 +148,10 @@ def _load(p: dict, columns: list[str], bounds: object, source: str):  # noqa: AN
         columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
     )
-    table = encode(df, schema, columns, source=src)
+    if df is not None:
+        table = encode(df, schema, columns, source=src, first_line=first_line(opts))
+    else:
+        table = load(opts, schema, columns)
     points = np.stack([table.columns[c] for c in columns], axis=1)
     return df, points
 

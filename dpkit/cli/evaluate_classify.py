@@ -53,7 +53,8 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
           --schema taxonomies/adult.yaml \\
           --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
     """
-    from dpkit.data.table import read_csv
+    from dpkit.cli.options import read_options
+    from dpkit.data.table import read_table
     from dpkit.errors import DpkitUsageError
     from dpkit.evaluate.classify import dpkit_model_predictor, read_predictions, score_tables
 
@@ -71,17 +72,17 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
 
         sch = load_schema(schema, allow_draft=True)
     opts = {"encoding": encoding, "delimiter": delimiter}
-    test_df = read_csv(test, **opts)
-    train_df = read_csv(train, **opts) if train else None
+    test_df = read_table(read_options(test, **opts))
+    train_df = read_table(read_options(train, **opts)) if train else None
     pred = None
     if predictions:
-        pred = read_predictions(read_csv(predictions, **opts), target, len(test_df), predictions)
+        pred = read_predictions(read_table(read_options(predictions, **opts)), target, len(test_df), predictions)
     predictor = dpkit_model_predictor(dpkit_model) if dpkit_model else None
     result = score_tables(
         train_df, test_df, target, model=model, schema=sch, positive=positive,
         weight_column=weight_column, seed=seed,
-        baseline_train=read_csv(baseline, **opts) if baseline else None,
-        baseline_test=read_csv(baseline_test, **opts) if baseline_test else None,
+        baseline_train=read_table(read_options(baseline, **opts)) if baseline else None,
+        baseline_test=read_table(read_options(baseline_test, **opts)) if baseline_test else None,
         predictions=pred, predictor=predictor, sources=(train or "<train>", test, baseline or "", baseline_test or ""),
     )
     if dpkit_model:

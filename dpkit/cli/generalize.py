@@ -38,9 +38,10 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     import numpy as np
     import pandas as pd
 
+    from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import check_distinct_paths
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import encode, read_csv, write_csv
+    from dpkit.data.table import column_names, load, write_csv
     from dpkit.errors import DataError
     from dpkit.release.cut import Cut
     from dpkit.report import read_report
@@ -59,11 +60,11 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     schema = load_schema(schema_file, allow_draft=True)
     target = release.get("target") or params.get("target") or schema.target
     cut = Cut.from_json(schema, target, release["cut"], source=cut_path)
-    df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])
+    opts = read_options(data, kwargs["encoding"], kwargs["delimiter"])
+    header = column_names(opts)
     order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
-    wanted = [c for c in order if c in cut.attributes or (c == target and c in df.columns)]
-    src = "<stdin>" if data == "-" else data
-    table = encode(df, schema, wanted, source=src)
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
+    table = load(opts, schema, wanted)
     out: dict[str, Any] = {}
     for name in wanted:
         if name in cut.attributes:
@@ -72,4 +73,4 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
         else:
             leaves = np.asarray(schema.columns[name].leaves, dtype=object)  # type: ignore[union-attr]
             out[name] = leaves[table.columns[name]]
-    write_csv(pd.DataFrame(out, columns=wanted), output)
+    write_csv(pd.DataFrame(out, columns=wanted), output, delimiter=output_delimiter())

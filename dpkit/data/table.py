@@ -44,15 +44,22 @@ def _name(path: str | Path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
+_STDIN: list = []  # [the stdin stream, its bytes]: stdin is read once, then served from here
+
+
 def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: str = ",") -> bytes:
     """The bytes of ``path`` (or stdin for ``-``), with friendly errors."""
     if delimiter is not None and len(delimiter) != 1:
         raise DpkitUsageError(f"--delimiter must be one character, got {delimiter!r}")
     try:
         if str(path) == "-":
+            if _STDIN and _STDIN[0] is sys.stdin:
+                return _STDIN[1]  # read once per process, so a header peek does not consume it
             if sys.stdin is None or sys.stdin.closed:
                 raise DataError("<stdin>: standard input is closed; give a file path instead of '-'")
-            return sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read()
+            _STDIN[:] = [sys.stdin, data]
+            return data
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
@@ -96,6 +103,30 @@ def read_table(options: ReadOptions, *, require_rows: bool = True) -> pd.DataFra
     raw, text, header, delimiter = _read_text(options)
     return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
                           has_header=options.header)
+
+
+def resolve(options: ReadOptions) -> ReadOptions:
+    """``options`` with the delimiter sniffed (once, with its warning) when it was None."""
+    from dpkit.data import columnar
+
+    if options.delimiter is not None or columnar.is_parquet(options):
+        return options
+    raw = read_raw("-") if options.path == "-" else None
+    return replace(options, delimiter=columnar.resolve_delimiter(options, raw))
+
+
+def column_names(options: ReadOptions) -> list[str]:
+    """The column names of the table (its header row, or -H's names), reading as little as possible."""
+    from dpkit.data import columnar
+
+    if columnar.is_parquet(options):
+        return columnar.parquet_columns(options)
+    options = resolve(options)
+    raw = read_raw("-") if options.path == "-" else None
+    header = _quick_header(options, raw)
+    if header is None:
+        header = _read_text(options, raw)[2]
+    return header
 
 
 def first_line(options: ReadOptions) -> int:
@@ -511,8 +542,8 @@ def load(options: ReadOptions, schema: Schema, columns: Sequence[str] | None = N
     if options.delimiter is not None and len(options.delimiter) != 1:
         raise DpkitUsageError(f"--delimiter must be one character, got {options.delimiter!r}")
     stdin = read_raw("-") if options.path == "-" else None
-    delimiter = columnar.resolve_delimiter(options, stdin)
-    fixed = replace(options, delimiter=delimiter)
+    fixed = resolve(options)
+    delimiter = fixed.delimiter or ","
     header = _quick_header(fixed, stdin)
     if header is not None:
         table = columnar.load_csv_fast(fixed, delimiter, header, schema, wanted, stdin)
@@ -684,7 +715,23 @@ def _umask() -> int:
     return mask
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    """Write ``df`` (with header, no index) atomically to ``path`` or stdout."""
+def is_parquet_path(path: str | Path) -> bool:
+    """Does an output path ask for Parquet (``.parquet`` / ``.pq``)?"""
+    from dpkit.data.columnar import PARQUET_EXTENSIONS
+
+    return str(path).lower().endswith(PARQUET_EXTENSIONS)
+
+
+def write_csv(df: pd.DataFrame, path: str | Path, *, delimiter: str = ",") -> None:
+    """Write ``df`` (with header, no index) atomically to ``path`` or stdout.
+
+    A ``.parquet``/``.pq`` path is written as Parquet (strings stay strings).
+    """
+    if is_parquet_path(path):
+        from dpkit.data.columnar import write_parquet
+
+        with atomic_output(path, binary=True) as fh:
+            write_parquet(df, fh)
+        return
     with atomic_output(path) as fh:
-        df.to_csv(fh, index=False, lineterminator="\n")
+        df.to_csv(fh, index=False, lineterminator="\n", sep=delimiter)
