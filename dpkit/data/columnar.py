@@ -244,7 +244,8 @@ class _Encoder:
             index = self._leaf_index[name] = {leaf: i for i, leaf in enumerate(col.leaves)}
         values = [v.strip() if isinstance(v, str) else v for v in dictionary.to_pylist()]
         # -1: not a leaf; -2: a missing token (a leaf spelled like a token stays a leaf)
-        lut = np.array([index.get(v, -2 if v in self.tokens else -1) for v in values], dtype=np.int32)
+        lut = np.array([index.get(v, -2 if v in self.tokens else -1) for v in values],
+                       dtype=code_dtype(len(col.leaves)))  # indexing then yields the final type
         self._luts[(name, id(dictionary))] = (dictionary, lut)
         return lut
 
@@ -267,14 +268,17 @@ class _Encoder:
                 lut = self._lut(name, col, arr.dictionary)
                 idx = arr.indices.to_numpy(zero_copy_only=False)
                 if nulls is not None:
-                    codes = np.where(nulls, -2, lut[np.where(nulls, 0, idx)])
+                    codes = np.where(nulls, lut.dtype.type(-2), lut[np.where(nulls, 0, idx)])
                 else:
                     codes = lut[idx]
-                if (codes == -1).any():
-                    r = int(np.flatnonzero(codes == -1)[0])
-                    return self._fail(strict, name, r, arr[r].as_py() if strict else None)
-                is_tok = codes == -2
-                encoded.append(codes.astype(code_dtype(len(col.leaves))))
+                if nulls is not None or lut.min(initial=0) < 0:  # some entry is not a leaf: is it used?
+                    if (codes == -1).any():
+                        r = int(np.flatnonzero(codes == -1)[0])
+                        return self._fail(strict, name, r, arr[r].as_py() if strict else None)
+                    is_tok = codes == -2
+                else:
+                    is_tok = np.zeros(n, dtype=bool)
+                encoded.append(codes)
             else:
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
