@@ -176,6 +176,7 @@ def _run(p: dict, report_path: str | None) -> None:
     import numpy as np
     import pandas as pd
 
+    from dpkit.cli.options import output_delimiter
     from dpkit.cli.run import PrivateRun
     from dpkit.cluster.common import check_k, data_bounds
     from dpkit.data.counting import nearest_centre
@@ -244,7 +245,7 @@ def _run(p: dict, report_path: str | None) -> None:
             # post-processing of the release, for the data owner: holds the private rows
             assigned = df.copy()
             assigned["cluster"] = nearest_centre(points, centres)
-            write_csv(assigned, p["assign_out"])
+            write_csv(assigned, p["assign_out"], delimiter=output_delimiter())
         if report_path:
             params = _parameters(p, k, columns, bounds, source)
             if guarantee:

@@ -219,7 +219,12 @@ def default_report_path(output: str, report: str | None) -> str | None:
         warnings.warn("no report written (the output goes to stdout); pass --report FILE to keep it",
                       DpkitWarning, stacklevel=2)
         return None
-    base = output[:-4] if output.lower().endswith((".csv", ".tsv")) else output
+    lower = output.lower()
+    base = output
+    for ext in (".csv", ".tsv", ".parquet", ".pq"):
+        if lower.endswith(ext):
+            base = output[: -len(ext)]
+            break
     base = base[:-5] if base.lower().endswith(".json") else base
     return base + ".report.json"
 
