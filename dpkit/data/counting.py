@@ -52,7 +52,7 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
     for s in shape:
         total *= float(s)
     if total < 2**62:
-        flat = np.ravel_multi_index([c.astype(np.int64) for c in codes], dims)
+        flat = np.ravel_multi_index([c.astype(np.int64, copy=False) for c in codes], dims)
         ids, counts = np.unique(flat, return_counts=True)
         cells = np.stack(np.unravel_index(ids, dims), axis=1).astype(np.int64)
         return cells, counts.astype(np.int64)
