@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,7 +53,12 @@ def is_parquet(options: ReadOptions) -> bool:
     if options.fmt:
         return options.fmt == "parquet"
     if options.path == "-":
-        return False
+        from dpkit.data.table import read_raw
+
+        try:
+            return read_raw("-")[:4] == PARQUET_MAGIC  # read once, served again to the reader
+        except Exception:  # noqa: BLE001 — the CSV path reports a closed stdin
+            return False
     if options.path.lower().endswith(PARQUET_EXTENSIONS):
         return True
     try:
@@ -390,7 +394,9 @@ def _open_parquet(options: ReadOptions) -> Any:
 
     try:
         if options.path == "-":
-            return pq.ParquetFile(pa.BufferReader(sys.stdin.buffer.read()))
+            from dpkit.data.table import read_raw
+
+            return pq.ParquetFile(pa.BufferReader(read_raw("-")))
         return pq.ParquetFile(options.path)
     except FileNotFoundError:
         raise DataError(f"{options.path}: file not found") from None

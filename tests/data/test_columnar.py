@@ -243,3 +243,17 @@ def test_parquet_errors_name_the_row(tmp_path, monkeypatch):
     (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(DataError, match="not a readable Parquet file"):
         loaded(tmp_path / "junk.parquet")
+
+
+def test_parquet_on_stdin(tmp_path, monkeypatch):
+    import pandas as pd
+
+    write_csv(pd.DataFrame({"a": ["x1", "Y"], "n": [1.0, 2.0], "y": ["no", "yes"]}), tmp_path / "s.parquet")
+
+    class In:
+        buffer = io.BytesIO((tmp_path / "s.parquet").read_bytes())
+        closed = False
+
+    monkeypatch.setattr(sys, "stdin", In())
+    t, _ = loaded(Path("-"))
+    assert t.n_rows == 2 and t.columns["a"].tolist() == [0, 2]
