@@ -99,7 +99,7 @@ def command(
             raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
         from dpkit.anonymity.checks import check_table
 
-        df = read_table(read_options(data, encoding, delimiter))
+        df = read_table(read_options(data, encoding, delimiter), categorical=True)
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
@@ -146,7 +146,7 @@ def command(
         target = target or loaded_schema.target
         if target is None:
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
-    df = read_table(read_options(data, encoding, delimiter))
+    df = read_table(read_options(data, encoding, delimiter), categorical=True)
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
         keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,

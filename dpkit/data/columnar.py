@@ -385,6 +385,43 @@ def _first_non_number(arr: Any) -> int:
     return 0
 
 
+def read_categorical(options: ReadOptions, header: list[str]) -> Any:
+    """Every column as a pandas ``category`` of its (stripped) strings, or None for the exact path."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = [f"f{i}" for i in range(len(header))]
+    enc = options.encoding.lower().replace("_", "-")
+    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
+    try:
+        table = pacsv.read_csv(
+            options.path,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if options.header else 0,
+                                           encoding="utf8" if utf8 else options.encoding,
+                                           block_size=BLOCK_SIZE, use_threads=True),
+            parse_options=pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"',
+                                              double_quote=True, escape_char=False,
+                                              newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
+                strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True),
+        )
+    except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
+        return None
+    if table.num_rows == 0 or (utf8 and not _valid_utf8(options.path, None)):
+        return None
+    import pandas as pd
+
+    out = {}
+    for name, col in zip(header, table.columns, strict=True):
+        arr = col.unify_dictionaries().combine_chunks()  # one dictionary for every block
+        cats = arr.dictionary.to_pylist()
+        if any(c != c.strip() for c in cats) or len(set(cats)) != len(cats):
+            return None  # whitespace to strip (values could merge): the exact path
+        out[name] = pd.Categorical.from_codes(arr.indices.to_numpy(zero_copy_only=False), categories=cats)
+    return pd.DataFrame(out, columns=header)
+
+
 # --------------------------------------------------------------------------- Parquet
 
 
