@@ -230,7 +230,16 @@ def value_class_counts(values: np.ndarray, y: np.ndarray, n_classes: int) -> tup
     One sort per column; every split score of a numeric attribute (any interval, any split
     point) is then a prefix sum over these ``m`` rows, never another scan of the records.
     """
-    uniq, inverse = np.unique(values, return_inverse=True)
+    v = np.asarray(values)
+    if v.size and v.dtype.kind == "f":
+        lo, hi = float(v.min()), float(v.max())
+        if hi - lo < _DENSE_LIMIT and lo == np.floor(lo):
+            iv = (v - lo).astype(np.int64)
+            if np.array_equal(iv, v - lo):  # whole numbers in a small range: O(n), no sort
+                table = class_counts(iv, y, int(hi - lo) + 1, n_classes)
+                present = np.flatnonzero(table.any(axis=1))
+                return present.astype(v.dtype) + lo, table[present]
+    uniq, inverse = np.unique(v, return_inverse=True)
     return uniq, class_counts(inverse.reshape(-1), y, uniq.size, n_classes)
 
 
