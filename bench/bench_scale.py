@@ -89,7 +89,13 @@ def duckdb_argv(path: Path) -> list[str]:
 def commands(path: Path, out: Path) -> dict[str, list[str]]:
     dpkit = [sys.executable, "-m", "dpkit"]
     s = str(SCHEMA)
+    load_only = (
+        "import warnings; warnings.simplefilter('ignore'); "
+        "from dpkit.data.schema import load_schema; from dpkit.data.source import ReadOptions; "
+        f"from dpkit.data.table import load; load(ReadOptions({str(path)!r}), load_schema({s!r}))"
+    )
     return {
+        "load only (every used column, dpkit.data.table.load)": [sys.executable, "-c", load_only],
         "publish (--levels 13)": [*dpkit, "publish", str(path), "--schema", s, "--target", "income",
                                   "--epsilon", "1", "--levels", "13", "-q", "-o", str(out / "rel.csv")],
         "cluster (age, hours-per-week; k=5)": [*dpkit, "cluster", str(path), "--columns", "age,hours-per-week",
