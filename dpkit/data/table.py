@@ -379,7 +379,7 @@ def encode(
     Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error);
     categorical values outside the taxonomy are an error naming line, column and value;
     numeric values must parse and be finite, and are clipped to the public bounds with a
-    warning that counts them (ALGORITHMS.md §0 rule 1).
+    warning that counts them (docs/formats.md: domains are public).
     """
 
     wanted = list(columns) if columns is not None else schema.used_columns()
