@@ -16,13 +16,14 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench reproduce reproduce-maxgddp \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale reproduce reproduce-maxgddp \
         reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
 	@echo "make demo       set up a venv in $(VENV) and run the main job on sample_data/"
 	@echo "make test       set up and run the whole test suite (with ruff)"
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
+	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -66,6 +67,10 @@ lint: $(STAMP_DEV)
 
 bench: $(STAMP_DEV)
 	$(PY) -m bench.run
+
+# 1M and 10M rows (BENCH_SCALE_ROWS=100000000 for the opt-in 100M run, ~11 GB, deleted after)
+bench-scale: $(STAMP)
+	$(PY) -m bench.run scale
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 

@@ -136,9 +136,9 @@ def prepare(
         is_missing = np.zeros(len(df), dtype=bool)
         for c in used:
             codes, uniques = fac[c]
-            hit = np.flatnonzero(np.asarray(uniques, dtype=object) == schema.missing)
+            hit = np.flatnonzero(np.isin(np.asarray(uniques, dtype=object), list(schema.missing_tokens)))
             if hit.size:
-                is_missing |= codes == hit[0]
+                is_missing |= np.isin(codes, hit)
         if is_missing.any():
             if schema.missing_policy == "error":
                 r = int(np.flatnonzero(is_missing)[0])

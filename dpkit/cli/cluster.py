@@ -131,18 +131,22 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
     token and policy of ``data_schema`` (a --schema) when one was given."""
     import numpy as np
 
+    from dpkit.cli.options import read_options
     from dpkit.data.schema import NumericColumn, Schema
-    from dpkit.data.table import encode, read_csv
+    from dpkit.data.table import column_names, encode, first_line, load, read_table
 
-    df = read_csv(p["data"], encoding=p["encoding"], delimiter=p["delimiter"])
-    src = "<stdin>" if p["data"] == "-" else str(p["data"])
-    absent = [c for c in columns if c not in df.columns]
+    opts = read_options(p["data"], p["encoding"], p["delimiter"])
+    # the strings are needed only for --assign (and stdin, which can be read once)
+    df = read_table(opts) if p.get("assign_out") or p["data"] == "-" else None
+    names = list(df.columns) if df is not None else column_names(opts)
+    src = opts.name
+    absent = [c for c in columns if c not in names]
     if absent and p["columns"]:
         from dpkit.errors import DataError
 
         # named by --columns (not by a schema): say so, rather than "from schema --bounds"
-        header = ", ".join(map(str, df.columns[:8])) + (", ..." if len(df.columns) > 8 else "")
-        hint = " — the header is one column: wrong --delimiter?" if len(df.columns) == 1 else ""
+        header = ", ".join(map(str, names[:8])) + (", ..." if len(names) > 8 else "")
+        hint = " — the header is one column: wrong --delimiter?" if len(names) == 1 else ""
         raise DataError(f"{src}: --columns {', '.join(map(repr, absent))} not found in the header ({header}){hint}")
     if bounds is None:
         lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
@@ -151,15 +155,19 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
     schema = Schema(
         columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
-        missing=getattr(data_schema, "missing", None),
+        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
         missing_policy=getattr(data_schema, "missing_policy", "error"),
     )
-    table = encode(df, schema, columns, source=src)
+    if df is not None:
+        table = encode(df, schema, columns, source=src, first_line=first_line(opts))
+    else:
+        table = load(opts, schema, columns)
     points = np.stack([table.columns[c] for c in columns], axis=1)
-    kept = np.ones(len(df), dtype=bool)
-    if schema.missing is not None:  # rows encode() dropped by the schema's policy (drop)
+    kept = None  # for --assign (df read): the rows encode() kept under the schema's policy
+    if df is not None:
+        kept = np.ones(len(df), dtype=bool)
         for c in columns:
-            kept &= df[c].to_numpy() != schema.missing
+            kept &= ~np.isin(df[c].to_numpy(), list(schema.missing_tokens))
     return df, points, kept
 
 
@@ -183,6 +191,7 @@ def _run(p: dict, report_path: str | None) -> None:
     import numpy as np
     import pandas as pd
 
+    from dpkit.cli.options import output_delimiter
     from dpkit.cli.run import PrivateRun, private_rows_mode
     from dpkit.cluster.common import check_k, data_bounds
     from dpkit.data.counting import nearest_centre
@@ -257,7 +266,7 @@ def _run(p: dict, report_path: str | None) -> None:
             labels = np.full(len(df), "", dtype=object)  # rows dropped for a missing value: empty
             labels[kept] = nearest_centre(points, centres).astype(str)
             assigned["cluster" + mark] = labels
-            write_csv(assigned, p["assign_out"], mode=private_rows_mode(p["data"]))
+            write_csv(assigned, p["assign_out"], delimiter=output_delimiter(), mode=private_rows_mode(p["data"]))
         if report_path:
             params = _parameters(p, k, columns, bounds, source)
             if guarantee:

@@ -56,7 +56,7 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
           --schema taxonomies/adult.yaml \\
           --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
     """
-    from dpkit.data.table import read_csv
+    from dpkit.data.table import read_table
     from dpkit.errors import DpkitUsageError
     from dpkit.evaluate.classify import dpkit_model_predictor, read_predictions, score_tables
 
@@ -82,8 +82,7 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
                             baseline=baseline, baseline_test=baseline_test, predictions=predictions)
 
     def read(name: str):  # noqa: ANN202 - a DataFrame (pandas is imported lazily)
-        o = sources[name]
-        return read_csv(o.path, encoding=o.encoding, delimiter=o.delimiter)
+        return read_table(sources[name])
 
     test_df = read("test")
     train_df = read("train") if train else None
@@ -107,8 +106,7 @@ def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: s
                   **paths: str | None) -> dict:
     """One ReadOptions per input: --delimiter, or the input's own --delimiter-for
     (``delimiter=None`` lets the reader sniff each file on its own)."""
-    from dpkit.cli.options import _delimiter
-    from dpkit.data.source import ReadOptions
+    from dpkit.cli.options import _delimiter, read_options
     from dpkit.errors import DpkitUsageError
 
     names = {k.replace("_", "-"): v for k, v in paths.items()}
@@ -121,7 +119,7 @@ def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: s
         if not names[name]:
             raise DpkitUsageError(f"--delimiter-for {item!r}: no --{name} input was given")
         own[name] = _delimiter(None, None, char)  # type: ignore[arg-type]  # '\t', tab
-    return {name: ReadOptions(path, encoding=encoding, delimiter=own.get(name, delimiter))
+    return {name: read_options(path, encoding, own.get(name, delimiter))
             for name, path in names.items() if path}
 
 

@@ -33,7 +33,8 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
       dpkit evaluate cluster sample_data/clustering/s1.csv --centroids s1.centroids.csv \\
           --labels label --compare s1.eug.csv
     """
-    from dpkit.data.table import read_csv
+    from dpkit.cli.options import read_options
+    from dpkit.data.table import read_csv, read_table
     from dpkit.errors import DpkitUsageError
     from dpkit.evaluate.clustering import evaluate_centroids
 
@@ -44,7 +45,7 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
     cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else [c for c in cdf.columns if c != "cluster"]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: give --columns A,B")
-    df = read_csv(data, **opts)
+    df = read_table(read_options(data, **opts))
     points = _numeric(df, cols, data)
     cents = _numeric(cdf, cols, centroids)
     other = _numeric(read_csv(compare), cols, compare) if compare else None

@@ -52,7 +52,8 @@ def command(
     """
     from dpkit.anonymity.checks import check_table
     from dpkit.anonymity.frame import parse_columns, require_columns
-    from dpkit.data.table import read_csv
+    from dpkit.cli.options import read_options
+    from dpkit.data.table import read_table
     from dpkit.errors import DataError, DpkitUsageError
 
     qis = parse_columns(quasi_identifiers, "--quasi-identifiers")
@@ -79,7 +80,7 @@ def command(
     if l_div is not None and sensitive is None:
         raise DpkitUsageError("--l needs --sensitive COLUMN")
     source = "<stdin>" if data == "-" else data
-    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    df = read_table(read_options(data, encoding, delimiter))
     require_columns(df, qis, "--quasi-identifiers", source)
     if sensitive is not None:
         require_columns(df, [sensitive], "--sensitive", source)

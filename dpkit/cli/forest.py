@@ -82,9 +82,10 @@ def train(ctx: click.Context, **params: object) -> None:
 
 
 def _train(p: dict) -> None:
+    from dpkit.cli.options import read_options
     from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import load_table
+    from dpkit.data.table import load
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import save_model
@@ -109,8 +110,7 @@ def _train(p: dict) -> None:
         inputs=[p["data"], p["schema_path"], p["config"]], outputs=[output, report_path],
         ledger=p["ledger"],
     )
-    table = load_table(p["data"], schema, [*predictors, target],
-                       encoding=p["encoding"], delimiter=p["delimiter"])
+    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, [*predictors, target])
     forest = DiffPRFs(
         epsilon=run.epsilon, n_trees=p["trees"], max_depth=p["depth"],
         features_per_node=p["features_per_node"], utility=p["utility"], sampling=p["sampling"],
@@ -167,8 +167,9 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
     import numpy as np
     import pandas as pd
 
+    from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import check_distinct_paths
-    from dpkit.data.table import read_csv, write_csv
+    from dpkit.data.table import read_table, write_csv
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.model import load_model
 
@@ -176,7 +177,7 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
     check_distinct_paths([model_path, data], [output])
     model = load_model(model_path)
-    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    df = read_table(read_options(data, encoding, delimiter))
     source = "<stdin>" if data == "-" else data
     X = model.encode_frame(df, source=source)
     probs = model.predict_proba(X)
@@ -185,4 +186,4 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
     if proba:
         for i, c in enumerate(model.classes):
             out[f"p_{c}"] = np.round(probs[:, i], 6)
-    write_csv(out, output)
+    write_csv(out, output, delimiter=output_delimiter())

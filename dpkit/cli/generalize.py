@@ -40,9 +40,10 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     import numpy as np
     import pandas as pd
 
+    from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import check_distinct_paths
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import encode, read_csv, write_csv
+    from dpkit.data.table import column_names, load, write_csv
     from dpkit.errors import DataError
     from dpkit.release.cut import Cut
     from dpkit.report import read_report
@@ -66,11 +67,11 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     schema = load_schema(schema_file, allow_draft=True)
     target = release.get("target") or params.get("target") or schema.target
     cut = Cut.from_json(schema, target, release["cut"], source=cut_path)
-    df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])
+    opts = read_options(data, kwargs["encoding"], kwargs["delimiter"])
+    header = column_names(opts)
     order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
-    wanted = [c for c in order if c in cut.attributes or (c == target and c in df.columns)]
-    src = "<stdin>" if data == "-" else data
-    table = encode(df, schema, wanted, source=src)
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
+    table = load(opts, schema, wanted)
     out: dict[str, Any] = {}
     for name in wanted:
         if name in cut.attributes:
@@ -79,7 +80,7 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
         else:
             leaves = np.asarray(schema.columns[name].leaves, dtype=object)  # type: ignore[union-attr]
             out[name] = leaves[table.columns[name]]
-    write_csv(pd.DataFrame(out, columns=wanted), output)
+    write_csv(pd.DataFrame(out, columns=wanted), output, delimiter=output_delimiter())
 
 
 def _kanon(report: dict, cut_path: str, schema_path: str | None, data: str, output: str, kwargs: dict) -> None:
@@ -87,8 +88,9 @@ def _kanon(report: dict, cut_path: str, schema_path: str | None, data: str, outp
     from pathlib import Path
 
     from dpkit.anonymity.apply import apply_release
+    from dpkit.cli.options import output_delimiter, read_options
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import read_csv, write_csv
+    from dpkit.data.table import read_table, write_csv
     from dpkit.errors import DataError
 
     params = report.get("parameters") or {}
@@ -96,7 +98,7 @@ def _kanon(report: dict, cut_path: str, schema_path: str | None, data: str, outp
     if not schema_file or (not schema_path and not Path(schema_file).is_file()):
         raise DataError(f"{cut_path}: the schema it names, {schema_file}, is not found from here; pass --schema")
     schema = load_schema(schema_file, allow_draft=True)
-    df = read_csv(data, encoding=kwargs["encoding"], delimiter=kwargs["delimiter"])
+    df = read_table(read_options(data, kwargs["encoding"], kwargs["delimiter"]))
     src = "<stdin>" if data == "-" else data
     out = apply_release(df, report.get("release") or {}, schema, params.get("target"), source=src)
-    write_csv(out, output)
+    write_csv(out, output, delimiter=output_delimiter())

@@ -51,7 +51,7 @@ from dpkit.cli.options import (
 @click.option("--check-only", is_flag=True,
               help="Do not select: report k (and ℓ) of DATA on --quasi-identifiers; exit 1 if -k/--l fail.")
 @json_option
-@input_options
+@input_options(short_tabs=False)
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Output CSV [default: '-', stdout; then give --report FILE]; none with --check-only.")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
@@ -95,7 +95,8 @@ def command(
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
     from dpkit.anonymity.frame import parse_columns, require_columns
-    from dpkit.data.table import read_csv
+    from dpkit.cli.options import read_options
+    from dpkit.data.table import read_table
     from dpkit.errors import DpkitUsageError
 
     if k is not None and k < 1:
@@ -121,7 +122,7 @@ def command(
             raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
         from dpkit.anonymity.checks import check_table
 
-        df = read_csv(data, encoding=encoding, delimiter=delimiter)
+        df = read_table(read_options(data, encoding, delimiter), categorical=True)
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
@@ -156,7 +157,7 @@ def command(
     if output is None:
         output = "-"  # stdout, as every data command (the report then needs --report)
     from dpkit.anonymity.select import ALGORITHMS, kanon_select
-    from dpkit.cli.options import default_report_path
+    from dpkit.cli.options import default_report_path, output_delimiter
     from dpkit.cli.run import check_distinct_paths
     from dpkit.data.table import write_csv
     from dpkit.report import build_kanon_report, write_report
@@ -171,12 +172,14 @@ def command(
         target = target or loaded_schema.target
         if target is None:
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
-    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    opts = read_options(data, encoding, delimiter)
     if generalize:
+        df = read_table(opts)
         _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
         return
+    df = read_table(opts, categorical=True)
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
         keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
@@ -202,7 +205,7 @@ def command(
     if l_div is not None:
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
-    write_csv(sel.output, output)
+    write_csv(sel.output, output, delimiter=output_delimiter())
     if report_path:
         write_report(rep, report_path)
     if as_json:
@@ -229,6 +232,7 @@ def _generalize(
     """--generalize: the Flash search, the output table and its report."""
     from dpkit.anonymity.generalization import kanon_generalize
     from dpkit.anonymity.select import ALGORITHMS
+    from dpkit.cli.options import output_delimiter
     from dpkit.data.table import write_csv
     from dpkit.errors import DataError
     from dpkit.report import build_kanon_report, write_report
@@ -254,7 +258,7 @@ def _generalize(
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
     rep["privacy"]["suppressed_records"] = gen.suppressed
-    write_csv(gen.output, output)
+    write_csv(gen.output, output, delimiter=output_delimiter())
     if report_path:
         write_report(rep, report_path)
     if not state_for().quiet:

@@ -69,23 +69,102 @@ def global_options(f: Callable) -> Callable:
 
 #: spellings of a tab that a shell passes through literally (csvkit's -t, without $'\t')
 _TAB_NAMES = {"\\t": "\t", "tab": "\t", "TAB": "\t"}
+_META = "dpkit.read"  # ctx.meta key: the dialect flags that are not command parameters
 
 
-def _delimiter(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    return _TAB_NAMES.get(value, value)
+def _delimiter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = _TAB_NAMES.get(value, value)
+    if len(value) != 1:
+        from dpkit.errors import DpkitUsageError
+
+        raise DpkitUsageError(f"--{param.name.replace('_', '-') if param.name else 'delimiter'} must be one "
+                              f"character, got {value!r}")
+    return value
 
 
-def input_options(f: Callable) -> Callable:
-    """--encoding and --delimiter for reading CSV input."""
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if param.name == "output_delimiter":
+        value = _delimiter(ctx, param, value)
+    ctx.meta.setdefault(_META, {})[param.name] = value
+    return value
+
+
+def input_options(f: Callable | None = None, *, short_tabs: bool = True) -> Callable:
+    """How to read the input table (csvkit's flags): -e, -d (default: sniffed), -t, -H,
+    --column-names; and --output-delimiter for CSV outputs.
+
+    ``--encoding`` and ``--delimiter`` are command parameters (settable from --config);
+    the others are read by :func:`read_options` / :func:`output_delimiter`, so a command
+    needs no new parameters to honour them. ``short_tabs=False`` for a command whose -t
+    means something else (kanon-select's --target): only --tabs then.
+    """
+    if f is None:
+        return lambda g: input_options(g, short_tabs=short_tabs)
     f = click.option(
-        "--delimiter", "-d", default=",", show_default=True, metavar="CHAR", callback=_delimiter,
-        help="Field delimiter of the input CSV ('\\t' or tab for TSV).",
+        "--output-delimiter", default=None, metavar="CHAR", expose_value=False, callback=_remember,
+        help="Field delimiter of CSV outputs (default ','; 'tab' for TSV).",
+    )(f)
+    f = click.option(
+        "--column-names", default=None, metavar="A,B,...", expose_value=False, callback=_remember,
+        help="Column names of a headerless input (with -H); default c1, c2, ...",
+    )(f)
+    f = click.option(
+        "-H", "--no-header-row", is_flag=True, expose_value=False, callback=_remember,
+        help="The input has no header row (columns c1…cn, or --column-names).",
+    )(f)
+    f = click.option(
+        *(("-t", "--tabs") if short_tabs else ("--tabs",)), is_flag=True, expose_value=False, callback=_remember,
+        help="The input is tab-delimited (same as -d tab).",
+    )(f)
+    f = click.option(
+        "--delimiter", "-d", default=None, metavar="CHAR", callback=_delimiter,
+        help="Field delimiter of the input CSV ('\\t' or tab for TSV); default: sniffed among "
+        "',' ';' tab '|' (a warning names it when it is not ',').",
     )(f)
     f = click.option(
         "--encoding", "-e", default="utf-8-sig", show_default=True,
         help="Text encoding of the input CSV (e.g. latin-1).",
     )(f)
     return f
+
+
+def _flags() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_META, {}) if ctx is not None else {}
+
+
+def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None = None) -> Any:
+    """The :class:`~dpkit.data.source.ReadOptions` of an input, from the command's flags.
+
+    ``encoding``/``delimiter`` are the command's parameters (after --config); ``-t``, ``-H``
+    and ``--column-names`` come from the current command line.
+    """
+    from dpkit.data.source import ReadOptions
+    from dpkit.errors import DpkitUsageError
+
+    flags = _flags()
+    if flags.get("tabs"):
+        if delimiter not in (None, "\t"):
+            raise DpkitUsageError("-t/--tabs and --delimiter disagree; give one of them")
+        delimiter = "\t"
+    names = flags.get("column_names")
+    header = not flags.get("no_header_row")
+    columns = None
+    if names is not None:
+        if header:
+            raise DpkitUsageError("--column-names names the columns of a headerless input; add -H")
+        columns = tuple(n.strip() for n in names.split(","))
+    from dpkit.data.table import resolve
+
+    return resolve(ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header,
+                               column_names=columns))
+
+
+def output_delimiter() -> str:
+    """The delimiter of CSV outputs (``--output-delimiter``, default ``,``)."""
+    return _flags().get("output_delimiter") or ","
 
 
 def privacy_options(f: Callable) -> Callable:
@@ -139,7 +218,12 @@ def default_report_path(output: str | None, report: str | None) -> str:
         # even under --quiet, so a run whose output goes to stdout must say where it goes
         raise DpkitUsageError("the output goes to stdout (no -o FILE), so the report needs a file: "
                               "give --report FILE")
-    base = output[:-4] if output.lower().endswith((".csv", ".tsv")) else output
+    lower = output.lower()
+    base = output
+    for ext in (".csv", ".tsv", ".parquet", ".pq"):
+        if lower.endswith(ext):
+            base = output[: -len(ext)]
+            break
     base = base[:-5] if base.lower().endswith(".json") else base
     return base + ".report.json"
 

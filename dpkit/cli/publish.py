@@ -67,9 +67,10 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
       dpkit publish sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 --levels 13 -o out/adult.released.csv
     """
+    from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import load_table
+    from dpkit.data.table import load
     from dpkit.errors import DpkitUsageError
     from dpkit.release.sparse import write_release
     from dpkit.report import write_report
@@ -106,7 +107,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
                      inputs=[p["data"], p["schema_path"], p.get("config")], outputs=[output, report_path],
                      ledger=p.get("ledger"))
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-    table = load_table(p["data"], schema, order, encoding=p["encoding"], delimiter=p["delimiter"])
+    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, order)
     with run:
         from dpkit.release import make_model
 
@@ -135,7 +136,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             "released_records": rel.n_records,
         }
         report = run.report(parameters, release)
-        write_release(rel, output, counts=bool(p["counts"]), columns=order)
+        write_release(rel, output, counts=bool(p["counts"]), columns=order, delimiter=output_delimiter())
         if report_path:
             try:
                 write_report(report, report_path)

@@ -115,11 +115,13 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
 
             emit_json(result)
         return
-    from dpkit.data.table import check_coverage, read_csv
+    from dpkit.cli.options import read_options
+    from dpkit.data.table import check_coverage, first_line, read_table
 
     name = "<stdin>" if data == "-" else data
-    df = read_csv(data, encoding=encoding, delimiter=delimiter)
-    cov = check_coverage(df, schema, source=name)
+    opts = read_options(data, encoding, delimiter)
+    df = read_table(opts)
+    cov = check_coverage(df, schema, source=name, first_line=first_line(opts))
     if cov.missing_columns:
         raise DataError(
             f"{name}: column(s) {', '.join(map(repr, cov.missing_columns))} of {schema_path} are not "
@@ -271,10 +273,11 @@ def import_(
     if data:
         import warnings
 
-        from dpkit.data.table import read_csv
+        from dpkit.cli.options import read_options
+        from dpkit.data.table import read_table
         from dpkit.errors import DpkitWarning
 
-        df = read_csv(data, encoding=encoding, delimiter=delimiter)
+        df = read_table(read_options(data, encoding, delimiter))
         drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
         if drafted.absent:
             warnings.warn(
@@ -337,14 +340,15 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     Example:
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
+    from dpkit.cli.options import read_options
     from dpkit.data.importers import dump_schema, schema_summary
     from dpkit.data.infer import DRAFT_HEADER, infer_schema
     from dpkit.data.schema import parse_schema
-    from dpkit.data.table import read_csv
+    from dpkit.data.table import read_table
 
     _check_output(output, [data])
     name = "<stdin>" if data == "-" else data
-    df = read_csv(data, encoding=encoding, delimiter=delimiter)
+    df = read_table(read_options(data, encoding, delimiter))
     drafted = infer_schema(
         df, target=target, max_categories=max_categories,
         missing=None if missing.lower() == "none" else missing, source=name,

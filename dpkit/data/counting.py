@@ -32,7 +32,10 @@ def group_of(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     leaf of every cut node) and numeric binning (values against interval lower edges).
     """
     idx = np.searchsorted(starts, values, side="right") - 1
-    return np.clip(idx, 0, len(starts) - 1)
+    np.clip(idx, 0, len(starts) - 1, out=idx)
+    # the smallest integer type: a cut's codes of every record stay in memory (10M rows x d)
+    m = len(starts)
+    return idx.astype(np.int8 if m <= 127 else np.int16 if m <= 32767 else np.int32)
 
 
 def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +55,13 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
     for s in shape:
         total *= float(s)
     if total < 2**62:
-        flat = np.ravel_multi_index([c.astype(np.int64) for c in codes], dims)
+        # row-major cell id, one column at a time (no int64 copy of every column at once)
+        flat = np.zeros(n, dtype=np.int64)
+        for c, d in zip(codes, shape, strict=True):
+            if c.size and (c.min() < 0 or c.max() >= d):
+                raise ValueError(f"cell_counts: a code outside [0, {d})")
+            flat *= int(d)
+            flat += c
         ids, counts = np.unique(flat, return_counts=True)
         cells = np.stack(np.unravel_index(ids, dims), axis=1).astype(np.int64)
         return cells, counts.astype(np.int64)
@@ -254,7 +263,16 @@ def value_class_counts(values: np.ndarray, y: np.ndarray, n_classes: int) -> tup
     One sort per column; every split score of a numeric attribute (any interval, any split
     point) is then a prefix sum over these ``m`` rows, never another scan of the records.
     """
-    uniq, inverse = np.unique(values, return_inverse=True)
+    v = np.asarray(values)
+    if v.size and v.dtype.kind == "f":
+        lo, hi = float(v.min()), float(v.max())
+        if hi - lo < _DENSE_LIMIT and lo == np.floor(lo):
+            iv = (v - lo).astype(np.int64)
+            if np.array_equal(iv, v - lo):  # whole numbers in a small range: O(n), no sort
+                table = class_counts(iv, y, int(hi - lo) + 1, n_classes)
+                present = np.flatnonzero(table.any(axis=1))
+                return present.astype(v.dtype) + lo, table[present]
+    uniq, inverse = np.unique(v, return_inverse=True)
     return uniq, class_counts(inverse.reshape(-1), y, uniq.size, n_classes)
 
 

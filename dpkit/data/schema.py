@@ -103,11 +103,20 @@ class Schema:
 
     columns: dict[str, Column]
     target: str | None = None
+    #: the first missing token (``missing_tokens[0]``), for code that knows only one
     missing: str | None = None
     missing_policy: str = "error"
     path: str = "<schema>"
     #: drafted from the data by ``dpkit taxonomy infer``: its domains are not public
     draft: bool = False
+    #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
+    missing_tokens: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.missing is not None and not self.missing_tokens:
+            object.__setattr__(self, "missing_tokens", (self.missing,))
+        elif self.missing_tokens and self.missing is None:
+            object.__setattr__(self, "missing", self.missing_tokens[0])
 
     def column(self, name: str) -> Column:
         from dpkit.errors import DpkitUsageError
@@ -362,9 +371,22 @@ def parse_schema(text: str, path: str = "<schema>") -> Schema:
             raise ctx.fail(top["target"][1], f"target {target!r} is not a declared column")
         if columns[target].kind != "categorical":
             raise ctx.fail(top["target"][1], f"target {target!r} must be a categorical column")
-    missing = None
+    tokens: list[str] = []
     if "missing" in top and not _is_null(top["missing"][1]):
-        missing = _scalar(ctx, top["missing"][1], "missing")
+        node = top["missing"][1]
+        if isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                if _is_null(item):
+                    raise ctx.fail(item, "a missing token must be a string (write '' for an empty cell)")
+                token = _scalar(ctx, item, "each missing token")
+                if token in tokens:
+                    raise ctx.fail(item, f"missing token {token!r} is listed twice")
+                tokens.append(token)
+            if not tokens:
+                raise ctx.fail(node, "missing: [] lists no token; remove the key or list the tokens")
+        else:
+            tokens.append(_scalar(ctx, node, "missing"))
+    missing = tokens[0] if tokens else None
     policy = "error"
     if "missing_policy" in top:
         policy = _scalar(ctx, top["missing_policy"][1], "missing_policy")
@@ -372,7 +394,7 @@ def parse_schema(text: str, path: str = "<schema>") -> Schema:
             raise ctx.fail(top["missing_policy"][1], f"missing_policy must be one of {', '.join(MISSING_POLICIES)}, got {policy!r}")
     draft = _bool(ctx, top["draft"][1], "draft") if "draft" in top else False
     return Schema(columns=columns, target=target, missing=missing, missing_policy=policy, path=path,
-                  draft=draft)
+                  draft=draft, missing_tokens=tuple(tokens))
 
 
 def load_schema(path: str | Path, *, allow_draft: bool = False) -> Schema:
@@ -435,7 +457,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
     if schema.target:
         out["target"] = schema.target
     if schema.missing is not None:
-        out["missing"] = schema.missing
+        tokens = list(schema.missing_tokens)
+        out["missing"] = tokens[0] if len(tokens) == 1 else tokens
         out["missing_policy"] = schema.missing_policy
     out["columns"] = cols
     return out

@@ -5,8 +5,10 @@ harmless), every problem is one :class:`DataError` naming the file, line and col
 saying what to do. Writing is atomic (temp file in the same directory + rename), so an
 output file is either complete or absent; ``-`` is stdout.
 
-Encoded columns are numpy arrays: categorical values become leaf codes (int32, the leaf
-order of the schema's taxonomy), numeric values float64 clipped to the public bounds.
+Encoded columns are numpy arrays: categorical values become leaf codes (the smallest of
+int8/int16/int32 that holds them, in the leaf order of the schema's taxonomy), numeric values
+float64 clipped to the public bounds. :func:`load` reads through the columnar, streaming
+reader of :mod:`dpkit.data.columnar` and falls back to the exact pandas path here.
 """
 
 from __future__ import annotations
@@ -19,17 +21,20 @@ import secrets
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.console import private
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from dpkit.data.source import ReadOptions
 
 DEFAULT_ENCODING = "utf-8-sig"
 MAX_LISTED = 5
@@ -39,15 +44,22 @@ def _name(path: str | Path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
+_STDIN: list = []  # [the stdin stream, its bytes]: stdin is read once, then served from here
+
+
 def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: str = ",") -> bytes:
     """The bytes of ``path`` (or stdin for ``-``), with friendly errors."""
-    if len(delimiter) != 1:
+    if delimiter is not None and len(delimiter) != 1:
         raise DpkitUsageError(f"--delimiter must be one character, got {delimiter!r}")
     try:
         if str(path) == "-":
+            if _STDIN and _STDIN[0] is sys.stdin:
+                return _STDIN[1]  # read once per process, so a header peek does not consume it
             if sys.stdin is None or sys.stdin.closed:
                 raise DataError("<stdin>: standard input is closed; give a file path instead of '-'")
-            return sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read()
+            _STDIN[:] = [sys.stdin, data]
+            return data
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
@@ -63,23 +75,90 @@ def read_csv(
     path: str | Path,
     *,
     encoding: str = DEFAULT_ENCODING,
-    delimiter: str = ",",
+    delimiter: str | None = ",",
     require_rows: bool = True,
+    header: bool = True,
+    column_names: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Read a CSV with a header row into a DataFrame of strings (nothing is guessed).
 
     Raises :class:`DataError` for an empty file, a header with no rows (unless
     ``require_rows`` is False), ragged rows, undecodable bytes and duplicate column names.
+    ``delimiter=None`` sniffs it; ``header=False`` names the columns ``column_names`` or
+    c1…cn. A Parquet file (by extension or magic bytes) is read too, as strings.
     """
-    name = _name(path)
-    raw, text, header = _read_text(path, encoding=encoding, delimiter=delimiter)
-    return _parse_strings(name, raw, text, header, encoding, delimiter, require_rows)
+    from dpkit.data.source import ReadOptions
+
+    return read_table(ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header,
+                                  column_names=tuple(column_names) if column_names else None),
+                      require_rows=require_rows)
 
 
-def _read_text(path: str | Path, *, encoding: str, delimiter: str) -> tuple[bytes, str, list[str]]:
-    """Bytes, decoded text and the (stripped, checked) header of a CSV file."""
-    name = _name(path)
-    raw = read_raw(path, encoding=encoding, delimiter=delimiter)
+def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: bool = False) -> pd.DataFrame:
+    """The table ``options`` describes (CSV or Parquet) as a DataFrame of strings.
+
+    ``categorical=True``: pandas ``category`` columns of the same strings, read by Arrow
+    (one small integer per cell instead of a Python string: ~10x less memory); anything
+    unusual takes the exact path (and gives ``object`` columns).
+    """
+    from dpkit.data import columnar
+
+    if columnar.is_parquet(options):
+        return columnar.read_parquet_strings(options)
+    if categorical and options.path != "-":
+        fixed = resolve(options)
+        header = _quick_header(fixed, None)
+        if header is not None:
+            df = columnar.read_categorical(fixed, header)
+            if df is not None:
+                return df
+    raw, text, header, delimiter = _read_text(options)
+    return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
+                          has_header=options.header)
+
+
+def resolve(options: ReadOptions) -> ReadOptions:
+    """``options`` with the delimiter sniffed (once, with its warning) when it was None."""
+    from dpkit.data import columnar
+
+    if options.delimiter is not None or columnar.is_parquet(options):
+        return options
+    raw = read_raw("-") if options.path == "-" else None
+    return replace(options, delimiter=columnar.resolve_delimiter(options, raw))
+
+
+def column_names(options: ReadOptions) -> list[str]:
+    """The column names of the table (its header row, or -H's names), reading as little as possible."""
+    from dpkit.data import columnar
+
+    if columnar.is_parquet(options):
+        return columnar.parquet_columns(options)
+    options = resolve(options)
+    raw = read_raw("-") if options.path == "-" else None
+    header = _quick_header(options, raw)
+    if header is None:
+        header = _read_text(options, raw)[2]
+    return header
+
+
+def first_line(options: ReadOptions) -> int:
+    """The line number of the first data row (2 after a header row, else 1)."""
+    return 2 if options.header else 1
+
+
+def _read_text(options: ReadOptions, raw: bytes | None = None) -> tuple[bytes, str, list[str], str]:
+    """Bytes, decoded text, the (stripped, checked) column names and the delimiter of a CSV file.
+
+    ``raw``: the bytes, when already read (stdin can be read only once).
+    """
+    from dpkit.data.columnar import resolve_delimiter
+
+    name = options.name
+    path, encoding = options.path, options.encoding
+    if options.delimiter is not None and len(options.delimiter) != 1:
+        raise DpkitUsageError(f"--delimiter must be one character, got {options.delimiter!r}")
+    if raw is None:
+        raw = read_raw(path, encoding=encoding)
     try:
         text = raw.decode(encoding)
     except LookupError:
@@ -92,27 +171,52 @@ def _read_text(path: str | Path, *, encoding: str, delimiter: str) -> tuple[byte
         ) from None
     if not text or text.isspace():  # (text.strip() would copy the whole file)
         raise DataError(f"{name}: the file is empty; expected a header row and data rows")
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    delimiter = resolve_delimiter(options, raw)
+    header = _header(name, text, delimiter, options)
+    return raw, text, header, delimiter
+
+
+def _header(name: str, text: str, delimiter: str, options: ReadOptions) -> list[str]:
+    """The checked column names: the first row's, or ``options.column_names`` / c1…cn."""
+    reader = csv.reader(io.StringIO(text[: 1 << 20]), delimiter=delimiter)
     try:
-        header = next(reader)
+        first = next(reader)
     except csv.Error as exc:
         raise DataError(f"{name}:1: cannot parse the header: {exc}") from None
-    if not header:
+    except StopIteration:
+        first = []
+    if not first:
         # a blank first line: pandas would skip it and take the next line as the header
-        raise DataError(f"{name}:1: the first line is blank; the header row must come first")
-    header = [h.strip() for h in header]
+        what = "the header row" if options.header else "the first row"
+        raise DataError(f"{name}:1: the first line is blank; {what} must come first")
+    if not options.header:
+        if options.column_names is None:
+            return [f"c{i}" for i in range(1, len(first) + 1)]
+        names = [c.strip() for c in options.column_names]
+        if len(names) != len(first):
+            raise DataError(
+                f"{name}:1: --column-names gives {len(names)} name(s), the first row has "
+                f"{len(first)} field(s); give one name per column"
+            )
+        header, where = names, "--column-names"
+    else:
+        header, where = [h.strip() for h in first], f"{name}:1: the header"
     seen: set[str] = set()
     for h in header:
         if h == "":
-            raise DataError(f"{name}:1: the header has an empty column name; name every column")
+            raise DataError(f"{where} has an empty column name; name every column")
         if h in seen:
-            raise DataError(f"{name}:1: duplicate column name {h!r}; column names must be unique")
+            raise DataError(
+                f"{name}:1: duplicate column name {h!r}; column names must be unique"
+                if options.header else f"--column-names: duplicate column name {h!r}; names must be unique"
+            )
         seen.add(h)
-    return raw, text, header
+    return header
 
 
 def _parse_strings(
-    name: str, raw: bytes, text: str, header: list[str], encoding: str, delimiter: str, require_rows: bool
+    name: str, raw: bytes, text: str, header: list[str], encoding: str, delimiter: str, require_rows: bool,
+    *, has_header: bool = True,
 ) -> pd.DataFrame:
     import pandas as pd
 
@@ -125,6 +229,7 @@ def _parse_strings(
             source,
             encoding="utf-8" if utf8 else None,
             sep=delimiter,
+            header=0 if has_header else None,
             dtype=object,
             keep_default_na=False,
             na_filter=False,
@@ -134,6 +239,13 @@ def _parse_strings(
         )
     except pd.errors.ParserError as exc:
         msg = str(exc).strip()
+        # name the row from our own scan, so that the numbers agree with the header's width
+        bad = _ragged_row(raw, text, encoding, delimiter, len(header), -1, has_header)
+        if bad is not None and bad[0] > 0:
+            raise DataError(
+                f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, saw {bad[1]}); "
+                f"check --delimiter and quoting"
+            ) from None
         line = _parser_error_line(msg)
         where = f"{name}:{line}" if line else name
         raise DataError(
@@ -153,7 +265,7 @@ def _parse_strings(
     # The C parser pads short rows with "" silently, and takes a long first row as an index:
     # find such rows so that they are not read as values.
     if len(df) and len(header) > 1:
-        bad = _ragged_row(raw, text, encoding, delimiter, len(header), len(df))
+        bad = _ragged_row(raw, text, encoding, delimiter, len(header), len(df), has_header)
         if bad is not None:
             line, got = bad
             where = f"{name}:{line}" if line > 0 else f"{name}: a record"
@@ -208,7 +320,7 @@ def _parser_error_line(msg: str) -> int | None:
 
 
 def _ragged_row(
-    raw: bytes, text: str, encoding: str, delimiter: str, width: int, n_rows: int
+    raw: bytes, text: str, encoding: str, delimiter: str, width: int, n_rows: int, has_header: bool = True
 ) -> tuple[int, int] | None:
     """``(line, fields)`` of the first row whose width differs from the header's, else None.
 
@@ -219,7 +331,7 @@ def _ragged_row(
     """
     if '"' not in text and delimiter.isascii():
         data = _bytes_of(raw, text, encoding)
-        if data.count(delimiter.encode()) == (n_rows + 1) * (width - 1):
+        if n_rows >= 0 and data.count(delimiter.encode()) == (n_rows + int(has_header)) * (width - 1):
             return None
         # split on "\n" only: splitlines() also breaks at \x1c, \x85, ... and miscounts
         for i, line in enumerate(text.split("\n"), start=1):
@@ -258,8 +370,11 @@ def encode(
     columns: Sequence[str] | None = None,
     *,
     source: str = "<data>",
+    first_line: int = 2,
 ) -> EncodedTable:
     """Encode ``columns`` (default: every non-ignored schema column) of ``df``.
+
+    ``first_line`` is the line number of ``df``'s first row in messages (1 without a header).
 
     Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error);
     categorical values outside the taxonomy are an error naming line, column and value;
@@ -287,7 +402,7 @@ def encode(
     # missing tokens among the few values that failed to convert, instead of comparing
     # every cell with the token.
     n = len(df)
-    token = schema.missing
+    tokens = list(schema.missing_tokens)
     raw: dict[str, np.ndarray] = {}  # the strings, for messages
     converted: dict[str, np.ndarray] = {}
     failed: dict[str, np.ndarray] = {}  # row indices whose value did not convert
@@ -304,8 +419,8 @@ def encode(
             conv = _to_float(values)
             bad = np.flatnonzero(~np.isfinite(conv))
         converted[c] = conv
-        if token is not None and bad.size:
-            is_tok = values[bad] == token
+        if tokens and bad.size:
+            is_tok = np.isin(values[bad], tokens)
             if is_tok.any():
                 rows[bad[is_tok]] = True
                 first_missing[c] = int(bad[is_tok][0])
@@ -316,16 +431,13 @@ def encode(
             r = min(first_missing.values())
             # the first column missing on that row (its first missing row is r, as r is the least)
             c = next(c for c in wanted if first_missing.get(c) == r)
-            raise DataError(
-                f"{source}:{r + 2}: column {c!r} is missing ({token!r}); "
-                f"set missing_policy: drop in {schema.path} to drop such rows"
-            )
-        warnings.warn(
-            f"{source}: dropped {int(rows.sum())} row(s) with a missing value "
-            f"({token!r}) in the used columns",
-            DpkitWarning,
-            stacklevel=2,
-        )
+            raise DataError(private(
+                f"{source}:{r + first_line}: column {c!r} is missing ({raw[c][r]!r}); "
+                f"set missing_policy: drop in {schema.path} to drop such rows",
+                f"{source}: column {c!r} has a missing value; "
+                f"set missing_policy: drop in {schema.path} to drop such rows",
+            ))
+        warnings.warn(dropped_message(source, int(rows.sum()), schema), DpkitWarning, stacklevel=2)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
@@ -341,16 +453,14 @@ def encode(
                 uniq = list(dict.fromkeys(bad_values))[:MAX_LISTED]
                 shown = ", ".join(repr(v) for v in uniq)
                 empty = "" in uniq
-                raise DataError(
-                    f"{source}:{int(bad[0]) + 2}: column {c!r} has {int(bad.size)} value(s) "
+                todo = ("declare a missing token (missing: ...) for empty values" if empty
+                        else "add them to the schema or fix the data")
+                raise DataError(private(
+                    f"{source}:{int(bad[0]) + first_line}: column {c!r} has {int(bad.size)} value(s) "
                     f"not in the taxonomy of {schema.path} ({shown}"
-                    f"{', ...' if len(set(bad_values)) > MAX_LISTED else ''}); "
-                    + (
-                        "declare a missing token (missing: ...) for empty values"
-                        if empty
-                        else "add them to the schema or fix the data"
-                    )
-                )
+                    f"{', ...' if len(set(bad_values)) > MAX_LISTED else ''}); " + todo,
+                    f"{source}: column {c!r} has values not in the taxonomy of {schema.path}; " + todo,
+                ))
             codes = converted[c]
             out[c] = codes if keep_all else codes[idx]
         elif isinstance(col, NumericColumn):
@@ -362,17 +472,24 @@ def encode(
                     if v == ""
                     else f"has {v!r}, not a finite number"
                 )
-                raise DataError(f"{source}:{i + 2}: numeric column {col.name!r} {what}")
+                raise DataError(private(
+                    f"{source}:{i + first_line}: numeric column {col.name!r} {what}",
+                    f"{source}: numeric column {col.name!r} "
+                    + ("has an empty value (declare a missing token in the schema)" if v == ""
+                       else "has a value that is not a finite number"),
+                ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = _clip(nums, col, source, schema.path)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 
 def _leaf_codes(values: np.ndarray, col: CategoricalColumn) -> np.ndarray:
-    """Leaf code of each value (int32), -1 for a value that is not a leaf (one hash lookup)."""
+    """Leaf code of each value (the smallest int type), -1 for a value that is not a leaf."""
     import pandas as pd
 
-    return pd.Index(col.leaves, dtype=object).get_indexer(values).astype(np.int32)
+    from dpkit.data.columnar import code_dtype
+
+    return pd.Index(col.leaves, dtype=object).get_indexer(values).astype(code_dtype(len(col.leaves)))
 
 
 def _to_float(values: np.ndarray) -> np.ndarray:
@@ -386,16 +503,22 @@ def _to_float(values: np.ndarray) -> np.ndarray:
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 
+def dropped_message(source: str, count: int, schema: Schema) -> str:
+    """The drop warning: the count only for the data owner (:func:`dpkit.console.private`)."""
+    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
+    return private(
+        f"{source}: dropped {count} row(s) with a missing value ({tokens}) in the used columns",
+        f"{source}: dropped rows with a missing value ({tokens}) in the used columns",
+    )
+
+
 def _clip(nums: np.ndarray, col: NumericColumn, source: str, schema_path: str) -> np.ndarray:
     """Clip to the public bounds, warning with the count (docs/algorithms.md §0 rule 1)."""
+    from dpkit.data.columnar import clip_message
+
     out_of = (nums < col.lo) | (nums > col.hi)
     if out_of.any():
-        warnings.warn(
-            f"{source}: clipped {int(out_of.sum())} value(s) of {col.name!r} to the public "
-            f"bounds [{col.lo:g}, {col.hi:g}] of {schema_path}",
-            DpkitWarning,
-            stacklevel=3,
-        )
+        warnings.warn(clip_message(source, col, int(out_of.sum()), schema_path), DpkitWarning, stacklevel=3)
         nums = np.clip(nums, col.lo, col.hi)
     return nums
 
@@ -406,103 +529,58 @@ def load_table(
     columns: Sequence[str] | None = None,
     *,
     encoding: str = DEFAULT_ENCODING,
-    delimiter: str = ",",
+    delimiter: str | None = ",",
 ) -> EncodedTable:
-    """Read ``path`` and encode it against ``schema`` (:func:`read_csv` + :func:`encode`).
+    """Read ``path`` and encode it against ``schema`` (see :func:`load`)."""
+    from dpkit.data.source import ReadOptions
 
-    Fast path: the wanted columns are parsed straight into pandas categories and floats
-    (no Python string per cell, unused columns skipped). Anything unusual — a value that
-    is not a leaf or not a number, a missing token under ``missing_policy: error`` — falls
-    back to :func:`read_csv` + :func:`encode`, so errors and warnings are exactly theirs.
+    return load(ReadOptions(str(path), encoding=encoding, delimiter=delimiter), schema, columns)
+
+
+def load(options: ReadOptions, schema: Schema, columns: Sequence[str] | None = None) -> EncodedTable:
+    """Read the table ``options`` describes (CSV or Parquet) and encode it against ``schema``.
+
+    Fast path (:mod:`dpkit.data.columnar`): Arrow streams the file and only the codes of
+    the wanted columns are kept. Anything unusual — a value that is not a leaf or not a
+    number, a missing token under ``missing_policy: error``, a ragged row — falls back to
+    :func:`read_table` + :func:`encode`, so errors and warnings are exactly theirs.
     """
-    name = _name(path)
-    raw, text, header = _read_text(path, encoding=encoding, delimiter=delimiter)
-    table = _fast_load(name, raw, text, header, schema, columns, encoding, delimiter)
-    if table is not None:
-        return table
-    df = _parse_strings(name, raw, text, header, encoding, delimiter, True)
-    return encode(df, schema, columns, source=name)
-
-
-def _fast_load(
-    name: str, raw: bytes, text: str, header: list[str], schema: Schema,
-    columns: Sequence[str] | None, encoding: str, delimiter: str,
-) -> EncodedTable | None:
-    """:func:`load_table` without per-cell Python objects, or None to take the slow path."""
-    import pandas as pd
+    from dpkit.data import columnar
 
     wanted = list(columns) if columns is not None else schema.used_columns()
-    if not wanted or any(c not in header or c not in schema.columns for c in wanted):
+    if columnar.is_parquet(options):
+        return columnar.load_parquet(options, schema, wanted)
+    name = options.name
+    if options.delimiter is not None and len(options.delimiter) != 1:
+        raise DpkitUsageError(f"--delimiter must be one character, got {options.delimiter!r}")
+    stdin = read_raw("-") if options.path == "-" else None
+    fixed = resolve(options)
+    delimiter = fixed.delimiter or ","
+    header = _quick_header(fixed, stdin)
+    if header is not None:
+        table = columnar.load_csv_fast(fixed, delimiter, header, schema, wanted, stdin)
+        if table is not None:
+            return table
+    raw, text, header, _ = _read_text(fixed, stdin)
+    df = _parse_strings(name, raw, text, header, options.encoding, delimiter, True, has_header=options.header)
+    return encode(df, schema, wanted, source=name, first_line=first_line(options))
+
+
+def _quick_header(options: ReadOptions, raw: bytes | None) -> list[str] | None:
+    """The column names from the first bytes, or None when only the full read can tell."""
+    from dpkit.data.columnar import sample
+
+    head = sample(options, raw)
+    if b"\n" not in head:
+        return None  # a one-line file or a huge header: the exact path
+    line = head[: head.index(b"\n")]
+    if b'"' in line:
         return None
-    cols = [schema.columns[c] for c in wanted]
-    if any(not isinstance(c, CategoricalColumn | NumericColumn) for c in cols):
-        return None
-    token = schema.missing
-    positions = [header.index(c) for c in wanted]
-    dtypes = {
-        p: ("category" if isinstance(col, CategoricalColumn) else np.float64)
-        for p, col in zip(positions, cols, strict=True)
-    }
-    utf8 = encoding.lower().replace("_", "-") in _UTF8
-    source = io.BytesIO(_bytes_of(raw, text, encoding)) if utf8 else io.StringIO(text)
     try:
-        df = pd.read_csv(
-            source,
-            encoding="utf-8" if utf8 else None,
-            sep=delimiter,
-            header=0,
-            names=list(range(len(header))),
-            usecols=positions,
-            dtype=dtypes,
-            keep_default_na=False,
-            na_filter=False,  # a missing token in a numeric column fails to parse: slow path
-            engine="c",
-            on_bad_lines="error",
-        )
-    except Exception:  # noqa: BLE001 — any parse problem: the slow path names it properly
+        text = line.decode(options.encoding).lstrip("\ufeff").rstrip("\r")
+        return _header(options.name, text + "\n", options.delimiter or ",", options)
+    except (UnicodeDecodeError, LookupError, DataError):
         return None
-    n = len(df)
-    if n == 0 or (len(header) > 1 and _ragged_row(raw, text, encoding, delimiter, len(header), n)):
-        return None
-    rows = np.zeros(n, dtype=bool)  # rows holding the missing token in a used column
-    converted: dict[str, np.ndarray] = {}
-    for p, c, col in zip(positions, wanted, cols, strict=True):
-        series = df[p]
-        if isinstance(col, CategoricalColumn):
-            cats = [str(v).strip() for v in series.cat.categories]
-            lut = pd.Index(col.leaves, dtype=object).get_indexer(cats).astype(np.int32)
-            if token is not None and token in cats:
-                lut_missing = np.array([v == token for v in cats])
-            else:
-                lut_missing = np.zeros(len(cats), dtype=bool)
-            if ((lut < 0) & ~lut_missing).any():
-                return None  # a value outside the taxonomy: the slow path lists it
-            codes = series.cat.codes.to_numpy()
-            if (codes < 0).any():
-                return None
-            if lut_missing.any():
-                rows |= lut_missing[codes]
-            converted[c] = lut[codes]
-        else:
-            nums = series.to_numpy(dtype=np.float64)
-            if not np.isfinite(nums).all():  # 'nan', 'inf' written in the data
-                return None
-            converted[c] = nums
-    if rows.any():
-        if schema.missing_policy == "error":
-            return None  # the slow path raises the error naming line and column
-        warnings.warn(
-            f"{name}: dropped {int(rows.sum())} row(s) with a missing value "
-            f"({token!r}) in the used columns",
-            DpkitWarning,
-            stacklevel=3,
-        )
-        keep = np.flatnonzero(~rows)
-        converted = {c: v[keep] for c, v in converted.items()}
-    out = {}
-    for c, col in zip(wanted, cols, strict=True):
-        out[c] = converted[c] if isinstance(col, CategoricalColumn) else _clip(converted[c], col, name, schema.path)
-    return EncodedTable(schema=schema, columns=out, n_rows=n - int(rows.sum()), source=name)
 
 
 # --------------------------------------------------------------------------- coverage
@@ -531,7 +609,7 @@ class Coverage:
         return not self.missing_columns and not self.uncovered
 
 
-def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>") -> Coverage:
+def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>", first_line: int = 2) -> Coverage:
     """Check every value of ``df`` against ``schema`` without stopping at the first problem.
 
     Categorical values must be leaves of the taxonomy, numeric values finite numbers
@@ -545,12 +623,13 @@ def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>") 
     present = [c for c in wanted if c in df.columns]
     is_missing = np.zeros(len(df), dtype=bool)
     first_missing: tuple[int, str] | None = None
-    if schema.missing is not None and present:
-        per_col = np.stack([df[c].to_numpy() == schema.missing for c in present], axis=1)
+    tokens = list(schema.missing_tokens)
+    if tokens and present:
+        per_col = np.stack([np.isin(df[c].to_numpy(), tokens) for c in present], axis=1)
         is_missing = per_col.any(axis=1)
         if is_missing.any():
             r = int(np.flatnonzero(is_missing)[0])
-            first_missing = (r + 2, present[int(np.flatnonzero(per_col[r])[0])])
+            first_missing = (r + first_line, present[int(np.flatnonzero(per_col[r])[0])])
     uncovered: dict[str, list[tuple[str, int]]] = {}
     distinct: dict[str, int] = {}
     bounds: dict[str, tuple[int, int]] = {}
@@ -558,7 +637,7 @@ def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>") 
         col = schema.columns[c]
         values = df[c].to_numpy()
         # a missing token is judged by the policy, not as an uncovered value
-        considered = values != schema.missing if schema.missing is not None else np.ones(len(df), dtype=bool)
+        considered = ~np.isin(values, tokens) if tokens else np.ones(len(df), dtype=bool)
         if isinstance(col, CategoricalColumn):
             codes = _leaf_codes(values, col)
             bad = (codes < 0) & considered
@@ -580,7 +659,7 @@ def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>") 
             for r in rows:
                 v = values[r]
                 if v not in firsts:
-                    firsts[v] = int(r) + 2
+                    firsts[v] = int(r) + first_line
                     if len(firsts) == MAX_LISTED:
                         break
             uncovered[c] = list(firsts.items())
@@ -652,8 +731,24 @@ def _umask() -> int:
     return mask
 
 
-def write_csv(df: pd.DataFrame, path: str | Path, *, mode: int = 0o644) -> None:
+def is_parquet_path(path: str | Path) -> bool:
+    """Does an output path ask for Parquet (``.parquet`` / ``.pq``)?"""
+    from dpkit.data.columnar import PARQUET_EXTENSIONS
+
+    return str(path).lower().endswith(PARQUET_EXTENSIONS)
+
+
+def write_csv(df: pd.DataFrame, path: str | Path, *, delimiter: str = ",", mode: int = 0o644) -> None:
     """Write ``df`` (with header, no index) atomically to ``path`` or stdout (``mode``: as
-    :func:`atomic_output`)."""
+    :func:`atomic_output`).
+
+    A ``.parquet``/``.pq`` path is written as Parquet (strings stay strings).
+    """
+    if is_parquet_path(path):
+        from dpkit.data.columnar import write_parquet
+
+        with atomic_output(path, binary=True, mode=mode) as fh:
+            write_parquet(df, fh)
+        return
     with atomic_output(path, mode=mode) as fh:
-        df.to_csv(fh, index=False, lineterminator="\n")
+        df.to_csv(fh, index=False, lineterminator="\n", sep=delimiter)

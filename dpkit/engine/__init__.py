@@ -38,8 +38,7 @@ def load(options: Any, schema: Any, columns: Sequence[str] | None = None, *, eng
         from dpkit.engine.spark_frame import load_spark
 
         return load_spark(options, schema, columns, **engine_options)
-    from dpkit.data.table import load_table
+    from dpkit.data.table import load as load_encoded
     from dpkit.engine.numpy_frame import NumpyFrame
 
-    return NumpyFrame(load_table(options.path, schema, columns, encoding=options.encoding,
-                                 delimiter=options.delimiter or ","))
+    return NumpyFrame(load_encoded(options, schema, columns))

@@ -151,7 +151,7 @@ def load_dataset(
         raise DataError(f"{source}: no feature columns besides the target {target!r}")
     keep = np.ones(len(df), dtype=bool)
     if schema is not None and schema.missing is not None:
-        is_missing = (df[[*columns, target]] == schema.missing).to_numpy()
+        is_missing = df[[*columns, target]].isin(list(schema.missing_tokens)).to_numpy()
         rows = is_missing.any(axis=1)
         if rows.any():
             if schema.missing_policy != "drop":

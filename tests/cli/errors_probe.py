@@ -37,10 +37,10 @@ def probe(data, schema, rows, encoding, delimiter, epsilon, config, seed, ledger
     import numpy as np
     import pandas as pd
 
-    from dpkit.cli.options import default_report_path
+    from dpkit.cli.options import default_report_path, read_options
     from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import CategoricalColumn, load_schema
-    from dpkit.data.table import load_table, write_csv
+    from dpkit.data.table import load, write_csv
     from dpkit.privacy import discrete_laplace
     from dpkit.report import write_report
 
@@ -49,7 +49,7 @@ def probe(data, schema, rows, encoding, delimiter, epsilon, config, seed, ledger
                      outputs=[output, report], ledger=ledger, data_path=data)
     s = load_schema(schema)
     with run:
-        table = load_table(data, s, encoding=encoding, delimiter=delimiter)
+        table = load(read_options(data, encoding, delimiter), s)
         cat = next(n for n, c in s.columns.items() if isinstance(c, CategoricalColumn))
         leaves = s.columns[cat].leaves
         counts = np.bincount(table.columns[cat], minlength=len(leaves))

@@ -122,7 +122,7 @@ def test_points_outside_bounds_are_clipped_and_counted(capsys, tmp_path: Path) -
     data = tmp_path / "d.csv"
     data.write_text("x,y\n1,1\n2,2\n50,3\n-4,2\n3,3\n")
     code, _, err = dpkit(capsys, "cluster", data, "--columns", "x,y", "-k", 2, "--epsilon", 1,
-                         "--bounds", "0:10,0:10", "-o", tmp_path / "c.csv")
+                         "--bounds", "0:10,0:10", "-o", tmp_path / "c.csv", "-v")
     assert code == 0, err
     assert "clipped 2 value(s) of 'x'" in err
 
@@ -165,7 +165,8 @@ def test_usage_errors(capsys, tmp_path: Path, small: Path, args: list, code: int
     assert not out.exists()
 
 
-def test_non_numeric_column(capsys, tmp_path: Path) -> None:
+def test_non_numeric_column(capsys, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)  # values and lines shown
     data = tmp_path / "d.csv"
     data.write_text("x,y\n1,1\n2,abc\n")
     code, _, err = dpkit(capsys, "cluster", data, "--columns", "x,y", "-k", 1, "--epsilon", 1,

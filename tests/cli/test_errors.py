@@ -155,6 +155,14 @@ COMMANDS = {
 _help: dict[str, str] = {}
 
 
+
+@pytest.fixture(autouse=True)
+def _owner_view(monkeypatch):  # noqa: ANN001
+    """The catalogue pins the data owner's messages (values, counts, lines: stderr a terminal);
+    tests/data/test_columnar.py pins the quiet forms that logs get."""
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
+
+
 def invoke(cmd: Command, argv: list[str], env: dict | None = None) -> tuple[int, str, str]:
     """Run in-process through dpkit's error boundary: (exit code, stdout, stderr)."""
     from errors_probe import probe
@@ -216,7 +224,13 @@ CASES = [
          data=_data([*R[:5], R[5] + ",extra", *R[6:]])),
     Case("ragged-short-row", 1, r":\d+: ragged row.*expected 5 fields, saw 4",
          data=_data([*R[:5], R[5].rsplit(",", 1)[0], *R[6:]])),
-    Case("wrong-delimiter", 1, r"delimiter", data=csv_text([r.replace(",", ";") for r in [HEADER, *R]])),
+    Case("wrong-delimiter", 1, r"delimiter", data=csv_text([r.replace(",", ";") for r in [HEADER, *R]]),
+         extra=["--delimiter", ","]),
+    Case("sniffed-delimiter", 0, warning=r"fields are separated by ';' \(sniffed; pass --delimiter",
+         data=csv_text([r.replace(",", ";") for r in [HEADER, *R]])),
+    Case("no-header-row", 0, data=csv_text(R), extra=["-H", "--column-names", HEADER]),
+    Case("header-row-and-names", 2, r"--column-names names the columns of a headerless input; add -H",
+         extra=["--column-names", HEADER]),
     Case("non-utf8", 1, r":\d+: byte 0xe9 is not valid utf-8-sig; pass --encoding",
          data=GOOD.replace("n7\n", "caf\xe9\n").encode("latin-1")),
     Case("latin1-with-encoding", 0, data=GOOD.replace("n7\n", "caf\xe9\n").encode("latin-1"),

@@ -180,7 +180,8 @@ def test_missing_epsilon(files):
     assert code == 2 and "--epsilon is required" in err
 
 
-def test_unknown_category_is_an_error(files):
+def test_unknown_category_is_an_error(files, monkeypatch):
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)  # values and lines shown
     text = Path(files["data"]).read_text().replace("red", "purple", 1)
     Path(files["data"]).write_text(text)
     code, _, err = publish(files, "--epsilon", "1")
@@ -194,7 +195,7 @@ def test_out_of_bounds_is_clipped_with_a_count(files):
     lines[1] = "150," + lines[1].split(",", 1)[1]
     lines[2] = "-3," + lines[2].split(",", 1)[1]
     Path(files["data"]).write_text("\n".join(lines) + "\n")
-    code, _, err = publish(files, "--epsilon", "1", "--levels", "2")
+    code, _, err = publish(files, "--epsilon", "1", "--levels", "2", "-v")
     assert code == 0
     assert "clipped 2 value(s) of 'age'" in err
     assert Path(files["out"]).exists()

@@ -110,3 +110,21 @@ def test_split_rows_partitions_in_order_with_empty_parts():
     group = np.array([2, 0, 2, 0, 3, 2])
     parts = split_rows(rows, group, 5)
     assert [p.tolist() for p in parts] == [[11, 13], [], [10, 12, 15], [14], []]
+
+
+@given(st.data())
+def test_value_class_counts_dense_path_equals_the_sort(data):
+    """Whole numbers in a small range are counted by bincount; the result equals np.unique's."""
+    from dpkit.data.counting import class_counts, value_class_counts
+
+    n = data.draw(st.integers(1, 60))
+    whole = data.draw(st.booleans())
+    lo = data.draw(st.integers(-50, 50))
+    vals = [float(lo + data.draw(st.integers(0, 30))) + (0.0 if whole else data.draw(st.sampled_from([0.0, 0.5])))
+            for _ in range(n)]
+    v = np.array(vals)
+    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int8)
+    uniq, counts = value_class_counts(v, y, 3)
+    ref_u, inv = np.unique(v, return_inverse=True)
+    assert np.array_equal(uniq, ref_u) and uniq.dtype == ref_u.dtype
+    assert np.array_equal(counts, class_counts(inv.reshape(-1), y, ref_u.size, 3))

@@ -21,6 +21,14 @@ from dpkit.data.table import (
 )
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _owner_view():
+    """These tests read the data owner's messages (exact counts, values, lines): as on a terminal."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("dpkit.console.owner_watching", lambda: True)
+        yield
+
 ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "sample_data/adult/train.csv"
 
@@ -160,7 +168,7 @@ def test_encode_codes_and_clipping(tmp_path):
     p = write(tmp_path, "a,n,id,y\nx1,3,1,no\nY,12,2,yes\nx2,-1,3,no\n")
     with pytest.warns(DpkitWarning, match=r"clipped 2 value\(s\) of 'n' to the public bounds \[0, 10\]"):
         t = load_table(p, SCHEMA)
-    assert t.columns["a"].dtype == np.int32 and t.columns["a"].tolist() == [0, 2, 1]
+    assert t.columns["a"].dtype == np.int8 and t.columns["a"].tolist() == [0, 2, 1]
     assert t.columns["y"].tolist() == [0, 1, 0]
     assert t.columns["n"].dtype == np.float64 and t.columns["n"].tolist() == [3.0, 10.0, 0.0]
     assert "id" not in t.columns and t.n_rows == 3

@@ -1,0 +1,259 @@
+"""The columnar load path (dpkit/data/columnar.py): dialect sniffing, headerless files,
+Parquet in and out, several missing tokens, compact codes, and quiet loader messages."""
+
+from __future__ import annotations
+
+import io
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpkit.data.columnar import code_dtype, sniff_delimiter
+from dpkit.data.schema import parse_schema
+from dpkit.data.source import ReadOptions
+from dpkit.data.table import check_coverage, encode, load, read_csv, read_table, write_csv
+from dpkit.errors import DataError, SchemaError
+
+SCHEMA_TEXT = """\
+target: y
+missing: ['?', 'n/a', '']
+missing_policy: drop
+columns:
+  a: {type: categorical, hierarchy: {Any: {X: [x1, x2], Y: null}}}
+  n: {type: numeric, bounds: [0, 10]}
+  id: {type: ignore}
+  y: {type: categorical, values: ["no", "yes"]}
+"""
+SCHEMA = parse_schema(SCHEMA_TEXT, "S.yaml")
+GOOD = "a,n,id,y\nx1,3,1,no\nY,12,2,yes\nx2,-1,3,no\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "d.csv") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def owner(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
+
+
+def quiet(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: False)
+
+
+def loaded(path: Path, **kw) -> tuple:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = load(ReadOptions(str(path), **kw), SCHEMA)
+    return t, [str(w.message) for w in caught]
+
+
+# ------------------------------------------------------------------ sniffing
+
+
+@pytest.mark.parametrize("d", [",", ";", "\t", "|"])
+def test_sniff_each_delimiter(d):
+    text = d.join(["a", "n", "id", "y"]) + "\n" + d.join(["x1", "3", '"1,5"', "no"]) + "\n"
+    assert sniff_delimiter(text) == d
+
+
+def test_sniff_one_column_and_ties_default_to_comma():
+    assert sniff_delimiter("a\nx\n") == ","
+    assert sniff_delimiter("a,b;c\n1,2;3\n") == ","  # both give 2 fields: ',' wins
+
+
+def test_sniffed_semicolon_loads_with_a_warning_naming_it(tmp_path, monkeypatch):
+    owner(monkeypatch)
+    p = write(tmp_path, GOOD.replace(",", ";"))
+    t, msgs = loaded(p, delimiter=None)
+    assert any("fields are separated by ';' (sniffed" in m for m in msgs)
+    ref, _ = loaded(write(tmp_path, GOOD, "c.csv"), delimiter=None)
+    assert all(np.array_equal(t.columns[c], ref.columns[c]) for c in ref.columns)
+    assert not any("(sniffed" in m for m in _)  # "," is not announced
+
+
+def test_ragged_message_agrees_with_the_header(tmp_path):
+    # a ';' file read with ',' whose one row holds a comma: the numbers must not contradict
+    p = write(tmp_path, "x;y\n1;2\n3,4;5\n")
+    with pytest.raises(DataError) as exc:
+        read_csv(p, delimiter=",")
+    msg = str(exc.value)
+    assert "expected 1 fields, saw 2" in msg and ":3:" in msg
+
+
+# ------------------------------------------------------------------ headerless
+
+
+def test_no_header_row_names_c1_cn(tmp_path):
+    p = write(tmp_path, "x1,3,1,no\nY,4,2,yes\n")
+    df = read_csv(p, header=False)
+    assert list(df.columns) == ["c1", "c2", "c3", "c4"] and len(df) == 2
+    df = read_csv(p, header=False, column_names=["a", "n", "id", "y"])
+    t = encode(df, SCHEMA, source="d", first_line=1)
+    assert t.n_rows == 2
+
+
+def test_no_header_row_fast_load_and_line_numbers(tmp_path, monkeypatch):
+    owner(monkeypatch)
+    p = write(tmp_path, "x1,3,1,no\nY,4,2,yes\n")
+    t, _ = loaded(p, header=False, column_names=("a", "n", "id", "y"))
+    assert t.n_rows == 2 and t.columns["a"].tolist() == [0, 2]
+    bad = write(tmp_path, "x1,3,1,no\npurple,4,2,yes\n", "b.csv")
+    with pytest.raises(DataError, match=r"b\.csv:2: column 'a'"):
+        loaded(bad, header=False, column_names=("a", "n", "id", "y"))
+
+
+def test_column_names_must_match_the_width(tmp_path):
+    p = write(tmp_path, "x1,3,1,no\n")
+    with pytest.raises(DataError, match="--column-names gives 2 name"):
+        read_csv(p, header=False, column_names=["a", "n"])
+
+
+# ------------------------------------------------------------------ several missing tokens
+
+
+def test_schema_missing_list_round_trips():
+    from dpkit.data.schema import schema_to_dict
+
+    assert SCHEMA.missing_tokens == ("?", "n/a", "") and SCHEMA.missing == "?"
+    assert schema_to_dict(SCHEMA)["missing"] == ["?", "n/a", ""]
+    one = parse_schema("missing: '?'\ncolumns:\n  a: {type: numeric, bounds: [0, 1]}\n")
+    assert one.missing_tokens == ("?",)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("missing: []\n", "lists no token"),
+    ("missing: ['?', '?']\n", "listed twice"),
+    ("missing: ['?', ~]\n", "must be a string"),
+])
+def test_schema_missing_list_errors(text, match):
+    with pytest.raises(SchemaError, match=match):
+        parse_schema(text + "columns:\n  a: {type: numeric, bounds: [0, 1]}\n", "m.yaml")
+
+
+def test_every_missing_token_drops_its_rows(tmp_path, monkeypatch):
+    owner(monkeypatch)
+    p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,4,2,yes\nY,n/a,3,no\nx2,,4,yes\nY,5,5,yes\n")
+    t, msgs = loaded(p)
+    assert t.n_rows == 2 and t.columns["a"].tolist() == [0, 2]
+    assert any("dropped 3 row(s) with a missing value ('?', 'n/a', '')" in m for m in msgs)
+    slow = encode(read_csv(p), SCHEMA, source=str(p))
+    assert all(np.array_equal(t.columns[c], slow.columns[c]) for c in slow.columns)
+    cov = check_coverage(read_csv(p), SCHEMA)
+    assert cov.ok and cov.missing_rows == 3
+
+
+# ------------------------------------------------------------------ codes
+
+
+def test_compact_code_types(tmp_path):
+    assert code_dtype(5) == np.int8 and code_dtype(200) == np.int16 and code_dtype(70000) == np.int32
+    t, _ = loaded(write(tmp_path, GOOD))
+    assert t.columns["a"].dtype == np.int8 and t.columns["n"].dtype == np.float64
+
+
+# ------------------------------------------------------------------ quiet messages
+
+
+def test_quiet_forms_hold_no_counts_or_values(tmp_path, monkeypatch):
+    quiet(monkeypatch)
+    p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,40,2,yes\nY,12,3,no\n")
+    _, msgs = loaded(p)
+    assert msgs == [
+        f"{p}: dropped rows with a missing value ('?', 'n/a', '') in the used columns (-v shows the detail)",
+        f"{p}: clipped values of 'n' to the public bounds [0, 10] of S.yaml (-v shows the detail)",
+    ]
+    bad = write(tmp_path, "a,n,id,y\nx1,3,1,no\npurple,4,2,yes\n", "b.csv")
+    with pytest.raises(DataError) as exc:
+        loaded(bad)
+    assert "purple" not in str(exc.value) and ":3:" not in str(exc.value)
+    assert "column 'a' has values not in the taxonomy" in str(exc.value)
+
+
+def test_owner_forms_hold_counts(tmp_path, monkeypatch):
+    owner(monkeypatch)
+    p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,40,2,yes\nY,12,3,no\n")
+    _, msgs = loaded(p)
+    assert "dropped 1 row(s)" in msgs[0] and "clipped 1 value(s) of 'n'" in msgs[1]
+
+
+# ------------------------------------------------------------------ stdin, encodings
+
+
+def test_stdin_is_read_once_and_served_again(tmp_path, monkeypatch):
+    data = GOOD.encode()
+
+    class In:
+        buffer = io.BytesIO(data)
+        closed = False
+
+    monkeypatch.setattr(sys, "stdin", In())
+    from dpkit.data.table import column_names
+
+    assert column_names(ReadOptions("-")) == ["a", "n", "id", "y"]
+    t, _ = loaded(Path("-"))
+    assert t.n_rows == 3 and t.source == "<stdin>"
+
+
+def test_latin1_and_bad_bytes_in_an_unused_column(tmp_path, monkeypatch):
+    owner(monkeypatch)
+    p = tmp_path / "l.csv"
+    p.write_bytes("a,n,id,y\nx1,3,caf\xe9,no\n".encode("latin-1"))
+    t, _ = loaded(p, encoding="latin-1")
+    assert t.n_rows == 1
+    with pytest.raises(DataError, match=r":2: byte 0xe9 is not valid utf-8-sig"):
+        loaded(p)  # the fast path reads only 'a', 'n', 'y' but the whole file must be valid
+
+
+# ------------------------------------------------------------------ Parquet
+
+
+def test_parquet_in_equals_csv_in(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame({"a": ["x1", "Y", "x2", "?"], "n": [3.0, 12.0, -1.0, 4.0], "id": [1, 2, 3, 4],
+                       "y": ["no", "yes", "no", "yes"]})
+    write_csv(df, tmp_path / "d.parquet")
+    assert (tmp_path / "d.parquet").read_bytes()[:4] == b"PAR1"
+    (tmp_path / "noext").write_bytes((tmp_path / "d.parquet").read_bytes())  # magic bytes
+    csv_t, _ = loaded(write(tmp_path, "a,n,id,y\nx1,3,1,no\nY,12,2,yes\nx2,-1,3,no\n?,4,4,yes\n"))
+    for name in ("d.parquet", "noext"):
+        pq_t, msgs = loaded(tmp_path / name)
+        assert pq_t.n_rows == csv_t.n_rows == 3
+        assert all(np.array_equal(pq_t.columns[c], csv_t.columns[c]) for c in csv_t.columns)
+        assert any("clipped" in m for m in msgs) and any("dropped" in m for m in msgs)
+    strings = read_table(ReadOptions(str(tmp_path / "d.parquet")))
+    assert strings["n"].tolist() == ["3", "12", "-1", "4"] and strings["a"].tolist()[0] == "x1"
+
+
+def test_parquet_errors_name_the_row(tmp_path, monkeypatch):
+    import pandas as pd
+
+    owner(monkeypatch)
+    write_csv(pd.DataFrame({"a": ["x1", "purple"], "n": [1.0, 2.0], "y": ["no", "no"]}), tmp_path / "b.parquet")
+    with pytest.raises(DataError, match=r"b\.parquet: row 2: column 'a' has a value not in the taxonomy"):
+        loaded(tmp_path / "b.parquet")
+    write_csv(pd.DataFrame({"a": ["x1"], "n": ["abc"], "y": ["no"]}), tmp_path / "c.parquet")
+    with pytest.raises(DataError, match=r"row 1: numeric column 'n' has 'abc'"):
+        loaded(tmp_path / "c.parquet")
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(DataError, match="not a readable Parquet file"):
+        loaded(tmp_path / "junk.parquet")
+
+
+def test_parquet_on_stdin(tmp_path, monkeypatch):
+    import pandas as pd
+
+    write_csv(pd.DataFrame({"a": ["x1", "Y"], "n": [1.0, 2.0], "y": ["no", "yes"]}), tmp_path / "s.parquet")
+
+    class In:
+        buffer = io.BytesIO((tmp_path / "s.parquet").read_bytes())
+        closed = False
+
+    monkeypatch.setattr(sys, "stdin", In())
+    t, _ = loaded(Path("-"))
+    assert t.n_rows == 2 and t.columns["a"].tolist() == [0, 2]
