@@ -33,7 +33,8 @@ from dpkit.privacy import Accountant, derive_seed, make_rng
 DEFAULTS: dict[str, Any] = {
     "algorithm": "maxgddp",
     "epsilon": 1.0,
-    "levels": 13,
+    "levels": "auto",
+    "raw": False,
     "selection_share": 0.5,
     "allocation": "geometric",
     "selector": "report-noisy-max",
@@ -169,4 +170,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         "epsilon_spent": acc.spent,
         "released_records": float(rel.n_records),
         "cells": float(cut.n_cells() * len(rel.class_labels)),
+        "levels_used": float(len(model.selections_)),
+        "row_ratio": float(rel.n_records) / max(train.n_rows, 1),
+        "expected_noise_share": float(model.noise_share_),
     }
