@@ -20,8 +20,8 @@ import numpy as np
 from dpkit.data.table import EncodedTable
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 from dpkit.privacy.mechanisms import exponential, exponential_interval
-from dpkit.release.cut import CategoricalCut, Cut, NumericCut
 from dpkit.release import depth
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut
 from dpkit.release.maxgddp import (
     AUTO,
     Selection,

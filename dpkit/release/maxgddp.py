@@ -30,7 +30,12 @@ from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.data.table import EncodedTable
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy.accountant import Accountant, validate_epsilon
-from dpkit.privacy.mechanisms import discrete_laplace, exponential, permute_and_flip, report_noisy_max
+from dpkit.privacy.mechanisms import (
+    discrete_laplace,
+    exponential,
+    permute_and_flip,
+    report_noisy_max,
+)
 from dpkit.release import depth
 from dpkit.release.cut import CategoricalCut, Cut
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, numeric_candidates
