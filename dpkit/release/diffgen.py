@@ -34,7 +34,7 @@ from dpkit.release.maxgddp import (
     validate_postprocess,
 )
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, split_utilities
-from dpkit.release.sparse import NoisyTable, release_table
+from dpkit.release.sparse import NoisyTable, check_release_size, release_table
 
 
 class DiffGen:
@@ -87,6 +87,7 @@ class DiffGen:
                 cands, scores = fitting(cut, cands, scores, n_classes, plan.max_cells)
             if not cands:
                 break
+            check_release_size(cut.shape() + [n_classes], self.epsilon - (accountant.spent - start))
             idx = exponential(scores, epsilon=eps_p, rng=rng, accountant=accountant,
                               step=f"select level {level}", sensitivity=1.0, monotone=False)
             chosen = cands[idx]

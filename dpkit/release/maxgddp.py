@@ -39,11 +39,14 @@ from dpkit.privacy.mechanisms import (
 from dpkit.release import depth
 from dpkit.release.cut import CategoricalCut, Cut
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, numeric_candidates
-from dpkit.release.sparse import NoisyTable, postprocess, release_table
+from dpkit.release.sparse import NoisyTable, check_release_size, postprocess, release_table
 
 ALLOCATIONS = ("geometric", "uniform", "adaptive")
 #: ``levels="auto"``: the depth follows a noisy N and the count noise (:mod:`dpkit.release.depth`)
 AUTO = "auto"
+#: the most specializations ``--levels`` accepts: the geometric schedule then still gives level 1
+#: a positive ε (r^1000 ≈ 10^159), and no table is resolved after that many anyway
+MAX_LEVELS = 1000
 #: post-processing of the noisy table: ``suppress`` (default) or ``raw`` (the paper's release)
 POSTPROCESS = ("suppress", "raw")
 SELECTORS = ("report-noisy-max", "exponential", "permute-and-flip")
@@ -53,9 +56,20 @@ GEOMETRIC_RATIO = 3 ** (1 / 3)
 
 def geometric_budgets(total: float, levels: int, ratio: float = GEOMETRIC_RATIO) -> list[float]:
     """ε_i = total·r^(i−1)(r−1)/(r^h−1), i = 1..h (MAXGDDP Thm 2); sums to ``total``."""
-    weights = [ratio**i for i in range(levels)]
+    try:
+        weights = [ratio**i for i in range(levels)]
+    except OverflowError:  # thousands of levels: the same weights relative to the largest
+        return _normalized(total, [i * math.log(ratio) for i in range(levels)])
     s = math.fsum(weights)
     return [total * w / s for w in weights]
+
+
+def _normalized(total: float, log_weights: list[float]) -> list[float]:
+    """``total`` split in proportion to exp(log_weights), without overflow."""
+    top = max(log_weights)
+    w = [math.exp(x - top) for x in log_weights]
+    s = math.fsum(w)
+    return [total * x / s for x in w]
 
 
 def level_budget(
@@ -78,7 +92,10 @@ def level_budget(
     growth = 3.0
     if level > 1 and fanout_now > fanout_first:
         growth = (fanout_now / fanout_first) ** (1.0 / (level - 1))
-    weights = [growth ** (j / 3.0) for j in range(levels_left)]
+    try:
+        weights = [growth ** (j / 3.0) for j in range(levels_left)]
+    except OverflowError:
+        return _normalized(remaining, [j / 3.0 * math.log(growth) for j in range(levels_left)])[0]
     return remaining / math.fsum(weights)
 
 
@@ -191,6 +208,8 @@ class MaxGDDP:
                 cands, scores = fitting(cut, cands, scores, n_classes, plan.max_cells)
             if not cands:
                 break  # nothing left to specialize (or nothing fits): the rest of ε₁ goes to the counts
+            # a cut already too large to release (cells only grow, ε₂ only shrinks) is refused now
+            check_release_size(cut.shape() + [n_classes], plan.epsilon_rest - spent_select)
             eps_i = level_budget(self.allocation, eps_select - spent_select, plan.levels - level + 1,
                                  _fanout(cut, n_classes), fan_first, level)
             idx = select(self.selector, scores, epsilon=eps_i, rng=rng,
@@ -302,9 +321,9 @@ def parse_levels(value: Any) -> int | str:
         try:
             value = int(v)
         except ValueError:
-            raise DpkitUsageError(f"--levels must be 'auto' or an integer >= 1, got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise DpkitUsageError(f"--levels must be 'auto' or an integer >= 1, got {value!r}")
+            raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_LEVELS:
+        raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}")
     return int(value)
 
 
