@@ -10,12 +10,13 @@ DPKIT  := $(BIN)/dpkit
 OUT    := out
 
 .PHONY: help setup demo test test-fast test-statistical lint bench reproduce reproduce-maxgddp \
-        reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
+        reproduce-diffprfs reproduce-dpqt reproduce-xgbka bench-robust clean
 
 help:
 	@echo "make demo       set up a venv in $(VENV) and run the main job on sample_data/"
 	@echo "make test       set up and run the whole test suite (with ruff)"
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
+	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(STAMP): pyproject.toml
@@ -30,7 +31,7 @@ demo: $(STAMP)
 	@mkdir -p $(OUT)
 	$(DPKIT) taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
 	$(DPKIT) publish sample_data/adult/train.csv --schema taxonomies/adult.yaml --target income \
-	    --epsilon 1 --levels 13 -o $(OUT)/adult.released.csv
+	    --epsilon 1 -o $(OUT)/adult.released.csv
 	$(DPKIT) generalize sample_data/adult/test.csv --cut $(OUT)/adult.released.report.json \
 	    -o $(OUT)/adult.test.generalized.csv
 	$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
@@ -53,6 +54,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench.run
+
+bench-robust: $(STAMP)
+	$(PY) -m bench.bench_robust --tune
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 

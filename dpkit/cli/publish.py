@@ -19,6 +19,7 @@ from dpkit.cli.options import (
 #: built-in defaults (the same as configs/publish.yaml); a --config file or a flag overrides them.
 DEFAULTS: dict[str, Any] = {
     "levels": "auto",
+    "raw": False,
     "algorithm": "maxgddp",
     "allocation": "geometric",
     "selection_share": 0.5,
