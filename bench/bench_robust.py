@@ -156,8 +156,13 @@ def _one(job: tuple[str, dict[str, Any], str, dict[str, Any], float, int]) -> di
 
 
 def run(jobs: list[tuple[Any, ...]], workers: int) -> list[dict[str, Any]]:
+    out = []
     with ProcessPoolExecutor(workers) as ex:
-        return list(ex.map(_one, jobs, chunksize=1))
+        for i, r in enumerate(ex.map(_one, jobs, chunksize=1), 1):
+            out.append(r)
+            if i % 100 == 0 or i == len(jobs):
+                print(f"bench-robust: {i}/{len(jobs)} runs", file=sys.stderr, flush=True)
+    return out
 
 
 def _mean(rs: list[dict[str, Any]], key: str) -> float:
