@@ -46,8 +46,8 @@ DEFAULTS: dict[str, Any] = {
 @click.option("--grid", type=int, default=None, metavar="G",
               help="At most G public split points per numeric interval (default 32) (MAXGDDP).")
 @click.option("--raw", is_flag=True, default=None,
-              help="Release every positive noisy count (the paper) instead of suppressing counts below "
-                   "the noise threshold and scaling to the noisy total.")
+              help="Release every positive noisy count (the paper; the default with --levels H) instead of "
+                   "suppressing counts below the noise threshold and scaling to the noisy total.")
 @click.option("--counts", is_flag=True, default=None,
               help="One row per released cell with a 'count' column instead of repeated records.")
 @privacy_options
@@ -126,7 +126,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             "algorithm": p["algorithm"],
             "counts": bool(p["counts"]),
         }
-        parameters["raw"] = bool(p.get("raw"))
+        parameters["raw"] = model.postprocess == "raw"
         if p["algorithm"] == "maxgddp":
             parameters.update(allocation=p["allocation"], selection_share=p["selection_share"],
                               selector=p["selector"], grid=p["grid"])

@@ -30,8 +30,8 @@ from dpkit.release.maxgddp import (
     fitting,
     parse_levels,
     plan_depth,
+    resolve_postprocess,
     validate_common,
-    validate_postprocess,
 )
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, split_utilities
 from dpkit.release.sparse import NoisyTable, check_release_size, release_table
@@ -40,7 +40,7 @@ from dpkit.release.sparse import NoisyTable, check_release_size, release_table
 class DiffGen:
     """DiffGen with the Max score; attributes as :class:`~dpkit.release.maxgddp.MaxGDDP`."""
 
-    def __init__(self, *, epsilon: float, levels: int | str = AUTO, postprocess: str = "suppress",
+    def __init__(self, *, epsilon: float, levels: int | str = AUTO, postprocess: str | None = None,
                  n_share: float = depth.N_SHARE, resolution: float = depth.RESOLUTION) -> None:
         self.epsilon = epsilon
         self.levels = levels
@@ -58,7 +58,7 @@ class DiffGen:
         self.epsilon = validate_epsilon(self.epsilon)
         self.levels = parse_levels(self.levels)
         validate_common(self.levels, 0.5, 1)
-        validate_postprocess(self.postprocess)
+        self.postprocess = resolve_postprocess(self.postprocess, self.levels)
         schema = table.schema
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")

@@ -49,6 +49,16 @@ AUTO = "auto"
 MAX_LEVELS = 1000
 #: post-processing of the noisy table: ``suppress`` (default) or ``raw`` (the paper's release)
 POSTPROCESS = ("suppress", "raw")
+
+
+def resolve_postprocess(value: str | None, levels: int | str) -> str:
+    """``None`` means: ``suppress`` with ``levels="auto"``, ``raw`` with a fixed h (the paper's
+    release, unchanged: a fixed deep cut at small ε keeps mostly noise cells above any threshold,
+    and suppression measured worse there, docs/results/publish-robust.md)."""
+    if value is None:
+        return "suppress" if levels == AUTO else "raw"
+    validate_postprocess(value)
+    return value
 SELECTORS = ("report-noisy-max", "exponential", "permute-and-flip")
 #: the paper's ratio of consecutive level budgets, ∛3 (it assumes each level triples the fan-out).
 GEOMETRIC_RATIO = 3 ** (1 / 3)
@@ -142,13 +152,14 @@ class MaxGDDP:
     ``levels="auto"`` (default) first spends ``n_share``·ε on a noisy record count Ñ, then
     derives the depth and a cap on the cut's size from Ñ and the count noise
     (:mod:`dpkit.release.depth`); an integer runs the paper's fixed h. ``postprocess``
-    ``suppress`` (default) drops noisy counts below a public threshold and scales the rest to
-    the noisy total; ``raw`` releases every positive noisy count (the paper).
+    ``suppress`` (default with ``auto``) drops noisy counts below a public threshold and scales
+    the rest to the noisy total; ``raw`` (default with a fixed h) releases every positive noisy
+    count (the paper).
     """
 
     def __init__(self, *, epsilon: float, levels: int | str = AUTO, selection_share: float = 0.5,
                  allocation: str = "geometric", selector: str = "report-noisy-max", grid: int = 32,
-                 postprocess: str = "suppress", n_share: float = depth.N_SHARE,
+                 postprocess: str | None = None, n_share: float = depth.N_SHARE,
                  resolution: float = depth.RESOLUTION) -> None:
         self.epsilon = epsilon
         self.levels = levels
@@ -164,7 +175,7 @@ class MaxGDDP:
         self.epsilon = validate_epsilon(self.epsilon)
         self.levels = parse_levels(self.levels)
         validate_common(self.levels, self.selection_share, self.grid)
-        validate_postprocess(self.postprocess)
+        self.postprocess = resolve_postprocess(self.postprocess, self.levels)
         if self.allocation not in ALLOCATIONS:
             raise DpkitUsageError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
         if self.selector not in SELECTORS:

@@ -91,6 +91,9 @@ def test_diffgen_auto_accounts_every_draw(table):
 
 
 def test_fixed_levels_draw_no_noisy_n_and_raw_keeps_every_positive_cell(table):
+    assert MaxGDDP(epsilon=1.0, levels=3).fit(table, "label", accountant=Accountant(1.0),
+                                              rng=make_rng(4)).postprocess == "raw"  # fixed h: the paper's release
+    assert MaxGDDP(epsilon=1.0).fit(table, "label", accountant=Accountant(1.0), rng=make_rng(4)).postprocess == "suppress"
     acc = Accountant(1.0)
     m = make_model("maxgddp", 1.0, {"levels": 3, "raw": True, "selection_share": 0.5, "allocation": "geometric",
                                     "selector": "report-noisy-max", "grid": 4})
@@ -98,7 +101,7 @@ def test_fixed_levels_draw_no_noisy_n_and_raw_keeps_every_positive_cell(table):
     assert [s.step for s in acc.spends][0] == "select level 1"
     assert m.depth_.n_hat is None and m.threshold_ == 1
     # raw is the mechanism's output: the same noisy table as a suppressing run of the same seed, before post-processing
-    m2 = make_model("maxgddp", 1.0, {"levels": 3, "selection_share": 0.5, "allocation": "geometric",
+    m2 = make_model("maxgddp", 1.0, {"levels": 3, "postprocess": "suppress", "selection_share": 0.5, "allocation": "geometric",
                                      "selector": "report-noisy-max", "grid": 4})
     m2.fit(table, "label", accountant=Accountant(1.0), rng=make_rng(4))
     assert m2.cut_.to_json() == m.cut_.to_json()
