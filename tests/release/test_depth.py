@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpkit.data.counting import cell_counts
 from dpkit.data.schema import parse_schema
@@ -170,3 +172,41 @@ def test_many_fixed_levels_are_refused_in_one_line_before_the_counts():
         MaxGDDP(epsilon=1.0, levels=200).fit(t, "y", accountant=acc, rng=make_rng(0))
     assert "\n" not in str(e.value)
     assert "noisy counts" not in [s.step for s in acc.spends]
+
+
+TINY = """\
+target: label
+columns:
+  age: {type: numeric, bounds: [0, 10], integer: true}
+  size: {type: numeric, bounds: [0, 1]}
+  band:
+    type: numeric
+    bounds: [0, 100]
+    hierarchy: {"0..100": {"0..50": {"0..20": null, "20..50": null}, "50..100": null}}
+  color:
+    type: categorical
+    hierarchy:
+      Any:
+        Warm: [red, orange]
+        Cool: [blue, green, teal]
+  label: {type: categorical, values: [a, b, c]}
+"""
+
+
+@settings(max_examples=25)
+@given(n=st.integers(1, 400), eps=st.floats(0.01, 20.0), seed=st.integers(0, 2**31), algorithm=st.sampled_from(
+    ["maxgddp", "diffgen"]))
+def test_auto_property_spends_epsilon_and_respects_the_cap(n, eps, seed, algorithm):
+    schema = parse_schema(TINY, "tiny.yaml")
+    rng = np.random.default_rng(seed)
+    cols = {"age": rng.integers(0, 11, n).astype(float), "size": rng.random(n), "band": rng.random(n) * 100,
+            "color": rng.integers(0, 5, n).astype(np.int32), "label": rng.integers(0, 3, n).astype(np.int32)}
+    t = EncodedTable(schema, cols, n)
+    acc = Accountant(eps)
+    m = (MaxGDDP(epsilon=eps) if algorithm == "maxgddp" else DiffGen(epsilon=eps)).fit(
+        t, "label", accountant=acc, rng=make_rng(seed))
+    assert acc.spent <= eps * (1 + 1e-9) and math.isclose(acc.spent, eps, rel_tol=1e-9)
+    assert acc.spends[0].step == "noisy N"
+    assert len(m.selections_) <= m.depth_.levels
+    assert not m.selections_ or m.cut_.n_cells() * 3 <= m.depth_.max_cells
+    assert 0.0 <= m.noise_share_ <= 1.0 and m.release_.counts.size >= 0
