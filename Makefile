@@ -16,14 +16,15 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale reproduce reproduce-maxgddp \
-        reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust reproduce \
+        reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
 	@echo "make demo       set up a venv in $(VENV) and run the main job on sample_data/"
 	@echo "make test       set up and run the whole test suite (with ruff)"
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
+	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -45,7 +46,7 @@ demo: $(STAMP_RUN)
 	@mkdir -p $(OUT)
 	@$(DPKIT) taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
 	@$(DPKIT) publish sample_data/adult/train.csv --schema taxonomies/adult.yaml --target income \
-	    --epsilon 1 --levels 13 -o $(OUT)/adult.released.csv
+	    --epsilon 1 -o $(OUT)/adult.released.csv
 	@$(DPKIT) generalize sample_data/adult/test.csv --cut $(OUT)/adult.released.report.json \
 	    -o $(OUT)/adult.test.generalized.csv
 	@$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
@@ -69,8 +70,11 @@ bench: $(STAMP_DEV)
 	$(PY) -m bench.run
 
 # 1M and 10M rows (BENCH_SCALE_ROWS=100000000 for the opt-in 100M run, ~11 GB, deleted after)
-bench-scale: $(STAMP)
+bench-scale: $(STAMP_DEV)
 	$(PY) -m bench.run scale
+
+bench-robust: $(STAMP_DEV)
+	$(PY) -m bench.bench_robust --tune
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 

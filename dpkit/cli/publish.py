@@ -19,7 +19,8 @@ from dpkit.cli.results import json_result_option
 
 #: built-in defaults (the same as configs/publish.yaml); a --config file or a flag overrides them.
 DEFAULTS: dict[str, Any] = {
-    "levels": 13,
+    "levels": "auto",
+    "raw": False,
     "algorithm": "maxgddp",
     "allocation": "geometric",
     "selection_share": 0.5,
@@ -33,8 +34,8 @@ DEFAULTS: dict[str, Any] = {
 @click.option("--schema", "schema_path", required=True, type=click.Path(dir_okay=False),
               help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml).")
 @click.option("--target", default=None, help="Class column (default: the schema's target).")
-@click.option("--levels", "levels", type=int, default=None, metavar="H",
-              help="Number of specializations h (default 13).")
+@click.option("--levels", "levels", type=str, default=None, metavar="H|auto",
+              help="Number of specializations h, or 'auto' (default): depth from a noisy N and the count noise.")
 @click.option("--algorithm", type=click.Choice(["maxgddp", "diffgen"]), default=None,
               help="MAXGDDP (default) or the DiffGen baseline.")
 @click.option("--allocation", type=click.Choice(["geometric", "uniform", "adaptive"]), default=None,
@@ -45,6 +46,9 @@ DEFAULTS: dict[str, Any] = {
               default=None, help="Selection mechanism (default report-noisy-max) (MAXGDDP).")
 @click.option("--grid", type=int, default=None, metavar="G",
               help="At most G public split points per numeric interval (default 32) (MAXGDDP).")
+@click.option("--raw", is_flag=True, default=None,
+              help="Release every positive noisy count (the paper; the default with --levels H) instead of "
+                   "suppressing counts below the noise threshold and scaling to the noisy total.")
 @click.option("--counts", is_flag=True, default=None,
               help="One row per released cell with a 'count' column instead of repeated records.")
 @privacy_options
@@ -56,16 +60,18 @@ DEFAULTS: dict[str, Any] = {
 def command(ctx: click.Context, **kwargs: Any) -> None:
     """Release a differentially private, generalized copy of a classification table.
 
-    Specializes every predictor from its taxonomy root (numbers: from the public bounds) for
-    H levels, choosing each step privately (MAXGDDP, Fu et al. 2018), then releases the
-    noisy (cut × class) contingency table as records whose values are taxonomy nodes and
-    intervals `[lo,hi)`. The report (OUTPUT.report.json) lists every ε spent and the cut;
-    `dpkit generalize` maps other files (e.g. a test split) onto it.
+    Specializes every predictor from its taxonomy root (numbers: from the public bounds),
+    choosing each step privately (MAXGDDP, Fu et al. 2018), then releases the noisy
+    (cut × class) contingency table as records whose values are taxonomy nodes and intervals
+    `[lo,hi)`. `--levels auto` (default) spends 5% of ε on a noisy record count and stops
+    where the count noise could no longer resolve the cells; noisy counts below a public
+    threshold are suppressed (`--raw`: keep them). The report (OUTPUT.report.json) lists
+    every ε spent and the cut; `dpkit generalize` maps other files (e.g. a test split) onto it.
 
     \b
     Example:
       dpkit publish sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
-          --target income --epsilon 1 --levels 13 -o out/adult.released.csv
+          --target income --epsilon 1 -o out/adult.released.csv
     """
     from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import PrivateRun
@@ -91,9 +97,10 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             p[key] = value
     if p.get("epsilon") is None:
         raise DpkitUsageError("--epsilon is required (or set 'epsilon' in the --config file)")
-    from dpkit.release.maxgddp import validate_common
+    from dpkit.release.maxgddp import parse_levels, validate_common
 
     validate_common(p["levels"], p["selection_share"], p["grid"])
+    p["levels"] = parse_levels(p["levels"])
     schema = load_schema(p["schema_path"])
     target = p["target"] or schema.target
     if not target:
@@ -122,9 +129,11 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             "algorithm": p["algorithm"],
             "counts": bool(p["counts"]),
         }
+        parameters["raw"] = model.postprocess == "raw"
         if p["algorithm"] == "maxgddp":
             parameters.update(allocation=p["allocation"], selection_share=p["selection_share"],
                               selector=p["selector"], grid=p["grid"])
+        plan = model.depth_
         release = {
             "cut": model.cut_.to_json(),
             "columns": order,
@@ -134,7 +143,20 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             "epsilon_counts": model.epsilon_counts_,
             "cells": model.cut_.n_cells() * len(rel.class_labels),
             "released_records": rel.n_records,
+            "depth": {"levels": "auto" if plan.n_hat is not None else plan.levels,
+                      "schedule_levels": plan.levels, "max_cells": plan.max_cells,
+                      "noisy_records": plan.n_hat, "epsilon_noisy_records": plan.epsilon_n},
+            "suppression_threshold": model.threshold_,
+            "expected_noise_share": round(model.noise_share_, 4),
         }
+        if model.noise_share_ > 0.5:
+            import warnings
+
+            from dpkit.errors import DpkitWarning
+
+            warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
+                          f"({release['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the counts); "
+                          "use --levels auto, fewer --levels or a larger epsilon", DpkitWarning, stacklevel=1)
         report = run.report(parameters, release)
         write_release(rel, output, counts=bool(p["counts"]), columns=order, delimiter=output_delimiter())
         if report_path:

@@ -43,30 +43,50 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
 
     ``codes[j]`` are the per-record indices along dimension j (size ``shape[j]``). ``cells``
     is an ``(m, d)`` int64 array of the non-empty cells' coordinates (lexicographic order)
-    and ``counts`` their record counts. Works for tables far too large to materialize.
+    and ``counts`` their record counts. Works for tables far too large to materialize and
+    for any number of dimensions: dimensions of size 1 are skipped, the others are packed
+    in mixed radix into as few int64 keys as keep each key below 2^62 (numpy's
+    ``ravel_multi_index`` allows at most 64 dimensions and one int64).
     """
     if not codes:
         raise ValueError("cell_counts needs at least one dimension")
     n = len(codes[0])
-    dims = np.asarray(shape, dtype=np.int64)
+    d = len(codes)
     if n == 0:
-        return np.zeros((0, len(codes)), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    total = 1.0
-    for s in shape:
-        total *= float(s)
-    if total < 2**62:
-        # row-major cell id, one column at a time (no int64 copy of every column at once)
+        return np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    live = [j for j in range(d) if int(shape[j]) > 1]
+    if not live:
+        return np.zeros((1, d), dtype=np.int64), np.array([n], dtype=np.int64)
+    groups: list[list[int]] = [[]]
+    size = 1
+    for j in live:
+        s = int(shape[j])
+        if groups[-1] and size * s >= 2**62:
+            groups.append([])
+            size = 1
+        groups[-1].append(j)
+        size *= s
+    keys = []
+    for g in groups:
         flat = np.zeros(n, dtype=np.int64)
-        for c, d in zip(codes, shape, strict=True):
-            if c.size and (c.min() < 0 or c.max() >= d):
-                raise ValueError(f"cell_counts: a code outside [0, {d})")
-            flat *= int(d)
+        for j in g:
+            c = codes[j]
+            if c.size and (c.min() < 0 or c.max() >= int(shape[j])):
+                raise ValueError(f"cell_counts: a code outside [0, {int(shape[j])})")
+            flat *= int(shape[j])
             flat += c
-        ids, counts = np.unique(flat, return_counts=True)
-        cells = np.stack(np.unravel_index(ids, dims), axis=1).astype(np.int64)
-        return cells, counts.astype(np.int64)
-    stacked = np.stack([c.astype(np.int64) for c in codes], axis=1)
-    cells, counts = np.unique(stacked, axis=0, return_counts=True)
+        keys.append(flat)
+    if len(keys) == 1:
+        ids, counts = np.unique(keys[0], return_counts=True)
+        packed = ids.reshape(-1, 1)
+    else:
+        packed, counts = np.unique(np.stack(keys, axis=1), axis=0, return_counts=True)
+    cells = np.zeros((packed.shape[0], d), dtype=np.int64)
+    for k, g in enumerate(groups):
+        rest = packed[:, k].copy()
+        for j in reversed(g):
+            cells[:, j] = rest % int(shape[j])
+            rest //= int(shape[j])
     return cells, counts.astype(np.int64)
 
 

@@ -20,18 +20,33 @@ import numpy as np
 from dpkit.data.table import EncodedTable
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 from dpkit.privacy.mechanisms import exponential, exponential_interval
+from dpkit.release import depth
 from dpkit.release.cut import CategoricalCut, Cut, NumericCut
-from dpkit.release.maxgddp import Selection, class_info, validate_common
+from dpkit.release.maxgddp import (
+    AUTO,
+    Selection,
+    class_info,
+    finish,
+    fitting,
+    parse_levels,
+    plan_depth,
+    resolve_postprocess,
+    validate_common,
+)
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, split_utilities
-from dpkit.release.sparse import NoisyTable, release_table
+from dpkit.release.sparse import NoisyTable, check_release_size, release_table
 
 
 class DiffGen:
     """DiffGen with the Max score; attributes as :class:`~dpkit.release.maxgddp.MaxGDDP`."""
 
-    def __init__(self, *, epsilon: float, levels: int = 13) -> None:
+    def __init__(self, *, epsilon: float, levels: int | str = AUTO, postprocess: str | None = None,
+                 n_share: float = depth.N_SHARE, resolution: float = depth.RESOLUTION) -> None:
         self.epsilon = epsilon
         self.levels = levels
+        self.postprocess = postprocess
+        self.n_share = n_share
+        self.resolution = resolution
 
     def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
         """DiffGen (Mohammed et al. 2011, Alg. 1): ε' = ε / (2(|A_num| + 2h)) per step.
@@ -41,16 +56,24 @@ class DiffGen:
         the budget noises the leaf counts. Sets the same fitted attributes as MaxGDDP.
         """
         self.epsilon = validate_epsilon(self.epsilon)
+        self.levels = parse_levels(self.levels)
         validate_common(self.levels, 0.5, 1)
+        self.postprocess = resolve_postprocess(self.postprocess, self.levels)
         schema = table.schema
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")
         cut = Cut.initial(schema, target)
+        n_classes = len(class_labels)
+        start = accountant.spent
+        # auto: Ñ first; the counts get at least half of what is left (DiffGen's split)
+        plan = plan_depth(table, self.levels, self.epsilon, 0.5, n_classes, accountant=accountant, rng=rng,
+                          n_share=self.n_share, resolution=self.resolution, counts_share=0.5)
         y = table.columns[target]
         marg = Marginals(table.columns, y, len(class_labels), cut)
         grid_cols = [n for n, a in cut.attributes.items() if isinstance(a, NumericCut) and a.nodes is None]
-        eps_p = self.epsilon / (2 * (len(grid_cols) + 2 * self.levels))
-        start = accountant.spent
+        if plan.levels == 0:
+            grid_cols = []  # no selection at all: every split point would be wasted
+        eps_p = plan.epsilon_rest / (2 * (len(grid_cols) + 2 * plan.levels)) if grid_cols or plan.levels else 0.0
         # split point of each interval, per numeric attribute (None: no point fits)
         points: dict[str, list[float | None]] = {}
         for name in grid_cols:
@@ -58,10 +81,13 @@ class DiffGen:
             assert isinstance(a, NumericCut)
             points[name] = [self._point(marg, a, 0, eps_p, rng, accountant, f"split point {name}")]
         selections: list[Selection] = []
-        for level in range(1, self.levels + 1):
+        for level in range(1, plan.levels + 1):
             cands, scores = self._candidates(cut, marg, points)
+            if plan.max_cells is not None:
+                cands, scores = fitting(cut, cands, scores, n_classes, plan.max_cells)
             if not cands:
                 break
+            check_release_size(cut.shape() + [n_classes], self.epsilon - (accountant.spent - start))
             idx = exponential(scores, epsilon=eps_p, rng=rng, accountant=accountant,
                               step=f"select level {level}", sensitivity=1.0, monotone=False)
             chosen = cands[idx]
@@ -84,6 +110,7 @@ class DiffGen:
             cut, table.columns, y, class_labels, epsilon=self.epsilon_counts_, rng=rng,
             accountant=accountant, step="noisy counts",
         )
+        finish(self, plan, cut, n_classes)
         return self
 
     @staticmethod

@@ -20,6 +20,7 @@ of any release.
 from __future__ import annotations
 
 import functools
+import time
 import warnings
 from typing import Any
 
@@ -33,7 +34,8 @@ from dpkit.privacy import Accountant, derive_seed, make_rng
 DEFAULTS: dict[str, Any] = {
     "algorithm": "maxgddp",
     "epsilon": 1.0,
-    "levels": 13,
+    "levels": "auto",
+    "raw": False,
     "selection_share": 0.5,
     "allocation": "geometric",
     "selector": "report-noisy-max",
@@ -125,7 +127,7 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
     return acc, floor
 
 
-def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
+def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] | None = None) -> dict[str, float]:
     """Run one release + evaluation; ``params``: data, schema, [test], [target], epsilon,
     levels, algorithm, allocation, selection_share, selector, grid, min_samples_leaf.
 
@@ -149,7 +151,10 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     acc = Accountant(eps)
     rng = make_rng(int(seed))
     model = make_model(str(p["algorithm"]), eps, p)
+    t0 = time.perf_counter()
     model.fit(train, target, accountant=acc, rng=rng)
+    if timing is not None:  # wall seconds of the release alone (benchmarks); not a result: it varies
+        timing["seconds"] = time.perf_counter() - t0
     rel = model.release_
     cut = model.cut_
     sizes = cut.shape()
@@ -169,4 +174,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         "epsilon_spent": acc.spent,
         "released_records": float(rel.n_records),
         "cells": float(cut.n_cells() * len(rel.class_labels)),
+        "levels_used": float(len(model.selections_)),
+        "row_ratio": float(rel.n_records) / max(train.n_rows, 1),
+        "expected_noise_share": float(model.noise_share_),
     }

@@ -30,12 +30,35 @@ from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.data.table import EncodedTable
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy.accountant import Accountant, validate_epsilon
-from dpkit.privacy.mechanisms import exponential, permute_and_flip, report_noisy_max
+from dpkit.privacy.mechanisms import (
+    discrete_laplace,
+    exponential,
+    permute_and_flip,
+    report_noisy_max,
+)
+from dpkit.release import depth
 from dpkit.release.cut import CategoricalCut, Cut
 from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, numeric_candidates
-from dpkit.release.sparse import NoisyTable, release_table
+from dpkit.release.sparse import NoisyTable, check_release_size, postprocess, release_table
 
 ALLOCATIONS = ("geometric", "uniform", "adaptive")
+#: ``levels="auto"``: the depth follows a noisy N and the count noise (:mod:`dpkit.release.depth`)
+AUTO = "auto"
+#: the most specializations ``--levels`` accepts: the geometric schedule then still gives level 1
+#: a positive ε (r^1000 ≈ 10^159), and no table is resolved after that many anyway
+MAX_LEVELS = 1000
+#: post-processing of the noisy table: ``suppress`` (default) or ``raw`` (the paper's release)
+POSTPROCESS = ("suppress", "raw")
+
+
+def resolve_postprocess(value: str | None, levels: int | str) -> str:
+    """``None`` means: ``suppress`` with ``levels="auto"``, ``raw`` with a fixed h (the paper's
+    release, unchanged: a fixed deep cut at small ε keeps mostly noise cells above any threshold,
+    and suppression measured worse there, docs/results/publish-robust.md)."""
+    if value is None:
+        return "suppress" if levels == AUTO else "raw"
+    validate_postprocess(value)
+    return value
 SELECTORS = ("report-noisy-max", "exponential", "permute-and-flip")
 #: the paper's ratio of consecutive level budgets, ∛3 (it assumes each level triples the fan-out).
 GEOMETRIC_RATIO = 3 ** (1 / 3)
@@ -43,9 +66,20 @@ GEOMETRIC_RATIO = 3 ** (1 / 3)
 
 def geometric_budgets(total: float, levels: int, ratio: float = GEOMETRIC_RATIO) -> list[float]:
     """ε_i = total·r^(i−1)(r−1)/(r^h−1), i = 1..h (MAXGDDP Thm 2); sums to ``total``."""
-    weights = [ratio**i for i in range(levels)]
+    try:
+        weights = [ratio**i for i in range(levels)]
+    except OverflowError:  # thousands of levels: the same weights relative to the largest
+        return _normalized(total, [i * math.log(ratio) for i in range(levels)])
     s = math.fsum(weights)
     return [total * w / s for w in weights]
+
+
+def _normalized(total: float, log_weights: list[float]) -> list[float]:
+    """``total`` split in proportion to exp(log_weights), without overflow."""
+    top = max(log_weights)
+    w = [math.exp(x - top) for x in log_weights]
+    s = math.fsum(w)
+    return [total * x / s for x in w]
 
 
 def level_budget(
@@ -68,7 +102,10 @@ def level_budget(
     growth = 3.0
     if level > 1 and fanout_now > fanout_first:
         growth = (fanout_now / fanout_first) ** (1.0 / (level - 1))
-    weights = [growth ** (j / 3.0) for j in range(levels_left)]
+    try:
+        weights = [growth ** (j / 3.0) for j in range(levels_left)]
+    except OverflowError:
+        return _normalized(remaining, [j / 3.0 * math.log(growth) for j in range(levels_left)])[0]
     return remaining / math.fsum(weights)
 
 
@@ -111,20 +148,34 @@ class MaxGDDP:
     Parameters are stored as given; :meth:`fit` validates them, spends exactly ``epsilon``
     (when candidates remain for every level) and sets ``cut_``, ``selections_``,
     ``release_`` (a :class:`NoisyTable`) and ``epsilon_counts_``.
+
+    ``levels="auto"`` (default) first spends ``n_share``·ε on a noisy record count Ñ, then
+    derives the depth and a cap on the cut's size from Ñ and the count noise
+    (:mod:`dpkit.release.depth`); an integer runs the paper's fixed h. ``postprocess``
+    ``suppress`` (default with ``auto``) drops noisy counts below a public threshold and scales
+    the rest to the noisy total; ``raw`` (default with a fixed h) releases every positive noisy
+    count (the paper).
     """
 
-    def __init__(self, *, epsilon: float, levels: int = 13, selection_share: float = 0.5,
-                 allocation: str = "geometric", selector: str = "report-noisy-max", grid: int = 32) -> None:
+    def __init__(self, *, epsilon: float, levels: int | str = AUTO, selection_share: float = 0.5,
+                 allocation: str = "geometric", selector: str = "report-noisy-max", grid: int = 32,
+                 postprocess: str | None = None, n_share: float = depth.N_SHARE,
+                 resolution: float = depth.RESOLUTION) -> None:
         self.epsilon = epsilon
         self.levels = levels
         self.selection_share = selection_share
         self.allocation = allocation
         self.selector = selector
         self.grid = grid
+        self.postprocess = postprocess
+        self.n_share = n_share
+        self.resolution = resolution
 
     def _validate(self) -> None:
         self.epsilon = validate_epsilon(self.epsilon)
+        self.levels = parse_levels(self.levels)
         validate_common(self.levels, self.selection_share, self.grid)
+        self.postprocess = resolve_postprocess(self.postprocess, self.levels)
         if self.allocation not in ALLOCATIONS:
             raise DpkitUsageError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
         if self.selector not in SELECTORS:
@@ -142,14 +193,17 @@ class MaxGDDP:
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")
         cut = Cut.initial(schema, target)
+        n_classes = len(class_labels)
+        plan = plan_depth(table, self.levels, self.epsilon, self.selection_share, n_classes,
+                          accountant=accountant, rng=rng, n_share=self.n_share, resolution=self.resolution)
         y = table.columns[target]
         marg = Marginals(table.columns, y, len(class_labels), cut)
-        eps_select = self.selection_share * self.epsilon
+        eps_select = self.selection_share * plan.epsilon_rest
         spent_select = 0.0
         cache: dict[str, tuple[list[Candidate], np.ndarray]] = {}
         selections: list[Selection] = []
-        fan_first = float(cut.n_cells() * len(class_labels))
-        for level in range(1, self.levels + 1):
+        fan_first = _fanout(cut, n_classes)
+        for level in range(1, plan.levels + 1):
             cands: list[Candidate] = []
             parts: list[np.ndarray] = []
             for name, a in cut.attributes.items():
@@ -160,30 +214,137 @@ class MaxGDDP:
                         cache[name] = numeric_candidates(name, a, marg, self.grid)
                 cands += cache[name][0]
                 parts.append(cache[name][1])
+            scores = np.concatenate(parts) if parts else np.zeros(0)
+            if plan.max_cells is not None:
+                cands, scores = fitting(cut, cands, scores, n_classes, plan.max_cells)
             if not cands:
-                break  # nothing left to specialize: the rest of ε₁ goes to the counts
-            eps_i = level_budget(self.allocation, eps_select - spent_select, self.levels - level + 1,
-                                 float(cut.n_cells() * len(class_labels)), fan_first, level)
-            idx = select(self.selector, np.concatenate(parts), epsilon=eps_i, rng=rng,
+                break  # nothing left to specialize (or nothing fits): the rest of ε₁ goes to the counts
+            # a cut already too large to release (cells only grow, ε₂ only shrinks) is refused now
+            check_release_size(cut.shape() + [n_classes], plan.epsilon_rest - spent_select)
+            eps_i = level_budget(self.allocation, eps_select - spent_select, plan.levels - level + 1,
+                                 _fanout(cut, n_classes), fan_first, level)
+            idx = select(self.selector, scores, epsilon=eps_i, rng=rng,
                          accountant=accountant, step=f"select level {level}")
             spent_select += eps_i
             chosen = cands[idx]
             selections.append(Selection(level, eps_i, len(cands), chosen.describe(cut)))
             chosen.apply(cut)
             cache.pop(chosen.column, None)
-        self.epsilon_counts_ = max(self.epsilon - spent_select, 0.0)
+        self.epsilon_counts_ = max(plan.epsilon_rest - spent_select, 0.0)
         self.cut_ = cut
         self.selections_ = selections
         self.release_: NoisyTable = release_table(
             cut, table.columns, y, class_labels, epsilon=self.epsilon_counts_, rng=rng,
             accountant=accountant, step="noisy counts",
         )
+        finish(self, plan, cut, n_classes)
         return self
 
 
+@dataclass
+class DepthPlan:
+    """What ``levels`` resolved to: the schedule's depth, the cap on (cut × class) cells
+    (None: no cap, the paper's fixed h), the noisy Ñ (None when not drawn) and the ε left
+    for selections and counts."""
+
+    levels: int
+    max_cells: float | None
+    n_hat: int | None
+    epsilon_n: float
+    epsilon_rest: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"levels": self.levels, "max_cells": self.max_cells, "noisy_records": self.n_hat,
+                "epsilon_n": self.epsilon_n}
+
+
+def plan_depth(table: Any, levels: int | str, epsilon: float, selection_share: float, n_classes: int, *,
+               accountant: Accountant, rng: np.random.Generator, n_share: float = depth.N_SHARE,
+               resolution: float = depth.RESOLUTION, counts_share: float | None = None) -> DepthPlan:
+    """Resolve ``levels``: an integer is the paper's fixed h (no draw); ``auto`` spends
+    ``n_share``·ε on Ñ = N + DLap (step ``noisy N``, sensitivity 1) and derives from it the cap
+    M_max = Ñ/(κσ(ε₂)) and the depth h = ⌈log₂(M_max/|C|)⌉ (:mod:`dpkit.release.depth`), with
+    ε₂ the share of ε the counts get at least (``counts_share``, default 1 − selection share)."""
+    if levels != AUTO:
+        return DepthPlan(int(levels), None, None, 0.0, epsilon)
+    from dpkit.engine import as_frame
+
+    eps_n = float(n_share) * epsilon
+    n = as_frame(table).count()
+    n_hat = max(int(discrete_laplace(int(n), epsilon=eps_n, rng=rng, accountant=accountant, step="noisy N")), 1)
+    rest = epsilon - eps_n
+    share = (1.0 - selection_share) if counts_share is None else counts_share
+    cap = depth.max_cells(n_hat, share * rest, resolution)
+    return DepthPlan(depth.auto_levels(cap, n_classes), cap, n_hat, eps_n, rest)
+
+
+def fitting(cut: Cut, cands: list[Candidate], scores: np.ndarray, n_classes: int,
+            max_cells: float) -> tuple[list[Candidate], np.ndarray]:
+    """The candidates whose specialization keeps the (cut × class) table within ``max_cells``
+    (a function of the public cut and public quantities: filtering is not a privacy event)."""
+    shape = cut.shape()
+    names = cut.columns
+    total = math.prod(shape) * n_classes
+    keep = []
+    for k, c in enumerate(cands):
+        s = shape[names.index(c.column)]
+        grow = (len(c.node.children) - 1) if c.node is not None else len(c.points)
+        if total // s * (s + grow) <= max_cells:
+            keep.append(k)
+    if len(keep) == len(cands):
+        return cands, scores
+    return [cands[k] for k in keep], scores[np.asarray(keep, dtype=np.int64)]
+
+
+def finish(model: Any, plan: DepthPlan, cut: Cut, n_classes: int) -> None:
+    """Post-process the release (free in ε) and set ``depth_``, ``threshold_`` and
+    ``noise_share_`` (the expected share of noise records, from public quantities only)."""
+    log_m = depth.log_cells(cut.shape() + [n_classes])
+    eps2 = model.epsilon_counts_
+    raw = model.release_
+    if plan.n_hat is not None:
+        n_est = float(plan.n_hat)
+    else:  # fixed h: the noisy total less the expected noise mass of the positive cells (public)
+        n_est = max(float(raw.n_records) - math.exp(min(log_m, 700.0)) * depth.tail_noise(eps2, 1), 1.0)
+    model.depth_ = plan
+    if model.postprocess == "raw":
+        model.threshold_ = 1
+    else:
+        model.threshold_ = depth.suppression_threshold(log_m, eps2, n_est)
+        model.release_ = postprocess(raw, threshold=model.threshold_, total=n_est)
+    model.noise_share_ = depth.expected_noise_share(log_m, eps2, n_est, model.threshold_)
+
+
+def _fanout(cut: Cut, n_classes: int) -> float:
+    """Cells of the (cut × class) table as a float (exact as before), capped rather than overflowing."""
+    total = cut.n_cells() * n_classes
+    return float(total) if total < 2**1000 else 2.0**1000
+
+
+def parse_levels(value: Any) -> int | str:
+    """``auto`` or an integer ≥ 1 (as given on the command line, in a config, or in Python)."""
+    if value is None:
+        return AUTO
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == AUTO:
+            return AUTO
+        try:
+            value = int(v)
+        except ValueError:
+            raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_LEVELS:
+        raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}")
+    return int(value)
+
+
+def validate_postprocess(value: Any) -> None:
+    if value not in POSTPROCESS:
+        raise DpkitUsageError(f"post-processing must be one of {', '.join(POSTPROCESS)}, got {value!r}")
+
+
 def validate_common(levels: Any, share: Any, grid: Any) -> None:
-    if isinstance(levels, bool) or not isinstance(levels, int | np.integer) or levels < 1:
-        raise DpkitUsageError(f"--levels must be an integer >= 1, got {levels!r}")
+    parse_levels(levels)
     try:
         s = float(share)
     except (TypeError, ValueError):

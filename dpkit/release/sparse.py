@@ -9,6 +9,7 @@ cells are kept. Turning cells into rows of labels is post-processing too.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -139,8 +140,57 @@ def release_table(
 ) -> NoisyTable:
     """Noise the (cut × class) contingency table of the records with DLap(ε), sparsely."""
     shape = cut.shape() + [len(class_labels)]
+    check_release_size(shape, epsilon)
     cells, counts = cell_counts(cut.codes(columns) + [y], shape)
+    # dimensions of size 1 (attributes still at their root) hold only coordinate 0: the
+    # mechanism noises the same cells, in the same order, without them (no 64-dimension limit)
+    keep = [j for j, s in enumerate(shape) if s > 1] or [len(shape) - 1]
     out_cells, out_counts = sparse_discrete_laplace(
-        cells, counts, shape, epsilon=epsilon, rng=rng, accountant=accountant, step=step
+        cells[:, keep], counts, [shape[j] for j in keep], epsilon=epsilon, rng=rng, accountant=accountant, step=step
     )
-    return NoisyTable(cut, list(class_labels), out_cells, out_counts)
+    full = np.zeros((out_cells.shape[0], len(shape)), dtype=np.int64)
+    full[:, keep] = out_cells
+    return NoisyTable(cut, list(class_labels), full, out_counts)
+
+
+#: the most noise cells a release may hold (the mechanism's own refusal, checked here first
+#: in log space so that an astronomically large cut is refused instead of overflowing)
+MAX_RELEASED_CELLS = 5e7
+
+
+def check_release_size(shape: list[int], epsilon: float) -> None:
+    """Refuse, before the counts are noised, a (cut × class) table the release cannot hold:
+    more than 5·10⁷ expected noise cells, or more than 2⁶² cells in all (int64 cell index)."""
+    from dpkit.errors import DpkitUsageError
+    from dpkit.privacy.mechanisms import positive_noise_probability
+
+    log_total = math.fsum(math.log(s) for s in shape)
+    p = positive_noise_probability(epsilon)
+    log_expected = log_total + (math.log(p) if p > 0 else -math.inf)
+    if log_expected > math.log(MAX_RELEASED_CELLS) or log_total >= 62 * math.log(2):
+        size = f"10^{log_total / math.log(10):.1f}"
+        raise DpkitUsageError(
+            f"the released table would have {size} cells (limit: 5e7 expected noise cells, 2^62 cells "
+            f"in all); use fewer --levels, --levels auto or a larger epsilon"
+        )
+
+
+def postprocess(table: NoisyTable, *, threshold: int, total: float | None) -> NoisyTable:
+    """Suppress cells whose noisy count is below ``threshold`` and scale the rest to ``total``.
+
+    Pure post-processing of the noisy table (free in ε; no randomness): ``threshold`` and
+    ``total`` are public (:func:`dpkit.release.depth.suppression_threshold`, the noisy Ñ).
+    Scaled counts are rounded to the nearest integer; cells that round to 0 are dropped. If
+    nothing reaches the threshold the largest noisy cell is kept, so a release is never empty.
+    """
+    counts = table.counts
+    keep = counts >= max(int(threshold), 1)
+    if counts.size and not keep.any():
+        keep = counts == counts.max()
+    cells, kept = table.cells[keep], counts[keep].astype(np.int64)
+    if total is not None and kept.size and total > 0:
+        scaled = np.rint(kept * (float(total) / float(kept.sum()))).astype(np.int64)
+        nz = scaled > 0
+        if nz.any():
+            cells, kept = cells[nz], scaled[nz]
+    return NoisyTable(table.cut, table.class_labels, cells, kept)

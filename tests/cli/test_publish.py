@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -241,9 +242,10 @@ def test_makefile_demo_commands_on_adult(tmp_path):
     rel, gen = tmp_path / "adult.released.csv", tmp_path / "adult.test.generalized.csv"
     code, _, err = invoke(["publish", str(root / "sample_data/adult/train.csv"), "--schema",
                            str(root / "taxonomies/adult.yaml"), "--target", "income", "--epsilon", "1",
-                           "--levels", "13", "-o", str(rel)])
+                           "-o", str(rel)])
     assert code == 0, err
     assert "dropped" in err  # the '?' rows, by the schema's policy
+    assert "noise" not in err  # the default release is mostly signal
     code, _, err = invoke(["generalize", str(root / "sample_data/adult/test.csv"), "--cut",
                            str(tmp_path / "adult.released.report.json"), "-o", str(gen)])
     assert code == 0, err
@@ -283,3 +285,65 @@ def test_report_invariants(files, extra):
     assert math.isclose(priv["epsilon_spent"], 0.8)  # nothing left unspent
     assert report["spends"][-1]["step"] == "noisy counts"
     assert math.isclose(report["spends"][-1]["epsilon"], report["release"]["epsilon_counts"])
+
+
+def test_default_is_auto_with_its_own_spend_and_a_noise_report(files):
+    code, _, err = publish(files, "--epsilon", "1", "--seed", "3")
+    assert code == 0, err
+    report = json.loads(Path(files["report"]).read_text())
+    assert report["parameters"]["levels"] == "auto" and report["parameters"]["raw"] is False
+    spends = report["spends"]
+    assert spends[0]["step"] == "noisy N" and math.isclose(spends[0]["epsilon"], 0.05)
+    assert spends[-1]["step"] == "noisy counts"
+    assert math.isclose(math.fsum(s["epsilon"] for s in spends), 1.0)
+    rel = report["release"]
+    assert rel["depth"]["levels"] == "auto" and rel["depth"]["epsilon_noisy_records"] == 0.05
+    assert len(rel["selections"]) <= rel["depth"]["schedule_levels"]
+    assert rel["cells"] <= rel["depth"]["max_cells"]
+    assert 0 <= rel["expected_noise_share"] <= 0.5 and rel["suppression_threshold"] >= 1
+    assert "noise" not in err
+
+
+def test_a_mostly_noise_release_warns(files):
+    code, _, err = publish(files, "--epsilon", "0.2", "--levels", "12", "--raw", "--seed", "1")
+    assert code == 0, err
+    assert re.search(r"warning: about \d+% of the released records are expected to be noise", err)
+    report = json.loads(Path(files["report"]).read_text())
+    assert report["release"]["expected_noise_share"] > 0.5 and report["parameters"]["raw"] is True
+
+
+@pytest.mark.parametrize("levels", ["3000", "abc", "0"])
+def test_bad_levels_are_one_line_usage_errors(files, levels):
+    code, _, err = publish(files, "--epsilon", "1", "--levels", levels)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--levels must be 'auto' or an integer in 1..1000" in err
+    assert not Path(files["out"]).exists()
+
+
+def test_a_cut_too_large_to_release_is_refused_in_one_line(files, tmp_path):
+    preds = 40
+    cols = "\n".join(f"  p{j}: {{type: numeric, bounds: [0, 1000], integer: true}}" for j in range(preds))
+    (tmp_path / "w.yaml").write_text(f"target: y\ncolumns:\n{cols}\n  y: {{type: categorical, values: [u, v]}}\n")
+    rows = [",".join([f"p{j}" for j in range(preds)] + ["y"])]
+    rows += [",".join([str((i * (j + 3)) % 1000) for j in range(preds)] + ["u" if i % 3 else "v"]) for i in range(60)]
+    (tmp_path / "w.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = invoke(["publish", str(tmp_path / "w.csv"), "--schema", str(tmp_path / "w.yaml"), "--epsilon", "1",
+                           "--levels", "400", "-o", str(tmp_path / "o.csv")])
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert re.search(r"released table would have 10\^[\d.]+ cells \(limit: 5e7 expected noise cells", err)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_seventy_predictors_publish(tmp_path):
+    preds = 70
+    cols = "\n".join(f"  p{j}: {{type: categorical, values: [a, b, c]}}" for j in range(preds))
+    (tmp_path / "w.yaml").write_text(f"target: y\ncolumns:\n{cols}\n  y: {{type: categorical, values: [u, v]}}\n")
+    rows = [",".join([f"p{j}" for j in range(preds)] + ["y"])]
+    rows += [",".join(["abc"[(i * (j + 1)) % 3] for j in range(preds)] + ["u" if i % 2 else "v"]) for i in range(400)]
+    (tmp_path / "w.csv").write_text("\n".join(rows) + "\n")
+    for extra in ([], ["--levels", "4", "--raw"]):
+        code, _, err = invoke(["publish", str(tmp_path / "w.csv"), "--schema", str(tmp_path / "w.yaml"), "--epsilon",
+                               "2", "--seed", "1", "-o", str(tmp_path / "o.csv"), *extra])
+        assert code == 0, err
+        header = (tmp_path / "o.csv").read_text().splitlines()[0]
+        assert header.count(",") == preds
