@@ -103,9 +103,9 @@ def test_every_command_with_options_takes_config(path: list[str]) -> None:
 
 def test_config_value_is_type_checked_naming_the_file(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("levels: many\n")
+    cfg.write_text("grid: many\n")
     code, _, err = invoke(["publish", "x.csv", "--config", str(cfg)])
-    assert code == 2 and f"{cfg}: bad value for 'levels'" in err
+    assert code == 2 and f"{cfg}: bad value for 'grid'" in err
 
 
 # --------------------------------------------------------------------------- 2: sweep -o
