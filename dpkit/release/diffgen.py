@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpkit.data.table import EncodedTable
+from dpkit.engine.frame import Frame, as_frame
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 from dpkit.privacy.mechanisms import exponential, exponential_interval
 from dpkit.release.cut import CategoricalCut, Cut, NumericCut
@@ -33,7 +34,7 @@ class DiffGen:
         self.epsilon = epsilon
         self.levels = levels
 
-    def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
+    def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
         """DiffGen (Mohammed et al. 2011, Alg. 1): ε' = ε / (2(|A_num| + 2h)) per step.
 
         First a split point per numeric attribute, then h exponential-mechanism selections
@@ -42,12 +43,12 @@ class DiffGen:
         """
         self.epsilon = validate_epsilon(self.epsilon)
         validate_common(self.levels, 0.5, 1)
-        schema = table.schema
+        frame = as_frame(table)
+        schema = frame.schema
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")
         cut = Cut.initial(schema, target)
-        y = table.columns[target]
-        marg = Marginals(table.columns, y, len(class_labels), cut)
+        marg = Marginals(frame, target, len(class_labels), cut)
         grid_cols = [n for n, a in cut.attributes.items() if isinstance(a, NumericCut) and a.nodes is None]
         eps_p = self.epsilon / (2 * (len(grid_cols) + 2 * self.levels))
         start = accountant.spent
@@ -81,7 +82,7 @@ class DiffGen:
         self.cut_ = cut
         self.selections_ = selections
         self.release_: NoisyTable = release_table(
-            cut, table.columns, y, class_labels, epsilon=self.epsilon_counts_, rng=rng,
+            cut, frame, target, class_labels, epsilon=self.epsilon_counts_, rng=rng,
             accountant=accountant, step="noisy counts",
         )
         return self

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpkit.data.counting import cell_counts
+from dpkit.engine.frame import Frame
+from dpkit.engine.keys import Col
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import sparse_discrete_laplace
 from dpkit.release.cut import Cut
@@ -90,8 +91,8 @@ def write_release(table: NoisyTable, path: str, *, counts: bool = False, columns
 
 def release_table(
     cut: Cut,
-    columns: dict[str, np.ndarray],
-    y: np.ndarray,
+    frame: Frame,
+    target: str,
     class_labels: list[str],
     *,
     epsilon: float,
@@ -101,7 +102,7 @@ def release_table(
 ) -> NoisyTable:
     """Noise the (cut × class) contingency table of the records with DLap(ε), sparsely."""
     shape = cut.shape() + [len(class_labels)]
-    cells, counts = cell_counts(cut.codes(columns) + [y], shape)
+    cells, counts = frame.cells([*cut.keys(), Col(target)], shape)
     out_cells, out_counts = sparse_discrete_laplace(
         cells, counts, shape, epsilon=epsilon, rng=rng, accountant=accountant, step=step
     )
