@@ -21,7 +21,7 @@ help:
 $(STAMP): pyproject.toml
 	@test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/pip install --quiet -e '.[dev,bench,spark]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -43,7 +43,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not statistical and not slow"
+	$(PY) -m pytest -q -m "not statistical and not slow and not spark"
 
 test-statistical: $(STAMP)
 	$(PY) -m pytest -q -m statistical

@@ -34,7 +34,10 @@ from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 DEFAULT_MASTER = "local[*]"
 #: rows per Arrow batch handed to the numpy code on the executors
 BATCH_ROWS = 1 << 16
-_ERR = re.compile(r"DPKIT-DATA-ERROR<<(.*?)>>", re.S)
+# a data error crosses from an executor to the driver inside Spark's exception text, which
+# also quotes the raising source line: the marker is built so that line does not match
+_MARK = ("DPKIT-DATA-ERROR<<", ">>")
+_ERR = re.compile(re.escape(_MARK[0]) + "(.*?)" + re.escape(_MARK[1]), re.S)
 _PID, _IDX, _KEEP, _DROP = "__pid", "__idx", "__keep", "__dropped"
 
 
@@ -188,17 +191,15 @@ def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[boo
                     values = values.map(lambda v: v if isinstance(v, str) else str(v)).str.strip()
                 data[c] = values.to_numpy(dtype=object)
             df = pd.DataFrame(data, columns=wanted)
-            where = f"{source}:{seen + 2}" if pid == 0 else f"{source} (Spark partition {pid}, record {seen + 1})"
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    table = encode(df, schema, wanted, source=where)
+                    table = encode(df, schema, wanted, source=source)
             except DataError as exc:
-                msg = str(exc)
                 # encode numbers lines from the batch's first row: make them the partition's
-                msg = re.sub(re.escape(where) + r":(\d+):",
-                             lambda m, seen=seen: _line(source, pid, seen, int(m.group(1))), msg, count=1)
-                raise RuntimeError(f"DPKIT-DATA-ERROR<<{msg}>>") from None
+                msg = re.sub(re.escape(source) + r":(\d+):",
+                             lambda m, seen=seen: _line(source, pid, seen, int(m.group(1))), str(exc), count=1)
+                raise RuntimeError(_MARK[0] + msg + _MARK[1]) from None
             clips = [str(w.message) for w in caught if "clipped" in str(w.message)]
             dropped = n - table.n_rows
             cols = {f: (np.asarray(table.columns[c], dtype=np.int32) if cat[i]
