@@ -100,8 +100,6 @@ def _read(spark: Any, options: Any) -> tuple[Any, list[str]]:
     """The raw table (every column a string for CSV) and its column names."""
     fmt = options.fmt or ("parquet" if str(options.path).rstrip("/").lower().endswith((".parquet", ".pq"))
                           or _is_dir(options.path) else "csv")
-    if options.path == "-":
-        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
     if fmt == "parquet":
         df = spark.read.parquet(options.path)
         return df, list(df.columns)
@@ -137,6 +135,8 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
 
     from dpkit.data.table import encode
 
+    if options.path == "-":
+        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
     spark = spark or session(master)
     wanted = list(columns) if columns is not None else schema.used_columns()
     source = options.name
