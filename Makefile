@@ -9,7 +9,7 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench reproduce reproduce-maxgddp \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-spark reproduce reproduce-maxgddp \
         reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
@@ -53,6 +53,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench.run
+
+bench-spark: $(STAMP)
+	$(PY) -m bench.bench_spark
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 

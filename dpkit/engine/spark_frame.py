@@ -54,14 +54,47 @@ def session(master: str | None = None) -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master or DEFAULT_MASTER).appName("dpkit")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={_quiet_log4j()}")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
         .config("spark.sql.shuffle.partitions", "8")
     )
+    import time
+
+    start = time.perf_counter()
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    STATS["session"] = [time.perf_counter() - start]
+    if os.environ.get("DPKIT_SPARK_STATS"):
+        import atexit
+
+        atexit.register(_print_stats)
     return spark
+
+
+_LOG4J = """\
+rootLogger.level = fatal
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n
+"""
+
+
+def _quiet_log4j() -> str:
+    """A log4j2 configuration that keeps Spark's JVM quiet on stderr: dpkit's stderr is one
+    line per warning or error (docs/errors.md); Spark's failures reach dpkit as exceptions."""
+    import atexit
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="dpkit-log4j2-", suffix=".properties")  # private (0600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(_LOG4J)
+    atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return path
 
 
 def _data_error(exc: BaseException) -> DataError | None:
@@ -70,15 +103,31 @@ def _data_error(exc: BaseException) -> DataError | None:
     return DataError(m.group(1)) if m else None
 
 
-def _collect(df: Any) -> list[Any]:
+#: jobs run and their wall seconds, by kind (``$DPKIT_SPARK_STATS=1`` prints them at exit:
+#: the benchmark's cost model, bench/bench_spark.py)
+STATS: dict[str, list[float]] = {}
+
+
+def _collect(df: Any, kind: str = "aggregate") -> list[Any]:
     """``df.collect()`` with dpkit's data errors raised as themselves (no Java traceback)."""
+    import time
+
+    start = time.perf_counter()
     try:
-        return df.collect()
+        rows = df.collect()
     except Exception as exc:  # py4j / pyspark wrap the executor's exception
         err = _data_error(exc)
         if err is not None:
             raise err from None
         raise
+    STATS.setdefault(kind, []).append(time.perf_counter() - start)
+    return rows
+
+
+def _print_stats() -> None:
+    import json
+
+    print("dpkit-spark-stats " + json.dumps(STATS), file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- reading
@@ -271,7 +320,7 @@ class SparkFrame:
         """One job: rows kept per partition (→ positions), rows dropped, values clipped."""
         from pyspark.sql import functions as F
 
-        rows = _collect(self.df.groupBy(_PID).agg(
+        rows = _collect(kind="read+encode", df=self.df.groupBy(_PID).agg(
             F.sum(_KEEP).alias("kept"), F.sum(_DROP).alias("dropped"),
             F.concat_ws("\n", F.collect_list("__clip")).alias("clips")))
         kept = np.zeros(max((r[_PID] for r in rows), default=-1) + 1, dtype=np.int64)
