@@ -163,16 +163,11 @@ def report(rows: list, costs: list) -> str:
     lines += ["", *checks, "", "## Where the time goes (Spark jobs, from `$DPKIT_SPARK_STATS`)", "",
               "| N | command | engine | session start (s) | read+encode job (s) | aggregation jobs | "
               "mean per aggregation (s) |", "|---|---|---|---|---|---|---|"]
-    per_row = []
-    fixed = []
     for n, name, label, st in costs:
         agg = st.get("aggregate", [])
         enc = sum(st.get("read+encode", [0.0]))
         lines.append(f"| {n:,} | {name} | {label} | {st.get('session', [0.0])[0]:.1f} | {enc:.1f} | {len(agg)} | "
                      f"{(np.mean(agg) if agg else 0):.2f} |")
-        per_row.append(enc / n)
-        if agg:
-            fixed.append(float(np.median(agg)))
     # per-row and fixed costs from the two sizes (slope and intercept), per engine and command
     by: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
     for n, name, label, st in costs:
