@@ -16,8 +16,8 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust reproduce \
-        reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark \
+        reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
 	@echo "make demo       set up a venv in $(VENV) and run the main job on sample_data/"
@@ -36,7 +36,7 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
-	@$(PIP) install -e '.[dev,bench]'
+	@$(PIP) install -e '.[dev,bench,spark]'
 	@touch $@ $(STAMP_RUN)
 
 setup: $(STAMP_DEV)
@@ -58,7 +58,7 @@ test: $(STAMP_DEV)
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-fast: $(STAMP_DEV)
-	$(PY) -m pytest -q -m "not statistical and not slow"
+	$(PY) -m pytest -q -m "not statistical and not slow and not spark"
 
 test-statistical: $(STAMP_DEV)
 	$(PY) -m pytest -q -m statistical
@@ -75,6 +75,9 @@ bench-scale: $(STAMP_DEV)
 
 bench-robust: $(STAMP_DEV)
 	$(PY) -m bench.bench_robust --tune
+
+bench-spark: $(STAMP_DEV)
+	$(PY) -m bench.bench_spark
 
 reproduce: reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka
 

@@ -7,6 +7,7 @@ import click
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
     apply_config,
+    engine_options,
     global_options,
     input_options,
     output_options,
@@ -16,7 +17,7 @@ from dpkit.cli.results import json_result_option
 
 
 @click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
-@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--columns", "-c", default=None, metavar="A,B",
               help="Numeric columns to cluster on [default: the numeric columns of --schema].")
 @click.option("-k", "--clusters", "k", type=int, default=None, help="Number of clusters k (required).")
@@ -56,6 +57,7 @@ from dpkit.cli.results import json_result_option
 @output_options
 @json_result_option
 @input_options
+@engine_options
 @global_options
 @click.pass_context
 def command(ctx: click.Context, **params: object) -> None:
@@ -171,6 +173,29 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
     return df, points, kept
 
 
+def _load_spark(p: dict, columns: list[str], bounds: object, source: str, data_schema: object = None):  # noqa: ANN202
+    """The points as a Spark frame (read, checked and clipped on the cluster)."""
+    from dpkit.cli.options import read_options, spark_args
+    from dpkit.data.schema import NumericColumn, Schema
+    from dpkit.engine import load
+    from dpkit.errors import DpkitUsageError
+
+    if bounds is None:
+        raise DpkitUsageError("--allow-data-bounds runs on --engine numpy only: give public --bounds")
+    if p["assign_out"]:
+        raise DpkitUsageError("--assign writes one row per input row and runs on --engine numpy only "
+                              "for now (docs/spark.md)")
+    lows, highs = bounds  # type: ignore[misc]
+    schema = Schema(
+        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        path=source,
+        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
+        missing_policy=getattr(data_schema, "missing_policy", "error"),
+    )
+    return load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, columns, engine="spark",
+                **spark_args(p))
+
+
 def _parameters(p: dict, k: int, columns: list[str], bounds: tuple, source: str) -> dict:
     params = {
         "columns": columns, "k": k, "bounds": [[float(a), float(b)] for a, b in zip(*bounds, strict=True)],
@@ -212,7 +237,14 @@ def _run(p: dict, report_path: str | None) -> None:
         "cluster", p["algorithm"], p["epsilon"], p["seed"],
         inputs=[p["data"], p["schema"], p["config"]], outputs=outs, ledger=p["ledger"],
     )
-    df, points, kept = _load(p, columns, bounds, source, schema)
+    from dpkit.cli.options import engine_of
+
+    if engine_of(p) == "spark":
+        frame = _load_spark(p, columns, bounds, source, schema)
+        df = points = kept = None
+    else:
+        df, points, kept = _load(p, columns, bounds, source, schema)
+        frame = None
     guarantee = None
     if bounds is None:
         bounds = data_bounds(points)
@@ -227,7 +259,7 @@ def _run(p: dict, report_path: str | None) -> None:
 
     model = make_model(p["algorithm"], k, run.epsilon, bounds, p)
     with run:
-        model.fit(points, accountant=run.accountant, rng=run.rng)
+        model.fit(points if frame is None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
         # --allow-data-bounds: every output is marked in its header (a CSV stays a CSV) and
         # listed in the report's release.not_private_outputs (docs/cluster.md)

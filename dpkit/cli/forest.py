@@ -7,6 +7,7 @@ import click
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
     default_report_path,
+    engine_options,
     global_options,
     input_options,
     output_options,
@@ -35,7 +36,7 @@ def command() -> None:
 
 
 @command.command(name="train", context_settings=CONTEXT_SETTINGS)
-@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False), required=True,
               help="Schema/taxonomy YAML: the public domains of every column.")
 @click.option("--target", default=None, help="The class column [default: the schema's target].")
@@ -58,6 +59,7 @@ def command() -> None:
 @click.option("--columns", default=None, metavar="A,B,...",
               help="Predictor columns [default: every non-ignored schema column but the target].")
 @input_options
+@engine_options
 @privacy_options
 @output_options
 @json_result_option
@@ -82,10 +84,10 @@ def train(ctx: click.Context, **params: object) -> None:
 
 
 def _train(p: dict) -> None:
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import engine_of, read_options, spark_args
     from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import load
+    from dpkit.engine import load
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import save_model
@@ -110,7 +112,8 @@ def _train(p: dict) -> None:
         inputs=[p["data"], p["schema_path"], p["config"]], outputs=[output, report_path],
         ledger=p["ledger"],
     )
-    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, [*predictors, target])
+    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, [*predictors, target],
+                 engine=engine_of(p), **spark_args(p))
     forest = DiffPRFs(
         epsilon=run.epsilon, n_trees=p["trees"], max_depth=p["depth"],
         features_per_node=p["features_per_node"], utility=p["utility"], sampling=p["sampling"],

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
+from dpkit.cli.options import CONTEXT_SETTINGS, engine_options, global_options, input_options
 
 
 @click.command(name="generalize", context_settings=CONTEXT_SETTINGS)
@@ -18,6 +18,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options
 @click.option("-o", "--output", "output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
               help="Output file [default: '-', stdout].")
 @input_options
+@engine_options
 @global_options
 def command(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:
     """Map DATA onto the generalization released by `dpkit publish` or `kanon-select --generalize`.
@@ -49,6 +50,14 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     from dpkit.report import read_report
 
     check_distinct_paths([data, cut_path, schema_path], [output])
+    from dpkit.cli.options import engine_of
+
+    if engine_of(kwargs) == "spark":
+        from dpkit.errors import DpkitUsageError
+
+        # a row per input row: not an aggregate; Spark-side writing is not built yet
+        raise DpkitUsageError("generalize writes one row per input row and runs on --engine numpy only "
+                              "for now (docs/spark.md)")
     report = read_report(cut_path)
     release = report.get("release") or {}
     params = report.get("parameters") or {}

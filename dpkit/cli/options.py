@@ -167,6 +167,32 @@ def output_delimiter() -> str:
     return _flags().get("output_delimiter") or ","
 
 
+def engine_options(f: Callable) -> Callable:
+    """--engine numpy|spark ($DPKIT_ENGINE) and --spark-master, for commands that scan data."""
+    f = click.option(
+        "--spark-master", "spark_master", default=None, metavar="URL",
+        help="Spark master for --engine spark [default: the session of spark-submit, else local[*]].",
+    )(f)
+    f = click.option(
+        "--engine", "engine", type=click.Choice(["numpy", "spark"]), envvar="DPKIT_ENGINE", default=None,
+        help="Where the data is read and counted: numpy (this process) or spark (a Spark cluster; "
+        "pip install 'dpkit[spark]') [default: numpy; also $DPKIT_ENGINE].",
+    )(f)
+    return f
+
+
+def engine_of(p: dict[str, Any]) -> str:
+    """The engine a command runs on (``--engine``, ``$DPKIT_ENGINE``, else numpy)."""
+    from dpkit.engine import engine_name
+
+    return engine_name(p.get("engine"))
+
+
+def spark_args(p: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for :func:`dpkit.engine.load` on the Spark engine (none on numpy)."""
+    return {"master": p.get("spark_master")} if engine_of(p) == "spark" else {}
+
+
 def privacy_options(f: Callable) -> Callable:
     """--epsilon, --seed, --config and --ledger for every differentially private command."""
     f = click.option(

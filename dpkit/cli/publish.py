@@ -10,6 +10,7 @@ from dpkit.cli.options import (
     CONTEXT_SETTINGS,
     apply_config,
     default_report_path,
+    engine_options,
     global_options,
     input_options,
     output_options,
@@ -30,7 +31,7 @@ DEFAULTS: dict[str, Any] = {
 
 
 @click.command(name="publish", context_settings=CONTEXT_SETTINGS)
-@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", required=True, type=click.Path(dir_okay=False),
               help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml).")
 @click.option("--target", default=None, help="Class column (default: the schema's target).")
@@ -55,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
 @output_options
 @json_result_option
 @input_options
+@engine_options
 @global_options
 @click.pass_context
 def command(ctx: click.Context, **kwargs: Any) -> None:
@@ -73,10 +75,10 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
       dpkit publish sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 -o out/adult.released.csv
     """
-    from dpkit.cli.options import output_delimiter, read_options
+    from dpkit.cli.options import engine_of, output_delimiter, read_options, spark_args
     from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import load
+    from dpkit.engine import load
     from dpkit.errors import DpkitUsageError
     from dpkit.release.sparse import write_release
     from dpkit.report import write_report
@@ -114,7 +116,8 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
                      inputs=[p["data"], p["schema_path"], p.get("config")], outputs=[output, report_path],
                      ledger=p.get("ledger"))
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, order)
+    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, order, engine=engine_of(p),
+                 **spark_args(p))
     with run:
         from dpkit.release import make_model
 

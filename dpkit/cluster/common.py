@@ -7,6 +7,7 @@ never from the data, unless the user asks for ``--allow-data-bounds``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +44,33 @@ def check_points(points: object, lows: np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise DpkitUsageError("points must be finite numbers")
     return x
+
+
+def points_frame(points: object, lows: np.ndarray, highs: np.ndarray, columns: object = None) -> tuple[Any, list[str]]:
+    """The points as a frame (:mod:`dpkit.engine`) and the names of their columns.
+
+    A frame is used as it is (its numeric columns were clipped to the bounds on load);
+    an ``(n, d)`` array is checked (finite, d matching the bounds) and wrapped in the
+    numpy engine, columns ``x1..xd``.
+    """
+    from dpkit.engine.frame import Frame
+
+    if isinstance(points, Frame):
+        names = list(columns) if columns is not None else points.column_names()  # type: ignore[call-overload]
+        if len(names) != lows.size:
+            raise DpkitUsageError(f"{len(names)} column(s) to cluster on but {lows.size} pair(s) of bounds")
+        return points, names
+    from dpkit.data.schema import NumericColumn, Schema
+    from dpkit.data.table import EncodedTable
+    from dpkit.engine.numpy_frame import NumpyFrame
+
+    x = check_points(points, lows)
+    names = [f"x{j + 1}" for j in range(lows.size)]
+    schema = Schema(columns={c: NumericColumn(c, float(lo), float(hi))
+                             for c, lo, hi in zip(names, lows, highs, strict=True)}, path="<points>")
+    table = EncodedTable(schema=schema, columns={c: x[:, j] for j, c in enumerate(names)}, n_rows=len(x),
+                         source="<points>")
+    return NumpyFrame(table), names
 
 
 def laplace_sd(epsilon: float) -> float:

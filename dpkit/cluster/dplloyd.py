@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpkit.cluster.common import check_bounds, check_k, check_points
-from dpkit.data.counting import cluster_sums, nearest_centre
+from dpkit.cluster.common import check_bounds, check_k, points_frame
+from dpkit.engine.keys import Nearest
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, discrete_laplace, grid_laplace
 
@@ -40,11 +40,15 @@ class DPKMeans:
         self.bounds = bounds
         self.iterations = iterations
 
-    def fit(self, points: np.ndarray, *, accountant: Accountant, rng: np.random.Generator) -> DPKMeans:
+    def fit(self, points: object, *, accountant: Accountant, rng: np.random.Generator,
+            columns: object = None) -> DPKMeans:
+        """``points``: an ``(n, d)`` array, or a frame (:mod:`dpkit.engine`) and its ``columns``."""
         k = check_k(self.n_clusters)
         lows, highs = check_bounds(*self.bounds)
-        # clip here too, not only at load: the sums' sensitivity assumes every point is in the box
-        x = np.clip(check_points(points, lows), lows, highs)
+        if not hasattr(points, "column_names"):
+            # clip here too, not only at load: the sums' sensitivity assumes every point is in the box
+            points = np.clip(np.asarray(points, dtype=float), lows, highs)
+        frame, names = points_frame(points, lows, highs, columns)
         eps = float(self.epsilon)
         accountant.check(eps, "dpkmeans")
         budgets = halving_budgets(eps, int(self.iterations))
@@ -54,10 +58,11 @@ class DPKMeans:
         granularity = sens / (1000.0 * k * lows.size)  # rounding adds 0.1 % to Δ
         # data-independent initial centres: uniform in the public box
         centres = lows + rng.random((k, lows.size)) * (highs - lows)
-        xc = x - mid
         for t, e in enumerate(budgets, start=1):
-            labels = nearest_centre(xc, centres - mid)
-            sizes, sums = cluster_sums(xc, labels, k)
+            # per nearest centre: the size and the exact sums (the same bits on any engine),
+            # centred at the middle of the box
+            sizes, raw = frame.sums(names, [Nearest(tuple(names), centres - mid, mid)], (k,))
+            sums = raw - sizes[:, None] * mid
             noisy_n = discrete_laplace(
                 sizes, epsilon=e / 2, rng=rng, accountant=accountant,
                 step=f"iteration {t} cluster sizes", scope="parallel",

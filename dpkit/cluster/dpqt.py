@@ -51,12 +51,13 @@ from dpkit.cluster.common import (
     check_bounds,
     check_k,
     check_k_supported,
-    check_points,
     laplace_sd,
     noisy_size,
+    points_frame,
 )
 from dpkit.cluster.kmeans import weighted_kmeans
-from dpkit.data.counting import child_counts, grid_cells
+from dpkit.data.counting import child_counts
+from dpkit.engine.keys import Grid
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, derive_seed, discrete_laplace
 
@@ -201,13 +202,17 @@ class DPQTKMeans:
             )
         return k, lows, highs
 
-    def fit(self, points: np.ndarray, *, accountant: Accountant, rng: np.random.Generator) -> DPQTKMeans:
+    def fit(self, points: object, *, accountant: Accountant, rng: np.random.Generator,
+            columns: object = None) -> DPQTKMeans:
         """Build the private quadtree over ``points`` and cluster its buckets.
 
-        Spends at most ``epsilon`` from ``accountant`` (checked before any noise is drawn).
+        ``points``: an ``(n, d)`` array, or a frame (:mod:`dpkit.engine`) and its
+        ``columns``. Spends at most ``epsilon`` from ``accountant`` (checked before any
+        noise is drawn). The data are read once: the counts of the non-empty cells of the
+        deepest level's grid; every level's node counts are sums of those.
         """
         k, lows, highs = self._validate()
-        x = check_points(points, lows)
+        frame, names = points_frame(points, lows, highs, columns)
         eps = float(self.epsilon)
         accountant.check(eps, "dpqt")
         d = lows.size
@@ -216,7 +221,7 @@ class DPQTKMeans:
 
         if self.n_estimate is None:
             eps_n = float(self.n_share) * eps
-            n_hat = noisy_size(len(x), epsilon=eps_n, accountant=accountant, rng=rng)
+            n_hat = noisy_size(frame.count(), epsilon=eps_n, accountant=accountant, rng=rng)
         else:
             eps_n = 0.0
             n_hat = int(self.n_estimate)
@@ -235,16 +240,20 @@ class DPQTKMeans:
         else:
             thresholds = np.array([float(self.threshold_sd) * laplace_sd(e) for e in budgets])
 
-        # each point's cell at the deepest level, once; shallower nodes are bit shifts of it
+        # the non-empty cells of the deepest level and their exact counts, once; shallower
+        # nodes are bit shifts of a cell (the cells stand in for their points, weighted)
         final_depths = sum((split_dims(h, d, split) for h in range(height)), np.zeros(d, dtype=np.int64))
-        cells = grid_cells(x, lows, highs, final_depths)
+        grid = [Grid(c, float(lo), float(hi), int(b)) for c, lo, hi, b in zip(names, lows, highs, final_depths,
+                                                                               strict=True)]
+        found, weight = frame.cells(grid, [1 << int(b) for b in final_depths])
+        cells = np.ascontiguousarray(found.T)
         # current level: node coordinates (m, d) at per-dim depths; the root is split for free
         depths = np.zeros(d, dtype=np.int64)
         coords = np.zeros((1, d), dtype=np.int64)
         leaf_coords: list[np.ndarray] = []
         leaf_depths: list[np.ndarray] = []
         leaf_exact: list[np.ndarray] = []
-        active = cells  # points inside nodes that are split at this level
+        active = cells  # cells inside nodes that are split at this level
         parent = np.zeros(cells.shape[1], dtype=np.int64)  # their node's index in `coords`
         tree_spent = 0.0
         for level in range(height):
@@ -255,7 +264,7 @@ class DPQTKMeans:
             n_parents = len(coords)
             coords = (coords[:, None, :] * np.where(mask, 2, 1) + bits[None, :, :]).reshape(-1, d)
             depths = depths + mask
-            child, exact = child_counts(active, final_depths, parent, n_parents, depths, mask)
+            child, exact = child_counts(active, final_depths, parent, n_parents, depths, mask, weight)
             if level + 1 >= height:  # the last level is never split: all its nodes are leaves
                 leaf_coords.append(coords)
                 leaf_depths.append(np.repeat(depths[None, :], len(coords), 0))
@@ -275,8 +284,9 @@ class DPQTKMeans:
             coords = coords[go]
             rank = np.cumsum(go) - 1  # a split child's index among the next level's parents
             keep = (child >= 0) & go[child]
-            if keep.mean() < 0.75:  # drop the points of leaves once that saves enough work
+            if keep.mean() < 0.75:  # drop the cells of leaves once that saves enough work
                 active = active[:, keep]
+                weight = weight[keep]
                 parent = rank[child[keep]]
             else:
                 parent = np.where(keep, rank[child], -1)

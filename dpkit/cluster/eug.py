@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from dpkit.cluster.common import check_bounds, check_k, check_k_supported, check_points, noisy_size
+from dpkit.cluster.common import check_bounds, check_k, check_k_supported, noisy_size, points_frame
 from dpkit.cluster.dpqt import Buckets
 from dpkit.cluster.kmeans import weighted_kmeans
-from dpkit.data.counting import histogram
+from dpkit.engine.keys import Uniform
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, derive_seed, discrete_laplace
 
@@ -49,10 +49,12 @@ class EUGKMeans:
         self.max_cells = max_cells
         self.n_init = n_init
 
-    def fit(self, points: np.ndarray, *, accountant: Accountant, rng: np.random.Generator) -> EUGKMeans:
+    def fit(self, points: object, *, accountant: Accountant, rng: np.random.Generator,
+            columns: object = None) -> EUGKMeans:
+        """``points``: an ``(n, d)`` array, or a frame (:mod:`dpkit.engine`) and its ``columns``."""
         k = check_k(self.n_clusters)
         lows, highs = check_bounds(*self.bounds)
-        x = check_points(points, lows)
+        frame, names = points_frame(points, lows, highs, columns)
         if not 0 < float(self.n_share) < 1:
             raise DpkitUsageError(f"n_share must be in (0, 1), got {self.n_share!r}")
         if k > int(self.max_cells):
@@ -62,13 +64,14 @@ class EUGKMeans:
         d = lows.size
         if self.n_estimate is None:
             eps_n = float(self.n_share) * eps
-            n_hat = noisy_size(len(x), epsilon=eps_n, accountant=accountant, rng=rng)
+            n_hat = noisy_size(frame.count(), epsilon=eps_n, accountant=accountant, rng=rng)
         else:
             eps_n, n_hat = 0.0, int(self.n_estimate)
         check_k_supported(k, n_hat, eps_n or None)
         eps_c = eps - eps_n
         m = grid_size(n_hat, eps_c, d, int(self.max_cells))
-        exact = histogram(x, lows, highs, [m] * d).ravel()
+        cells = [Uniform(c, float(lo), float(hi), m) for c, lo, hi in zip(names, lows, highs, strict=True)]
+        exact = frame.counts(cells, [m] * d).ravel()
         noisy = discrete_laplace(
             exact, epsilon=eps_c, rng=rng, accountant=accountant, step="grid cell counts", scope="parallel"
         )

@@ -307,8 +307,11 @@ def child_counts(
     n_parents: int,
     depths: np.ndarray,
     split: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Counts of points in the children of quadtree (or kd-tree) nodes, in O(n).
+
+    ``weights``: how many points each entry of ``cells`` stands for (default 1 each).
 
     ``cells`` are :func:`grid_cells` at ``cell_depths`` (>= ``depths``), ``parent[i]`` the index of point i's node among
     ``n_parents`` nodes being split (-1: in no such node; its child is -1 too); ``depths`` the per-dimension depths of the children and
@@ -323,12 +326,22 @@ def child_counts(
         bit = (cells[j] >> int(cell_depths[j] - depths[j])) & 1
         child |= bit << (len(dims) - 1 - rank)
     gone = parent < 0  # points of nodes no longer split (kept in place to avoid a copy)
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
     if gone.any():
         child[gone] = -1
-        counts = np.bincount(child[~gone], minlength=n_parents << len(dims))
+        counts = _weighted_bincount(child[~gone], None if w is None else w[~gone], n_parents << len(dims))
     else:
-        counts = np.bincount(child, minlength=n_parents << len(dims))
-    return child, counts.astype(np.int64)
+        counts = _weighted_bincount(child, w, n_parents << len(dims))
+    return child, counts
+
+
+def _weighted_bincount(idx: np.ndarray, weights: np.ndarray | None, size: int) -> np.ndarray:
+    """int64 counts (or integer weight sums, exact) per index in ``[0, size)``."""
+    if weights is None:
+        return np.bincount(idx, minlength=size).astype(np.int64)
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, idx, weights)
+    return out
 
 
 # --------------------------------------------------------------------------- tree partitions
@@ -411,4 +424,76 @@ def key_sums(
         flat += c
     sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
     sums = np.stack([np.bincount(flat, weights=x, minlength=size) for x in vs], axis=-1) if vs else np.zeros((size, 0))
+    return sizes, sums.reshape((*shp, len(vs)))
+
+
+# --------------------------------------------------------------------------- exact sums
+# Sums that do not depend on the order of the records, so that any engine (and any split
+# of the records into partitions) gets the same bits: every float is split exactly into
+# integers, the integers are added exactly, and the total is rounded once.
+
+_HALF = 26
+
+
+def float_parts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(exp, hi, lo)`` int64 with ``v == (hi·2^26 + lo)·2^(exp−53)`` exactly, per value.
+
+    |hi| < 2^27 and 0 <= lo < 2^26, so int64 sums of them are exact for up to 2^36 values.
+    """
+    mant, exp = np.frexp(np.asarray(values, dtype=float))
+    m = np.ldexp(mant, 53).astype(np.int64)
+    hi = m >> _HALF
+    return exp.astype(np.int64), hi, m - (hi << _HALF)
+
+
+def sum_parts(flat: np.ndarray, values: Sequence[np.ndarray]) -> np.ndarray:
+    """Partial exact sums: rows ``(group, column, exp, Σhi, Σlo)`` (int64) of ``values`` per
+    group ``flat`` (>= 0) and binary exponent. Rows of several blocks add up by key."""
+    out = []
+    flat = np.asarray(flat, dtype=np.int64)
+    for j, v in enumerate(values):
+        exp, hi, lo = float_parts(v)
+        if not len(flat):
+            continue
+        key = np.stack([flat, exp], axis=1)
+        uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        shi = np.zeros(len(uniq), dtype=np.int64)
+        slo = np.zeros(len(uniq), dtype=np.int64)
+        np.add.at(shi, inverse, hi)
+        np.add.at(slo, inverse, lo)
+        out.append(np.column_stack([uniq[:, 0], np.full(len(uniq), j), uniq[:, 1], shi, slo]))
+    return np.concatenate(out) if out else np.zeros((0, 5), dtype=np.int64)
+
+
+def sums_from_parts(parts: np.ndarray, size: int, n_columns: int) -> np.ndarray:
+    """The sums ``(size, n_columns)`` from :func:`sum_parts` rows (any number of blocks):
+    exact integer totals, each rounded once to the nearest float."""
+    from fractions import Fraction
+
+    exact: dict[tuple[int, int], Fraction] = {}
+    for g, j, e, hi, lo in np.asarray(parts, dtype=np.int64).tolist():
+        v = Fraction((hi << _HALF) + lo) * (Fraction(2) ** (e - 53))
+        exact[(g, j)] = exact.get((g, j), Fraction(0)) + v
+    out = np.zeros((size, n_columns))
+    for (g, j), v in exact.items():
+        out[g, j] = float(v)
+    return out
+
+
+def exact_key_sums(
+    values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`key_sums`, with every sum exact before one final rounding (order-free)."""
+    shp = tuple(int(s) for s in shape)
+    size = int(np.prod(shp, dtype=np.int64))
+    keep = _valid(codes)
+    cs = [c if keep is None else c[keep] for c in codes]
+    vs = [np.asarray(x, dtype=float) if keep is None else np.asarray(x, dtype=float)[keep] for x in values]
+    flat = np.zeros(len(cs[0]) if cs else 0, dtype=np.int64)
+    for c, s in zip(cs, shp, strict=True):
+        flat *= s
+        flat += c
+    sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
+    sums = sums_from_parts(sum_parts(flat, vs), size, len(vs))
     return sizes, sums.reshape((*shp, len(vs)))

@@ -52,7 +52,10 @@ class Frame(Protocol):
         ...
 
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Counts ``shape`` and per-column sums ``(*shape, len(columns))`` of numeric columns."""
+        """Counts ``shape`` and per-column sums ``(*shape, len(columns))`` of numeric columns.
+
+        Each sum is exact and rounded once (``counting.exact_key_sums``): the same bits
+        whatever the order or partitioning of the records."""
         ...
 
     def with_column(self, name: str, key: Key) -> Frame:

@@ -60,6 +60,27 @@ class Grid:
 
 
 @dataclass(frozen=True, eq=False)
+class Uniform:
+    """A numeric column on ``size`` equal cells over the public ``[lo, hi]`` (any size, not
+    only powers of two); values outside go to the end cells (``counting.histogram``)."""
+
+    name: str
+    lo: float
+    hi: float
+    size: int
+
+
+@dataclass(frozen=True, eq=False)
+class Nearest:
+    """The index of the nearest of the public ``centres`` (squared Euclidean) to the point
+    of ``columns``, both shifted by ``offset`` first (``counting.nearest_centre``)."""
+
+    columns: tuple[str, ...]
+    centres: np.ndarray
+    offset: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class RowHash:
     """A keyed hash of the row's 0-based position in the input, reduced to ``[0, modulo)``.
 
@@ -89,7 +110,7 @@ class Route:
     numeric: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
-Key = Col | Lookup | Bins | Grid | RowHash | Route
+Key = Col | Lookup | Bins | Grid | Uniform | Nearest | RowHash | Route
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -107,8 +128,10 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
 
 def columns_of(key: Key) -> set[str]:
     """The encoded columns a key reads (to load only those)."""
-    if isinstance(key, Col | Lookup | Bins | Grid):
+    if isinstance(key, Col | Lookup | Bins | Grid | Uniform):
         return {key.name}
+    if isinstance(key, Nearest):
+        return set(key.columns)
     if isinstance(key, Route):
         return columns_of(key.node) | {c for c in key.column if c}
     return set()
@@ -134,6 +157,16 @@ def evaluate(key: Key, columns: Mapping[str, np.ndarray], start: int = 0, n: int
         col = np.floor(u * size).astype(np.int64)
         np.minimum(col, size - 1, out=col)
         return col
+    if isinstance(key, Uniform):
+        width = (float(key.hi) - float(key.lo)) / int(key.size)
+        idx = np.floor((np.asarray(columns[key.name], dtype=float) - float(key.lo)) / width).astype(np.int64)
+        return np.clip(idx, 0, int(key.size) - 1)
+    if isinstance(key, Nearest):
+        from dpkit.data.counting import nearest_centre
+
+        offset = np.asarray(key.offset, dtype=float)
+        pts = np.stack([np.asarray(columns[c], dtype=float) for c in key.columns], axis=1) - offset
+        return nearest_centre(pts, np.asarray(key.centres, dtype=float))
     if isinstance(key, RowHash):
         if n is None:
             n = len(next(iter(columns.values())))

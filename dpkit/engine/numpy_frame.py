@@ -50,7 +50,7 @@ class NumpyFrame:
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
         values = [np.asarray(self.table.columns[c], dtype=float) for c in columns]
-        return counting.key_sums(values, self._codes(keys), shape)
+        return counting.exact_key_sums(values, self._codes(keys), shape)
 
     def with_column(self, name: str, key: Key) -> NumpyFrame:
         cols = dict(self.table.columns)

@@ -55,11 +55,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dpkit.data.counting import class_counts, split_rows, threshold_class_counts
+from dpkit.engine.frame import Frame, as_frame
+from dpkit.engine.keys import Col, Key, Lookup, Route, RowHash
 from dpkit.errors import DpkitUsageError
 from dpkit.learn.model import Feature, ForestModel, Node, features_from_schema
 from dpkit.privacy import (
@@ -181,14 +184,17 @@ class DiffPRFs:
         rng: np.random.Generator,
         features: Sequence[str] | None = None,
     ) -> DiffPRFs:
-        """Grow the forest on an :class:`~dpkit.data.table.EncodedTable`; returns self.
+        """Grow the forest on a frame (:mod:`dpkit.engine`) or an EncodedTable; returns self.
 
         ``features`` default to the schema's predictors. Every noisy value is drawn through
-        a :mod:`dpkit.privacy` mechanism charged to ``accountant``.
+        a :mod:`dpkit.privacy` mechanism charged to ``accountant``. The trees are grown level
+        by level: one aggregation per attribute drawn at a level (class counts per node,
+        value and class) and one for the children's class counts, for all trees at once.
         """
         from dpkit.data.schema import CategoricalColumn
 
-        schema = table.schema
+        frame = as_frame(table)
+        schema = frame.schema
         tcol = schema.column(target)
         if not isinstance(tcol, CategoricalColumn):
             raise DpkitUsageError(f"target {target!r} must be a categorical column in {schema.path}")
@@ -202,39 +208,39 @@ class DiffPRFs:
         classes = tuple(tcol.leaves)
         eps = validate_epsilon(self.epsilon)
         accountant.check(eps, "forest")
-        absent = [c for c in [*names, target] if c not in table.columns]
+        have = set(frame.column_names())
+        absent = [c for c in [*names, target] if c not in have]
         if absent:
-            raise DpkitUsageError(f"{table.source}: the table was encoded without column(s) "
+            raise DpkitUsageError(f"{frame.source}: the table was encoded without column(s) "
                                   f"{', '.join(map(repr, absent))}")
 
-        X = [np.asarray(table.columns[f.name]) for f in feats]
-        y = np.asarray(table.columns[target], dtype=np.int64)
-        n = len(y)
-
         t = int(self.n_trees)
+        if self.sampling == "disjoint":
+            # Each record goes to one tree by a keyed hash of its position in the input: for
+            # anyone without the key (drawn here, never released) the trees are independent
+            # uniform draws per record, independent of its values (docs/forest.md). Adding
+            # or removing a record changes one tree's part only, so every tree may spend all
+            # of ε (parallel composition).
+            root = RowHash(partition_key(rng), t)
+            with accountant.parallel(f"trees 1-{t} (disjoint random parts of the records)", eps) as scope:
+                growths = [_Growth(self, frame, target, feats, len(classes), f_per_node, rng,
+                                   [(i + 1, eps, scope.part()) for i in range(t)])]
+                growths[0].grow(root)
+        else:
+            growths = []
+            for i in range(t):
+                growth = _Growth(self, frame, target, feats, len(classes), f_per_node, rng,
+                                 [(i + 1, eps / t, accountant)])
+                growth.grow(RowHash(0, 1))  # every record is in the root of this tree
+                growths.append(growth)
         trees: list[list[Node]] = []
         spends: list[dict[str, Any]] = []
-        if self.sampling == "disjoint":
-            # Each record goes to one tree, uniformly at random and independently of its
-            # values (data-independent randomness, not released): adding or removing a
-            # record changes one tree's part only, so every tree may spend all of ε.
-            owner = partition_records(rng, n, t)
-            with accountant.parallel(f"trees 1-{t} (disjoint random parts of the records)", eps) as scope:
-                for i in range(t):
-                    acc = scope.part()
-                    rows = np.flatnonzero(owner == i)
-                    nodes, levels = self._grow(i + 1, X, y, rows, feats, len(classes), f_per_node, eps, acc, rng)
-                    trees.append(nodes)
-                    spends.append({"tree": i + 1, "epsilon": eps, "levels": levels,
-                                   "spends": [sp.to_dict() for sp in acc.spends]})
-        else:
-            rows = np.arange(n)
-            for i in range(t):
-                before = len(accountant.spends)
-                nodes, levels = self._grow(i + 1, X, y, rows, feats, len(classes), f_per_node, eps / t, accountant, rng)
-                trees.append(nodes)
-                spends.append({"tree": i + 1, "epsilon": eps / t, "levels": levels,
-                               "spends": [sp.to_dict() for sp in accountant.spends[before:]]})
+        for growth in growths:
+            for tr in growth.trees:
+                trees.append(tr.nodes)
+                acc_spends = tr.accountant.spends[tr.first_spend:tr.last_spend]
+                spends.append({"tree": tr.number, "epsilon": tr.epsilon, "levels": tr.level_report(),
+                               "spends": [sp.to_dict() for sp in acc_spends]})
 
         self.features_ = feats
         self.classes_ = classes
@@ -264,40 +270,7 @@ class DiffPRFs:
 
         return predict(self.model_, table)
 
-    # ------------------------------------------------------------------ one tree
-
-    def _grow(
-        self,
-        tree_no: int,
-        X: list[np.ndarray],
-        y: np.ndarray,
-        rows: np.ndarray,
-        feats: list[Feature],
-        n_classes: int,
-        f_per_node: int,
-        eps_tree: float,
-        accountant: Accountant,
-        rng: np.random.Generator,
-    ) -> tuple[list[Node], list[dict[str, Any]]]:
-        """One tree; returns its nodes and, per level, what each inner node and leaf spent."""
-        g = _Growth(self, tree_no, X, y, feats, n_classes, f_per_node, eps_tree, rng)
-        root_ranges = {j: (f.lo, f.hi) for j, f in enumerate(feats) if f.kind == "numeric"}
-        if g.depth == 0:
-            # a single leaf by public rule: all of the tree's ε on its class counts
-            g.leaves([(0, rows)], eps_tree, accountant, f"tree {tree_no} level 0: leaf class counts", None, 0)
-            return g.nodes, g.level_report()
-        exact = class_counts(np.zeros(len(rows), dtype=np.int64), y[rows], 1, n_classes)
-        first = discrete_laplace(
-            exact, epsilon=g.eps_size, rng=rng, accountant=accountant,
-            step=f"tree {tree_no} level 0: node class counts",
-        )
-        g.nodes[0].size = max(int(first.sum()), 0)
-        if g.is_leaf(0, g.nodes[0].size, root_ranges, frozenset()):
-            g.leaves([(0, rows)], eps_tree - g.eps_size, accountant,
-                     f"tree {tree_no} level 0: leaf class counts", (first, g.eps_size), 0)
-        else:
-            g.expand(0, rows, root_ranges, frozenset(), 0, accountant, g.eps_size)
-        return g.nodes, g.level_report()
+    # ------------------------------------------------------------------ one node
 
     @staticmethod
     def _candidates(feats: list[Feature], ranges: dict[int, tuple[float, float]], used: frozenset[int]) -> list[int]:
@@ -319,13 +292,10 @@ class DiffPRFs:
 
     def _choose_split(
         self,
-        X: list[np.ndarray],
-        r: np.ndarray,
-        yr: np.ndarray,
+        chosen: list[int],
+        stats: dict[int, Any],
         feats: list[Feature],
         ranges: dict[int, tuple[float, float]],
-        candidates: list[int],
-        f_per_node: int,
         n_classes: int,
         noisy_size: int,
         eps: float,
@@ -335,12 +305,12 @@ class DiffPRFs:
     ) -> tuple[int, float, float]:
         """Split attribute, threshold (numeric) and the ε spent, by the exponential mechanism.
 
-        Nothing is spent when a single categorical attribute was drawn: the choice is then
-        data-independent, and the caller passes the unspent ε on to the children.
+        ``chosen`` are the attributes drawn for the node (:func:`choose_features`) and
+        ``stats[j]`` the node's exact counts for attribute j: a (value × class) matrix for
+        a categorical attribute, ``(distinct values, class counts <= each)`` for a numeric
+        one. Nothing is spent when a single categorical attribute was drawn: the choice is
+        then data-independent, and the caller passes the unspent ε on to the children.
         """
-        # Data-independent: a random subset of the public candidate list (Breiman's random
-        # attribute selection); it depends on no record, so it needs no budget.
-        chosen = choose_features(rng, candidates, f_per_node)
         n_numeric = sum(feats[j].kind == "numeric" for j in chosen)
         # one mechanism per numeric split point, plus one for the attribute unless a single
         # attribute was drawn (then the choice is already made, publicly)
@@ -352,13 +322,11 @@ class DiffPRFs:
         thresholds = np.zeros(len(chosen))
         for a, j in enumerate(chosen):
             f = feats[j]
-            xr = X[j][r]
             if f.kind == "categorical":
-                m = class_counts(xr, yr, len(f.categories), n_classes)
-                utilities[a] = split_utility(m[None], self.utility, cap)[0]
+                utilities[a] = split_utility(stats[j][None], self.utility, cap)[0]
                 continue
             lo, hi = ranges[j]
-            distinct, left = threshold_class_counts(xr, yr, n_classes)
+            distinct, left = stats[j]
             total = left[-1] if len(left) else np.zeros(n_classes, dtype=np.int64)
             # candidate intervals: [lo, v1) (nothing left), [v_i, v_i+1), [v_k, hi] (all left)
             lefts = np.vstack([np.zeros((1, n_classes), dtype=np.int64), left])
@@ -390,6 +358,7 @@ class DiffPRFs:
             step=f"{where}: split attribute", sensitivity=sens, monotone=monotone,
         )
         return chosen[a], float(thresholds[a]), eps
+
 
 def _number(value: Any) -> float:
     """``value`` as a float; NaN (which fails every range check) if it is not a number."""
@@ -430,17 +399,66 @@ def choose_features(rng: np.random.Generator, candidates: Sequence[int], k: int)
     return sorted(candidates[int(i)] for i in picked)
 
 
-def partition_records(rng: np.random.Generator, n: int, parts: int) -> np.ndarray:
-    """The part (0..parts-1) of each of ``n`` records, uniform and independent of the data."""
-    return rng.integers(0, parts, size=n)
+def partition_key(rng: np.random.Generator) -> int:
+    """The secret key of the record → tree hash (:class:`~dpkit.engine.keys.RowHash`).
+
+    Data-independent randomness: 63 random bits, never released; kept as a named function
+    so tests can tell it from mechanism draws.
+    """
+    return int(rng.integers(0, 2**63 - 1, dtype=np.int64))
+
+
+#: the derived column holding each record's node at the level being grown
+NODE = "__dpkit_node"
+
+
+@dataclass
+class _Tree:
+    """One tree being grown: its nodes, its ε, its accountant and per-level bookkeeping."""
+
+    number: int
+    epsilon: float
+    accountant: Accountant
+    nodes: list[Node] = field(default_factory=lambda: [Node(size=0)])
+    levels: dict[int, dict[str, Any]] = field(default_factory=dict)
+    first_spend: int = 0  # this tree's entries in its accountant: [first_spend, last_spend)
+    last_spend: int | None = None
+
+    def level(self, level: int) -> dict[str, Any]:
+        return self.levels.setdefault(level, {"level": level, "inner_nodes": 0, "leaves": 0,
+                                              "epsilon_max_inner_node": 0.0, "epsilon_max_leaf": 0.0})
+
+    def level_report(self) -> list[dict[str, Any]]:
+        return [self.levels[k] for k in sorted(self.levels)]
+
+
+@dataclass
+class _Open:
+    """An inner node waiting to be split at the current level."""
+
+    tree: _Tree
+    idx: int  # the node's index in its tree
+    slot: int  # the node's key at this level (the value of the NODE column of its records)
+    ranges: dict[int, tuple[float, float]]
+    used: frozenset[int]
+    acc: Accountant
+    path_spent: float
+    chosen: list[int] = field(default_factory=list)
 
 
 class _Growth:
-    """The state of growing one tree: its nodes, budgets and per-level bookkeeping.
+    """Growing trees level by level over a frame (all trees of a disjoint forest at once).
+
+    Every record carries its node at the current level as the derived column ``NODE`` (−1
+    once it sits in a leaf): the root level is the record → tree hash, each further level a
+    :class:`~dpkit.engine.keys.Route` of the level before. Per level the engine is asked for
+    the class counts per (node, value) of every attribute some node drew, and for the class
+    counts of the children: a few aggregations per level, never one per node.
 
     Budgets compose along root-to-leaf paths: the children of a node hold disjoint
     records, so they are the parts of one parallel composition nested in their parent's
-    accountant (``Accountant.parallel`` → ``part()`` per child). Every inner node spends
+    accountant (``Accountant.parallel`` → ``part()`` per child; the scopes stay open while
+    the levels below are grown and close deepest first). Every inner node spends
     ε_level = ε_tree/(d+1) — ε_rest on its split, ε_size on one noisy class-count histogram
     of its children (their sizes) — and a leaf spends *everything its records have left*
     on its class counts: a record's path spends exactly ε_tree, so the budget of levels a
@@ -448,117 +466,200 @@ class _Growth:
     per-level split; the deepest leaves get the paper's ε_level).
     """
 
-    def __init__(self, forest: DiffPRFs, tree_no: int, X: list[np.ndarray], y: np.ndarray,
-                 feats: list[Feature], n_classes: int, f_per_node: int, eps_tree: float,
-                 rng: np.random.Generator) -> None:
+    def __init__(self, forest: DiffPRFs, frame: Frame, target: str, feats: list[Feature], n_classes: int,
+                 f_per_node: int, rng: np.random.Generator, trees: list[tuple[int, float, Accountant]]) -> None:
         self.forest = forest
-        self.tree_no = tree_no
-        self.X, self.y, self.feats = X, y, feats
+        self.frame = frame
+        self.target = target
+        self.feats = feats
         self.n_classes = n_classes
         self.f_per_node = f_per_node
         self.rng = rng
         self.depth = int(forest.max_depth)
-        self.eps_tree = eps_tree
-        self.eps_level = eps_tree / (self.depth + 1)
-        self.eps_size = float(forest.size_share) * self.eps_level
-        self.eps_rest = self.eps_level - self.eps_size
+        self.trees = [_Tree(no, eps, acc, first_spend=len(acc.spends)) for no, eps, acc in trees]
+
+    # ------------------------------------------------------------------ per-tree budgets
+
+    def eps_level(self, tree: _Tree) -> float:
+        return tree.epsilon / (self.depth + 1)
+
+    def eps_size(self, tree: _Tree) -> float:
+        return float(self.forest.size_share) * self.eps_level(tree)
+
+    def min_size(self, tree: _Tree) -> float:
         # Friedman & Schuster's rule: split only if the noisy size per class exceeds the
         # standard deviation √2/ε of the noise of a split's counts.
-        self.min_size = float(forest.leaf_factor) * math.sqrt(2) * n_classes / self.eps_rest
-        self.nodes: list[Node] = [Node(size=0)]
-        self.levels: dict[int, dict[str, Any]] = {}
+        eps_rest = self.eps_level(tree) - self.eps_size(tree)
+        return float(self.forest.leaf_factor) * math.sqrt(2) * self.n_classes / eps_rest
 
-    def _level(self, level: int) -> dict[str, Any]:
-        return self.levels.setdefault(level, {"level": level, "inner_nodes": 0, "leaves": 0,
-                                              "epsilon_max_inner_node": 0.0, "epsilon_max_leaf": 0.0})
-
-    def level_report(self) -> list[dict[str, Any]]:
-        return [self.levels[k] for k in sorted(self.levels)]
-
-    def is_leaf(self, level: int, noisy_size: int, ranges: dict[int, tuple[float, float]],
+    def is_leaf(self, tree: _Tree, level: int, noisy_size: int, ranges: dict[int, tuple[float, float]],
                 used: frozenset[int]) -> bool:
         """Leaf rule on public and noisy values only (never an exact purity test)."""
-        return (level >= self.depth or noisy_size < self.min_size
+        return (level >= self.depth or noisy_size < self.min_size(tree)
                 or not DiffPRFs._candidates(self.feats, ranges, used))
 
-    def leaves(self, items: list[tuple[int, np.ndarray]], eps: float, acc: Accountant, step: str,
+    # ------------------------------------------------------------------ growing
+
+    def _class_counts(self, n_slots: int) -> np.ndarray:
+        """Exact class counts per node of the current level, ``(n_slots, n_classes)``."""
+        return self.frame.counts([Col(NODE), Col(self.target)], (n_slots, self.n_classes))
+
+    def grow(self, root: Key) -> None:
+        """Grow every tree; ``root`` keys each record to its tree's root (slot = tree index)."""
+        with ExitStack() as stack:
+            self.frame = self.frame.with_column(NODE, root)
+            exact = self._class_counts(len(self.trees))
+            pending: list[_Open] = []
+            root_ranges = {j: (f.lo, f.hi) for j, f in enumerate(self.feats) if f.kind == "numeric"}
+            for i, tree in enumerate(self.trees):
+                step = f"tree {tree.number} level 0"
+                if self.depth == 0:
+                    # a single leaf by public rule: all of the tree's ε on its class counts
+                    self.leaves(tree, [0], exact[i:i + 1], tree.epsilon, tree.accountant,
+                                f"{step}: leaf class counts", None, 0)
+                    continue
+                eps_size = self.eps_size(tree)
+                first = discrete_laplace(exact[i:i + 1], epsilon=eps_size, rng=self.rng,
+                                         accountant=tree.accountant, step=f"{step}: node class counts")
+                tree.nodes[0].size = max(int(first.sum()), 0)
+                if self.is_leaf(tree, 0, tree.nodes[0].size, root_ranges, frozenset()):
+                    self.leaves(tree, [0], exact[i:i + 1], tree.epsilon - eps_size, tree.accountant,
+                                f"{step}: leaf class counts", (first, eps_size), 0)
+                else:
+                    pending.append(_Open(tree, 0, i, root_ranges, frozenset(), tree.accountant, eps_size))
+            level, n_slots = 0, len(self.trees)
+            while pending:
+                pending, n_slots = self.expand_level(pending, n_slots, level, stack)
+                level += 1
+        for tree in self.trees:  # the scopes are closed: every entry is in
+            tree.last_spend = len(tree.accountant.spends)
+
+    def _node_stats(self, pending: list[_Open], n_slots: int) -> list[dict[int, Any]]:
+        """Per pending node, the exact counts of every attribute it drew: one aggregation
+        per attribute, over the nodes that drew it."""
+        stats: list[dict[int, Any]] = [{} for _ in pending]
+        for j in sorted({j for p in pending for j in p.chosen}):
+            f = self.feats[j]
+            mine = [k for k, p in enumerate(pending) if j in p.chosen]
+            # slot → rank among the nodes that drew j; the extra last entry (−1) is where
+            # records in no open node (NODE = −1) land, so they are not counted
+            table = np.full(n_slots + 1, -1, dtype=np.int64)
+            table[[pending[k].slot for k in mine]] = np.arange(len(mine))
+            node = Lookup(NODE, table)
+            if f.kind == "categorical":
+                m = self.frame.counts([node, Col(f.name), Col(self.target)],
+                                      (len(mine), len(f.categories), self.n_classes))
+                for r, k in enumerate(mine):
+                    stats[k][j] = m[r]
+            else:
+                values, m = self.frame.value_counts(f.name, [node, Col(self.target)], (len(mine), self.n_classes))
+                for r, k in enumerate(mine):
+                    per_value = m[:, r, :]
+                    present = per_value.sum(axis=1) > 0
+                    # the node's distinct values and its class counts <= each of them
+                    stats[k][j] = (np.asarray(values, dtype=float)[present], np.cumsum(per_value[present], axis=0))
+        return stats
+
+    def expand_level(self, pending: list[_Open], n_slots: int, level: int,
+                     stack: ExitStack) -> tuple[list[_Open], int]:
+        """Split every pending node of ``level``; returns the next level's pending nodes."""
+        for p in pending:
+            # Data-independent: a random subset of the public candidate list (Breiman's
+            # random attribute selection); it depends on no record, so it needs no budget.
+            p.chosen = choose_features(self.rng, DiffPRFs._candidates(self.feats, p.ranges, p.used),
+                                       self.f_per_node)
+        stats = self._node_stats(pending, n_slots)
+        column = [""] * n_slots
+        threshold = np.zeros(n_slots)
+        offset = np.zeros(n_slots, dtype=np.int64)
+        numeric = np.zeros(n_slots, dtype=bool)
+        kids: list[tuple[int, int, list[dict[int, tuple[float, float]]], frozenset[int], float]] = []
+        next_slot = 0
+        for p, st in zip(pending, stats, strict=True):
+            tree = p.tree
+            where = f"tree {tree.number} level {level} node {p.idx}"
+            eps_rest = self.eps_level(tree) - self.eps_size(tree)
+            node = tree.nodes[p.idx]
+            j, thr, spent = self.forest._choose_split(
+                p.chosen, st, self.feats, p.ranges, self.n_classes, node.size, eps_rest, p.acc, where, self.rng,
+            )
+            node.feature, node.threshold = j, thr
+            feat = self.feats[j]
+            if feat.kind == "numeric":
+                lo, hi = p.ranges[j]
+                kranges = [{**p.ranges, j: (lo, thr)}, {**p.ranges, j: (thr, hi)}]  # <= thr: child 0
+                kused = p.used
+                numeric[p.slot] = True
+            else:
+                # one child per public category, empty or not: the structure is public
+                kranges = [p.ranges] * len(feat.categories)
+                kused = p.used | {j}
+            column[p.slot] = feat.name
+            threshold[p.slot] = thr
+            offset[p.slot] = next_slot
+            first = len(tree.nodes)
+            node.children = list(range(first, first + len(kranges)))
+            tree.nodes.extend(Node(size=0) for _ in kranges)
+            kids.append((next_slot, first, kranges, kused, spent))
+            next_slot += len(kranges)
+        # every record moves one level down (records of leaves get −1)
+        self.frame = self.frame.with_column(
+            NODE, Route(Col(NODE), tuple(column), threshold, offset, numeric))
+        exact = self._class_counts(next_slot)
+        out: list[_Open] = []
+        for p, (slot0, first, kranges, kused, spent) in zip(pending, kids, strict=True):
+            tree = p.tree
+            eps_size = self.eps_size(tree)
+            block = exact[slot0:slot0 + len(kranges)]
+            # the children's class counts: one histogram of disjoint child × class cells (Δ = 1)
+            sizes = discrete_laplace(
+                block, epsilon=eps_size, rng=self.rng, accountant=p.acc,
+                step=f"tree {tree.number} level {level + 1}: class counts of the children of node {p.idx}",
+            )
+            info = tree.level(level)
+            info["inner_nodes"] += 1
+            info["epsilon_max_inner_node"] = max(info["epsilon_max_inner_node"], spent + eps_size)
+            path_spent = p.path_spent + spent + eps_size
+            remaining = tree.epsilon - path_spent
+            leaf_kids, inner_kids = [], []
+            for c, kr in enumerate(kranges):
+                tree.nodes[first + c].size = max(int(sizes[c].sum()), 0)
+                if self.is_leaf(tree, level + 1, tree.nodes[first + c].size, kr, kused):
+                    leaf_kids.append(c)
+                else:
+                    inner_kids.append(c)
+            # The children hold disjoint records: the leaf children (one histogram) and each
+            # inner child (its subtree) are the parts of one parallel composition, each with
+            # all the ε its records have left. The scope closes after the levels below.
+            scope = stack.enter_context(p.acc.parallel(f"tree {tree.number} level {level + 1}", remaining))
+            if leaf_kids:
+                self.leaves(
+                    tree, [first + c for c in leaf_kids], block[leaf_kids], remaining, scope.part(),
+                    f"tree {tree.number} level {level + 1}: leaf class counts under node {p.idx}",
+                    (sizes[leaf_kids], eps_size), level + 1,
+                )
+            for c in inner_kids:
+                out.append(_Open(tree, first + c, slot0 + c, kranges[c], kused, scope.part(), path_spent))
+        return out, next_slot
+
+    def leaves(self, tree: _Tree, idx: list[int], exact: np.ndarray, eps: float, acc: Accountant, step: str,
                prior: tuple[np.ndarray, float] | None, level: int) -> None:
         """Noisy class counts of leaves (one histogram of disjoint leaf × class cells: Δ = 1).
 
-        ``prior``: the same leaves' earlier noisy counts (their size histogram) and its ε;
-        the two independent estimates are averaged with inverse-variance weights ε²
-        (DLap variance ∝ 1/ε²) — post-processing. Negative counts become 0.
+        ``exact`` are the leaves' exact class counts. ``prior``: the same leaves' earlier
+        noisy counts (their size histogram) and its ε; the two independent estimates are
+        averaged with inverse-variance weights ε² (DLap variance ∝ 1/ε²) — post-processing.
+        Negative counts become 0.
         """
-        group = np.concatenate([np.full(len(r), k, dtype=np.int64) for k, (_, r) in enumerate(items)])
-        rows = np.concatenate([r for _, r in items])
-        exact = class_counts(group, self.y[rows], len(items), self.n_classes)
         noisy = discrete_laplace(exact, epsilon=eps, rng=self.rng, accountant=acc, step=step).astype(float)
         if prior is not None:
             earlier, eps0 = prior
             noisy = (eps * eps * noisy + eps0 * eps0 * earlier) / (eps * eps + eps0 * eps0)
         counts = np.maximum(np.rint(noisy), 0).astype(np.int64)
-        for k, (idx, _) in enumerate(items):
-            self.nodes[idx].counts = counts[k]
+        for k, i in enumerate(idx):
+            tree.nodes[i].counts = counts[k]
             if prior is None:
-                self.nodes[idx].size = int(counts[k].sum())
-        info = self._level(level)
-        info["leaves"] += len(items)
+                tree.nodes[i].size = int(counts[k].sum())
+        info = tree.level(level)
+        info["leaves"] += len(idx)
         info["epsilon_max_leaf"] = max(info["epsilon_max_leaf"], eps + (prior[1] if prior is not None else 0.0))
-
-    def expand(self, idx: int, r: np.ndarray, ranges: dict[int, tuple[float, float]],
-               used: frozenset[int], level: int, acc: Accountant, path_spent: float) -> None:
-        """Split inner node ``idx`` (at ``level``) and grow its children, charging ``acc``."""
-        where = f"tree {self.tree_no} level {level} node {idx}"
-        node = self.nodes[idx]
-        yr = self.y[r]
-        j, thr, spent = self.forest._choose_split(
-            self.X, r, yr, self.feats, ranges, DiffPRFs._candidates(self.feats, ranges, used),
-            self.f_per_node, self.n_classes, node.size, self.eps_rest, acc, where, self.rng,
-        )
-        node.feature, node.threshold = j, thr
-        xr = self.X[j][r]
-        feat = self.feats[j]
-        if feat.kind == "numeric":
-            lo, hi = ranges[j]
-            group = (xr > thr).astype(np.int64)  # records <= thr go left (child 0)
-            parts = split_rows(r, group, 2)
-            kids = [(parts[0], {**ranges, j: (lo, thr)}), (parts[1], {**ranges, j: (thr, hi)})]
-            kids_used = used
-        else:
-            # one child per public category, empty or not: the structure is public
-            kids_used = used | {j}
-            group = xr.astype(np.int64)
-            kids = [(part, ranges) for part in split_rows(r, group, len(feat.categories))]
-        first = len(self.nodes)
-        node.children = list(range(first, first + len(kids)))
-        self.nodes.extend(Node(size=0) for _ in kids)
-        # the children's class counts: one histogram of disjoint child × class cells (Δ = 1)
-        sizes = discrete_laplace(
-            class_counts(group, yr, len(kids), self.n_classes), epsilon=self.eps_size, rng=self.rng,
-            accountant=acc, step=f"tree {self.tree_no} level {level + 1}: class counts of the children of node {idx}",
-        )
-        info = self._level(level)
-        info["inner_nodes"] += 1
-        info["epsilon_max_inner_node"] = max(info["epsilon_max_inner_node"], spent + self.eps_size)
-        path_spent += spent + self.eps_size
-        remaining = self.eps_tree - path_spent
-        leaf_kids, inner_kids = [], []
-        for c, (_, kranges) in enumerate(kids):
-            self.nodes[first + c].size = max(int(sizes[c].sum()), 0)
-            if self.is_leaf(level + 1, self.nodes[first + c].size, kranges, kids_used):
-                leaf_kids.append(c)
-            else:
-                inner_kids.append(c)
-        # The children hold disjoint records: the leaf children (one histogram) and each
-        # inner child (its subtree) are the parts of one parallel composition, each with all
-        # the ε its records have left.
-        with acc.parallel(f"tree {self.tree_no} level {level + 1}", remaining) as scope:
-            if leaf_kids:
-                self.leaves(
-                    [(first + c, kids[c][0]) for c in leaf_kids], remaining, scope.part(),
-                    f"tree {self.tree_no} level {level + 1}: leaf class counts under node {idx}",
-                    (sizes[leaf_kids], self.eps_size), level + 1,
-                )
-            for c in inner_kids:
-                kr, kranges = kids[c]
-                self.expand(first + c, kr, kranges, kids_used, level + 1, scope.part(), path_spent)

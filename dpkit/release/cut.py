@@ -23,6 +23,7 @@ import numpy as np
 
 from dpkit.data.counting import group_of
 from dpkit.data.schema import CategoricalColumn, IntervalNode, NumericColumn, Schema, TaxonomyNode
+from dpkit.engine.keys import Bins, Key, Lookup
 from dpkit.errors import DataError
 
 
@@ -54,6 +55,11 @@ class CategoricalCut:
     def codes(self, leaf_codes: np.ndarray) -> np.ndarray:
         """The index of the cut node containing each leaf code."""
         return group_of(leaf_codes, np.asarray([n.lo for n in self.nodes], dtype=np.int64))
+
+    def key(self, name: str) -> Lookup:
+        """The public key of :meth:`codes`: leaf code → index of its cut node."""
+        leaves = np.arange(len(self.column.leaves), dtype=np.int64)
+        return Lookup(name, np.asarray(self.codes(leaves), dtype=np.int64))
 
     def specialize(self, node: TaxonomyNode) -> None:
         """Replace ``node`` by its children (which cover the same contiguous leaf range)."""
@@ -103,6 +109,10 @@ class NumericCut:
 
     def codes(self, values: np.ndarray) -> np.ndarray:
         return group_of(values, np.asarray(self.edges, dtype=float))
+
+    def key(self, name: str) -> Bins:
+        """The public key of :meth:`codes`: the interval of each value."""
+        return Bins(name, np.asarray(self.edges, dtype=float))
 
     def split(self, i: int, points: Sequence[float], children: Sequence[IntervalNode] | None = None) -> None:
         """Split interval ``i`` at ``points`` (strictly inside it, ascending)."""
@@ -155,6 +165,10 @@ class Cut:
     def codes(self, columns: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """Per predictor, the index of each record's generalized value."""
         return [a.codes(columns[name]) for name, a in self.attributes.items()]
+
+    def keys(self) -> list[Key]:
+        """Per predictor, the public key of :meth:`codes` (for an engine to count by)."""
+        return [a.key(name) for name, a in self.attributes.items()]
 
     def labels(self) -> dict[str, list[str]]:
         return {name: a.labels() for name, a in self.attributes.items()}

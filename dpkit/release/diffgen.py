@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpkit.data.table import EncodedTable
+from dpkit.engine.frame import Frame, as_frame
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 from dpkit.privacy.mechanisms import exponential, exponential_interval
 from dpkit.release import depth
@@ -48,7 +49,7 @@ class DiffGen:
         self.n_share = n_share
         self.resolution = resolution
 
-    def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
+    def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
         """DiffGen (Mohammed et al. 2011, Alg. 1): ε' = ε / (2(|A_num| + 2h)) per step.
 
         First a split point per numeric attribute, then h exponential-mechanism selections
@@ -59,17 +60,17 @@ class DiffGen:
         self.levels = parse_levels(self.levels)
         validate_common(self.levels, 0.5, 1)
         self.postprocess = resolve_postprocess(self.postprocess, self.levels)
-        schema = table.schema
+        frame = as_frame(table)
+        schema = frame.schema
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")
         cut = Cut.initial(schema, target)
         n_classes = len(class_labels)
         start = accountant.spent
         # auto: Ñ first; the counts get at least half of what is left (DiffGen's split)
-        plan = plan_depth(table, self.levels, self.epsilon, 0.5, n_classes, accountant=accountant, rng=rng,
+        plan = plan_depth(frame, self.levels, self.epsilon, 0.5, n_classes, accountant=accountant, rng=rng,
                           n_share=self.n_share, resolution=self.resolution, counts_share=0.5)
-        y = table.columns[target]
-        marg = Marginals(table.columns, y, len(class_labels), cut)
+        marg = Marginals(frame, target, len(class_labels), cut)
         grid_cols = [n for n, a in cut.attributes.items() if isinstance(a, NumericCut) and a.nodes is None]
         if plan.levels == 0:
             grid_cols = []  # no selection at all: every split point would be wasted
@@ -107,7 +108,7 @@ class DiffGen:
         self.cut_ = cut
         self.selections_ = selections
         self.release_: NoisyTable = release_table(
-            cut, table.columns, y, class_labels, epsilon=self.epsilon_counts_, rng=rng,
+            cut, frame, target, class_labels, epsilon=self.epsilon_counts_, rng=rng,
             accountant=accountant, step="noisy counts",
         )
         finish(self, plan, cut, n_classes)

@@ -28,6 +28,7 @@ import numpy as np
 
 from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.data.table import EncodedTable
+from dpkit.engine.frame import Frame, as_frame
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy.accountant import Accountant, validate_epsilon
 from dpkit.privacy.mechanisms import (
@@ -181,7 +182,7 @@ class MaxGDDP:
         if self.selector not in SELECTORS:
             raise DpkitUsageError(f"--selector must be one of {', '.join(SELECTORS)}, got {self.selector!r}")
 
-    def fit(self, table: EncodedTable, target: str, *, accountant: Accountant, rng: np.random.Generator) -> MaxGDDP:
+    def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> MaxGDDP:
         """Specialize the cut for ``levels`` rounds, then release the noisy (cut × class) table.
 
         Selection spends ε_i per level (docs/algorithms.md §1 step 1; Fu et al. 2018 Thm 2 for the
@@ -189,15 +190,15 @@ class MaxGDDP:
         ``epsilon_counts_`` and ``release_``. The budget is checked before any draw.
         """
         self._validate()
-        schema = table.schema
+        frame = as_frame(table)
+        schema = frame.schema
         class_labels = class_info(schema, target)
         accountant.check(self.epsilon, "publish")
         cut = Cut.initial(schema, target)
         n_classes = len(class_labels)
-        plan = plan_depth(table, self.levels, self.epsilon, self.selection_share, n_classes,
+        plan = plan_depth(frame, self.levels, self.epsilon, self.selection_share, n_classes,
                           accountant=accountant, rng=rng, n_share=self.n_share, resolution=self.resolution)
-        y = table.columns[target]
-        marg = Marginals(table.columns, y, len(class_labels), cut)
+        marg = Marginals(frame, target, len(class_labels), cut)
         eps_select = self.selection_share * plan.epsilon_rest
         spent_select = 0.0
         cache: dict[str, tuple[list[Candidate], np.ndarray]] = {}
@@ -234,7 +235,7 @@ class MaxGDDP:
         self.cut_ = cut
         self.selections_ = selections
         self.release_: NoisyTable = release_table(
-            cut, table.columns, y, class_labels, epsilon=self.epsilon_counts_, rng=rng,
+            cut, frame, target, class_labels, epsilon=self.epsilon_counts_, rng=rng,
             accountant=accountant, step="noisy counts",
         )
         finish(self, plan, cut, n_classes)

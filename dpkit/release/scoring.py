@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpkit.data.counting import class_counts, value_class_counts
 from dpkit.data.schema import IntervalNode, TaxonomyNode
+from dpkit.engine.frame import Frame
+from dpkit.engine.keys import Col
 from dpkit.release.cut import CategoricalCut, Cut, NumericCut, format_number, grid_points
 
 
@@ -52,18 +53,20 @@ class Candidate:
 
 
 class Marginals:
-    """The exact (attribute × class) marginals of one table, counted once per attribute."""
+    """The exact (attribute × class) marginals of one table, counted once per attribute
+    (one aggregation of the frame per attribute: :mod:`dpkit.engine`)."""
 
-    def __init__(self, columns: dict[str, np.ndarray], y: np.ndarray, n_classes: int, cut: Cut) -> None:
+    def __init__(self, frame: Frame, target: str, n_classes: int, cut: Cut) -> None:
         self.n_classes = n_classes
         self._cum: dict[str, np.ndarray] = {}
         self._values: dict[str, np.ndarray] = {}
+        y = Col(target)
         for name, a in cut.attributes.items():
             if isinstance(a, CategoricalCut):
-                counts = class_counts(columns[name], y, len(a.column.leaves), n_classes)
+                counts = frame.counts([Col(name), y], (len(a.column.leaves), n_classes))
                 self._values[name] = np.arange(len(a.column.leaves) + 1)
             else:
-                vals, counts = value_class_counts(columns[name], y, n_classes)
+                vals, counts = frame.value_counts(name, [y], (n_classes,))
                 self._values[name] = vals
             cum = np.zeros((counts.shape[0] + 1, n_classes), dtype=np.int64)
             np.cumsum(counts, axis=0, out=cum[1:])

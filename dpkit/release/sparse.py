@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpkit.data.counting import cell_counts
+from dpkit.engine.frame import Frame
+from dpkit.engine.keys import Col
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import sparse_discrete_laplace
 from dpkit.release.cut import Cut
@@ -129,8 +130,8 @@ def _write_release_parquet(table: NoisyTable, path: str, names: list[str], label
 
 def release_table(
     cut: Cut,
-    columns: dict[str, np.ndarray],
-    y: np.ndarray,
+    frame: Frame,
+    target: str,
     class_labels: list[str],
     *,
     epsilon: float,
@@ -141,7 +142,7 @@ def release_table(
     """Noise the (cut × class) contingency table of the records with DLap(ε), sparsely."""
     shape = cut.shape() + [len(class_labels)]
     check_release_size(shape, epsilon)
-    cells, counts = cell_counts(cut.codes(columns) + [y], shape)
+    cells, counts = frame.cells([*cut.keys(), Col(target)], shape)
     # dimensions of size 1 (attributes still at their root) hold only coordinate 0: the
     # mechanism noises the same cells, in the same order, without them (no 64-dimension limit)
     keep = [j for j, s in enumerate(shape) if s > 1] or [len(shape) - 1]

@@ -83,11 +83,11 @@ def guarded(monkeypatch):
         # attribute indices of the public schema only — no data can reach this draw
         assert all(isinstance(c, int) for c in candidates) and isinstance(k, int)
 
-    def only_sizes(n, parts):
-        assert isinstance(n, int) and isinstance(parts, int)
+    def no_arguments():
+        pass  # the record → tree key: 63 random bits from the rng alone
 
     monkeypatch.setattr(dprf, "choose_features", public(dprf.choose_features, only_public_candidates))
-    monkeypatch.setattr(dprf, "partition_records", public(dprf.partition_records, only_sizes))
+    monkeypatch.setattr(dprf, "partition_key", public(dprf.partition_key, no_arguments))
     return calls
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from dpkit.engine import as_frame
 from dpkit.release.cut import Cut
 from dpkit.release.scoring import (
     Marginals,
@@ -21,7 +24,7 @@ def test_categorical_scores_match_brute_force(schema, table):
     cut = Cut.initial(schema, "label")
     cut.attributes["color"].specialize(schema.columns["color"].root)
     y = table.columns["label"]
-    marg = Marginals(table.columns, y, 3, cut)
+    marg = Marginals(as_frame(table), "label", 3, cut)
     cands, scores = categorical_candidates("color", cut.attributes["color"], marg)
     codes = table.columns["color"]
     names = [c.node.name for c in cands]
@@ -35,7 +38,7 @@ def test_numeric_grid_scores_match_brute_force(schema, table):
     cut = Cut.initial(schema, "label")
     cut.attributes["age"].split(0, [6])
     y = table.columns["label"]
-    marg = Marginals(table.columns, y, 3, cut)
+    marg = Marginals(as_frame(table), "label", 3, cut)
     cands, scores = numeric_candidates("age", cut.attributes["age"], marg, grid=32)
     x = table.columns["age"]
     assert [c.points[0] for c in cands] == [1, 2, 3, 4, 5, 7, 8, 9]
@@ -49,7 +52,7 @@ def test_numeric_grid_scores_match_brute_force(schema, table):
 def test_hierarchy_scores_match_brute_force(schema, table):
     cut = Cut.initial(schema, "label")
     y = table.columns["label"]
-    marg = Marginals(table.columns, y, 3, cut)
+    marg = Marginals(as_frame(table), "label", 3, cut)
     cands, scores = numeric_candidates("band", cut.attributes["band"], marg, grid=32)
     assert len(cands) == 1 and cands[0].points == (50.0,)
     x = table.columns["band"]
@@ -59,13 +62,12 @@ def test_hierarchy_scores_match_brute_force(schema, table):
 def test_scores_are_monotone_in_the_data(schema, table):
     """Adding a record never lowers a score and raises none by more than 1 (Δ = 1)."""
     cut = Cut.initial(schema, "label")
-    y = table.columns["label"]
-    base = np.concatenate([numeric_candidates("size", cut.attributes["size"], Marginals(table.columns, y, 3, cut), 8)[1]])
+    base = np.concatenate([numeric_candidates("size", cut.attributes["size"], Marginals(as_frame(table), "label", 3, cut), 8)[1]])
     rng = np.random.default_rng(0)
     for _ in range(20):
         extra = {k: np.append(v, v[rng.integers(v.size)]) for k, v in table.columns.items()}
         extra["label"][-1] = rng.integers(3)
-        s = numeric_candidates("size", cut.attributes["size"], Marginals(extra, extra["label"], 3, cut), 8)[1]
+        s = numeric_candidates("size", cut.attributes["size"], Marginals(as_frame(replace(table, columns=extra, n_rows=table.n_rows + 1)), "label", 3, cut), 8)[1]
         d = s - base
         assert np.all((d >= 0) & (d <= 1))
 
@@ -73,7 +75,7 @@ def test_scores_are_monotone_in_the_data(schema, table):
 def test_split_utilities_piecewise_constant(schema, table):
     cut = Cut.initial(schema, "label")
     y = table.columns["label"]
-    marg = Marginals(table.columns, y, 3, cut)
+    marg = Marginals(as_frame(table), "label", 3, cut)
     edges, util = split_utilities(marg, "age", 0, 10, True, True)
     x = table.columns["age"]
     assert edges[0] == 1 and edges[-1] == 10 and np.all(np.diff(edges) >= 0)

@@ -1,0 +1,197 @@
+"""The Spark engine gives the numpy engine's release, byte for byte (docs/spark.md).
+
+One SparkSession for the whole test session, on ``local-cluster[2,1,1024]`` (two executor
+JVMs, as on a real cluster) unless ``$DPKIT_TEST_SPARK_MASTER`` names another master. Small
+input splits force several partitions per file, so row positions cross partition borders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from dpkit.cli import cli as main
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+ADULT = ROOT / "sample_data/adult/train.csv"
+S1 = ROOT / "sample_data/clustering/s1.csv"
+SCHEMA = ROOT / "taxonomies/adult.yaml"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("the Spark engine needs Java")
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    master = os.environ.get("DPKIT_TEST_SPARK_MASTER", "local-cluster[2,1,1024]")
+    session = (
+        SparkSession.builder.master(master).appName("dpkit-tests")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.files.maxPartitionBytes", str(512 * 1024))  # several splits per file
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.task.maxFailures", "1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+_PARQUET: dict[Path, Path] = {}
+
+
+def csv_as_parquet(path: Path) -> Path:
+    return _PARQUET[path]
+
+
+@pytest.fixture(scope="session")
+def parquet(tmp_path_factory):
+    import pandas as pd
+
+    out = tmp_path_factory.mktemp("pq")
+    paths = {}
+    for name, src in (("adult", ADULT), ("s1", S1)):
+        df = pd.read_csv(src, dtype=str, keep_default_na=False)
+        p = out / f"{name}.parquet"
+        df.to_parquet(p, index=False)
+        paths[name] = p
+        _PARQUET[src] = p
+    return paths
+
+
+def _invoke(args: list[str]) -> tuple[int, str]:
+    """Through dpkit's error boundary, as the shell would: (exit code, stderr)."""
+    from dpkit.cli.boundary import run as boundary_run
+
+    runner = CliRunner()
+    with runner.isolation() as (_, err, _):
+        code = boundary_run(main, [str(a) for a in args])
+    return code, err.getvalue().decode(errors="replace")
+
+
+def _run(args: list[str]) -> None:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+
+def _release(report: Path) -> dict:
+    data = json.loads(report.read_text())
+    data["release"].pop("model", None)  # the model's path
+    return {k: data[k] for k in ("privacy", "spends", "release")}
+
+
+def _both(tmp_path: Path, spark, make_args, out_name: str, data_csv: Path, data_pq: Path | None) -> None:
+    """Run on numpy (CSV), Spark (CSV) and Spark (Parquet); outputs must be the same bytes.
+
+    ``data_pq=None`` runs Spark on the Parquet copy only (the costly commands: time)."""
+    outs = {}
+    runs = [("numpy", "numpy", data_csv), ("spark-csv", "spark", data_csv), ("spark-parquet", "spark", data_pq)]
+    if data_pq is None:
+        runs = [("numpy", "numpy", data_csv), ("spark-parquet", "spark", csv_as_parquet(data_csv))]
+    for tag, engine, data in runs:
+        d = tmp_path / tag
+        d.mkdir()
+        _run([*make_args(data, d / out_name), "--engine", engine, "--seed", "7"])
+        outs[tag] = d
+    base = outs["numpy"]
+    for tag in [t for t in outs if t != "numpy"]:
+        for f in sorted(base.iterdir()):
+            other = outs[tag] / f.name
+            if f.name.endswith(".report.json"):
+                assert _release(f) == _release(other), f"{tag}: {f.name} differs"
+            else:
+                assert f.read_bytes() == other.read_bytes(), f"{tag}: {f.name} differs"
+
+
+def test_publish_is_the_same_on_spark(tmp_path, spark, parquet):
+    def args(data, out):
+        return ["publish", data, "--schema", SCHEMA, "--target", "income", "--epsilon", "1",
+                "--levels", "6", "-o", out, "-q"]
+
+    _both(tmp_path, spark, args, "released.csv", ADULT, None)  # Parquet (CSV: the forest test)
+
+
+def test_forest_is_the_same_on_spark(tmp_path, spark, parquet):
+    def args(data, out):
+        return ["forest", "train", data, "--schema", SCHEMA, "--target", "income", "--epsilon", "1",
+                "--trees", "4", "--depth", "2", "--columns", "age,education,sex,hours-per-week",
+                "-o", out, "-q"]
+
+    _both(tmp_path, spark, args, "model.json", ADULT, parquet["adult"])  # CSV and Parquet
+
+
+@pytest.mark.parametrize("algorithm", ["dpqt", "dpkmeans"])
+def test_cluster_is_the_same_on_spark(tmp_path, spark, parquet, algorithm):
+    def args(data, out):
+        extra = ["--histogram", out.parent / "hist.csv"] if algorithm == "dpqt" else ["--iterations", "2"]
+        return ["cluster", data, "--columns", "x,y", "-k", "15", "--epsilon", "1", "--bounds", "0:1e6,0:1e6",
+                "--algorithm", algorithm, "-o", out, *extra]
+
+    _both(tmp_path, spark, args, "centroids.csv", S1, parquet["s1"])
+
+
+def test_frame_primitives_agree(spark):
+    """Every primitive, including row positions across partitions (RowHash)."""
+    from dpkit.data.schema import load_schema
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import load
+    from dpkit.engine.keys import Col, RowHash
+
+    schema = load_schema(SCHEMA)
+    cols = ["age", "workclass", "income"]
+    with pytest.warns(Warning):
+        a = load(ReadOptions(str(ADULT)), schema, cols)
+    with pytest.warns(Warning):
+        b = load(ReadOptions(str(ADULT)), schema, cols, engine="spark")
+    assert a.count() == b.count()
+    keys, shape = [RowHash(99, 5), Col("income")], (5, 2)
+    assert np.array_equal(a.counts(keys, shape), b.counts(keys, shape))
+    for x, y in zip(a.value_counts("age", keys, shape), b.value_counts("age", keys, shape), strict=True):
+        assert np.array_equal(x, y)
+    for x, y in zip(a.sums(["age"], keys, shape), b.sums(["age"], keys, shape), strict=True):
+        assert np.array_equal(x, y)
+    a2, b2 = a.with_column("n", RowHash(3, 4)), b.with_column("n", RowHash(3, 4))
+    for x, y in zip(a2.cells([Col("n"), Col("workclass")], (4, 9)), b2.cells([Col("n"), Col("workclass")], (4, 9)),
+                    strict=True):
+        assert np.array_equal(x, y)
+
+
+def test_bad_value_gives_the_numpy_message(tmp_path, spark):
+    bad = tmp_path / "bad.csv"
+    lines = ADULT.read_text().splitlines()[:50]
+    parts = lines[20].split(",")
+    parts[1] = " Martian"  # workclass: not in the taxonomy
+    lines[20] = ",".join(parts)
+    bad.write_text("\n".join(lines) + "\n")
+    msgs = []
+    for engine in ("numpy", "spark"):
+        code, err = _invoke(["publish", bad, "--schema", SCHEMA, "--target", "income", "--epsilon", "1",
+                             "-o", tmp_path / f"{engine}.csv", "--engine", engine])
+        assert code != 0 and "Traceback" not in err
+        msgs.append(err.strip().splitlines()[-1])
+        assert not (tmp_path / f"{engine}.csv").exists()
+    assert msgs[0] == msgs[1]
+    assert "bad.csv:21:" in msgs[1] and "Martian" in msgs[1]
+
+
+def test_generalize_and_assign_are_refused_on_spark(tmp_path, spark):
+    code, err = _invoke(["cluster", S1, "--columns", "x,y", "-k", "3", "--epsilon", "1", "--bounds", "0:1e6,0:1e6",
+                         "-o", tmp_path / "c.csv", "--assign", tmp_path / "a.csv", "--engine", "spark"])
+    assert code != 0 and "--assign" in err and "numpy" in err
+    code, err = _invoke(["generalize", ADULT, "--cut", tmp_path / "none.json", "-o", tmp_path / "g.csv",
+                         "--engine", "spark"])
+    assert code != 0
