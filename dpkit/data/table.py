@@ -123,6 +123,8 @@ def resolve(options: ReadOptions) -> ReadOptions:
 
     if options.delimiter is not None or columnar.is_parquet(options):
         return options
+    if "://" in options.path or Path(options.path).is_dir():
+        return options  # a URI or a directory: only the Spark engine reads it, and sniffs there
     raw = read_raw("-") if options.path == "-" else None
     return replace(options, delimiter=columnar.resolve_delimiter(options, raw))
 
