@@ -243,6 +243,10 @@ def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[boo
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
+                    # exact counts travel to the driver, which alone decides what stderr shows
+                    from dpkit.console import set_verbose
+
+                    set_verbose(True)
                     table = encode(df, schema, wanted, source=source)
             except DataError as exc:
                 # encode numbers lines from the batch's first row: make them the partition's
@@ -294,7 +298,11 @@ def _clip_warnings(messages: list[str], source: str) -> list[str]:
             if m:
                 key = (m.group(2), m.group(3))
                 total[key] = total.get(key, 0) + int(m.group(1))
-    return [f"{source}: clipped {n} value(s) of {col} to the public bounds {rest}" for (col, rest), n in total.items()]
+    from dpkit.console import private
+
+    return [private(f"{source}: clipped {n} value(s) of {col} to the public bounds {rest}",
+                    f"{source}: clipped values of {col} to the public bounds {rest}")
+            for (col, rest), n in total.items()]
 
 
 # --------------------------------------------------------------------------- the frame
@@ -335,8 +343,9 @@ class SparkFrame:
         self.n_rows = int(kept.sum())
         self.df = self.df.filter(f"{_KEEP} = 1")
         if dropped:
-            warnings.warn(f"{self.source}: dropped {dropped} row(s) with a missing value "
-                          f"({self.schema.missing!r}) in the used columns", DpkitWarning, stacklevel=3)
+            from dpkit.data.table import dropped_message
+
+            warnings.warn(dropped_message(self.source, dropped, self.schema), DpkitWarning, stacklevel=3)
         for text in _clip_warnings(clips, self.source):
             warnings.warn(text, DpkitWarning, stacklevel=3)
         if self.n_rows == 0:
