@@ -216,6 +216,10 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
 
 def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[bool], source: str):  # noqa: ANN202
     """The per-partition encoding function shipped to the executors."""
+    from dpkit.console import owner_watching
+
+    # executors are not the user's terminal: their error messages take the driver's form
+    watching = owner_watching()
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
@@ -240,14 +244,18 @@ def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[boo
                     values = values.map(lambda v: v if isinstance(v, str) else str(v)).str.strip()
                 data[c] = values.to_numpy(dtype=object)
             df = pd.DataFrame(data, columns=wanted)
+            from dpkit.console import set_verbose
+
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     # exact counts travel to the driver, which alone decides what stderr shows
-                    from dpkit.console import set_verbose
-
                     set_verbose(True)
-                    table = encode(df, schema, wanted, source=source)
+                    try:
+                        table = encode(df, schema, wanted, source=source)
+                    except DataError:
+                        set_verbose(watching)  # the error message in the form the driver shows
+                        table = encode(df, schema, wanted, source=source)
             except DataError as exc:
                 # encode numbers lines from the batch's first row: make them the partition's
                 msg = re.sub(re.escape(source) + r":(\d+):",

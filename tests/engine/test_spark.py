@@ -177,15 +177,19 @@ def test_bad_value_gives_the_numpy_message(tmp_path, spark):
     parts[1] = " Martian"  # workclass: not in the taxonomy
     lines[20] = ",".join(parts)
     bad.write_text("\n".join(lines) + "\n")
-    msgs = []
-    for engine in ("numpy", "spark"):
-        code, err = _invoke(["publish", bad, "--schema", SCHEMA, "--target", "income", "--epsilon", "1",
-                             "-o", tmp_path / f"{engine}.csv", "--engine", engine])
-        assert code != 0 and "Traceback" not in err
-        msgs.append(err.strip().splitlines()[-1])
-        assert not (tmp_path / f"{engine}.csv").exists()
-    assert msgs[0] == msgs[1]
-    assert "bad.csv:21:" in msgs[1] and "Martian" in msgs[1]
+    for verbose in ([], ["-v"]):  # the log's form (no raw value) and the data owner's (-v)
+        msgs = []
+        for engine in ("numpy", "spark"):
+            code, err = _invoke(["publish", bad, "--schema", SCHEMA, "--target", "income", "--epsilon", "1",
+                                 "-o", tmp_path / f"{engine}.csv", "--engine", engine, *verbose])
+            assert code != 0 and ("Traceback" not in err or verbose)  # -v adds the traceback
+            msgs.append(err.strip().splitlines()[-1])
+            assert not (tmp_path / f"{engine}.csv").exists()
+        assert msgs[0] == msgs[1]
+        if verbose:
+            assert "bad.csv:21:" in msgs[1] and "Martian" in msgs[1]
+        else:
+            assert "bad.csv" in msgs[1] and "Martian" not in msgs[1]
 
 
 def test_generalize_and_assign_are_refused_on_spark(tmp_path, spark):
