@@ -134,7 +134,6 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
     import numpy as np
 
     from dpkit.cli.options import read_options
-    from dpkit.data.schema import NumericColumn, Schema
     from dpkit.data.table import column_names, encode, first_line, load, read_table
 
     opts = read_options(p["data"], p["encoding"], p["delimiter"])
@@ -154,12 +153,7 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
         lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
     else:
         lows, highs = bounds  # type: ignore[misc]
-    schema = Schema(
-        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
-        path=source,
-        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
-        missing_policy=getattr(data_schema, "missing_policy", "error"),
-    )
+    schema = _points_schema(columns, lows, highs, source, data_schema)
     if df is not None:
         table = encode(df, schema, columns, source=src, first_line=first_line(opts))
     else:
@@ -173,10 +167,22 @@ def _load(p: dict, columns: list[str], bounds: object, source: str, data_schema:
     return df, points, kept
 
 
+def _points_schema(columns: list[str], lows: object, highs: object, source: str, data_schema: object):  # noqa: ANN202
+    """The numeric schema of the points: the bounds, and the missing tokens and policy of
+    the data's own --schema when one was given."""
+    from dpkit.data.schema import NumericColumn, Schema
+
+    return Schema(
+        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        path=source,
+        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
+        missing_policy=getattr(data_schema, "missing_policy", "error"),
+    )
+
+
 def _load_spark(p: dict, columns: list[str], bounds: object, source: str, data_schema: object = None):  # noqa: ANN202
     """The points as a Spark frame (read, checked and clipped on the cluster)."""
     from dpkit.cli.options import read_options, spark_args
-    from dpkit.data.schema import NumericColumn, Schema
     from dpkit.engine import load
     from dpkit.errors import DpkitUsageError
 
@@ -186,12 +192,7 @@ def _load_spark(p: dict, columns: list[str], bounds: object, source: str, data_s
         raise DpkitUsageError("--assign writes one row per input row and runs on --engine numpy only "
                               "for now (docs/spark.md)")
     lows, highs = bounds  # type: ignore[misc]
-    schema = Schema(
-        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
-        path=source,
-        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
-        missing_policy=getattr(data_schema, "missing_policy", "error"),
-    )
+    schema = _points_schema(columns, lows, highs, source, data_schema)
     return load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, columns, engine="spark",
                 **spark_args(p))
 
