@@ -215,7 +215,11 @@ def report(rows: list, costs: list) -> str:
 if __name__ == "__main__":
     large = "--large" in sys.argv
     sizes = (100_000, 1_000_000, 10_000_000) if large else (100_000, 1_000_000)
-    text = main(quick="--quick" in sys.argv, sizes=sizes)
+    if "--report-only" in sys.argv:
+        saved = json.loads((OUT / "results.json").read_text(encoding="utf-8"))
+        text = report([tuple(r) for r in saved["rows"]], [tuple(c) for c in saved["costs"]])
+    else:
+        text = main(quick="--quick" in sys.argv, sizes=sizes)
     out = ROOT / "docs" / "results" / "bench-spark.md"
     out.write_text(text, encoding="utf-8")
     print(text)
