@@ -58,6 +58,12 @@ class Frame(Protocol):
         whatever the order or partitioning of the records."""
         ...
 
+    def many(self, requests: Sequence[tuple]) -> list:
+        """Answers to several ``("counts", keys, shape)`` and ``("value_counts", column, keys,
+        shape)`` requests, in order — one scan of the data on an engine that can (Spark: one
+        job instead of one per request)."""
+        ...
+
     def with_column(self, name: str, key: Key) -> Frame:
         """A frame that also carries ``key`` evaluated as column ``name`` (a node id per
         record for the next level), so later keys can refer to it with ``Col(name)``."""

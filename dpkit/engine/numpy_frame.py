@@ -52,6 +52,18 @@ class NumpyFrame:
         values = [np.asarray(self.table.columns[c], dtype=float) for c in columns]
         return counting.exact_key_sums(values, self._codes(keys), shape)
 
+    def many(self, requests: Sequence[tuple]) -> list:
+        """Several ``("counts", keys, shape)`` / ``("value_counts", column, keys, shape)``."""
+        out: list = []
+        for req in requests:
+            if req[0] == "counts":
+                out.append(self.counts(req[1], req[2]))
+            elif req[0] == "value_counts":
+                out.append(self.value_counts(req[1], req[2], req[3]))
+            else:
+                raise ValueError(f"unknown request {req[0]!r}")
+        return out
+
     def with_column(self, name: str, key: Key) -> NumpyFrame:
         cols = dict(self.table.columns)
         cols[name] = evaluate(key, self.table.columns, 0, self.table.n_rows)

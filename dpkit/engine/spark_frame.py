@@ -393,47 +393,102 @@ class SparkFrame:
 
     def _cell_job(self, keys: Sequence[Key], value: str | None = None) -> np.ndarray:
         """Rows (value?, k0..k(d−1), count) of the non-empty cells, summed over partitions."""
+        return self._cell_jobs([(list(keys), value)])[0]
+
+    def _cell_jobs(self, requests: Sequence[tuple[list[Key], str | None]]) -> list[np.ndarray]:
+        """:meth:`_cell_job` for several requests in ONE Spark job (one scan, one shuffle):
+        each batch emits rows (request, value, k0..k(D−1), count), D the most keys of any."""
         import pyarrow as pa
         from pyspark.sql import functions as F
 
-        read, codes = self._batches(keys, [value] if value else [])
-        d = len(keys)
-        kcols = [f"k{j}" for j in range(d)]
+        flat = [k for keys, _ in requests for k in keys]
+        values = sorted({v for _, v in requests if v is not None})
+        read, codes = self._batches(flat, values)
+        width = max((len(keys) for keys, _ in requests), default=0)
+        kcols = [f"k{j}" for j in range(width)]
+        spans = []
+        at = 0
+        for keys, _ in requests:
+            spans.append((at, at + len(keys)))
+            at += len(keys)
+        plan = [(a, b, v) for (a, b), (_, v) in zip(spans, requests, strict=True)]
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
                 cols, cs = codes(batch)
-                stacked = np.stack(cs, axis=1) if d else np.zeros((batch.num_rows, 0), dtype=np.int64)
-                ok = (stacked >= 0).all(axis=1)
-                if value is not None:
-                    v = np.asarray(cols[value], dtype=float)[ok]
+                for r, (a, b, value) in enumerate(plan):
+                    d = b - a
+                    stacked = np.stack(cs[a:b], axis=1) if d else np.zeros((batch.num_rows, 0), dtype=np.int64)
+                    ok = (stacked >= 0).all(axis=1)
+                    v = (np.asarray(cols[value], dtype=float)[ok] if value is not None
+                         else np.zeros(int(ok.sum())))
                     stacked = np.column_stack([v.view(np.int64), stacked[ok]])
-                else:
-                    stacked = stacked[ok]
-                if not len(stacked):
-                    continue
-                uniq, cnt = np.unique(stacked, axis=0, return_counts=True)
-                out = {}
-                if value is not None:
-                    out["v"] = pa.array(uniq[:, 0].view(np.float64))
-                    uniq = uniq[:, 1:]
-                for j, k in enumerate(kcols):
-                    out[k] = pa.array(uniq[:, j].astype(np.int64))
-                out["n"] = pa.array(cnt.astype(np.int64))
-                yield pa.RecordBatch.from_pydict(out)
+                    if not len(stacked):
+                        continue
+                    uniq, cnt = np.unique(stacked, axis=0, return_counts=True)
+                    out = {"r": pa.array(np.full(len(uniq), r, dtype=np.int64)),
+                           "v": pa.array(uniq[:, 0].view(np.float64))}
+                    for j, k in enumerate(kcols):
+                        out[k] = pa.array(uniq[:, 1 + j] if j < d else np.zeros(len(uniq), dtype=np.int64))
+                    out["n"] = pa.array(cnt.astype(np.int64))
+                    yield pa.RecordBatch.from_pydict(out)
 
-        ddl = ", ".join((["v double"] if value is not None else []) + [f"{k} long" for k in kcols] + ["n long"])
-        group = (["v"] if value is not None else []) + kcols
+        ddl = ", ".join(["r long", "v double"] + [f"{k} long" for k in kcols] + ["n long"])
+        group = ["r", "v", *kcols]
         agg = self.df.select(*read).mapInArrow(run, ddl).groupBy(*group).agg(F.sum("n").alias("n"))
         rows = self._run(agg)
-        width = len(group) + 1
-        if not rows:
-            return np.zeros((0, width))
-        if value is not None:
-            return np.array([tuple(r) for r in rows], dtype=object)
-        return np.array([tuple(r) for r in rows], dtype=np.int64).reshape(-1, width)
+        table = np.array([tuple(row) for row in rows], dtype=object).reshape(-1, len(group) + 1)
+        out = []
+        for r, (a, b, value) in enumerate(plan):
+            mine = table[table[:, 0] == r] if len(table) else table
+            d = b - a
+            if value is not None:
+                got = np.concatenate([mine[:, 1:2], mine[:, 2:2 + d], mine[:, -1:]], axis=1)
+                out.append(got if len(got) else np.zeros((0, d + 2)))
+            else:
+                got = np.concatenate([mine[:, 2:2 + d], mine[:, -1:]], axis=1).astype(np.int64)
+                out.append(got.reshape(-1, d + 1))
+        return out
+
+    def many(self, requests: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Several ``counts`` / ``value_counts`` requests answered by one Spark job."""
+        jobs = []
+        for req in requests:
+            if req[0] == "counts":
+                _, keys, shape = req
+                shape_check(keys, shape)
+                jobs.append((list(keys), None))
+            elif req[0] == "value_counts":
+                _, column, keys, shape = req
+                shape_check(keys, shape)
+                jobs.append((list(keys), column))
+            else:
+                raise ValueError(f"unknown request {req[0]!r}")
+        rows = self._cell_jobs(jobs)
+        return [self._dense(req[-1], got) if req[0] == "counts" else self._by_value(req[-1], got)
+                for req, got in zip(requests, rows, strict=True)]
+
+    @staticmethod
+    def _dense(shape: Sequence[int], rows: np.ndarray) -> np.ndarray:
+        shp = tuple(int(s) for s in shape)
+        out = np.zeros(shp, dtype=np.int64)
+        if len(rows):
+            out[tuple(rows[:, j] for j in range(len(shp)))] = rows[:, -1]
+        return out
+
+    @staticmethod
+    def _by_value(shape: Sequence[int], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        shp = tuple(int(s) for s in shape)
+        if not len(rows):
+            return np.zeros(0), np.zeros((0, *shp), dtype=np.int64)
+        values = rows[:, 0].astype(float)
+        uniq, inverse = np.unique(values, return_inverse=True)
+        out = np.zeros((uniq.size, *shp), dtype=np.int64)
+        idx = (inverse.reshape(-1), *(rows[:, 1 + j].astype(np.int64) for j in range(len(shp))))
+        np.add.at(out, idx, rows[:, -1].astype(np.int64))
+        return uniq, out
 
     def _run(self, df: Any) -> list[Any]:
         rows = _collect(df)
@@ -444,12 +499,7 @@ class SparkFrame:
 
     def counts(self, keys: Sequence[Key], shape: Sequence[int]) -> np.ndarray:
         shape_check(keys, shape)
-        shp = tuple(int(s) for s in shape)
-        out = np.zeros(shp, dtype=np.int64)
-        rows = self._cell_job(keys)
-        if len(rows):
-            out[tuple(rows[:, j] for j in range(len(shp)))] = rows[:, -1]
-        return out
+        return self._dense(shape, self._cell_job(keys))
 
     def cells(self, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
@@ -463,16 +513,7 @@ class SparkFrame:
 
     def value_counts(self, column: str, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        shp = tuple(int(s) for s in shape)
-        rows = self._cell_job(keys, value=column)
-        if not len(rows):
-            return np.zeros(0), np.zeros((0, *shp), dtype=np.int64)
-        values = rows[:, 0].astype(float)
-        uniq, inverse = np.unique(values, return_inverse=True)
-        out = np.zeros((uniq.size, *shp), dtype=np.int64)
-        idx = (inverse.reshape(-1), *(rows[:, 1 + j].astype(np.int64) for j in range(len(shp))))
-        np.add.at(out, idx, rows[:, -1].astype(np.int64))
-        return uniq, out
+        return self._by_value(shape, self._cell_job(keys, value=column))
 
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         import pyarrow as pa

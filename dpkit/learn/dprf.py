@@ -188,8 +188,8 @@ class DiffPRFs:
 
         ``features`` default to the schema's predictors. Every noisy value is drawn through
         a :mod:`dpkit.privacy` mechanism charged to ``accountant``. The trees are grown level
-        by level: one aggregation per attribute drawn at a level (class counts per node,
-        value and class) and one for the children's class counts, for all trees at once.
+        by level: one scan for the class counts per (node, value) of every attribute drawn at
+        a level, and one for the children's class counts, for all trees at once.
         """
         from dpkit.data.schema import CategoricalColumn
 
@@ -452,8 +452,9 @@ class _Growth:
     Every record carries its node at the current level as the derived column ``NODE`` (−1
     once it sits in a leaf): the root level is the record → tree hash, each further level a
     :class:`~dpkit.engine.keys.Route` of the level before. Per level the engine is asked for
-    the class counts per (node, value) of every attribute some node drew, and for the class
-    counts of the children: a few aggregations per level, never one per node.
+    the class counts per (node, value) of every attribute some node drew (one scan for all of
+    them) and for the class counts of the children: two aggregations per level, never one
+    per node.
 
     Budgets compose along root-to-leaf paths: the children of a node hold disjoint
     records, so they are the parts of one parallel composition nested in their parent's
@@ -535,9 +536,11 @@ class _Growth:
             tree.last_spend = len(tree.accountant.spends)
 
     def _node_stats(self, pending: list[_Open], n_slots: int) -> list[dict[int, Any]]:
-        """Per pending node, the exact counts of every attribute it drew: one aggregation
-        per attribute, over the nodes that drew it."""
+        """Per pending node, the exact counts of every attribute it drew: one request per
+        attribute (over the nodes that drew it), all answered by one scan (``Frame.many``)."""
         stats: list[dict[int, Any]] = [{} for _ in pending]
+        requests: list[tuple] = []
+        owners: list[tuple[int, list[int]]] = []
         for j in sorted({j for p in pending for j in p.chosen}):
             f = self.feats[j]
             mine = [k for k, p in enumerate(pending) if j in p.chosen]
@@ -547,12 +550,18 @@ class _Growth:
             table[[pending[k].slot for k in mine]] = np.arange(len(mine))
             node = Lookup(NODE, table)
             if f.kind == "categorical":
-                m = self.frame.counts([node, Col(f.name), Col(self.target)],
-                                      (len(mine), len(f.categories), self.n_classes))
-                for r, k in enumerate(mine):
-                    stats[k][j] = m[r]
+                requests.append(("counts", [node, Col(f.name), Col(self.target)],
+                                 (len(mine), len(f.categories), self.n_classes)))
             else:
-                values, m = self.frame.value_counts(f.name, [node, Col(self.target)], (len(mine), self.n_classes))
+                requests.append(("value_counts", f.name, [node, Col(self.target)], (len(mine), self.n_classes)))
+            owners.append((j, mine))
+        # one scan of the data for every attribute drawn at this level
+        for (j, mine), got in zip(owners, self.frame.many(requests), strict=True):
+            if self.feats[j].kind == "categorical":
+                for r, k in enumerate(mine):
+                    stats[k][j] = got[r]
+            else:
+                values, m = got
                 for r, k in enumerate(mine):
                     per_value = m[:, r, :]
                     present = per_value.sum(axis=1) > 0

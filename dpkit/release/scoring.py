@@ -61,12 +61,19 @@ class Marginals:
         self._cum: dict[str, np.ndarray] = {}
         self._values: dict[str, np.ndarray] = {}
         y = Col(target)
+        requests: list[tuple] = []
         for name, a in cut.attributes.items():
             if isinstance(a, CategoricalCut):
-                counts = frame.counts([Col(name), y], (len(a.column.leaves), n_classes))
+                requests.append(("counts", [Col(name), y], (len(a.column.leaves), n_classes)))
+            else:
+                requests.append(("value_counts", name, [y], (n_classes,)))
+        answers = frame.many(requests)  # one scan for every attribute
+        for (name, a), got in zip(cut.attributes.items(), answers, strict=True):
+            if isinstance(a, CategoricalCut):
+                counts = got
                 self._values[name] = np.arange(len(a.column.leaves) + 1)
             else:
-                vals, counts = frame.value_counts(name, [y], (n_classes,))
+                vals, counts = got
                 self._values[name] = vals
             cum = np.zeros((counts.shape[0] + 1, n_classes), dtype=np.int64)
             np.cumsum(counts, axis=0, out=cum[1:])
