@@ -378,6 +378,16 @@ def _valid(codes: Sequence[np.ndarray]) -> np.ndarray | None:
     return None if bad is None else ~bad
 
 
+def _flat_keys(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row-major cell ids of the records whose every key is >= 0, and that mask (None: all)."""
+    keep = _valid(codes)
+    flat = np.zeros(len(codes[0]) if keep is None else int(keep.sum()), dtype=np.int64)
+    for c, s in zip(codes, shape, strict=True):
+        flat *= int(s)
+        flat += c if keep is None else c[keep]
+    return flat, keep
+
+
 def dense_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarray:
     """Counts of records per combination of ``codes`` as a dense int64 array of ``shape``;
     records with a negative code on any dimension are left out."""
@@ -385,12 +395,7 @@ def dense_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> np.ndarra
     size = int(np.prod(shp, dtype=np.int64)) if shp else 1
     if not codes:
         raise ValueError("dense_counts needs at least one key")
-    keep = _valid(codes)
-    cs = [c if keep is None else c[keep] for c in codes]
-    flat = np.zeros(len(cs[0]), dtype=np.int64)
-    for c, s in zip(cs, shp, strict=True):
-        flat *= s
-        flat += c
+    flat, _ = _flat_keys(codes, shp)
     return np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
 
 
@@ -407,24 +412,6 @@ def value_key_counts(
     uniq, inverse = np.unique(v, return_inverse=True)
     shp = (uniq.size, *(int(s) for s in shape))
     return uniq, dense_counts([inverse.reshape(-1).astype(np.int64), *cs], shp)
-
-
-def key_sums(
-    values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Counts ``shape`` and sums ``(*shape, len(values))`` of ``values`` per combination of keys."""
-    shp = tuple(int(s) for s in shape)
-    size = int(np.prod(shp, dtype=np.int64))
-    keep = _valid(codes)
-    cs = [c if keep is None else c[keep] for c in codes]
-    vs = [np.asarray(x, dtype=float) if keep is None else np.asarray(x, dtype=float)[keep] for x in values]
-    flat = np.zeros(len(cs[0]) if cs else 0, dtype=np.int64)
-    for c, s in zip(cs, shp, strict=True):
-        flat *= s
-        flat += c
-    sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
-    sums = np.stack([np.bincount(flat, weights=x, minlength=size) for x in vs], axis=-1) if vs else np.zeros((size, 0))
-    return sizes, sums.reshape((*shp, len(vs)))
 
 
 # --------------------------------------------------------------------------- exact sums
@@ -484,16 +471,12 @@ def sums_from_parts(parts: np.ndarray, size: int, n_columns: int) -> np.ndarray:
 def exact_key_sums(
     values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Like :func:`key_sums`, with every sum exact before one final rounding (order-free)."""
+    """Counts ``shape`` and sums ``(*shape, len(values))`` of ``values`` per combination of
+    keys, every sum exact before one final rounding (the same bits on any engine or order)."""
     shp = tuple(int(s) for s in shape)
     size = int(np.prod(shp, dtype=np.int64))
-    keep = _valid(codes)
-    cs = [c if keep is None else c[keep] for c in codes]
+    flat, keep = _flat_keys(codes, shp)
     vs = [np.asarray(x, dtype=float) if keep is None else np.asarray(x, dtype=float)[keep] for x in values]
-    flat = np.zeros(len(cs[0]) if cs else 0, dtype=np.int64)
-    for c, s in zip(cs, shp, strict=True):
-        flat *= s
-        flat += c
     sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
     sums = sums_from_parts(sum_parts(flat, vs), size, len(vs))
     return sizes, sums.reshape((*shp, len(vs)))
