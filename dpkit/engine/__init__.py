@@ -1,4 +1,4 @@
-"""Engines: where data is read and scanned (DESIGN.md, Engines; docs/architecture.md).
+"""Engines: where data is read and scanned (docs/architecture.md, Engines).
 
 ``load(options, schema, columns, engine=...)`` reads a table (CSV or Parquet, described by
 :class:`~dpkit.data.source.ReadOptions`) and returns a :class:`~dpkit.engine.frame.Frame`:

@@ -1,4 +1,4 @@
-"""The frame protocol: what an engine offers the algorithms (DESIGN.md, Engines).
+"""The frame protocol: what an engine offers the algorithms (docs/architecture.md, Engines).
 
 A *frame* is an encoded table that an algorithm cannot read row by row: it can only ask for
 exact aggregates over public keys (:mod:`dpkit.engine.keys`), returned as numpy arrays on
