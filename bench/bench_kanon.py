@@ -1,6 +1,6 @@
 """Benchmark of `dpkit kanon-select`, and the XGB-KA vs Greedy-Hamdist results page.
 
-``main(quick)`` times the selection (ALGORITHMS.md §4; issue 6's targets: under 5 s on
+``main(quick)`` times the selection (docs/algorithms.md §4; issue 6's targets: under 5 s on
 Adult's 30,162 records and 13 candidate features for any k, under 60 s on a 1,000,000-row
 synthetic table with Adult's schema) and writes ``docs/results/bench-kanon.md``.
 
@@ -237,7 +237,7 @@ one or no feature, often the same). On all of Adult, XGB-KA is behind at k = 5, 
 sample it ties or is behind; on Breast Cancer Wisconsin the differences are within 0.02. XGB-KA is also *slower*, not faster: training 100
 boosted trees costs far more than Greedy-Hamdist's single pass over value-by-class counts
 (the paper's Greedy-Hamdist implementation may have computed pairwise distances record by
-record, which would explain its timing claim; ALGORITHMS.md §4 reads the score from counts).
+record, which would explain its timing claim; docs/algorithms.md §4 reads the score from counts).
 
 Why XGB-KA loses on Adult: the greedy selection is order-dependent, and on exact values very
 few features fit together at k ≥ 2 (continuous columns such as age or capital-gain, and

@@ -20,7 +20,7 @@ A killed process (``kill -9``, power loss) leaves its row ``reserved``; it keeps
 against the cap forever — the noise may have been drawn and the output may exist — which
 errs on the side of privacy. The fingerprints are private (a hash of the private input is a
 membership oracle for anyone holding a candidate file): they live only here, never in a
-report (ALGORITHMS.md §0 rule 5); the file is created mode 0600.
+report (docs/algorithms.md §0 rule 5); the file is created mode 0600.
 """
 
 from __future__ import annotations

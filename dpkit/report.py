@@ -1,6 +1,6 @@
 """The JSON privacy-spend report every command writes (format: docs/formats.md).
 
-Built from the accountant and public parameters only (ALGORITHMS.md §0 rule 5): nothing in
+Built from the accountant and public parameters only (docs/algorithms.md §0 rule 5): nothing in
 it is computed from the private data except the DP release itself (``release``), so the
 report may be shared alongside the released file.
 """
@@ -70,7 +70,7 @@ def build_kanon_report(
     parameters: dict[str, Any],
     release: dict[str, Any],
 ) -> dict[str, Any]:
-    """A k-anonymity report: states k, never an ε (ALGORITHMS.md §4)."""
+    """A k-anonymity report: states k, never an ε (docs/algorithms.md §4)."""
     return {
         "dpkit_version": __version__,
         "report_version": REPORT_VERSION,

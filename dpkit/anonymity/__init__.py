@@ -1,6 +1,6 @@
 """k-anonymity by feature selection: XGB-KA (Wang & Wan) and the Greedy-Hamdist baseline.
 
-Not differential privacy (ALGORITHMS.md §4): outputs are k-anonymous on their
+Not differential privacy (docs/algorithms.md §4): outputs are k-anonymous on their
 quasi-identifiers. :func:`kanon_select` is the command as a library call;
 :class:`KAnonymitySelector` the estimator; :func:`check_table` an independent check.
 """

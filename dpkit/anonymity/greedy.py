@@ -1,6 +1,6 @@
 """Greedy forward k-anonymous feature selection, shared by XGB-KA and Greedy-Hamdist.
 
-Wang & Wan, XGB-KA, Algorithm 1 (ALGORITHMS.md §4): rank the candidate quasi-identifiers,
+Wang & Wan, XGB-KA, Algorithm 1 (docs/algorithms.md §4): rank the candidate quasi-identifiers,
 start from the empty set, and for each feature in rank order keep it if the table
 projected on the kept features is still k-anonymous (Algorithm 2: every equivalence class
 — records equal on all kept features — has at least k records), otherwise skip it.
@@ -104,7 +104,7 @@ class KAnonymitySelector:
 
     Wang & Wan, "XGB-KA" (Algorithm 1 with Algorithm 2 as the k-anonymity test);
     Greedy-Hamdist after Zhang et al., Trans. Data Privacy 2017, in the reading of
-    ALGORITHMS.md §4. scikit-learn style: parameters in ``__init__``, ``fit`` validates and
+    docs/algorithms.md §4. scikit-learn style: parameters in ``__init__``, ``fit`` validates and
     learns ``scores_``, ``ranking_``, ``selected_`` (in input column order), ``trials_``,
     ``class_sizes_`` (and ``l_per_class_``); ``transform`` projects a frame.
 

@@ -2,7 +2,7 @@
 
 Baseline of XGB-KA (Wang & Wan), after Zhang, Mohammed, Dave & Al Hasan, "Feature selection
 for classification under anonymity constraint", Trans. Data Privacy 2017 (arXiv:1512.07158),
-in the reading of ALGORITHMS.md §4: a feature's score is the fraction of (positive,
+in the reading of docs/algorithms.md §4: a feature's score is the fraction of (positive,
 negative) record pairs that differ on it,
 
     score(f) = 1 − Σ_v n₊(v) · n₋(v) / (N₊ · N₋),
@@ -11,7 +11,7 @@ computed from the value-by-class counts n_c(v) (no loop over record pairs). The 
 features then go through the same greedy forward selection as XGB-KA
 (:mod:`dpkit.anonymity.greedy`).
 
-Departure (ALGORITHMS.md §4 leaves it open): for a target with more than two classes the
+Departure (docs/algorithms.md §4 leaves it open): for a target with more than two classes the
 score is the unweighted mean of the pairwise score over all unordered pairs of classes, so
 that it needs no "positive" class and reduces to the formula above for two classes.
 """

@@ -3,7 +3,7 @@
 The paper ranks the candidate quasi-identifiers by the *average gain* of the splits that use
 them (its importance formula: a feature's gains summed over the trees and averaged),
 i.e. XGBoost's ``importance_type="gain"``, of a model predicting the class from all the
-candidates; ALGORITHMS.md §4.
+candidates; docs/algorithms.md §4.
 
 Categorical columns: dpkit uses XGBoost's native categorical support
 (``enable_categorical=True`` with pandas ``category`` columns, ``tree_method="hist"``)

@@ -1,6 +1,6 @@
 """What the three clustering algorithms share: public bounds, noisy N, the noise scale.
 
-Bounds are public (ALGORITHMS.md §0 rule 1): they come from ``--bounds`` or the schema and
+Bounds are public (docs/algorithms.md §0 rule 1): they come from ``--bounds`` or the schema and
 never from the data, unless the user asks for ``--allow-data-bounds``.
 """
 

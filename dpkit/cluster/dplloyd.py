@@ -1,6 +1,6 @@
 """DPk-means: Lloyd's algorithm with noisy cluster sizes and sums (Blum et al., SuLQ 2005).
 
-The baseline of the DPQTk-means paper (ALGORITHMS.md §3). Initial centres are drawn
+The baseline of the DPQTk-means paper (docs/algorithms.md §3). Initial centres are drawn
 uniformly in the public box (data-independent randomness). Each iteration assigns every
 point to its nearest centre and releases, per cluster, a noisy size (discrete Laplace,
 Δ = 1) and noisy coordinate sums (discrete Laplace on a fine grid, Δ = Σ_j (hi_j − lo_j)/2

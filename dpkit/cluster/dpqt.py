@@ -1,14 +1,14 @@
 """DPQTk-means: k-means on the buckets of a differentially private quadtree.
 
 Zhang & Cheng (DPQTk-means; ../shared/papers/dpqtkmeans-zhang-cheng.txt), as corrected in
-ALGORITHMS.md §3. The public bounding box is split recursively; a node's count is noised
+docs/algorithms.md §3. The public bounding box is split recursively; a node's count is noised
 with discrete Laplace, one vectorized call per level (the nodes of a level are disjoint, so
 the level's ε is spent once, scope ``parallel``), and a node is split while its noisy count
 exceeds a threshold. The leaves are the buckets; their counts are noised again with
 ε2 = (1 − γ)ε (one histogram release), and weighted k-means on the bucket centres gives the
 centroids (post-processing).
 
-Departures from the paper (ALGORITHMS.md §3):
+Departures from the paper (docs/algorithms.md §3):
 
 - **Height and threshold follow the noise, not N alone.** The paper's maxH = ln(N)/d and
   T = N/1000 stop far too early when the public box is much wider than the data (a bucket
@@ -31,7 +31,7 @@ Departures from the paper (ALGORITHMS.md §3):
 - **Beyond 2-D** (the paper is 2-D only): for d <= 4 a node splits into 2^d equal children;
   for d > 4 a kd-style split halves one dimension per level, cycling through them (2
   children), so the node count per level does not explode. ``split`` chooses explicitly.
-  ALGORITHMS.md suggests 2^d children up to d = 3; measured on Iris in [0, 10]^4 (10 runs,
+  docs/algorithms.md suggests 2^d children up to d = 3; measured on Iris in [0, 10]^4 (10 runs,
   docs/results/cluster.md) 16 children beat the kd split at every ε (NICV ratio 3.8 vs
   18.3 at ε = 1): the kd split needs d times as many levels for the same resolution, so
   each level's count is d times noisier, while the extra children of a 2^d split cost no
@@ -109,7 +109,7 @@ def level_budgets(eps1: float, height: int, allocation: str) -> np.ndarray:
 
 
 def auto_height(n_hat: float, eps1: float, d: int, split: str, c: float, cap: int) -> int:
-    """The height rule (ALGORITHMS.md §3, dpkit's correction of ln(N)/d).
+    """The height rule (docs/algorithms.md §3, dpkit's correction of ln(N)/d).
 
     A node is worth splitting only if its count exceeds c·σ, σ the level noise. Fix the
     height H so that N̂ points, if they filled cells at depth H−1 with the density of a

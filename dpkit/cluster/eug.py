@@ -1,6 +1,6 @@
 """EUGk-means: weighted k-means on a uniform grid of noisy counts (Su et al. 2016).
 
-The paper's second baseline (ALGORITHMS.md §3). A noisy N̂ (``n_share`` of ε) fixes the
+The paper's second baseline (docs/algorithms.md §3). A noisy N̂ (``n_share`` of ε) fixes the
 grid: m = (N̂·ε/10)^(2/(2+d)) cells per dimension (Su et al.'s rule, θ = 10), at least 1,
 and at most ``max_cells`` cells in all (memory). Every cell's count gets DLap(ε_rest) (one
 histogram release) and weighted k-means runs on the cell centres (post-processing).

@@ -4,7 +4,7 @@ The buckets (quadtree leaves, grid cells) come with noisy counts; k-means++ seed
 Lloyd's iterations run on their centres weighted by the counts clamped at 0 (scikit-learn's
 ``KMeans`` with ``sample_weight``; ``random_state`` from :func:`dpkit.privacy.derive_seed`).
 The paper seeds k-means from the raw data, which leaks; seeding on the noisy buckets is free
-(ALGORITHMS.md §3). Degenerate histograms are handled here, never by a crash:
+(docs/algorithms.md §3). Degenerate histograms are handled here, never by a crash:
 
 - fewer positive buckets than k: each positive bucket is represented by a grid of
   sub-cell centres sharing its weight (the "uniform inside a bucket" model), so k distinct

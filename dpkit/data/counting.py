@@ -126,7 +126,7 @@ def nearest_centre(points: np.ndarray, centres: np.ndarray, chunk: int = 1 << 16
 
 
 # --------------------------------------------------------------------------- kanon-select
-# Equivalence classes for k-anonymity (ALGORITHMS.md §4). Not differential privacy: these
+# Equivalence classes for k-anonymity (docs/algorithms.md §4). Not differential privacy: these
 # counts feed the k-anonymity test of `dpkit kanon-select`, whose output is k-anonymous by
 # construction and whose report states class sizes (as any k-anonymity tool does).
 

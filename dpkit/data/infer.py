@@ -1,6 +1,6 @@
 """Draft a schema from a data file — for a person to review, never to release with as is.
 
-A schema is the *public* knowledge a release may use (ALGORITHMS.md §0 rule 1). Reading the
+A schema is the *public* knowledge a release may use (docs/algorithms.md §0 rule 1). Reading the
 category lists and numeric bounds off the private data breaks that rule: a rare category, or
 a maximum, is itself information about a record. :func:`infer_schema` is therefore only a
 starting point: it warns with :class:`~dpkit.errors.PrivacyLeakWarning`, and the YAML it
@@ -36,7 +36,7 @@ WARNING = (
 DRAFT_HEADER = (
     "DRAFT schema inferred from the data by `dpkit taxonomy infer` — NOT PRIVATE.",
     "Category lists and numeric bounds below were read from the private data itself; a",
-    "release that uses them as they are is not differentially private (ALGORITHMS.md §0 rule 1).",
+    "release that uses them as they are is not differentially private (docs/algorithms.md §0 rule 1).",
     "Review every column: replace bounds by public ranges, categories by a public code list,",
     "add hierarchies where you have them, then delete this comment.",
 )

@@ -1,7 +1,7 @@
 """Schema / taxonomy YAML -> typed :class:`Schema` (format: docs/formats.md).
 
 The schema is the public knowledge a release may use: category sets, taxonomy trees and
-numeric bounds (ALGORITHMS.md §0 rule 1). It is parsed from PyYAML's node graph rather than
+numeric bounds (docs/algorithms.md §0 rule 1). It is parsed from PyYAML's node graph rather than
 ``safe_load`` so that every error can name the file, line and key, and so that duplicate
 keys (which ``safe_load`` silently merges) are caught.
 
@@ -379,7 +379,7 @@ def load_schema(path: str | Path, *, allow_draft: bool = False) -> Schema:
     """Read and validate a schema file (see :func:`parse_schema`).
 
     A schema marked ``draft: true`` (written by ``dpkit taxonomy infer``) holds category
-    lists and bounds read from the data, which a DP release must not use (ALGORITHMS.md §0
+    lists and bounds read from the data, which a DP release must not use (docs/algorithms.md §0
     rule 1); it is refused unless ``allow_draft`` (validation, k-anonymity, evaluation).
     """
     p = Path(path)

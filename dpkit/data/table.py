@@ -264,7 +264,7 @@ def encode(
     Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error);
     categorical values outside the taxonomy are an error naming line, column and value;
     numeric values must parse and be finite, and are clipped to the public bounds with a
-    warning that counts them (ALGORITHMS.md §0 rule 1).
+    warning that counts them (docs/algorithms.md §0 rule 1).
     """
 
     wanted = list(columns) if columns is not None else schema.used_columns()
@@ -387,7 +387,7 @@ def _to_float(values: np.ndarray) -> np.ndarray:
 
 
 def _clip(nums: np.ndarray, col: NumericColumn, source: str, schema_path: str) -> np.ndarray:
-    """Clip to the public bounds, warning with the count (ALGORITHMS.md §0 rule 1)."""
+    """Clip to the public bounds, warning with the count (docs/algorithms.md §0 rule 1)."""
     out_of = (nums < col.lo) | (nums > col.hi)
     if out_of.any():
         warnings.warn(

@@ -2,7 +2,7 @@
 
 The data are public at this point — a released table, a generalized test split, or raw
 data for the non-private baseline — so nothing here is differentially private and nothing
-needs to be (ALGORITHMS.md §1, "Evaluation protocol").
+needs to be (docs/algorithms.md §1, "Evaluation protocol").
 
 Features: categorical columns are one-hot encoded (categories learnt from the training
 table; a test value never seen in training sets no indicator), numeric columns are used as

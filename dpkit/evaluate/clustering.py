@@ -1,4 +1,4 @@
-"""Clustering quality metrics: NICV, F-measure, RCP (ALGORITHMS.md §3).
+"""Clustering quality metrics: NICV, F-measure, RCP (docs/algorithms.md §3).
 
 - NICV (normalized intra-cluster variance) = (1/N)·Σ_x min_c ‖x − c‖²: the k-means
   objective per point; lower is better. Compared with non-private k-means on the same data.

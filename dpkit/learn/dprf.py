@@ -1,5 +1,5 @@
 """DiffPRFs: a differentially private random forest (Mu, Ding, Song & Lu, J. on
-Communications 37(9), 2016; our reading in ALGORITHMS.md §2).
+Communications 37(9), 2016; our reading in docs/algorithms.md §2).
 
 Each of ``n_trees`` trees is grown top-down to depth ``max_depth``; its ε is split evenly
 over its ``max_depth + 1`` levels (ε_l each). At an inner node (the paper's steps 8–12):
@@ -29,7 +29,7 @@ Utilities (``utility``): ``info-gain`` (the paper's first), ``max`` (max-class-f
 sum, Δ = 1, monotone) and ``gini`` (Friedman & Schuster's Gini utility, Δ = 2; an
 addition: its sensitivity does not grow with the node size).
 
-Where dpkit departs from the paper (ALGORITHMS.md §2):
+Where dpkit departs from the paper (docs/algorithms.md §2):
 
 * **No bootstrap.** The paper draws each tree's sample with replacement, but a record drawn
   twice doubles the sensitivity of every count while its accounting assumes Δ = 1.

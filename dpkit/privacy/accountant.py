@@ -1,7 +1,7 @@
 """Privacy budget and the per-run accountant.
 
 Every ε a dpkit run spends is recorded here, at the point where noise is drawn, and the
-JSON report is built from nothing else (ALGORITHMS.md §0 rule 2). Modelled on Tumult
+JSON report is built from nothing else (docs/algorithms.md §0 rule 2). Modelled on Tumult
 Analytics' immutable budgets and diffprivlib's BudgetAccountant, but never global: an
 accountant is passed explicitly to every mechanism.
 

@@ -141,7 +141,7 @@ def grid_laplace(
     Values are first rounded to the grid (post-processing of the input, sensitivity grows by
     at most one grid step per coordinate, which we add), then ``granularity``·DLap(ε·g/Δ')
     is added, so the output is a multiple of the grid and free of Mironov's attack
-    (ALGORITHMS.md §0 rule 3). ``sensitivity`` is the L1 sensitivity of the whole vector.
+    (docs/algorithms.md §0 rule 3). ``sensitivity`` is the L1 sensitivity of the whole vector.
     """
     eps, sens = _check(epsilon, sensitivity)
     g = float(granularity)

@@ -1,4 +1,4 @@
-"""Where dpkit's randomness comes from (ALGORITHMS.md §0 rule 3).
+"""Where dpkit's randomness comes from (docs/algorithms.md §0 rule 3).
 
 By default a numpy ``Generator`` over randomgen's ChaCha20 stream cipher keyed from the OS
 CSPRNG (``os.urandom`` via ``secrets``): the full numpy sampling API on a cryptographic bit

@@ -1,6 +1,6 @@
 """The generalization state of ``dpkit publish``: a *cut* per predictor attribute.
 
-A cut holds, for every predictor, the current set of generalized values (ALGORITHMS.md §1):
+A cut holds, for every predictor, the current set of generalized values (docs/algorithms.md §1):
 taxonomy nodes for a categorical attribute (initially the root), intervals for a numeric
 one (initially the whole public domain ``[lo, hi]``). Every record maps to the one
 generalized value containing it: for categories a ``searchsorted`` of its leaf code against
@@ -229,7 +229,7 @@ def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCu
 
 
 def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndarray:
-    """The public candidate split points strictly inside ``(lo, hi)`` (ALGORITHMS.md §1 step 2).
+    """The public candidate split points strictly inside ``(lo, hi)`` (docs/algorithms.md §1 step 2).
 
     Integer attributes: every integer inside when there are at most ``max_points`` of them.
     Otherwise the multiples of a "nice" step (1, 2, 2.5 or 5 × 10^k; integral for integer

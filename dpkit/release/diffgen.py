@@ -1,6 +1,6 @@
 """DiffGen (Mohammed, Chen, Fung, Yu, KDD 2011), the baseline of MAXGDDP's experiments.
 
-As in the authors' released code (ALGORITHMS.md §1): ε' = ε / (2(|A_num| + 2h)).
+As in the authors' released code (docs/algorithms.md §1): ε' = ε / (2(|A_num| + 2h)).
 First every numeric attribute gets a split point for its whole domain by the continuous
 exponential mechanism (ε' each, sequential: each sees all records). Then each of the h
 iterations spends ε' to pick a candidate — a taxonomy node with children, or a numeric

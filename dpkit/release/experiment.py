@@ -1,6 +1,6 @@
 """One cell of a ``publish`` sweep: release, generalize the test split, classify, score.
 
-The evaluation protocol of ALGORITHMS.md §1 (the papers'): run the release on the training
+The evaluation protocol of docs/algorithms.md §1 (the papers'): run the release on the training
 split, map the test split onto the released cut (``dpkit generalize``), train a decision tree
 with the entropy criterion (C4.5-like) on one-hot features of the released table and report
 its accuracy on the generalized test split. Beside it: ``baseline_accuracy`` (the same

@@ -1,7 +1,7 @@
 """MAXGDDP: differentially private generalized release for classification.
 
 Fu, Zhang, Ding (2018), "MAXGDDP: 基于最大值索引的差分隐私数据发布" (papers/maxgddp-2018-fu-
-zhang-ding.txt), Algorithm 1, as read in ALGORITHMS.md §1:
+zhang-ding.txt), Algorithm 1, as read in docs/algorithms.md §1:
 
 1. ε₁ = share·ε for the selections, split over the h levels (``geometric``: Thm 2,
    ε_i = ε₁·r^(i−1)(1−r)/(1−r^h) with r = ∛3; ``uniform``: ε₁/h; ``adaptive``: see
@@ -11,7 +11,7 @@ zhang-ding.txt), Algorithm 1, as read in ALGORITHMS.md §1:
 3. The released table is the (cut × class) contingency table with DLap(ε₂) on every cell,
    ε₂ = ε − (selection spent).
 
-Departures from the paper (ALGORITHMS.md §1): numeric attributes split only at points of a
+Departures from the paper (docs/algorithms.md §1): numeric attributes split only at points of a
 public grid (the paper scores "every possible split point", which would read candidate points
 from the data); every cell, empty or not, is noised (the paper noises the partitions it
 built); if candidates run out, the unspent selection budget moves to the counts; counts use
@@ -58,7 +58,7 @@ def level_budget(
     early stop does not distort the rest). ``adaptive`` uses Thm 2's optimum ε_i ∝ ∛f_i with
     the fan-out f (cells of the current public cut) projected forward at the growth rate seen
     so far, g = (f_i/f_1)^(1/(i−1)) (the paper's g = 3 at the first level): a function of the
-    released cut only, hence DP-safe (ALGORITHMS.md §1 step 1).
+    released cut only, hence DP-safe (docs/algorithms.md §1 step 1).
     """
     if levels_left <= 0:
         return 0.0
@@ -134,7 +134,7 @@ class MaxGDDP:
     def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> MaxGDDP:
         """Specialize the cut for ``levels`` rounds, then release the noisy (cut × class) table.
 
-        Selection spends ε_i per level (ALGORITHMS.md §1 step 1; Fu et al. 2018 Thm 2 for the
+        Selection spends ε_i per level (docs/algorithms.md §1 step 1; Fu et al. 2018 Thm 2 for the
         geometric split), the counts spend the rest; sets ``cut_``, ``selections_``,
         ``epsilon_counts_`` and ``release_``. The budget is checked before any draw.
         """

@@ -1,7 +1,7 @@
 """The released table: a noisy contingency table over (cut × class), kept sparse.
 
 Every cell of the (cut × class) table gets DLap(ε₂) noise, empty cells included
-(ALGORITHMS.md §1), through :func:`dpkit.privacy.mechanisms.sparse_discrete_laplace`, which
+(docs/algorithms.md §1), through :func:`dpkit.privacy.mechanisms.sparse_discrete_laplace`, which
 samples the empty cells that come out positive instead of visiting Π|cut_j|·|C| cells
 (Cormode et al., ICDT 2012). Negative counts become 0 (post-processing): only positive
 cells are kept. Turning cells into rows of labels is post-processing too.

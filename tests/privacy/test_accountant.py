@@ -20,7 +20,7 @@ from dpkit.privacy.accountant import (
 
 
 def assert_report_invariants(acc: Accountant) -> None:
-    """ALGORITHMS.md §0 rule 2: the report's spent ε is the sum of its entries, within budget."""
+    """docs/algorithms.md §0 rule 2: the report's spent ε is the sum of its entries, within budget."""
     report = acc.to_report()
     spends = report["spends"]
     assert isinstance(spends, list)

@@ -1,4 +1,4 @@
-"""The sparse release must have the distribution of noising every cell (ALGORITHMS.md §1)."""
+"""The sparse release must have the distribution of noising every cell (docs/algorithms.md §1)."""
 
 from __future__ import annotations
 
