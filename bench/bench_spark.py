@@ -99,7 +99,7 @@ def run(args: list[str]) -> dict:
     for line in err.splitlines():
         if line.startswith("dpkit-spark-stats "):
             stats = json.loads(line.split(" ", 1)[1])
-    return {"wall": wall, "driver_mb": peaks.get("driver", 0) / 2**20,
+    return {"wall": wall, "load": os.getloadavg()[0], "driver_mb": peaks.get("driver", 0) / 2**20,
             "executors_mb": peaks.get("executors", 0) / 2**20, "stats": stats}
 
 
@@ -141,12 +141,12 @@ def main(quick: bool = False, sizes: tuple[int, ...] = (100_000, 1_000_000)) -> 
 def report(rows: list, costs: list) -> str:
     import numpy as np
 
-    load = os.getloadavg()[0]
+    loads = [r["load"] for *_, r in rows if isinstance(r, dict) and "load" in r] or [os.getloadavg()[0]]
     lines = [
         "# Spark engine: numpy vs Spark local[2] vs local-cluster (make bench-spark)",
         "",
-        f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end (shared; timings are",
-        "noisy — compare the engines within one run). One run per cell. Input: the Adult training",
+        f"Machine: {os.cpu_count()} cores, shared; 1-minute load average {min(loads):.1f}–{max(loads):.1f} at the",
+        "end of the runs (timings are noisy — compare the engines within one run). One run per cell. Input: the Adult training",
         "set repeated to N rows (CSV). `publish --levels 13 --epsilon 1 --seed 1`; `cluster",
         "--columns age,hours-per-week -k 5 --epsilon 1 --seed 1` (DPQT). Driver memory: peak RSS",
         "of the dpkit process plus the driver JVM (Spark); executor JVMs (local-cluster) apart.",
@@ -186,9 +186,9 @@ def report(rows: list, costs: list) -> str:
             f"From the local-cluster runs at N = {top:,}, counting every second of the read+encode job",
             "and of each aggregation as per-row work (an upper bound: their fixed costs — scheduling,",
             "Python workers — are not scaled away): e = read+encode seconds per row, a = seconds per",
-            "row of one aggregation over the cached codes, J = aggregation jobs (publish: one per",
-            "attribute + one for the released cells; forest: about one per attribute drawn per level",
-            "+ one per level; DPQT: one). T(1B) ≈ S + (e + J·a)·10⁹ / (c/2) on c cores.",
+            "row of one aggregation over the cached codes, J = aggregation jobs (publish: two — every",
+            "attribute's marginal in one scan, then the released cells; forest: two per tree level;",
+            "DPQT: one). T(1B) ≈ S + (e + J·a)·10⁹ / (c/2) on c cores.",
             "",
             "| command | e (µs/row, 2 cores) | a (µs/row) | J | 1B rows, these 2 cores | 1B rows, 200 cores |",
             "|---|---|---|---|---|---|",
