@@ -90,21 +90,6 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
     return cells, counts.astype(np.int64)
 
 
-def histogram(points: np.ndarray, lows: np.ndarray, highs: np.ndarray, bins: Sequence[int]) -> np.ndarray:
-    """Counts of d-dimensional ``points`` on a regular grid of ``bins[j]`` cells per dimension.
-
-    ``lows``/``highs`` are the public bounds; points on the upper edge go to the last cell.
-    Returns an int64 array of shape ``bins``.
-    """
-    pts = np.asarray(points, dtype=float)
-    nb = np.asarray(bins, dtype=np.int64)
-    width = (np.asarray(highs, dtype=float) - np.asarray(lows, dtype=float)) / nb
-    idx = np.floor((pts - lows) / width).astype(np.int64)
-    idx = np.clip(idx, 0, nb - 1)
-    flat = np.ravel_multi_index(tuple(idx.T), tuple(nb))
-    return np.bincount(flat, minlength=int(np.prod(nb))).reshape(tuple(nb)).astype(np.int64)
-
-
 # --------------------------------------------------------------------------- dpkit cluster
 # Quadtree (and kd-style) level counts for DPQTk-means, and per-cluster sums for DPk-means.
 
@@ -250,50 +235,25 @@ def weighted_class_counts(
 # --------------------------------------------------------------------------- forest (dpkit forest)
 
 
-def threshold_class_counts(
-    values: np.ndarray, y: np.ndarray, n_classes: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Class counts left of every candidate threshold of one numeric attribute.
-
-    Returns ``(distinct, left)``: the sorted distinct ``values`` (length k) and an
-    ``(k, n_classes)`` int64 array whose row i counts, per class, the records with value
-    ``<= distinct[i]`` (the last row is the class total). One sort and one cumulative
-    sum: O(n log n) for the utilities of all k+1 intervals between distinct values
-    (DiffPRFs' continuous exponential mechanism needs exactly these).
-    """
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return np.zeros(0, dtype=float), np.zeros((0, n_classes), dtype=np.int64)
-    order = np.argsort(v, kind="stable")
-    xs = v[order]
-    onehot = np.zeros((v.size, n_classes), dtype=np.int64)
-    onehot[np.arange(v.size), np.asarray(y)[order]] = 1
-    cum = np.cumsum(onehot, axis=0)
-    ends = np.append(np.flatnonzero(xs[1:] != xs[:-1]), v.size - 1)
-    return xs[ends], cum[ends]
-
-
 # --------------------------------------------------------------------------- publish
 # (MAXGDDP / DiffGen, issue 3)
 
 
-def value_class_counts(values: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (value × class) marginal of one column: ``(distinct sorted values, (m, C) counts)``.
-
-    One sort per column; every split score of a numeric attribute (any interval, any split
-    point) is then a prefix sum over these ``m`` rows, never another scan of the records.
-    """
+def distinct_index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``: sorted distinct values and each record's
+    index among them — in O(n) by bincount when the values are whole numbers in a small range
+    (ages, hours: no sort of the column), by a sort otherwise."""
     v = np.asarray(values)
     if v.size and v.dtype.kind == "f":
         lo, hi = float(v.min()), float(v.max())
         if hi - lo < _DENSE_LIMIT and lo == np.floor(lo):
             iv = (v - lo).astype(np.int64)
-            if np.array_equal(iv, v - lo):  # whole numbers in a small range: O(n), no sort
-                table = class_counts(iv, y, int(hi - lo) + 1, n_classes)
-                present = np.flatnonzero(table.any(axis=1))
-                return present.astype(v.dtype) + lo, table[present]
+            if np.array_equal(iv, v - lo):
+                present = np.bincount(iv, minlength=int(hi - lo) + 1) > 0
+                remap = np.cumsum(present) - 1
+                return np.flatnonzero(present).astype(v.dtype) + lo, remap[iv]
     uniq, inverse = np.unique(v, return_inverse=True)
-    return uniq, class_counts(inverse.reshape(-1), y, uniq.size, n_classes)
+    return uniq, inverse.reshape(-1)
 
 
 # --------------------------------------------------------------------------- dpkit cluster (continued)
@@ -347,18 +307,6 @@ def _weighted_bincount(idx: np.ndarray, weights: np.ndarray | None, size: int) -
 # --------------------------------------------------------------------------- tree partitions
 
 
-def split_rows(rows: np.ndarray, group: np.ndarray, n_groups: int) -> list[np.ndarray]:
-    """The row indices ``rows`` partitioned by ``group`` (aligned with ``rows``) into
-    ``n_groups`` parts, each in the original order; empty parts included.
-
-    One stable sort, as a tree node hands its records to its children (DiffPRFs).
-    """
-    g = np.asarray(group, dtype=np.int64)
-    order = np.argsort(g, kind="stable")
-    bounds = np.searchsorted(g[order], np.arange(n_groups + 1))
-    return [rows[order[bounds[c]:bounds[c + 1]]] for c in range(n_groups)]
-
-
 def values_present(codes: np.ndarray, n_values: int) -> np.ndarray:
     """Which of the ``n_values`` codes occur in ``codes`` (a boolean mask over the codes)."""
     return np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_values) > 0
@@ -409,9 +357,9 @@ def value_key_counts(
     if keep is not None:
         v = v[keep]
         cs = [c[keep] for c in cs]
-    uniq, inverse = np.unique(v, return_inverse=True)
+    uniq, inverse = distinct_index(v)
     shp = (uniq.size, *(int(s) for s in shape))
-    return uniq, dense_counts([inverse.reshape(-1).astype(np.int64), *cs], shp)
+    return uniq, dense_counts([inverse.astype(np.int64, copy=False), *cs], shp)
 
 
 # --------------------------------------------------------------------------- exact sums

@@ -137,20 +137,35 @@ def columns_of(key: Key) -> set[str]:
     return set()
 
 
+def _small(low: int, high: int) -> type:
+    """The smallest signed integer type that holds ``[low, high]``."""
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if info.min <= low and high <= info.max:
+            return t
+    return np.int64
+
+
 def evaluate(key: Key, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
-    """The int64 codes of ``key`` for a block of rows (the block's first row is ``start``).
+    """The integer codes of ``key`` for a block of rows (the block's first row is ``start``).
 
     ``columns`` holds the block's encoded columns (and derived keys). The one implementation
-    both engines run, so they agree bit for bit.
+    both engines run, so they agree bit for bit. Codes of a column, a lookup or bins come in
+    the smallest signed type that holds them (int8 for most cuts: a 10M-row table's keys then
+    take 10 MB each, not 80), the others as int64; counting widens them one at a time.
     """
     if isinstance(key, Col):
-        return np.asarray(columns[key.name]).astype(np.int64, copy=False)
+        col = np.asarray(columns[key.name])
+        return col if col.dtype.kind in "iu" else col.astype(np.int64)
     if isinstance(key, Lookup):
-        return np.asarray(key.table, dtype=np.int64)[np.asarray(columns[key.name])]
+        table = np.asarray(key.table, dtype=np.int64)
+        small = table.astype(_small(int(table.min()), int(table.max()))) if table.size else table
+        return small[np.asarray(columns[key.name])]
     if isinstance(key, Bins):
         starts = np.asarray(key.starts, dtype=float)
         idx = np.searchsorted(starts, np.asarray(columns[key.name], dtype=float), side="right") - 1
-        return np.clip(idx, 0, len(starts) - 1).astype(np.int64)
+        np.clip(idx, 0, len(starts) - 1, out=idx)
+        return idx.astype(_small(0, len(starts) - 1))
     if isinstance(key, Grid):
         size = 1 << int(key.bits)
         u = np.clip((np.asarray(columns[key.name], dtype=float) - key.lo) / (key.hi - key.lo), 0.0, 1.0)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.data.counting import cell_counts, class_counts, group_of, histogram
+from dpkit.data.counting import cell_counts, class_counts, group_of
 
 
 @settings(max_examples=40, deadline=None)
@@ -76,46 +76,10 @@ def test_cell_counts_empty_and_no_dims():
         cell_counts([], [])
 
 
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.data())
-def test_histogram_brute_force(bins, data):
-    d = len(bins)
-    n = data.draw(st.integers(0, 30))
-    pts = np.array(
-        [[data.draw(st.floats(-1, 11, allow_nan=False)) for _ in range(d)] for _ in range(n)],
-        dtype=float,
-    ).reshape(n, d)
-    lows, highs = np.zeros(d), np.full(d, 10.0)
-    got = histogram(pts, lows, highs, bins)
-    want = np.zeros(bins, dtype=np.int64)
-    for p in pts:
-        idx = []
-        for j in range(d):
-            w = 10.0 / bins[j]
-            i = int(np.floor(p[j] / w))
-            idx.append(min(max(i, 0), bins[j] - 1))  # outside points clip to the edge cells
-        want[tuple(idx)] += 1
-    assert got.shape == tuple(bins) and np.array_equal(got, want)
-
-
-def test_histogram_upper_edge_goes_to_last_cell():
-    got = histogram(np.array([[10.0], [0.0], [5.0]]), np.array([0.0]), np.array([10.0]), [2])
-    assert got.tolist() == [1, 2]
-
-
-def test_split_rows_partitions_in_order_with_empty_parts():
-    from dpkit.data.counting import split_rows
-
-    rows = np.array([10, 11, 12, 13, 14, 15])
-    group = np.array([2, 0, 2, 0, 3, 2])
-    parts = split_rows(rows, group, 5)
-    assert [p.tolist() for p in parts] == [[11, 13], [], [10, 12, 15], [14], []]
-
-
 @given(st.data())
-def test_value_class_counts_dense_path_equals_the_sort(data):
+def test_value_counts_dense_path_equals_the_sort(data):
     """Whole numbers in a small range are counted by bincount; the result equals np.unique's."""
-    from dpkit.data.counting import class_counts, value_class_counts
+    from dpkit.data.counting import value_key_counts
 
     n = data.draw(st.integers(1, 60))
     whole = data.draw(st.booleans())
@@ -124,7 +88,7 @@ def test_value_class_counts_dense_path_equals_the_sort(data):
             for _ in range(n)]
     v = np.array(vals)
     y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.int8)
-    uniq, counts = value_class_counts(v, y, 3)
+    uniq, counts = value_key_counts(v, [y], [3])
     ref_u, inv = np.unique(v, return_inverse=True)
     assert np.array_equal(uniq, ref_u) and uniq.dtype == ref_u.dtype
     assert np.array_equal(counts, class_counts(inv.reshape(-1), y, ref_u.size, 3))

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.data.counting import threshold_class_counts
 from dpkit.data.table import encode
 from dpkit.errors import DpkitUsageError
 from dpkit.learn.dprf import (
@@ -23,23 +22,6 @@ from dpkit.privacy import Accountant, make_rng
 from .conftest import make_frame
 
 # ----------------------------------------------------------------------------- counting
-
-
-def test_threshold_class_counts_matches_a_loop() -> None:
-    x = np.array([3.0, 1.0, 3.0, 2.0, 5.0, 1.0])
-    y = np.array([1, 0, 0, 1, 1, 1])
-    distinct, left = threshold_class_counts(x, y, 2)
-    assert distinct.tolist() == [1.0, 2.0, 3.0, 5.0]
-    for v, row in zip(distinct, left, strict=True):
-        assert row.tolist() == [int(((x <= v) & (y == c)).sum()) for c in (0, 1)]
-
-
-def test_threshold_class_counts_empty() -> None:
-    distinct, left = threshold_class_counts(np.array([]), np.array([], dtype=int), 3)
-    assert distinct.shape == (0,) and left.shape == (0, 3)
-
-
-# ----------------------------------------------------------------------------- utilities
 
 
 def test_split_utilities_by_hand() -> None:
