@@ -110,9 +110,8 @@ def kanon_generalize(
     start = time.perf_counter()
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
     selector.fit(
-        prep.features, frame[target].to_numpy(),
-        sensitive=frame[sensitive].to_numpy() if sensitive else None,
-        partition=frame[prep.candidates], codes=prep.codes,
+        prep, None, codes=prep.codes, labels=prep.labels(target),
+        sensitive_codes=prep.codes[sensitive] if sensitive else None,
     )
     rank_seconds = time.perf_counter() - start
     start = time.perf_counter()
@@ -122,7 +121,8 @@ def kanon_generalize(
     for c in ranking:
         col = schema.columns[c]
         if col.kind == "categorical":
-            bases[c] = np.asarray(prep.features[c].cat.codes, dtype=np.int64)
+            lut, _ = prep.lookups[c]  # value code -> leaf code
+            bases[c] = lut[prep.codes[c][0]].astype(np.int64)
             ladders[c] = categorical_ladder(col)
         else:
             codes, m = prep.codes[c]
