@@ -123,6 +123,7 @@ def command(
         from dpkit.anonymity.checks import check_table
 
         df = read_table(read_options(data, encoding, delimiter), categorical=True)
+        _release_reader_memory()
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
@@ -180,6 +181,7 @@ def command(
                     max_lattice)
         return
     df = read_table(opts, categorical=True)
+    _release_reader_memory()
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
         keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
@@ -223,6 +225,18 @@ def command(
             + (f"; report {report_path}" if report_path else ""),
             err=True,
         )
+
+
+def _release_reader_memory() -> None:
+    """Hand Arrow's freed read buffers back to the system before the selection allocates.
+
+    The columnar reader's pool keeps the blocks it freed; numpy allocates elsewhere, so
+    without this the selection's arrays stack on top of the read's peak.
+    """
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
 def _generalize(
