@@ -174,7 +174,8 @@ def command(
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     opts = read_options(data, encoding, delimiter)
     if generalize:
-        df = read_table(opts)
+        df = read_table(opts, categorical=True)
+        _release_reader_memory()
         _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
@@ -296,7 +297,6 @@ def _generalize(
     from dpkit.anonymity.generalization import kanon_generalize
     from dpkit.anonymity.select import ALGORITHMS
     from dpkit.cli.options import output_delimiter
-    from dpkit.data.table import write_csv
     from dpkit.errors import DataError
     from dpkit.report import build_kanon_report, write_report
 
@@ -321,7 +321,7 @@ def _generalize(
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
     rep["privacy"]["suppressed_records"] = gen.suppressed
-    write_csv(gen.output, output, delimiter=output_delimiter())
+    _write_codes(gen.output, output, output_delimiter())
     if report_path:
         write_report(rep, report_path)
     if not state_for().quiet:
