@@ -10,8 +10,8 @@ as a finite number is numeric and any other column is categorical.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,13 +27,71 @@ if TYPE_CHECKING:
 
 @dataclass
 class Prepared:
-    """Rows kept (strings), the candidate quasi-identifiers and their typed form."""
+    """Rows kept, the candidate quasi-identifiers and their codes; typed features on demand.
 
-    frame: pd.DataFrame  # the input rows used (all columns, strings)
+    Every column the selection reads is held as integer codes (``codes``, first-seen
+    order, as ``pandas.factorize`` numbers them) plus its distinct values (``values``), never
+    as one Python object per cell: the ranker's typed features are built from them for the
+    rows it trains on only (:meth:`features_of`).
+    """
+
+    frame: pd.DataFrame  # the input rows used (all columns, as read: strings or categories)
     candidates: list[str]
-    features: pd.DataFrame  # candidates, typed for the ranker
     dropped_identifiers: list[str]
     codes: dict[str, tuple[np.ndarray, int]]  # candidates' value codes (equal strings, equal code)
+    values: dict[str, np.ndarray] = field(default_factory=dict)  # distinct values of each used column
+    lookups: dict[str, tuple[np.ndarray, Any]] = field(default_factory=dict)  # code -> feature, categories
+
+    def features_of(self, rows: np.ndarray | None = None) -> pd.DataFrame:
+        """The candidates typed for the ranker (``category`` or float), for ``rows`` (default all)."""
+        import pandas as pd
+
+        out: dict[str, Any] = {}
+        for c in self.candidates:
+            codes = self.codes[c][0] if rows is None else self.codes[c][0][rows]
+            lut, categories = self.lookups[c]
+            if categories is None:
+                out[c] = lut[codes]
+            else:
+                out[c] = pd.Categorical.from_codes(lut[codes], categories=categories)
+        index = self.frame.index if rows is None else self.frame.index[rows]
+        return pd.DataFrame(out, index=index) if out else pd.DataFrame(index=index)
+
+    @property
+    def features(self) -> pd.DataFrame:
+        """Every row's typed features (:meth:`features_of` all rows)."""
+        return self.features_of(None)
+
+    def labels(self, column: str) -> tuple[np.ndarray, list[Any]]:
+        """Codes of ``column`` numbered by its sorted distinct values, and those values."""
+        codes, _ = self.codes[column]
+        values = self.values[column]
+        order = np.argsort(values, kind="stable")  # as pandas.factorize(sort=True) orders them
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[codes], list(values[order])
+
+
+def column_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, distinct values)`` of a column, numbered in first-seen order.
+
+    The numbering of ``pandas.factorize`` (so every result is the same whichever way the
+    table was read); a ``category`` column is renumbered from its codes alone — one pass
+    over small integers, no Python object per cell.
+    """
+    import pandas as pd
+
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        raw = np.asarray(series.cat.codes)
+        if (raw < 0).any():  # a missing cell (NaN): the exact path numbers it too
+            codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
+            return codes, np.asarray(uniques, dtype=object)
+        seen = pd.unique(raw)  # the codes present, in first-seen order
+        lut = np.zeros(len(series.cat.categories), dtype=raw.dtype)
+        lut[seen] = np.arange(len(seen))
+        return lut[raw], np.asarray(series.cat.categories, dtype=object)[seen]
+    codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
+    return codes, np.asarray(uniques, dtype=object)
 
 
 def parse_columns(value: str | None, option: str) -> list[str] | None:
@@ -130,7 +188,7 @@ def prepare(
     # missing-value policy, the identifier test and the typed features then work on the
     # distinct values only, not on every record
     used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
-    fac = {c: pd.factorize(df[c].to_numpy(), use_na_sentinel=False) for c in used}
+    fac = {c: column_codes(df[c]) for c in used}
     rows = np.arange(len(df))  # original row numbers, for error messages after dropping rows
     if schema is not None and schema.missing is not None:
         is_missing = np.zeros(len(df), dtype=bool)
@@ -180,7 +238,7 @@ def prepare(
         )
         candidates = [c for c in candidates if c not in ids]
 
-    features: dict[str, object] = {}
+    lookups: dict[str, tuple[np.ndarray, Any]] = {}
     for c in candidates:
         codes, uniques = fac[c]
         values = np.asarray(uniques, dtype=object)
@@ -202,7 +260,7 @@ def prepare(
                     f"{schema.path} ({shown}); {fix}",
                     f"{source}: column {c!r} has value(s) not in the taxonomy of {schema.path}; {fix}",
                 ))
-            features[c] = pd.Categorical.from_codes(np.maximum(mapped, 0)[codes], categories=list(col.leaves))
+            lookups[c] = (np.maximum(mapped, 0), list(col.leaves))
         else:
             nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
             finite = np.isfinite(nums)
@@ -227,11 +285,11 @@ def prepare(
                         DpkitWarning,
                         stacklevel=2,
                     )
-                features[c] = np.clip(nums, col.lo, col.hi)[codes]
+                lookups[c] = (np.clip(nums, col.lo, col.hi), None)
             elif finite[present[c]].all():
-                features[c] = nums[codes]
+                lookups[c] = (nums, None)
             else:
-                features[c] = pd.Categorical.from_codes(codes, categories=pd.Index(values))
-    X = pd.DataFrame(features, index=df.index) if features else pd.DataFrame(index=df.index)
-    codes_out = {c: (fac[c][0].astype(np.int64), len(fac[c][1])) for c in candidates}
-    return Prepared(frame=df, candidates=candidates, features=X, dropped_identifiers=ids, codes=codes_out)
+                lookups[c] = (np.arange(len(values)), pd.Index(values))
+    codes_out = {c: (codes, len(u)) for c, (codes, u) in fac.items()}
+    return Prepared(frame=df, candidates=candidates, dropped_identifiers=ids, codes=codes_out,
+                    values={c: u for c, (_, u) in fac.items()}, lookups=lookups)

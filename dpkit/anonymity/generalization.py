@@ -28,10 +28,10 @@ import numpy as np
 
 from dpkit.anonymity.checks import size_histogram
 from dpkit.anonymity.frame import prepare
-from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE, KAnonymitySelector, factorize
+from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE, KAnonymitySelector
 from dpkit.anonymity.hierarchy import Ladder, categorical_ladder, numeric_ladder
 from dpkit.anonymity.lattice import NodeResult, Problem, flash
-from dpkit.data.counting import compress_rows
+from dpkit.data.counting import compress_rows, values_present
 from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
@@ -110,9 +110,8 @@ def kanon_generalize(
     start = time.perf_counter()
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
     selector.fit(
-        prep.features, frame[target].to_numpy(),
-        sensitive=frame[sensitive].to_numpy() if sensitive else None,
-        partition=frame[prep.candidates], codes=prep.codes,
+        prep, None, codes=prep.codes, labels=prep.labels(target),
+        sensitive_codes=prep.codes[sensitive] if sensitive else None,
     )
     rank_seconds = time.perf_counter() - start
     start = time.perf_counter()
@@ -122,18 +121,18 @@ def kanon_generalize(
     for c in ranking:
         col = schema.columns[c]
         if col.kind == "categorical":
-            bases[c] = np.asarray(prep.features[c].cat.codes, dtype=np.int64)
+            lut, _ = prep.lookups[c]  # value code -> leaf code
+            bases[c] = lut[prep.codes[c][0]].astype(np.int64)
             ladders[c] = categorical_ladder(col)
         else:
             codes, m = prep.codes[c]
-            values = np.zeros(m, dtype=float)
-            written = np.empty(m, dtype=object)
-            values[codes] = prep.features[c].to_numpy(dtype=float)  # equal codes, equal values
-            written[codes] = frame[c].to_numpy()
+            present = values_present(codes, m)  # values only in dropped rows take no part
+            values = np.where(present, prep.lookups[c][0], 0.0)  # clipped number of each value code
+            written = np.where(present, prep.values[c], None)
             bases[c] = codes
             ladders[c] = numeric_ladder(col, values, [str(w) for w in written])
-    y = factorize(frame[target].to_numpy())
-    sens = factorize(frame[sensitive].to_numpy()) if sensitive else None
+    y = _compact(prep.codes[target][0])
+    sens = _compact(prep.codes[sensitive][0]) if sensitive else None
     max_suppressed = int(math.floor(max_suppression * n + 1e-9))
 
     # 2. Flash over the ranking's prefix
@@ -196,10 +195,14 @@ def kanon_generalize(
     for c in out_cols:
         if c in kept_qis:
             lv = ladders[c].levels[chosen[c]]
-            labels = np.asarray(lv.labels, dtype=object)
-            data[c] = labels[lv.maps[bases[c][kept_rows]]]
+            labels = list(lv.labels)
+            leaf = lv.maps[bases[c][kept_rows]]
+            if len(set(labels)) == len(labels):  # codes + labels: no Python string per cell
+                data[c] = pd.Categorical.from_codes(leaf, categories=labels)
+            else:
+                data[c] = np.asarray(labels, dtype=object)[leaf]
         else:
-            data[c] = frame[c].to_numpy()[kept_rows]
+            data[c] = frame[c].array[kept_rows]
     output = pd.DataFrame(data, columns=out_cols)
     suppressed = int(suppressed_rows.sum())
     search_info["extension_checks"] = full.checks
@@ -210,6 +213,16 @@ def kanon_generalize(
         sensitive=sensitive, l=l, sizes=sizes, ls=ls, seconds={"ranking": rank_seconds, "search": search_seconds},
     )
     return Generalization(output=output, levels=chosen, ladders=ladders, suppressed=suppressed, release=release)
+
+
+def _compact(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes renumbered ``0..m-1`` in first-seen order over the rows kept (as ``factorize``)."""
+    import pandas as pd
+
+    seen = pd.unique(codes)
+    lut = np.zeros(int(codes.max()) + 1 if len(codes) else 0, dtype=np.int64)
+    lut[seen] = np.arange(len(seen))
+    return lut[codes], len(seen)
 
 
 def _release(

@@ -164,25 +164,38 @@ class KAnonymitySelector:
 
     def fit(
         self,
-        X: pd.DataFrame,
+        X: Any,
         y: Any,
         *,
         sensitive: Any = None,
         partition: pd.DataFrame | None = None,
         codes: dict[str, tuple[np.ndarray, int]] | None = None,
+        labels: tuple[np.ndarray, list[Any]] | None = None,
+        sensitive_codes: tuple[np.ndarray, int] | None = None,
     ) -> KAnonymitySelector:
         """Rank the columns of ``X`` for predicting ``y`` and select greedily.
 
         ``X``: candidate quasi-identifiers, ``category`` or numeric columns (what the ranker
-        sees). ``partition``: the same columns as released (e.g. the CSV strings); records
-        are equal on a feature when their ``partition`` values are equal (default ``X``).
-        ``sensitive``: values of the ℓ-diversity column, aligned with ``X``. ``codes``: the
-        partition already factorized (``name -> (codes, n_values)``), to skip that pass.
+        sees), or an object with ``candidates``, ``frame`` and ``features_of(rows)`` (a
+        :class:`dpkit.anonymity.frame.Prepared`: the features are then built for the
+        ranking sample only). ``partition``: the same columns as released (e.g. the CSV
+        strings); records are equal on a feature when their ``partition`` values are equal
+        (default ``X``). ``sensitive``: values of the ℓ-diversity column, aligned with
+        ``X``. ``codes``: the partition already factorized (``name -> (codes, n_values)``),
+        to skip that pass; ``labels`` (class codes numbered by sorted class, classes) and
+        ``sensitive_codes`` (codes, n_values) likewise for ``y`` and ``sensitive``.
         """
-        n_rows = len(X)
-        self._validate(n_rows, sensitive)
-        part = X if partition is None else partition
-        y_codes, classes = _class_codes(y)
+        if hasattr(X, "features_of"):
+            columns, n_rows, features_of = list(X.candidates), len(X.frame), X.features_of
+        else:
+            columns, n_rows = list(X.columns), len(X)
+
+            def features_of(rows: np.ndarray | None) -> pd.DataFrame:
+                return X if rows is None else X.iloc[rows]
+
+        has_sensitive = sensitive is not None or sensitive_codes is not None
+        self._validate(n_rows, sensitive if sensitive is not None else sensitive_codes)
+        y_codes, classes = labels if labels is not None else _class_codes(y)
         if len(classes) < 2:
             raise DataError(
                 f"the target has one class ({classes[0]!r}) in every record: there is nothing "
@@ -190,8 +203,13 @@ class KAnonymitySelector:
             )
         self.classes_ = classes
         if codes is None:
-            codes = {c: factorize(part[c].to_numpy()) for c in X.columns}
-        sens = factorize(np.asarray(sensitive)) if sensitive is not None else None
+            part = X if partition is None else partition
+            codes = {c: factorize(part[c].to_numpy()) for c in columns}
+        else:
+            codes = {c: codes[c] for c in columns}
+        sens = sensitive_codes
+        if sens is None and has_sensitive:
+            sens = factorize(np.asarray(sensitive))
         if sens is not None and self.l is not None and sens[1] < self.l:
             raise DataError(
                 f"the sensitive column has only {sens[1]} distinct value(s): no table can be "
@@ -201,17 +219,19 @@ class KAnonymitySelector:
         if self.ranker == "xgboost":
             from dpkit.anonymity.xgb_ka import DEFAULT_DEPTH, DEFAULT_TREES, xgboost_gains
 
-            Xr, yr = X, y_codes
+            rows, yr = None, y_codes
             if self.rank_sample and n_rows > self.rank_sample:
                 # plain numpy randomness: k-anonymity, not DP; seeded for reproducibility
                 rng = np.random.default_rng(0 if self.random_state is None else int(self.random_state))
                 rows = np.sort(rng.choice(n_rows, size=int(self.rank_sample), replace=False))
-                Xr, yr = X.iloc[rows], y_codes[rows]
+                yr = y_codes[rows]
             # XGBoost wants the classes numbered 0..C-1: renumber those the sample holds
             present, yr = np.unique(yr, return_inverse=True)
             if len(present) < 2:  # a very rare class left out of the sample: use every record
-                Xr, yr = X, y_codes
+                rows, yr = None, y_codes
                 present = np.arange(len(classes))
+            # the typed features of the sampled rows only (bounded memory at any table size)
+            Xr = features_of(rows)
             self.rank_rows_ = len(yr)
             scores = xgboost_gains(
                 Xr, yr.ravel(), len(present),
@@ -226,8 +246,8 @@ class KAnonymitySelector:
             scores = hamming_scores(codes, y_codes, len(classes))
         self.rank_seconds_ = time.perf_counter() - start
         # highest score first; ties keep the input column order (stable sort)
-        position = {c: i for i, c in enumerate(X.columns)}
-        self.ranking_ = sorted(X.columns, key=lambda c: (-scores[c], position[c]))
+        position = {c: i for i, c in enumerate(columns)}
+        self.ranking_ = sorted(columns, key=lambda c: (-scores[c], position[c]))
         self.scores_ = scores
         start = time.perf_counter()
         result = greedy_forward(
@@ -235,7 +255,7 @@ class KAnonymitySelector:
         )
         self.select_seconds_ = time.perf_counter() - start
         chosen = set(result.selected)
-        self.selected_ = [c for c in X.columns if c in chosen]
+        self.selected_ = [c for c in columns if c in chosen]
         self.selection_order_ = list(result.selected)
         self.trials_ = result.trials
         self.class_of_record_ = result.groups

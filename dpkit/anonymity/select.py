@@ -67,11 +67,8 @@ def kanon_select(
     frame = prep.frame
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
     selector.fit(
-        prep.features,
-        frame[target].to_numpy(),
-        sensitive=frame[sensitive].to_numpy() if sensitive else None,
-        partition=frame[prep.candidates],
-        codes=prep.codes,
+        prep, None, codes=prep.codes, labels=prep.labels(target),
+        sensitive_codes=prep.codes[sensitive] if sensitive else None,
     )
     if not selector.selected_:
         what = f"{k}-anonymous" + (f" and {l}-diverse" if l else "")

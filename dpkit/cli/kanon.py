@@ -123,6 +123,7 @@ def command(
         from dpkit.anonymity.checks import check_table
 
         df = read_table(read_options(data, encoding, delimiter), categorical=True)
+        _release_reader_memory()
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
             require_columns(df, [sensitive], "--sensitive", source)
@@ -159,7 +160,6 @@ def command(
     from dpkit.anonymity.select import ALGORITHMS, kanon_select
     from dpkit.cli.options import default_report_path, output_delimiter
     from dpkit.cli.run import check_distinct_paths
-    from dpkit.data.table import write_csv
     from dpkit.report import build_kanon_report, write_report
 
     report_path = default_report_path(output, report)
@@ -174,12 +174,14 @@ def command(
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     opts = read_options(data, encoding, delimiter)
     if generalize:
-        df = read_table(opts)
+        df = read_table(opts, categorical=True)
+        _release_reader_memory()
         _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
         return
     df = read_table(opts, categorical=True)
+    _release_reader_memory()
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
         keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
@@ -205,7 +207,7 @@ def command(
     if l_div is not None:
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
-    write_csv(sel.output, output, delimiter=output_delimiter())
+    _write_codes(sel.output, output, output_delimiter())
     if report_path:
         write_report(rep, report_path)
     if as_json:
@@ -225,6 +227,68 @@ def command(
         )
 
 
+def _write_codes(df, path: str, delimiter: str) -> None:
+    """Write ``df`` as ``write_csv`` does, formatting each distinct row once.
+
+    The output's columns are ``category`` columns (codes + values): every distinct row is
+    formatted by the csv module (as pandas' ``to_csv`` does) and the records are written as
+    those lines, a million at a time — no Python string per cell. Anything else (object
+    columns, Parquet, many distinct rows) goes through ``write_csv``.
+    """
+    import csv
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.data.table import atomic_output, is_parquet_path, write_csv
+
+    cols = [df[c] for c in df.columns]
+    cards = [len(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else 0 for s in cols]
+    cells = int(np.prod(cards, dtype=object)) if cols else 0
+    if is_parquet_path(path) or not len(df) or not all(cards) or cells > 1 << 22:
+        write_csv(df, path, delimiter=delimiter)
+        return
+    key = np.zeros(len(df), dtype=np.int64)
+    for s, card in zip(cols, cards, strict=True):
+        codes = s.cat.codes.to_numpy()
+        if (codes < 0).any():
+            write_csv(df, path, delimiter=delimiter)
+            return
+        key = key * card + codes
+    present = np.flatnonzero(np.bincount(key, minlength=cells))
+    lines = np.empty(cells, dtype=object)
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    values = [np.asarray(s.cat.categories, dtype=object) for s in cols]
+    digits = np.array(np.unravel_index(present, cards)).T
+    for cell, row in zip(present, digits, strict=True):
+        buf.seek(0)
+        buf.truncate()
+        writer.writerow([v[i] for v, i in zip(values, row, strict=True)])
+        lines[cell] = buf.getvalue()
+    buf.seek(0)
+    buf.truncate()
+    writer.writerow(list(df.columns))
+    with atomic_output(path) as fh:
+        fh.write(buf.getvalue())
+        step = 1 << 20
+        for start in range(0, len(key), step):
+            fh.write("".join(lines[key[start:start + step]]))
+
+
+def _release_reader_memory() -> None:
+    """Hand Arrow's freed read buffers back to the system before the selection allocates.
+
+    The columnar reader's pool keeps the blocks it freed; numpy allocates elsewhere, so
+    without this the selection's arrays stack on top of the read's peak.
+    """
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+
+
 def _generalize(
     df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker, keep_cols,
     sensitive, l_div, require_features, seed, rank_sample, max_suppression, max_lattice,
@@ -233,7 +297,6 @@ def _generalize(
     from dpkit.anonymity.generalization import kanon_generalize
     from dpkit.anonymity.select import ALGORITHMS
     from dpkit.cli.options import output_delimiter
-    from dpkit.data.table import write_csv
     from dpkit.errors import DataError
     from dpkit.report import build_kanon_report, write_report
 
@@ -258,7 +321,7 @@ def _generalize(
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
     rep["privacy"]["suppressed_records"] = gen.suppressed
-    write_csv(gen.output, output, delimiter=output_delimiter())
+    _write_codes(gen.output, output, output_delimiter())
     if report_path:
         write_report(rep, report_path)
     if not state_for().quiet:

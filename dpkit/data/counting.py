@@ -158,15 +158,25 @@ def refine_groups(
     number of records in new group ``g``. One O(n) pass (bincount) when the product is
     small, O(n log n) (``np.unique``) otherwise.
     """
-    flat = groups.astype(np.int64) * int(n_codes) + codes.astype(np.int64)
+    flat = _cell_keys(groups, codes, n_codes)
     cells = int(n_groups) * int(n_codes)
+    # group ids fit int32 below 2^31 records: half the memory of int64 on every pass
+    ids = np.int32 if len(flat) < 2**31 else np.int64
     if cells <= max(_DENSE_LIMIT, 2 * len(flat)):
         counts = np.bincount(flat, minlength=cells)
         present = counts > 0
-        remap = np.cumsum(present) - 1
-        return remap[flat].astype(np.int64), counts[present].astype(np.int64)
+        remap = (np.cumsum(present) - 1).astype(ids)
+        return remap[flat], counts[present].astype(np.int64)
     _, inverse, sizes = np.unique(flat, return_inverse=True, return_counts=True)
-    return inverse.astype(np.int64).ravel(), sizes.astype(np.int64)
+    return inverse.astype(ids).ravel(), sizes.astype(np.int64)
+
+
+def _cell_keys(groups: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """``groups * n_codes + codes`` as int64, built in one array (no int64 copy of ``codes``)."""
+    flat = groups.astype(np.int64)
+    flat *= int(n_codes)
+    flat += codes
+    return flat
 
 
 def equivalence_classes(
@@ -190,7 +200,7 @@ def distinct_per_group(groups: np.ndarray, n_groups: int, values: np.ndarray, n_
 
     The quantity of distinct ℓ-diversity: a partition is ℓ-diverse when every entry is ≥ ℓ.
     """
-    flat = groups.astype(np.int64) * int(n_values) + values.astype(np.int64)
+    flat = _cell_keys(groups, values, n_values)
     cells = int(n_groups) * int(n_values)
     if cells <= max(_DENSE_LIMIT, 2 * len(flat)):
         cell_ids = np.flatnonzero(np.bincount(flat, minlength=cells))

@@ -18,14 +18,14 @@ def smallest_class(df: pd.DataFrame, qis: list[str]) -> int:
     """k of ``df`` on ``qis`` by a plain pandas groupby (independent of dpkit's code)."""
     if not qis:
         return len(df)
-    return int(df.groupby(qis, dropna=False).size().min())
+    return int(df.groupby(qis, dropna=False, observed=True).size().min())
 
 
 def smallest_l(df: pd.DataFrame, qis: list[str], sensitive: str) -> int:
     """Distinct ℓ of ``sensitive`` on ``qis`` by a plain pandas groupby."""
     if not qis:
         return int(df[sensitive].nunique())
-    return int(df.groupby(qis, dropna=False)[sensitive].nunique().min())
+    return int(df.groupby(qis, dropna=False, observed=True)[sensitive].nunique().min())
 
 
 @pytest.fixture(scope="session")

@@ -92,3 +92,41 @@ def test_schema_mismatch_empty_cells_and_delimiter_hint(schema, owner_verbose) -
     semi = pd.DataFrame({"a;b;y": ["1;2;0", "1;2;1"]})
     with pytest.raises(DataError, match="wrong --delimiter"):
         prepare(semi, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")
+
+
+def test_category_columns_give_the_codes_of_string_columns(schema) -> None:
+    """A table read as ``category`` (any category order, unused categories) is prepared exactly
+    as the same table of strings: same codes (first-seen order), labels and typed features."""
+    import numpy as np
+
+    from dpkit.anonymity.frame import column_codes
+
+    strings = _df()
+    cats = strings.copy()
+    for c in cats.columns:  # reversed categories plus an unused one: the numbering must not follow them
+        values = sorted(set(cats[c]), reverse=True) + ["unused"]
+        cats[c] = pd.Categorical(cats[c], categories=values)
+    for c in strings.columns:
+        a, ua = column_codes(strings[c])
+        b, ub = column_codes(cats[c])
+        assert a.tolist() == b.tolist() and list(ua) == list(ub)
+        assert b.dtype == np.int8  # the category codes' own small dtype, not one object per cell
+    kw = dict(target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=schema, source="d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p, q = prepare(strings, **kw), prepare(cats, **kw)
+    assert p.candidates == q.candidates
+    assert {c: (v[0].tolist(), v[1]) for c, v in p.codes.items()} == {c: (v[0].tolist(), v[1]) for c, v in q.codes.items()}
+    pd.testing.assert_frame_equal(p.features, q.features)
+    assert p.labels("y")[1] == q.labels("y")[1] == ["0", "1"]
+    rows = np.array([0, 2])
+    sample = q.features_of(rows)
+    assert list(sample.index) == list(q.frame.index[rows])
+    pd.testing.assert_frame_equal(sample, q.features.iloc[rows])
+
+
+def test_labels_are_numbered_by_sorted_class() -> None:
+    p = prepare(pd.DataFrame({"a": ["x", "y", "x"], "t": pd.Categorical(["b", "a", "c"], categories=["c", "b", "a"])}),
+                target="t", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")
+    codes, classes = p.labels("t")
+    assert classes == ["a", "b", "c"] and codes.tolist() == [1, 0, 2]

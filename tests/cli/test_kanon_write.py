@@ -1,0 +1,30 @@
+"""kanon-select writes its category-coded output exactly as pandas' to_csv writes the strings."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dpkit.cli.kanon import _write_codes
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t", ";"])
+def test_codes_writer_matches_to_csv(tmp_path, delimiter) -> None:
+    strings = pd.DataFrame({
+        "a": ["x, 1", "x", "x, 1", 'q"t', "", "x;y"],
+        "b": ["", "", "z", "z\tw", "p", ""],
+        "y": ["0", "1", "0", "1", "0", "1"],
+    })
+    cats = strings.astype("category")
+    cats["a"] = cats["a"].cat.add_categories(["unused"])
+    out = tmp_path / "o.csv"
+    _write_codes(cats, str(out), delimiter)
+    expected = strings.to_csv(index=False, lineterminator="\n", sep=delimiter)
+    assert out.read_text(encoding="utf-8") == expected
+
+
+def test_codes_writer_falls_back_for_strings(tmp_path) -> None:
+    strings = pd.DataFrame({"a": ["1", "2"], "y": ["0", "1"]})
+    out = tmp_path / "o.csv"
+    _write_codes(strings, str(out), ",")
+    assert out.read_text(encoding="utf-8") == "a,y\n1,0\n2,1\n"
