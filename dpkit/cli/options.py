@@ -272,8 +272,8 @@ def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None,
     known: dict[str, click.Parameter] = {}
     shown: list[str] = []
     for param in ctx.command.params:
-        if (not isinstance(param, click.Option) or not param.expose_value or not param.name
-                or param.name == "config"):
+        if (not isinstance(param, click.Option) or not param.name
+                or param.name in ("config", "verbose", "quiet", "help")):
             continue
         flags = [o.lstrip("-") for o in param.opts if o.startswith("--")]
         shown.append(flags[0] if flags else param.name)
@@ -289,6 +289,8 @@ def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None,
                 f"{config}: unknown key {key!r} for 'dpkit {section}' (known: {', '.join(sorted(shown))})"
             )
         name = param.name
+        if not param.expose_value:
+            continue  # a dialect flag (-H, -t, ...): configfile.py gave it to Click as a default
         source = ctx.get_parameter_source(name)
         if source in (click.core.ParameterSource.DEFAULT, None):
             try:

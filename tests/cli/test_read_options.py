@@ -82,6 +82,19 @@ def test_tabs_flag_and_headerless_input(tmp_path, schema):
     assert code == 1 and "'age', 'color', 'label'" in err and "(c1, c2, c3, c4)" in err
 
 
+def test_dialect_flags_from_a_config_file(tmp_path, schema):
+    """-t, -H, --column-names and --output-delimiter can be set from --config like any option."""
+    data = tmp_path / "d.tsv"
+    data.write_text(rows(d="\t", header=False))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("publish:\n  tabs: true\n  no-header-row: true\n  column-names: age,color,label,note\n"
+                   "  output-delimiter: ';'\n")
+    code, _, err = publish(data, schema, tmp_path / "r.csv", "--config", cfg)
+    assert code == 0, err
+    assert "sniffed" not in err
+    assert (tmp_path / "r.csv").read_text().splitlines()[0] == "age;color;label"
+
+
 def test_tabs_and_delimiter_disagree(tmp_path, schema):
     data = tmp_path / "d.csv"
     data.write_text(rows())
