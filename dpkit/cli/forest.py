@@ -172,7 +172,7 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
 
     from dpkit.cli.options import output_delimiter, read_options
     from dpkit.cli.run import check_distinct_paths
-    from dpkit.data.table import read_table, write_csv
+    from dpkit.data.table import first_line, read_table, write_csv
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.model import load_model
 
@@ -180,9 +180,10 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
     check_distinct_paths([model_path, data], [output])
     model = load_model(model_path)
-    df = read_table(read_options(data, encoding, delimiter))
+    opts = read_options(data, encoding, delimiter)
+    df = read_table(opts)
     source = "<stdin>" if data == "-" else data
-    X = model.encode_frame(df, source=source)
+    X = model.encode_frame(df, source=source, first_line=first_line(opts))
     probs = model.predict_proba(X)
     labels = np.asarray(model.classes, dtype=object)[np.argmax(probs, axis=1)]
     out = pd.DataFrame({model.target: labels})

@@ -246,7 +246,7 @@ class DiffPRFs:
         self.classes_ = classes
         self.spends_by_tree_ = spends
         self.model_ = ForestModel(
-            target=target, classes=classes, features=feats, trees=trees, missing=schema.missing,
+            target=target, classes=classes, features=feats, trees=trees, missing=_missing(schema),
             parameters=self.get_params(),
         )
         return self
@@ -672,3 +672,11 @@ class _Growth:
         info = tree.level(level)
         info["leaves"] += len(idx)
         info["epsilon_max_leaf"] = max(info["epsilon_max_leaf"], eps + (prior[1] if prior is not None else 0.0))
+
+
+def _missing(schema: Any) -> str | list[str] | None:
+    """The model's ``missing`` field: the schema's one token, or the list when it has several."""
+    tokens = list(schema.missing_tokens)
+    if not tokens:
+        return None
+    return tokens[0] if len(tokens) == 1 else tokens

@@ -23,8 +23,9 @@ File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`
 
 ``size`` is the node's noisy record count (the sum of the leaf's noisy counts at the last
 level); ``counts`` are the leaf's noisy class counts, negatives set to 0, in the order of
-``classes``. A record whose value of a split attribute is the ``missing`` token follows the
-child with the largest noisy size.
+``classes``. A record whose value of a split attribute is a ``missing`` token follows the
+child with the largest noisy size. ``missing`` is the schema's token, or the list of its
+tokens when it has several (``missing: ['', 'n/a', '?']``).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class ForestModel:
     classes: tuple[str, ...]
     features: list[Feature]
     trees: list[list[Node]]
-    missing: str | None = None
+    #: the schema's missing-value token(s): one string, or a list when the schema has several
+    missing: str | list[str] | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
     privacy: dict[str, Any] = field(default_factory=dict)
     dpkit_version: str = ""
@@ -188,12 +190,20 @@ class ForestModel:
         """Predicted class labels (strings) for the rows of ``X``."""
         return np.asarray(self.classes, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
 
-    def encode_frame(self, df: pd.DataFrame, *, source: str = "<data>") -> np.ndarray:
+    @property
+    def missing_tokens(self) -> list[str]:
+        """Every missing-value token of the training schema (``missing``: one or a list)."""
+        if self.missing is None:
+            return []
+        return [self.missing] if isinstance(self.missing, str) else list(self.missing)
+
+    def encode_frame(self, df: pd.DataFrame, *, source: str = "<data>", first_line: int = 2) -> np.ndarray:
         """The ``(n, n_features)`` matrix of a table of strings, checked against the model.
 
         A missing column, an unparsable number or a category the model does not know is a
         :class:`DataError` naming the file, line and column; the model's ``missing`` token
         becomes NaN; numbers outside the public bounds are clipped (as in training).
+        ``first_line``: the line number of the first row (1 without a header row, ``-H``).
         """
         import pandas as pd
 
@@ -208,7 +218,8 @@ class ForestModel:
         for j, feat in enumerate(self.features):
             # a list comprehension: pandas' .str.strip() took most of the prediction time
             values = np.array([str(v).strip() for v in df[feat.name].to_numpy()], dtype=object)
-            is_missing = values == self.missing if self.missing is not None else np.zeros(len(values), bool)
+            tokens = self.missing_tokens
+            is_missing = np.isin(values, tokens) if tokens else np.zeros(len(values), bool)
             if feat.kind == "categorical":
                 codes = pd.Index(list(feat.categories)).get_indexer(values).astype(float)
                 bad = (codes < 0) & ~is_missing
@@ -216,7 +227,7 @@ class ForestModel:
                     i = int(np.flatnonzero(bad)[0])
                     uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
                     raise DataError(
-                        f"{source}:{i + 2}: column {feat.name!r} has {int(bad.sum())} value(s) the model "
+                        f"{source}:{i + first_line}: column {feat.name!r} has {int(bad.sum())} value(s) the model "
                         f"does not know ({', '.join(map(repr, uniq))}); the model was trained with "
                         f"{len(feat.categories)} categories ({', '.join(feat.categories[:MAX_LISTED])}"
                         f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
@@ -230,7 +241,7 @@ class ForestModel:
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     raise DataError(private(
-                        f"{source}:{i + 2}: numeric column {feat.name!r} has {values[i]!r}, not a finite number",
+                        f"{source}:{i + first_line}: numeric column {feat.name!r} has {values[i]!r}, not a finite number",
                         f"{source}: numeric column {feat.name!r} has a value that is not a finite number",
                     ))
                 outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
@@ -341,7 +352,8 @@ class _Reader:
         missing = data.get("missing")
         return ForestModel(
             target=str(data["target"]), classes=tuple(classes), features=features, trees=trees,
-            missing=missing if isinstance(missing, str) else None,
+            missing=missing if isinstance(missing, str) or (
+                isinstance(missing, list) and missing and all(isinstance(t, str) for t in missing)) else None,
             parameters=dict(data.get("parameters") or {}), privacy=dict(data.get("privacy") or {}),
             dpkit_version=str(data.get("dpkit_version", "")),
         )

@@ -107,6 +107,37 @@ def test_predict_bad_data(trained, files, tmp_path, capsys) -> None:
     assert not (tmp_path / "p.csv").exists()
 
 
+def test_predict_no_header_row_numbers_lines_from_one(trained, files, tmp_path, capsys) -> None:
+    """With -H the first data row is line 1 (it was reported as line 2)."""
+    df = pd.read_csv(files["test"], dtype=str, keep_default_na=False)
+    df.loc[3, "workclass"] = "Astronaut"
+    df.to_csv(tmp_path / "nohead.csv", index=False, header=False)
+    names = ",".join(df.columns)
+    code, _, err = dpkit(capsys, "forest", "predict", trained["model"], tmp_path / "nohead.csv", "-H",
+                         "--column-names", names, "-o", tmp_path / "p.csv")
+    assert code == 1 and "nohead.csv:4:" in err and "'Astronaut'" in err
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_model_keeps_every_missing_token(files, tmp_path, capsys) -> None:
+    """A schema with several missing tokens: the model lists them all, and predict treats each
+    as missing (it used to keep only the first, so 'n/a' was an unknown category)."""
+    schema = Path(SCHEMA).read_text(encoding="utf-8").replace('missing: "?"', "missing: ['?', 'n/a']")
+    assert "missing: ['?', 'n/a']" in schema
+    (tmp_path / "s.yaml").write_text(schema, encoding="utf-8")
+    model = tmp_path / "m.json"
+    code, _, err = dpkit(capsys, "forest", "train", files["train"], "--schema", tmp_path / "s.yaml", "--target",
+                         "income", "--epsilon", "1", "--trees", "3", "--depth", "3", "--seed", "1", "-o", model)
+    assert code == 0, err
+    assert json.loads(model.read_text())["missing"] == ["?", "n/a"]
+    df = pd.read_csv(files["test"], dtype=str, keep_default_na=False)
+    df.loc[0, "workclass"] = "n/a"
+    df.to_csv(tmp_path / "t.csv", index=False)
+    code, _, err = dpkit(capsys, "forest", "predict", model, tmp_path / "t.csv", "-o", tmp_path / "p.csv")
+    assert code == 0, err
+    assert len(pd.read_csv(tmp_path / "p.csv")) == len(df)
+
+
 def test_train_usage_errors(files, tmp_path, capsys) -> None:
     base = ["forest", "train", files["train"], "--schema", SCHEMA, "-o", tmp_path / "m.json"]
     code, _, err = dpkit(capsys, *base, "--epsilon", "-1")
