@@ -3,8 +3,9 @@
 Apache Arrow's CSV reader parses the file in blocks on every core, dictionary-encodes the
 categorical columns (so a value is parsed once per block, not turned into one Python string
 per cell) and converts numbers in C; this module keeps only the compact codes of each batch
-(int8/int16/int32 leaf codes, float64 clipped to the public bounds) and drops the batch, so
-memory is the encoded table plus a few blocks. Parquet files are read the same way, a row
+(int8/int16/int32 leaf codes; numbers clipped to the public bounds, in the smallest integer
+type that holds the bounds when they are all whole numbers, else float64 — :func:`number_dtype`)
+and drops the batch, so memory is the encoded table plus a few blocks. Parquet files are read the same way, a row
 group at a time. (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
 Arrow was ~2x faster than the pandas path on 1M Adult rows, docs/results/bench-scale.md.)
 
@@ -46,6 +47,23 @@ def code_dtype(n_leaves: int) -> np.dtype:
         if n_leaves <= np.iinfo(dt).max:
             return np.dtype(dt)
     return np.dtype(np.int64)
+
+
+def number_dtype(lo: float, hi: float) -> np.dtype | None:
+    """The smallest signed integer type holding every whole number in the public bounds
+    ``[lo, hi]`` (int8/int16/int32), or None (unbounded, or wider than int32: float64).
+
+    A numeric column whose values (clipped to the bounds) are all whole numbers is stored in
+    it: age in [15, 95] takes 1 byte a row instead of 8. The values are the same numbers,
+    so every consumer gives the same result for either type.
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= np.floor(lo) and np.ceil(hi) <= info.max:
+            return np.dtype(dt)
+    return None
 
 
 def is_parquet(options: ReadOptions) -> bool:
@@ -237,6 +255,13 @@ class _Encoder:
         self.bad: tuple[str, int, str] | None = None  # (column, row index, value): parquet errors
         self._luts: dict[tuple[str, int], tuple[Any, np.ndarray]] = {}
         self._leaf_index: dict[str, dict[str, int]] = {}
+        # numeric columns still stored as small integers (dropped at the first fraction)
+        self.int_types: dict[str, np.dtype] = {}
+        for name, col in zip(self.wanted, cols, strict=True):
+            if isinstance(col, NumericColumn):
+                dtype = number_dtype(col.lo, col.hi)
+                if dtype is not None:
+                    self.int_types[name] = dtype
 
     def _lut(self, name: str, col: CategoricalColumn, dictionary: Any) -> np.ndarray:
         """Leaf code per dictionary entry; -1 not a leaf, -2 a missing token (cached per batch dictionary)."""
@@ -318,9 +343,21 @@ class _Encoder:
                 if out_of.any():  # counted after dropping, as the exact path does
                     self.clipped[name] += int(np.count_nonzero(out_of))
                     e = np.clip(e, col.lo, col.hi)
+                e = self._compact(name, e)
             self.parts[name].append(e)
         self.rows_seen += n
         return True
+
+    def _compact(self, name: str, values: np.ndarray) -> np.ndarray:
+        """A batch of clipped numbers in the column's small integer type when they are all
+        whole numbers, else float64 (and the column stays float64 from then on)."""
+        dtype = self.int_types.get(name)
+        if dtype is None:
+            return values
+        if not np.array_equal(np.trunc(values), values):
+            del self.int_types[name]  # a fraction: the whole column is float64
+            return values
+        return values.astype(dtype)
 
     def _fail(self, strict: bool, name: str, row: int, value: Any) -> bool:
         if strict:
@@ -351,10 +388,16 @@ class _Encoder:
         out = {}
         for name, col in zip(self.wanted, self.cols, strict=True):
             parts = self.parts[name]
-            if parts:
-                out[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            if isinstance(col, NumericColumn):
+                dtype = self.int_types.get(name, np.dtype(np.float64))
             else:
-                out[name] = np.zeros(0, dtype=np.float64 if isinstance(col, NumericColumn) else code_dtype(len(col.leaves)))
+                dtype = code_dtype(len(col.leaves))
+            if len(parts) == 1 and parts[0].dtype == dtype:
+                out[name] = parts[0]
+            elif parts:  # (integer parts of a column that turned float64 are widened here)
+                out[name] = np.concatenate(parts, dtype=dtype)
+            else:
+                out[name] = np.zeros(0, dtype=dtype)
             parts.clear()
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)

@@ -7,7 +7,8 @@ output file is either complete or absent; ``-`` is stdout.
 
 Encoded columns are numpy arrays: categorical values become leaf codes (the smallest of
 int8/int16/int32 that holds them, in the leaf order of the schema's taxonomy), numeric values
-float64 clipped to the public bounds. :func:`load` reads through the columnar, streaming
+clipped to the public bounds: float64 here; the columnar reader stores whole numbers in a
+small integer type (``columnar.number_dtype``), and every consumer accepts either. :func:`load` reads through the columnar, streaming
 reader of :mod:`dpkit.data.columnar` and falls back to the exact pandas path here.
 """
 
