@@ -51,7 +51,7 @@ class NumpyFrame:
             yield s, e - s, _Slice(self.table.columns, s, e)
 
     def _codes(self, keys: Sequence[Key]) -> Iterator[list[np.ndarray]]:
-        for _, cols, codes in self._scan(keys):
+        for _, _cols, codes in self._scan(keys):
             yield codes
 
     def _scan(self, keys: Sequence[Key]) -> Iterator[tuple[int, Mapping[str, np.ndarray], list[np.ndarray]]]:
