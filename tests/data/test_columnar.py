@@ -173,7 +173,7 @@ def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypa
     """Batches stored as int8 before the first fraction are widened: same numbers, float64."""
     import dpkit.data.columnar as columnar
 
-    monkeypatch.setattr(columnar, "BLOCK_SIZE", 64)  # several Arrow batches
+    monkeypatch.setattr(columnar, "STREAM_BLOCK_SIZE", 64)  # several Arrow batches
     rows = "".join(f"x1,{i % 10},{i},no\n" for i in range(40)) + "Y,2.5,41,yes\n"
     t, _ = loaded(write(tmp_path, "a,n,id,y\n" + rows, "late.csv"))
     assert t.columns["n"].dtype == np.float64
