@@ -251,7 +251,7 @@ class _Encoder:
         self.wanted = list(wanted)
         self.cols = cols
         self.tokens = set(tokens)
-        self.parts: dict[str, list[np.ndarray]] = {c: [] for c in self.wanted}
+        self.parts: dict[str, _Growing] = {c: _Growing() for c in self.wanted}
         self.dropped = 0
         self.first_missing: tuple[int, str] | None = None  # (row index, column)
         self.rows_seen = 0
@@ -391,20 +391,54 @@ class _Encoder:
                 warnings.warn(clip_message(source, col, self.clipped[name], self.schema.path), DpkitWarning, stacklevel=4)
         out = {}
         for name, col in zip(self.wanted, self.cols, strict=True):
-            parts = self.parts[name]
             if isinstance(col, NumericColumn):
                 dtype = self.int_types.get(name, np.dtype(np.float64))
             else:
                 dtype = code_dtype(len(col.leaves))
-            if len(parts) == 1 and parts[0].dtype == dtype:
-                out[name] = parts[0]
-            elif parts:  # (integer parts of a column that turned float64 are widened here)
-                out[name] = np.concatenate(parts, dtype=dtype)
-            else:
-                out[name] = np.zeros(0, dtype=dtype)
-            parts.clear()
+            out[name] = self.parts[name].array(dtype)  # one column at a time: its chunks freed
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
+
+
+class _Growing:
+    """A column's kept values, batch after batch, in chunks of :data:`CHUNK_BYTES`.
+
+    Chunks that large are memory-mapped by the allocator, so the memory of a column's chunks
+    goes back to the system as soon as the column is joined into one array; thousands of
+    small per-batch arrays would stay in the heap and double the table's footprint (100M
+    rows: ~1.5 GB more peak RSS).
+    """
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+        self.fill = 0  # values in the last chunk
+
+    def append(self, values: np.ndarray) -> None:
+        if self.chunks and values.dtype != self.chunks[0].dtype:  # a fraction after whole numbers
+            wide = np.result_type(self.chunks[0].dtype, values.dtype)
+            kept = self.array(wide)
+            self.chunks, self.fill = [], 0
+            self.append(kept)
+        pos = 0
+        while pos < len(values):
+            if not self.chunks or self.fill == len(self.chunks[-1]):
+                self.chunks.append(np.empty(max(1, CHUNK_BYTES // values.dtype.itemsize), dtype=values.dtype))
+                self.fill = 0
+            last = self.chunks[-1]
+            take = min(len(values) - pos, len(last) - self.fill)
+            last[self.fill : self.fill + take] = values[pos : pos + take]
+            self.fill += take
+            pos += take
+
+    def array(self, dtype: np.dtype) -> np.ndarray:
+        """Every value as one array of ``dtype`` (the chunks are released)."""
+        parts = [c if i < len(self.chunks) - 1 else c[: self.fill] for i, c in enumerate(self.chunks)]
+        self.chunks, self.fill = [], 0
+        return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+#: bytes per chunk of a loaded column (above glibc's largest mmap threshold, 32 MB)
+CHUNK_BYTES = 64 << 20
 
 
 def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) -> str:

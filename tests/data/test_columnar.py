@@ -175,9 +175,14 @@ def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypa
 
     monkeypatch.setattr(columnar, "STREAM_BLOCK_SIZE", 64)  # several Arrow batches
     rows = "".join(f"x1,{i % 10},{i},no\n" for i in range(40)) + "Y,2.5,41,yes\n"
-    t, _ = loaded(write(tmp_path, "a,n,id,y\n" + rows, "late.csv"))
+    path = write(tmp_path, "a,n,id,y\n" + rows, "late.csv")
+    t, _ = loaded(path)
     assert t.columns["n"].dtype == np.float64
     assert t.columns["n"].tolist() == [float(i % 10) for i in range(40)] + [2.5]
+    monkeypatch.setattr(columnar, "CHUNK_BYTES", 16)  # many chunks per column: the same table
+    small, _ = loaded(path)
+    assert all(small.columns[c].dtype == t.columns[c].dtype and np.array_equal(small.columns[c], t.columns[c])
+               for c in t.columns)
 
 
 # ------------------------------------------------------------------ quiet messages
