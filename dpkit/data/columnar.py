@@ -361,7 +361,7 @@ class _Encoder:
         if not np.array_equal(np.trunc(values), values):
             del self.int_types[name]  # a fraction: the whole column is float64
             return values
-        return values.astype(dtype)
+        return values.astype(dtype)  # (the exact path's table.compact_numbers does the same)
 
     def _fail(self, strict: bool, name: str, row: int, value: Any) -> bool:
         if strict:

@@ -1,8 +1,9 @@
 """Whole numbers stored as small integers, and block-wise counting, change no output.
 
-The columnar reader keeps age (bounds [15, 95]) as int8; the exact path and any column with
-a fraction keep float64. Every consumer must give the same answers for both, and the numpy
-frame must give the same answers whether it counts a table in one block or in many.
+The loader keeps age (bounds [15, 95]) as int8; a column with a fraction stays float64 (and
+tables built in code may hold float64 for anything). Every consumer must give the same answers
+for both, and the numpy frame must give the same answers whether it counts a table in one
+block or in many.
 """
 
 from __future__ import annotations
