@@ -3,8 +3,9 @@
 Apache Arrow's CSV reader parses the file in blocks on every core, dictionary-encodes the
 categorical columns (so a value is parsed once per block, not turned into one Python string
 per cell) and converts numbers in C; this module keeps only the compact codes of each batch
-(int8/int16/int32 leaf codes, float64 clipped to the public bounds) and drops the batch, so
-memory is the encoded table plus a few blocks. Parquet files are read the same way, a row
+(int8/int16/int32 leaf codes; numbers clipped to the public bounds, in the smallest integer
+type that holds the bounds when they are all whole numbers, else float64 — :func:`number_dtype`)
+and drops the batch, so memory is the encoded table plus a few blocks. Parquet files are read the same way, a row
 group at a time. (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
 Arrow was ~2x faster than the pandas path on 1M Adult rows, docs/results/bench-scale.md.)
 
@@ -37,6 +38,10 @@ PARQUET_MAGIC = b"PAR1"
 SNIFFED = (",", ";", "\t", "|")
 SAMPLE_BYTES = 1 << 16
 BLOCK_SIZE = 1 << 24  # bytes per Arrow block: fewer, larger batches (little Python per batch)
+# bytes per block of the streaming reader: Arrow reads up to 32 blocks ahead of the consumer
+# (its background reader's queue), so 16 MB blocks held up to ~512 MB of raw CSV; 4 MB blocks
+# hold ~128 MB, at the same speed (10M Adult rows: load peak 847 -> 530 MB)
+STREAM_BLOCK_SIZE = 1 << 22
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -46,6 +51,23 @@ def code_dtype(n_leaves: int) -> np.dtype:
         if n_leaves <= np.iinfo(dt).max:
             return np.dtype(dt)
     return np.dtype(np.int64)
+
+
+def number_dtype(lo: float, hi: float) -> np.dtype | None:
+    """The smallest signed integer type holding every whole number in the public bounds
+    ``[lo, hi]`` (int8/int16/int32), or None (unbounded, or wider than int32: float64).
+
+    A numeric column whose values (clipped to the bounds) are all whole numbers is stored in
+    it: age in [15, 95] takes 1 byte a row instead of 8. The values are the same numbers,
+    so every consumer gives the same result for either type.
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= np.floor(lo) and np.ceil(hi) <= info.max:
+            return np.dtype(dt)
+    return None
 
 
 def is_parquet(options: ReadOptions) -> bool:
@@ -174,7 +196,7 @@ def load_csv_fast(
             source,
             read_options=pacsv.ReadOptions(
                 column_names=names, skip_rows=1 if options.header else 0, encoding=arrow_encoding,
-                block_size=BLOCK_SIZE, use_threads=True,
+                block_size=STREAM_BLOCK_SIZE, use_threads=True,
             ),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True,
                                               escape_char=False, newlines_in_values=False,
@@ -229,7 +251,7 @@ class _Encoder:
         self.wanted = list(wanted)
         self.cols = cols
         self.tokens = set(tokens)
-        self.parts: dict[str, list[np.ndarray]] = {c: [] for c in self.wanted}
+        self.parts: dict[str, _Growing] = {c: _Growing() for c in self.wanted}
         self.dropped = 0
         self.first_missing: tuple[int, str] | None = None  # (row index, column)
         self.rows_seen = 0
@@ -237,6 +259,13 @@ class _Encoder:
         self.bad: tuple[str, int, str] | None = None  # (column, row index, value): parquet errors
         self._luts: dict[tuple[str, int], tuple[Any, np.ndarray]] = {}
         self._leaf_index: dict[str, dict[str, int]] = {}
+        # numeric columns still stored as small integers (dropped at the first fraction)
+        self.int_types: dict[str, np.dtype] = {}
+        for name, col in zip(self.wanted, cols, strict=True):
+            if isinstance(col, NumericColumn):
+                dtype = number_dtype(col.lo, col.hi)
+                if dtype is not None:
+                    self.int_types[name] = dtype
 
     def _lut(self, name: str, col: CategoricalColumn, dictionary: Any) -> np.ndarray:
         """Leaf code per dictionary entry; -1 not a leaf, -2 a missing token (cached per batch dictionary)."""
@@ -318,9 +347,21 @@ class _Encoder:
                 if out_of.any():  # counted after dropping, as the exact path does
                     self.clipped[name] += int(np.count_nonzero(out_of))
                     e = np.clip(e, col.lo, col.hi)
+                e = self._compact(name, e)
             self.parts[name].append(e)
         self.rows_seen += n
         return True
+
+    def _compact(self, name: str, values: np.ndarray) -> np.ndarray:
+        """A batch of clipped numbers in the column's small integer type when they are all
+        whole numbers, else float64 (and the column stays float64 from then on)."""
+        dtype = self.int_types.get(name)
+        if dtype is None:
+            return values
+        if not np.array_equal(np.trunc(values), values):
+            del self.int_types[name]  # a fraction: the whole column is float64
+            return values
+        return values.astype(dtype)  # (the exact path's table.compact_numbers does the same)
 
     def _fail(self, strict: bool, name: str, row: int, value: Any) -> bool:
         if strict:
@@ -350,14 +391,54 @@ class _Encoder:
                 warnings.warn(clip_message(source, col, self.clipped[name], self.schema.path), DpkitWarning, stacklevel=4)
         out = {}
         for name, col in zip(self.wanted, self.cols, strict=True):
-            parts = self.parts[name]
-            if parts:
-                out[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            if isinstance(col, NumericColumn):
+                dtype = self.int_types.get(name, np.dtype(np.float64))
             else:
-                out[name] = np.zeros(0, dtype=np.float64 if isinstance(col, NumericColumn) else code_dtype(len(col.leaves)))
-            parts.clear()
+                dtype = code_dtype(len(col.leaves))
+            out[name] = self.parts[name].array(dtype)  # one column at a time: its chunks freed
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
+
+
+class _Growing:
+    """A column's kept values, batch after batch, in chunks of :data:`CHUNK_BYTES`.
+
+    Chunks that large are memory-mapped by the allocator, so the memory of a column's chunks
+    goes back to the system as soon as the column is joined into one array; thousands of
+    small per-batch arrays would stay in the heap and double the table's footprint (100M
+    rows: ~1.5 GB more peak RSS).
+    """
+
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+        self.fill = 0  # values in the last chunk
+
+    def append(self, values: np.ndarray) -> None:
+        if self.chunks and values.dtype != self.chunks[0].dtype:  # a fraction after whole numbers
+            wide = np.result_type(self.chunks[0].dtype, values.dtype)
+            kept = self.array(wide)
+            self.chunks, self.fill = [], 0
+            self.append(kept)
+        pos = 0
+        while pos < len(values):
+            if not self.chunks or self.fill == len(self.chunks[-1]):
+                self.chunks.append(np.empty(max(1, CHUNK_BYTES // values.dtype.itemsize), dtype=values.dtype))
+                self.fill = 0
+            last = self.chunks[-1]
+            take = min(len(values) - pos, len(last) - self.fill)
+            last[self.fill : self.fill + take] = values[pos : pos + take]
+            self.fill += take
+            pos += take
+
+    def array(self, dtype: np.dtype) -> np.ndarray:
+        """Every value as one array of ``dtype`` (the chunks are released)."""
+        parts = [c if i < len(self.chunks) - 1 else c[: self.fill] for i, c in enumerate(self.chunks)]
+        self.chunks, self.fill = [], 0
+        return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+#: bytes per chunk of a loaded column (above glibc's largest mmap threshold, 32 MB)
+CHUNK_BYTES = 64 << 20
 
 
 def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) -> str:

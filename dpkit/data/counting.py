@@ -11,7 +11,7 @@ Everything returned here is *exact* and therefore private: it must only flow int
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -48,15 +48,16 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
     in mixed radix into as few int64 keys as keep each key below 2^62 (numpy's
     ``ravel_multi_index`` allows at most 64 dimensions and one int64).
     """
-    if not codes:
+    return cell_counts_blocks([codes], shape)
+
+
+def cell_counts_blocks(blocks: Iterable[Sequence[np.ndarray]], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cell_counts` of the records of several blocks (each a list of per-dimension
+    codes), counted block by block and merged: memory is one block's keys, not n's."""
+    d = len(shape)
+    if not d:
         raise ValueError("cell_counts needs at least one dimension")
-    n = len(codes[0])
-    d = len(codes)
-    if n == 0:
-        return np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)
     live = [j for j in range(d) if int(shape[j]) > 1]
-    if not live:
-        return np.zeros((1, d), dtype=np.int64), np.array([n], dtype=np.int64)
     groups: list[list[int]] = [[]]
     size = 1
     for j in live:
@@ -66,21 +67,47 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
             size = 1
         groups[-1].append(j)
         size *= s
-    keys = []
-    for g in groups:
-        flat = np.zeros(n, dtype=np.int64)
-        for j in g:
-            c = codes[j]
-            if c.size and (c.min() < 0 or c.max() >= int(shape[j])):
-                raise ValueError(f"cell_counts: a code outside [0, {int(shape[j])})")
-            flat *= int(shape[j])
-            flat += c
-        keys.append(flat)
-    if len(keys) == 1:
-        ids, counts = np.unique(keys[0], return_counts=True)
-        packed = ids.reshape(-1, 1)
-    else:
-        packed, counts = np.unique(np.stack(keys, axis=1), axis=0, return_counts=True)
+    found: list[np.ndarray] = []  # per block: the distinct packed keys (m, len(groups))
+    weights: list[np.ndarray] = []
+    for codes in blocks:
+        if len(codes) != d:
+            raise ValueError("cell_counts needs at least one dimension" if not codes else
+                             f"{len(codes)} codes but a shape of {d} dimensions")
+        n = len(codes[0])
+        if n == 0:
+            continue
+        if not live:
+            found.append(np.zeros((1, 0), dtype=np.int64))
+            weights.append(np.array([n], dtype=np.int64))
+            continue
+        keys = []
+        for g in groups:
+            flat = np.zeros(n, dtype=np.int64)
+            for j in g:
+                c = codes[j]
+                if c.size and (c.min() < 0 or c.max() >= int(shape[j])):
+                    raise ValueError(f"cell_counts: a code outside [0, {int(shape[j])})")
+                flat *= int(shape[j])
+                flat += c
+            keys.append(flat)
+        packed, counts = _unique_rows(keys[0] if len(keys) == 1 else np.stack(keys, axis=1))
+        del keys
+        found.append(packed)
+        weights.append(counts)
+    if not found:
+        return np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if not live:
+        return np.zeros((1, d), dtype=np.int64), np.array([int(sum(int(w[0]) for w in weights))], dtype=np.int64)
+    if len(found) == 1:
+        packed, counts = found[0], weights[0]
+    else:  # merge the blocks: the same cell in several blocks adds up
+        allw = np.concatenate(weights)
+        all_keys = np.concatenate(found)
+        found.clear()
+        ids, inverse = _unique_rows(all_keys[:, 0] if all_keys.shape[1] == 1 else all_keys, inverse=True)
+        counts = np.bincount(inverse, weights=allw, minlength=len(ids)).astype(np.int64) \
+            if allw.sum() < 2**53 else _sum_int(inverse, allw, len(ids))
+        packed = ids
     cells = np.zeros((packed.shape[0], d), dtype=np.int64)
     for k, g in enumerate(groups):
         rest = packed[:, k].copy()
@@ -88,6 +115,27 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
             cells[:, j] = rest % int(shape[j])
             rest //= int(shape[j])
     return cells, counts.astype(np.int64)
+
+
+def _unique_rows(keys: np.ndarray, *, inverse: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (rows of an ``(n, g)`` array, or values of an ``(n,)`` one) as an ``(m, g)``
+    array in lexicographic order, with their counts (or, ``inverse``, each key's index)."""
+    if keys.ndim == 1:
+        if inverse:
+            ids, inv = np.unique(keys, return_inverse=True)
+            return ids.reshape(-1, 1), inv.reshape(-1)
+        ids, counts = np.unique(keys, return_counts=True)
+        return ids.reshape(-1, 1), counts
+    if inverse:
+        ids, inv = np.unique(keys, axis=0, return_inverse=True)
+        return ids, inv.reshape(-1)
+    return np.unique(keys, axis=0, return_counts=True)
+
+
+def _sum_int(idx: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, idx, weights)
+    return out
 
 
 # --------------------------------------------------------------------------- dpkit cluster
@@ -254,6 +302,15 @@ def distinct_index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     index among them — in O(n) by bincount when the values are whole numbers in a small range
     (ages, hours: no sort of the column), by a sort otherwise."""
     v = np.asarray(values)
+    if v.size and v.dtype.kind in "iu":  # compact numbers (dpkit.data.columnar.number_dtype)
+        lo, hi = int(v.min()), int(v.max())
+        if hi - lo < _DENSE_LIMIT:
+            iv = v.astype(np.int64)  # widened first: an int8 minus lo can wrap (NEP 50)
+            iv -= lo
+            present = np.bincount(iv, minlength=hi - lo + 1) > 0
+            remap = np.cumsum(present) - 1
+            # the distinct values as float64, as for a float column of the same numbers
+            return np.flatnonzero(present).astype(np.float64) + float(lo), remap[iv]
     if v.size and v.dtype.kind == "f":
         lo, hi = float(v.min()), float(v.max())
         if hi - lo < _DENSE_LIMIT and lo == np.floor(lo):
@@ -263,7 +320,7 @@ def distinct_index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 remap = np.cumsum(present) - 1
                 return np.flatnonzero(present).astype(v.dtype) + lo, remap[iv]
     uniq, inverse = np.unique(v, return_inverse=True)
-    return uniq, inverse.reshape(-1)
+    return uniq.astype(np.float64) if v.dtype.kind in "iub" else uniq, inverse.reshape(-1)
 
 
 # --------------------------------------------------------------------------- dpkit cluster (continued)
@@ -426,15 +483,47 @@ def sums_from_parts(parts: np.ndarray, size: int, n_columns: int) -> np.ndarray:
     return out
 
 
-def exact_key_sums(
+def key_sum_parts(
     values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Counts ``shape`` and sums ``(*shape, len(values))`` of ``values`` per combination of
-    keys, every sum exact before one final rounding (the same bits on any engine or order)."""
+    """Counts ``shape`` and :func:`sum_parts` rows of one block of records (add blocks up
+    with :func:`key_sums`)."""
     shp = tuple(int(s) for s in shape)
     size = int(np.prod(shp, dtype=np.int64))
     flat, keep = _flat_keys(codes, shp)
     vs = [np.asarray(x, dtype=float) if keep is None else np.asarray(x, dtype=float)[keep] for x in values]
     sizes = np.bincount(flat, minlength=size).astype(np.int64).reshape(shp)
-    sums = sums_from_parts(sum_parts(flat, vs), size, len(vs))
-    return sizes, sums.reshape((*shp, len(vs)))
+    return sizes, sum_parts(flat, vs)
+
+
+def key_sums(sizes: np.ndarray, parts: Sequence[np.ndarray], shape: Sequence[int], n_columns: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The counts and exact sums ``(*shape, n_columns)`` from the blocks' :func:`key_sum_parts`."""
+    shp = tuple(int(s) for s in shape)
+    size = int(np.prod(shp, dtype=np.int64))
+    rows = np.concatenate(list(parts)) if parts else np.zeros((0, 5), dtype=np.int64)
+    sums = sums_from_parts(rows, size, n_columns)
+    return sizes, sums.reshape((*shp, n_columns))
+
+
+def merge_value_counts(
+    parts: Sequence[tuple[np.ndarray, np.ndarray]], shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`value_key_counts` of several blocks' records from each block's result: the
+    sorted union of the distinct values, and their counts added up."""
+    if len(parts) == 1:
+        return parts[0]
+    uniq = np.unique(np.concatenate([u for u, _ in parts]))
+    counts = np.zeros((uniq.size, *(int(s) for s in shape)), dtype=np.int64)
+    for u, c in parts:
+        counts[np.searchsorted(uniq, u)] += c  # a block's values are distinct
+    return uniq, counts
+
+
+def exact_key_sums(
+    values: Sequence[np.ndarray], codes: Sequence[np.ndarray], shape: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts ``shape`` and sums ``(*shape, len(values))`` of ``values`` per combination of
+    keys, every sum exact before one final rounding (the same bits on any engine or order)."""
+    sizes, parts = key_sum_parts(values, codes, shape)
+    return key_sums(sizes, [parts], shape, len(values))

@@ -7,7 +7,9 @@ output file is either complete or absent; ``-`` is stdout.
 
 Encoded columns are numpy arrays: categorical values become leaf codes (the smallest of
 int8/int16/int32 that holds them, in the leaf order of the schema's taxonomy), numeric values
-float64 clipped to the public bounds. :func:`load` reads through the columnar, streaming
+clipped to the public bounds: whole numbers in the smallest integer type that holds the
+bounds (``columnar.number_dtype``: age in one byte a row), else float64 — on both paths, and
+every consumer gives the same result for either type. :func:`load` reads through the columnar, streaming
 reader of :mod:`dpkit.data.columnar` and falls back to the exact pandas path here.
 """
 
@@ -481,8 +483,19 @@ def encode(
                        else "has a value that is not a finite number"),
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
-            out[c] = _clip(nums, col, source, schema.path)
+            out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+
+
+def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
+    """Clipped numbers in the column's small integer type (``columnar.number_dtype``) when
+    they are all whole numbers, as the columnar reader stores them; else unchanged."""
+    from dpkit.data.columnar import number_dtype
+
+    dtype = number_dtype(col.lo, col.hi)
+    if dtype is None or not np.array_equal(np.trunc(values), values):
+        return values
+    return values.astype(dtype)
 
 
 def _leaf_codes(values: np.ndarray, col: CategoricalColumn) -> np.ndarray:

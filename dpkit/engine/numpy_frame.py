@@ -3,17 +3,25 @@
 Keys are evaluated with :func:`dpkit.engine.keys.evaluate` and counted with
 :mod:`dpkit.data.counting` (bincount, ravel_multi_index): the counting module stays the only
 place in this process that scans records.
+
+Keys are evaluated and counted a block of :data:`BLOCK_ROWS` rows at a time and the block
+results added up (counts and exact sums add; distinct values and cells merge), so a scan
+needs memory for one block's keys, not for n rows' (at 100M rows an int64 key is 800 MB).
+A table of at most one block is counted in one piece, exactly as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from dpkit.data import counting
 from dpkit.data.table import EncodedTable
 from dpkit.engine.keys import Key, evaluate, shape_check
+
+#: rows per block: int64 keys of a block take 32 MB
+BLOCK_ROWS = 1 << 22
 
 
 class NumpyFrame:
@@ -32,25 +40,54 @@ class NumpyFrame:
     def column_names(self) -> list[str]:
         return list(self.table.columns)
 
-    def _codes(self, keys: Sequence[Key]) -> list[np.ndarray]:
-        return [evaluate(k, self.table.columns, 0, self.table.n_rows) for k in keys]
+    def _blocks(self) -> Iterator[tuple[int, int, Mapping[str, np.ndarray]]]:
+        """``(start, rows, columns)`` of each block (views, no copies)."""
+        n = self.table.n_rows
+        if n <= BLOCK_ROWS:
+            yield 0, n, self.table.columns
+            return
+        for s in range(0, n, BLOCK_ROWS):
+            e = min(s + BLOCK_ROWS, n)
+            yield s, e - s, _Slice(self.table.columns, s, e)
+
+    def _codes(self, keys: Sequence[Key]) -> Iterator[list[np.ndarray]]:
+        for _, _cols, codes in self._scan(keys):
+            yield codes
+
+    def _scan(self, keys: Sequence[Key]) -> Iterator[tuple[int, Mapping[str, np.ndarray], list[np.ndarray]]]:
+        """``(rows, columns, key codes)`` of each block."""
+        for s, n, cols in self._blocks():
+            yield n, cols, [evaluate(k, cols, s, n) for k in keys]
 
     def counts(self, keys: Sequence[Key], shape: Sequence[int]) -> np.ndarray:
         shape_check(keys, shape)
-        return counting.dense_counts(self._codes(keys), shape)
+        total = None
+        for codes in self._codes(keys):
+            got = counting.dense_counts(codes, shape)
+            total = got if total is None else total + got
+        assert total is not None
+        return total
 
     def cells(self, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        return counting.cell_counts(self._codes(keys), shape)
+        return counting.cell_counts_blocks(self._codes(keys), shape)
 
     def value_counts(self, column: str, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        return counting.value_key_counts(self.table.columns[column], self._codes(keys), shape)
+        parts = []
+        for _, cols, codes in self._scan(keys):
+            parts.append(counting.value_key_counts(cols[column], codes, shape))
+        return counting.merge_value_counts(parts, shape)
 
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        values = [np.asarray(self.table.columns[c], dtype=float) for c in columns]
-        return counting.exact_key_sums(values, self._codes(keys), shape)
+        sizes, parts = None, []
+        for _, cols, codes in self._scan(keys):
+            got, part = counting.key_sum_parts([cols[c] for c in columns], codes, shape)
+            sizes = got if sizes is None else sizes + got
+            parts.append(part)
+        assert sizes is not None
+        return counting.key_sums(sizes, parts, shape, len(columns))
 
     def many(self, requests: Sequence[tuple]) -> list:
         """Several ``("counts", keys, shape)`` / ``("value_counts", column, keys, shape)``."""
@@ -66,6 +103,34 @@ class NumpyFrame:
 
     def with_column(self, name: str, key: Key) -> NumpyFrame:
         cols = dict(self.table.columns)
-        cols[name] = evaluate(key, self.table.columns, 0, self.table.n_rows)
-        t = EncodedTable(schema=self.schema, columns=cols, n_rows=self.table.n_rows, source=self.source)
+        n = self.table.n_rows
+        if n <= BLOCK_ROWS:
+            cols[name] = evaluate(key, self.table.columns, 0, n)
+        else:  # block by block into one array (a key's type does not depend on the rows)
+            out = None
+            for s, m, block in self._blocks():
+                got = evaluate(key, block, s, m)
+                if out is None:
+                    out = np.empty(n, dtype=got.dtype)
+                elif got.dtype != out.dtype:
+                    out = out.astype(np.result_type(out, got))
+                out[s : s + m] = got
+            cols[name] = out
+        t = EncodedTable(schema=self.schema, columns=cols, n_rows=n, source=self.source)
         return NumpyFrame(t)
+
+
+class _Slice(Mapping):
+    """Rows ``[start, end)`` of every column, sliced when asked for (views)."""
+
+    def __init__(self, columns: Mapping[str, np.ndarray], start: int, end: int) -> None:
+        self._columns, self._start, self._end = columns, start, end
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._columns[name][self._start : self._end]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)

@@ -117,7 +117,7 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
             if isinstance(col, CategoricalColumn):
                 blocks.append(_one_hot([t.columns[name]], [len(col.leaves)]))
             else:
-                blocks.append(sparse.csr_matrix(t.columns[name].reshape(-1, 1)))
+                blocks.append(sparse.csr_matrix(np.asarray(t.columns[name], dtype=float).reshape(-1, 1)))
         return sparse.hstack(blocks).tocsr()
 
     clf = _tree(0, min_samples_leaf).fit(features(train), train.columns[target])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -96,14 +96,24 @@ def write_release(table: NoisyTable, path: str, *, counts: bool = False, columns
         buf: list[str] = []
         size = 0
         for line, c in zip(lines, reps.tolist(), strict=True):
-            chunk = (line + "\n") * c
-            buf.append(chunk)
-            size += len(chunk)
-            if size >= 1 << 22:
-                fh.write("".join(buf))
-                buf, size = [], 0
+            row = line + "\n"
+            per = max(1, _WRITE_CHARS // len(row))  # a cell of millions of records: in pieces
+            while c > 0:
+                chunk = row * min(c, per)
+                c -= min(c, per)
+                buf.append(chunk)
+                size += len(chunk)
+                if size >= _WRITE_CHARS:
+                    fh.write("".join(buf))
+                    buf, size = [], 0
         if buf:
             fh.write("".join(buf))
+
+
+#: characters of release CSV formatted before they are written (bounds memory at any count)
+_WRITE_CHARS = 1 << 22
+#: rows per Parquet row group of the release (pyarrow's default: the same file as one write)
+_ROW_GROUP = 1 << 20
 
 
 def _write_release_parquet(table: NoisyTable, path: str, names: list[str], labels: list[list[str]],
@@ -115,17 +125,35 @@ def _write_release_parquet(table: NoisyTable, path: str, names: list[str], label
 
     cells = np.asarray(table.cells, dtype=np.int64).reshape(-1, len(names))
     reps = np.asarray(table.counts, dtype=np.int64)
-    arrays, fields = [], []
-    for j in order:
-        idx = cells[:, j].astype(np.int32)
-        arrays.append(pa.DictionaryArray.from_arrays(idx if counts else np.repeat(idx, reps),
-                                                     pa.array(labels[j], pa.string())))
-        fields.append(names[j])
-    if counts:
-        arrays.append(pa.array(reps))
-        fields.append("count")
+    dictionaries = {j: pa.array(labels[j], pa.string()) for j in order}
+    fields = [names[j] for j in order] + (["count"] if counts else [])
+
+    def group(rows: np.ndarray) -> Any:
+        """The release rows ``rows`` (indices into the cells) as one Arrow table."""
+        arrays = [pa.DictionaryArray.from_arrays(cells[rows, j].astype(np.int32), dictionaries[j]) for j in order]
+        if counts:
+            arrays.append(pa.array(reps[rows]))
+        return pa.Table.from_arrays(arrays, names=fields)
+
+    n_rows = len(reps) if counts else int(reps.sum())
+    # one record per row: the rows of a row group are made at a time, not all n of them
+    # (row groups of pyarrow's default size, so the file is the one a single write gives)
+    ends = np.cumsum(reps) if not counts else None
     with atomic_output(path, binary=True) as fh:
-        pq.write_table(pa.Table.from_arrays(arrays, names=fields), fh)
+        writer = None
+        for start in range(0, max(n_rows, 1), _ROW_GROUP):
+            stop = min(start + _ROW_GROUP, n_rows)
+            if counts:
+                rows = np.arange(start, stop)
+            else:
+                assert ends is not None
+                rows = np.searchsorted(ends, np.arange(start, stop), side="right")
+            t = group(rows)
+            if writer is None:
+                writer = pq.ParquetWriter(fh, t.schema)
+            writer.write_table(t)
+        if writer is not None:
+            writer.close()
 
 
 def release_table(

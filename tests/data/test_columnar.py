@@ -153,7 +153,36 @@ def test_every_missing_token_drops_its_rows(tmp_path, monkeypatch):
 def test_compact_code_types(tmp_path):
     assert code_dtype(5) == np.int8 and code_dtype(200) == np.int16 and code_dtype(70000) == np.int32
     t, _ = loaded(write(tmp_path, GOOD))
-    assert t.columns["a"].dtype == np.int8 and t.columns["n"].dtype == np.float64
+    # whole numbers in the bounds [0, 10] are kept as int8 (the same numbers, 1 byte a row)
+    assert t.columns["a"].dtype == np.int8 and t.columns["n"].dtype == np.int8
+    assert t.columns["n"].tolist() == [3, 10, 0]
+    frac, _ = loaded(write(tmp_path, "a,n,id,y\nx1,3,1,no\nY,2.5,2,yes\n", "f.csv"))
+    assert frac.columns["n"].dtype == np.float64 and frac.columns["n"].tolist() == [3.0, 2.5]
+
+
+def test_number_dtype_holds_the_bounds():
+    from dpkit.data.columnar import number_dtype
+
+    assert number_dtype(15, 95) == np.int8 and number_dtype(-128, 127) == np.int8
+    assert number_dtype(0, 128) == np.int16 and number_dtype(0, 100000) == np.int32
+    assert number_dtype(0.5, 99.5) == np.int8  # whole numbers inside; clipped fractions stay float64
+    assert number_dtype(0, 2**31) is None and number_dtype(-np.inf, np.inf) is None
+
+
+def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypatch):
+    """Batches stored as int8 before the first fraction are widened: same numbers, float64."""
+    import dpkit.data.columnar as columnar
+
+    monkeypatch.setattr(columnar, "STREAM_BLOCK_SIZE", 64)  # several Arrow batches
+    rows = "".join(f"x1,{i % 10},{i},no\n" for i in range(40)) + "Y,2.5,41,yes\n"
+    path = write(tmp_path, "a,n,id,y\n" + rows, "late.csv")
+    t, _ = loaded(path)
+    assert t.columns["n"].dtype == np.float64
+    assert t.columns["n"].tolist() == [float(i % 10) for i in range(40)] + [2.5]
+    monkeypatch.setattr(columnar, "CHUNK_BYTES", 16)  # many chunks per column: the same table
+    small, _ = loaded(path)
+    assert all(small.columns[c].dtype == t.columns[c].dtype and np.array_equal(small.columns[c], t.columns[c])
+               for c in t.columns)
 
 
 # ------------------------------------------------------------------ quiet messages

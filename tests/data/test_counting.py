@@ -92,3 +92,27 @@ def test_value_counts_dense_path_equals_the_sort(data):
     ref_u, inv = np.unique(v, return_inverse=True)
     assert np.array_equal(uniq, ref_u) and uniq.dtype == ref_u.dtype
     assert np.array_equal(counts, class_counts(inv.reshape(-1), y, ref_u.size, 3))
+
+
+@given(st.data())
+def test_distinct_index_of_small_ints_equals_the_float_answer(data):
+    """int8/int16 numbers (the reader's compact columns) give np.unique's float64 answer,
+    with no wrap-around when the range exceeds the type (int8 minus its minimum)."""
+    from dpkit.data.counting import cell_counts_blocks, distinct_index
+
+    dtype = data.draw(st.sampled_from([np.int8, np.int16, np.int32]))
+    info = np.iinfo(dtype)
+    lo = data.draw(st.integers(int(info.min), int(info.max)))
+    hi = data.draw(st.integers(lo, min(int(info.max), lo + 300)))
+    n = data.draw(st.integers(0, 40))
+    v = np.array(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)) + [int(info.min), int(info.max)],
+                 dtype=dtype)
+    uniq, inverse = distinct_index(v)
+    ref_u, ref_i = np.unique(v.astype(np.float64), return_inverse=True)
+    assert uniq.dtype == np.float64 and np.array_equal(uniq, ref_u) and np.array_equal(inverse, ref_i.reshape(-1))
+    # and cells counted in blocks merge to the one-block answer
+    codes = [(v.astype(np.int64) - int(info.min)) % 7, (v.astype(np.int64) - int(info.min)) % 3]
+    whole = cell_counts(codes, [7, 3])
+    cut = data.draw(st.integers(0, len(v)))
+    parts = cell_counts_blocks([[c[:cut] for c in codes], [c[cut:] for c in codes]], [7, 3])
+    assert np.array_equal(whole[0], parts[0]) and np.array_equal(whole[1], parts[1])

@@ -170,7 +170,8 @@ def test_encode_codes_and_clipping(tmp_path):
         t = load_table(p, SCHEMA)
     assert t.columns["a"].dtype == np.int8 and t.columns["a"].tolist() == [0, 2, 1]
     assert t.columns["y"].tolist() == [0, 1, 0]
-    assert t.columns["n"].dtype == np.float64 and t.columns["n"].tolist() == [3.0, 10.0, 0.0]
+    # whole numbers are kept as int8 (the same numbers)
+    assert t.columns["n"].dtype == np.int8 and t.columns["n"].tolist() == [3.0, 10.0, 0.0]
     assert "id" not in t.columns and t.n_rows == 3
 
 
