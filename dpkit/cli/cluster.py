@@ -230,8 +230,8 @@ def _run(p: dict, report_path: str | None) -> None:
 
     from dpkit.cli.options import output_delimiter
     from dpkit.cli.run import PrivateRun, private_rows_mode
-    from dpkit.cluster.common import check_k, data_bounds
     from dpkit.cluster.assign import assigned_rows
+    from dpkit.cluster.common import check_k, data_bounds
     from dpkit.data.table import write_csv
     from dpkit.errors import DpkitUsageError, PrivacyLeakWarning
     from dpkit.report import write_report

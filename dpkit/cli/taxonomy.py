@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, engine_options, global_options, input_options, state_for
+from dpkit.cli.options import (
+    CONTEXT_SETTINGS,
+    engine_options,
+    global_options,
+    input_options,
+    state_for,
+)
 
 
 def _say(message: str) -> None:
