@@ -102,35 +102,47 @@ def test_failed_write_job_leaves_no_output(tmp_path, spark):  # noqa: F811
         assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("bounds", [["--schema", SCHEMA], ["--allow-data-bounds"]])
-def test_assign_is_the_same_on_spark(tmp_path, spark, bounds):  # noqa: F811
+def test_assign_with_data_bounds_is_the_same_on_spark(tmp_path, spark):  # noqa: F811
+    """--allow-data-bounds (min/max from one Spark aggregation) and --assign, on ~8 partitions."""
     outs = {}
     for engine in ("numpy", "spark"):
         d = tmp_path / engine
         d.mkdir()
         _run(["cluster", ADULT, "--columns", "age,hours-per-week", "-k", "4", "--epsilon", "1", "--seed", "7",
-              *bounds, "-o", d / "c.csv", "--assign", d / "a.csv", "--engine", engine, "-q"])
+              "--allow-data-bounds", "-o", d / "c.csv", "--assign", d / "a.csv", "--engine", engine, "-q"])
         outs[engine] = d
     for name in ("c.csv", "a.csv"):
         assert (outs["spark"] / name).read_bytes() == (outs["numpy"] / name).read_bytes(), name
     # the assignment holds private rows: never wider than the input's permissions
     assert (outs["spark"] / "a.csv").stat().st_mode & 0o777 == (outs["numpy"] / "a.csv").stat().st_mode & 0o777
-    if "--allow-data-bounds" in bounds:
-        for engine, d in outs.items():
-            report = json.loads((d / "c.report.json").read_text())
-            assert report["release"]["not_private_outputs"] == [str(d / "c.csv"), str(d / "a.csv")], engine
+    for engine, d in outs.items():
+        report = json.loads((d / "c.report.json").read_text())
+        assert report["release"]["not_private_outputs"] == [str(d / "c.csv"), str(d / "a.csv")], engine
+    assert list(outs["spark"].iterdir()) != [] and not any(p.name.startswith(".") for p in outs["spark"].iterdir())
 
 
 def test_assign_keeps_rows_dropped_for_a_missing_value(tmp_path, spark):  # noqa: F811
-    """adult's '?' rows (workclass) are kept in the assignment with an empty label, on both engines."""
+    """Rows with the schema's missing token are in the assignment with an empty label, on both
+    engines; quoted fields and a 0600 input (→ a 0600 output) too."""
+    schema = tmp_path / "s.yaml"
+    schema.write_text("missing: '?'\nmissing_policy: drop\ncolumns:\n  x: {type: numeric, bounds: [0, 10]}\n"
+                      "  y: {type: numeric, bounds: [0, 10]}\n  note: {type: ignore}\n")
+    data = tmp_path / "d.csv"
+    rows = ["x,y,note"] + [f"{i % 10},{(3 * i) % 10},\"a, {i}\"" for i in range(200)]
+    rows[17] = "?,3,missing x"
+    rows[90] = "4,?,\"missing \"\"y\"\"\""
+    data.write_text("\n".join(rows) + "\n")
+    data.chmod(0o600)
     outs = []
     for engine in ("numpy", "spark"):
         out = tmp_path / f"{engine}.csv"
-        _run(["cluster", ADULT, "--schema", SCHEMA, "--columns", "age,hours-per-week", "-k", "3",
-              "--epsilon", "1", "--seed", "3", "-o", tmp_path / f"c-{engine}.csv", "--assign", out,
-              "--engine", engine, "-q"])
+        _run(["cluster", data, "--schema", schema, "--columns", "x,y", "-k", "3", "--epsilon", "1", "--seed", "3",
+              "-o", tmp_path / f"c-{engine}.csv", "--assign", out, "--engine", engine, "-q"])
         outs.append(out.read_bytes())
+        assert out.stat().st_mode & 0o777 == 0o600
     assert outs[0] == outs[1]
+    lines = outs[1].decode().splitlines()
+    assert lines[17] == "?,3,missing x," and lines[90].endswith('",')
 
 
 def _validate(data, engine, *extra):
