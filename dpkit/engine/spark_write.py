@@ -204,8 +204,9 @@ def _parquet_job(df: Any, render: Callable[[Any], Any], columns: Sequence[str]) 
     return df.mapInArrow(run, ddl)
 
 
-def _run_write(writer: Callable[[], None]) -> None:
-    """Run a Spark write; dpkit's data errors from the executors come back as themselves."""
+def _run_write(spark: Any, writer: Callable[[], None]) -> None:
+    """Run a Spark write; dpkit's data errors from the executors come back as themselves.
+    Interrupted (Ctrl-C): Spark's jobs are cancelled, so that no task writes on."""
     from dpkit.engine.spark_frame import _data_error
 
     try:
@@ -214,6 +215,10 @@ def _run_write(writer: Callable[[], None]) -> None:
         err = _data_error(exc)
         if err is not None:
             raise err from None
+        raise
+    except BaseException:
+        with contextlib.suppress(Exception):
+            spark.sparkContext.cancelAllJobs()
         raise
 
 
@@ -255,7 +260,7 @@ def _write_file(spark: Any, df: Any, render: Callable[[Any], Any], columns: Sequ
     try:
         parts = tmp / "parts"
         job = _text_job(df, render, columns, delimiter, header_per_part=False)
-        _run_write(lambda: job.write.option("lineSep", "\n").text(parts.resolve().as_uri()))
+        _run_write(spark, lambda: job.write.option("lineSep", "\n").text(parts.resolve().as_uri()))
         with atomic_output(local if output != "-" else "-", binary=True, mode=mode) as fh:
             fh.write(header_text(columns, delimiter).encode("utf-8"))
             for part in part_files(parts):
@@ -287,7 +292,7 @@ def _write_dir(spark: Any, df: Any, render: Callable[[Any], Any], columns: Seque
     tmp = _private_dir(target.parent if str(target.parent) else Path("."), target.name)
     try:
         parts = tmp / "parts"
-        _run_write(lambda: write(parts.resolve().as_uri()))
+        _run_write(spark, lambda: write(parts.resolve().as_uri()))
         if fmt == "csv":  # Spark names text parts .txt
             for p in part_files(parts):
                 p.rename(p.with_name(p.name.removesuffix(".txt") + ".csv"))
@@ -320,7 +325,7 @@ def _write_remote(spark: Any, final: str, write: Callable[[str], None]) -> None:
         raise DataError(f"{final}: already exists; remove it or give another name")
     tmp = jvm.org.apache.hadoop.fs.Path(target.getParent(), f".{target.getName()}.{secrets.token_hex(8)}.spark")
     try:
-        _run_write(lambda: write(tmp.toString()))
+        _run_write(spark, lambda: write(tmp.toString()))
         if not fs.rename(tmp, target):
             raise DataError(f"{final}: cannot rename the written part files into place")
     finally:
