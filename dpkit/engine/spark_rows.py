@@ -31,7 +31,7 @@ def _raw(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
     except Exception as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"{options.name}: cannot read with Spark: {msg}") from None
-    return df, names, parquet
+    return df, [str(n).strip() for n in names], parquet  # the numpy reader strips names too
 
 
 # --------------------------------------------------------------------------- cluster
