@@ -207,10 +207,14 @@ def _parquet_job(df: Any, render: Callable[[Any], Any], columns: Sequence[str]) 
 def _run_write(spark: Any, writer: Callable[[], None]) -> None:
     """Run a Spark write; dpkit's data errors from the executors come back as themselves.
     Interrupted (Ctrl-C): Spark's jobs are cancelled, so that no task writes on."""
-    from dpkit.engine.spark_frame import _data_error
+    import time
 
+    from dpkit.engine.spark_frame import STATS, _data_error
+
+    start = time.perf_counter()
     try:
         writer()
+        STATS.setdefault("write", []).append(time.perf_counter() - start)
     except Exception as exc:
         err = _data_error(exc)
         if err is not None:
@@ -261,11 +265,17 @@ def _write_file(spark: Any, df: Any, render: Callable[[Any], Any], columns: Sequ
         parts = tmp / "parts"
         job = _text_job(df, render, columns, delimiter, header_per_part=False)
         _run_write(spark, lambda: job.write.option("lineSep", "\n").text(parts.resolve().as_uri()))
+        import time
+
+        from dpkit.engine.spark_frame import STATS
+
+        start = time.perf_counter()
         with atomic_output(local if output != "-" else "-", binary=True, mode=mode) as fh:
             fh.write(header_text(columns, delimiter).encode("utf-8"))
             for part in part_files(parts):
                 with part.open("rb") as src:
                     shutil.copyfileobj(src, fh, _COPY_BUFFER)
+        STATS.setdefault("concatenate", []).append(time.perf_counter() - start)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
