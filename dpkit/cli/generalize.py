@@ -90,20 +90,17 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
 def _spark(opts: Any, schema: Any, cut: Any, release: dict, target: str, output: str, kwargs: dict) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
     from dpkit.cli.options import output_delimiter
-    from dpkit.engine.spark_frame import _read, load_spark, session
+    from dpkit.engine.spark_frame import load_spark, session
+    from dpkit.engine.spark_rows import raw_input
     from dpkit.engine.spark_write import check_output, write_rows
-    from dpkit.errors import DataError, DpkitUsageError
+    from dpkit.errors import DpkitUsageError
     from dpkit.release.generalized import Generalizer
 
     if opts.path == "-":
         raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
     spark = session(kwargs.get("spark_master"))
     check_output(spark, output)
-    try:
-        header = _read(spark, opts)[1]
-    except Exception as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{opts.name}: cannot read with Spark: {msg}") from None
+    header = raw_input(spark, opts)[1]
     order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
     wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
     frame = load_spark(opts, schema, wanted, spark=spark)

@@ -19,7 +19,7 @@ import numpy as np
 from dpkit.errors import DataError
 
 
-def _raw(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
+def raw_input(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
     """The raw input on Spark (all columns), its column names, and whether it is Parquet."""
     from dpkit.engine.spark_frame import _is_dir, _read
 
@@ -65,7 +65,7 @@ def assign_rows(frame: Any, options: Any, centres: np.ndarray, column: str, outp
     from dpkit.engine.spark_write import raw_strings, write_rows
 
     spark = frame.spark
-    raw, names, parquet = _raw(spark, options)
+    raw, names, parquet = raw_input(spark, options)
     schema = frame.schema
     columns = list(frame.fields)
     centres = np.asarray(centres, dtype=float)
@@ -144,7 +144,7 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     from dpkit.engine.spark_frame import _collect
     from dpkit.engine.spark_write import raw_strings
 
-    raw, names, parquet = _raw(spark, options)
+    raw, names, parquet = raw_input(spark, options)
     wanted = schema.used_columns()
     missing_columns = [c for c in wanted if c not in names]
     present = [c for c in wanted if c in names]
@@ -225,4 +225,4 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     return cov, names
 
 
-__all__ = ["assign_rows", "coverage", "extremes"]
+__all__ = ["assign_rows", "coverage", "extremes", "raw_input"]
