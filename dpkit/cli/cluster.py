@@ -189,20 +189,31 @@ def _points_schema(columns: list[str], lows: object, highs: object, source: str,
 
 
 def _load_spark(p: dict, columns: list[str], bounds: object, source: str, data_schema: object = None):  # noqa: ANN202
-    """The points as a Spark frame (read, checked and clipped on the cluster)."""
+    """The points as a Spark frame (read, checked and clipped on the cluster); without
+    bounds (--allow-data-bounds) they are not clipped, as on the numpy engine."""
+    import numpy as np
+
     from dpkit.cli.options import read_options, spark_args
     from dpkit.engine import load
-    from dpkit.errors import DpkitUsageError
 
     if bounds is None:
-        raise DpkitUsageError("--allow-data-bounds runs on --engine numpy only: give public --bounds")
-    if p["assign_out"]:
-        raise DpkitUsageError("--assign writes one row per input row and runs on --engine numpy only "
-                              "for now (docs/spark.md)")
-    lows, highs = bounds  # type: ignore[misc]
+        lows, highs = [-np.inf] * len(columns), [np.inf] * len(columns)
+    else:
+        lows, highs = bounds  # type: ignore[misc]
     schema = _points_schema(columns, lows, highs, source, data_schema)
     return load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, columns, engine="spark",
                 **spark_args(p))
+
+
+def _assign_spark(p: dict, frame: object, centres: object, column: str) -> None:
+    """--assign on Spark: every input row with its nearest centre, computed on the executors
+    with the numpy engine's function and written by Spark (docs/spark.md)."""
+    from dpkit.cli.options import output_delimiter, read_options
+    from dpkit.cli.run import private_rows_mode
+    from dpkit.engine.spark_rows import assign_rows
+
+    assign_rows(frame, read_options(p["data"], p["encoding"], p["delimiter"]), centres, column,
+                p["assign_out"], delimiter=output_delimiter(), mode=private_rows_mode(p["data"]))
 
 
 def _parameters(p: dict, k: int, columns: list[str], bounds: tuple, source: str) -> dict:
@@ -227,8 +238,8 @@ def _run(p: dict, report_path: str | None) -> None:
 
     from dpkit.cli.options import output_delimiter
     from dpkit.cli.run import PrivateRun, private_rows_mode
+    from dpkit.cluster.assign import assigned_rows
     from dpkit.cluster.common import check_k, data_bounds
-    from dpkit.data.counting import nearest_centre
     from dpkit.data.table import write_csv
     from dpkit.errors import DpkitUsageError, PrivacyLeakWarning
     from dpkit.report import write_report
@@ -242,13 +253,19 @@ def _run(p: dict, report_path: str | None) -> None:
     if sum(o == "-" for o in outs) > 1:
         raise DpkitUsageError("only one output can go to stdout ('-')")
     columns, bounds, source, schema = _columns_and_bounds(p)
-    run = PrivateRun(
-        "cluster", p["algorithm"], p["epsilon"], p["seed"],
-        inputs=[p["data"], p["schema"], p["config"]], outputs=outs, ledger=p["ledger"],
-    )
     from dpkit.cli.options import engine_of
 
+    spark_uri = engine_of(p) == "spark" and "://" in str(p["assign_out"] or "")  # Spark checks it
+    run = PrivateRun(
+        "cluster", p["algorithm"], p["epsilon"], p["seed"], inputs=[p["data"], p["schema"], p["config"]],
+        outputs=[o for o in outs if not (spark_uri and o == p["assign_out"])], ledger=p["ledger"],
+    )
     if engine_of(p) == "spark":
+        if p["assign_out"]:
+            from dpkit.engine.spark_frame import session
+            from dpkit.engine.spark_write import check_output
+
+            check_output(session(p.get("spark_master")), p["assign_out"])  # before any ε is spent
         frame = _load_spark(p, columns, bounds, source, schema)
         df = points = kept = None
     else:
@@ -258,7 +275,13 @@ def _run(p: dict, report_path: str | None) -> None:
             frame, points = points, None
     guarantee = None
     if bounds is None:
-        bounds = data_bounds(points)
+        if frame is None:
+            bounds = data_bounds(points)
+        else:
+            from dpkit.engine.spark_rows import extremes
+
+            # the same min and max as the numpy engine's (one Spark aggregation): NOT private
+            bounds = data_bounds(extremes(frame, columns))
         guarantee = "none: domain read from data"
         run.not_private.append("--allow-data-bounds (domain read from data)")
         warnings.warn(
@@ -303,12 +326,12 @@ def _run(p: dict, report_path: str | None) -> None:
                 hist[f"{c}_hi"] = b.highs[:, j]
             hist["count" + mark] = np.clip(b.counts, 0, None)
             write_csv(pd.DataFrame(hist), p["histogram"])
-        if p["assign_out"]:
+        if p["assign_out"] and frame is not None:
+            _assign_spark(p, frame, centres, "cluster" + mark)
+        elif p["assign_out"]:
             # post-processing of the release, for the data owner: holds the private rows
-            assigned = df.copy()
-            labels = np.full(len(df), "", dtype=object)  # rows dropped for a missing value: empty
-            labels[kept] = nearest_centre(points, centres).astype(str)
-            assigned["cluster" + mark] = labels
+            # (rows dropped for a missing value get an empty label)
+            assigned = assigned_rows(df, points, kept, centres, "cluster" + mark)
             write_csv(assigned, p["assign_out"], delimiter=output_delimiter(), mode=private_rows_mode(p["data"]))
         if report_path:
             params = _parameters(p, k, columns, bounds, source)

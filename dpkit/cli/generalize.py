@@ -10,13 +10,14 @@ from dpkit.cli.options import CONTEXT_SETTINGS, engine_options, global_options, 
 
 
 @click.command(name="generalize", context_settings=CONTEXT_SETTINGS)
-@click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--cut", "cut_path", required=True, type=click.Path(dir_okay=False),
               help="The report of a `dpkit publish` or `dpkit kanon-select --generalize` run (its cut is applied).")
 @click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
               help="Schema YAML (default: the schema named in the report).")
 @click.option("-o", "--output", "output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Output file [default: '-', stdout].")
+              help="Output file [default: '-', stdout]. --engine spark: also DIR/ or a URI (a directory "
+              "of part files) and .parquet (docs/spark.md).")
 @input_options
 @engine_options
 @global_options
@@ -38,30 +39,28 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     """
     from pathlib import Path
 
-    import numpy as np
-    import pandas as pd
-
-    from dpkit.cli.options import output_delimiter, read_options
+    from dpkit.cli.options import engine_of, output_delimiter, read_options
     from dpkit.cli.run import check_distinct_paths
     from dpkit.data.schema import load_schema
     from dpkit.data.table import column_names, load, write_csv
     from dpkit.errors import DataError
     from dpkit.release.cut import Cut
+    from dpkit.release.generalized import Generalizer
     from dpkit.report import read_report
 
-    check_distinct_paths([data, cut_path, schema_path], [output])
-    from dpkit.cli.options import engine_of
-
-    if engine_of(kwargs) == "spark":
-        from dpkit.errors import DpkitUsageError
-
-        # a row per input row: not an aggregate; Spark-side writing is not built yet
-        raise DpkitUsageError("generalize writes one row per input row and runs on --engine numpy only "
-                              "for now (docs/spark.md)")
+    spark = engine_of(kwargs) == "spark"
+    # a URI output (hdfs://, s3a://) is Spark's to check when it writes
+    check_distinct_paths([data, cut_path, schema_path], [None if spark and "://" in output else output])
     report = read_report(cut_path)
     release = report.get("release") or {}
     params = report.get("parameters") or {}
     if report.get("command") == "kanon-select" and params.get("generalize"):
+        if spark:
+            from dpkit.errors import DpkitUsageError
+
+            # apply_release works on the raw strings of a whole table: not built for Spark yet
+            raise DpkitUsageError("generalize with a kanon-select --generalize report runs on --engine numpy "
+                                  "only for now (docs/spark.md)")
         _kanon(report, cut_path, schema_path, data, output, kwargs)
         return
     if report.get("command") != "publish" or "cut" not in release:
@@ -77,19 +76,41 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     target = release.get("target") or params.get("target") or schema.target
     cut = Cut.from_json(schema, target, release["cut"], source=cut_path)
     opts = read_options(data, kwargs["encoding"], kwargs["delimiter"])
+    if spark:
+        _spark(opts, schema, cut, release, target, output, kwargs)
+        return
     header = column_names(opts)
     order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
     wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
     table = load(opts, schema, wanted)
-    out: dict[str, Any] = {}
-    for name in wanted:
-        if name in cut.attributes:
-            labels = np.asarray(cut.attributes[name].labels(), dtype=object)
-            out[name] = labels[cut.attributes[name].codes(table.columns[name])]
-        else:
-            leaves = np.asarray(schema.columns[name].leaves, dtype=object)  # type: ignore[union-attr]
-            out[name] = leaves[table.columns[name]]
-    write_csv(pd.DataFrame(out, columns=wanted), output, delimiter=output_delimiter())
+    rows = Generalizer.of(cut, schema, wanted)(table.columns)
+    write_csv(rows, output, delimiter=output_delimiter())
+
+
+def _spark(opts: Any, schema: Any, cut: Any, release: dict, target: str, output: str, kwargs: dict) -> None:
+    """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
+    from dpkit.cli.options import output_delimiter
+    from dpkit.engine.spark_frame import load_spark, session
+    from dpkit.engine.spark_rows import raw_input
+    from dpkit.engine.spark_write import check_output, write_rows
+    from dpkit.errors import DpkitUsageError
+    from dpkit.release.generalized import Generalizer
+
+    if opts.path == "-":
+        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
+    spark = session(kwargs.get("spark_master"))
+    check_output(spark, output)
+    header = raw_input(spark, opts)[1]
+    order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
+    frame = load_spark(opts, schema, wanted, spark=spark)
+    labeller = Generalizer.of(cut, schema, wanted)
+
+    def render(batch: Any) -> Any:
+        return labeller({c: batch.column(i).to_numpy(zero_copy_only=False) for i, c in enumerate(wanted)})
+
+    df = frame.df.select(*[frame.fields[c] for c in wanted])
+    write_rows(spark, df, render, wanted, output, delimiter=output_delimiter())
 
 
 def _kanon(report: dict, cut_path: str, schema_path: str | None, data: str, output: str, kwargs: dict) -> None:

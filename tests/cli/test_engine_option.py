@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -28,22 +29,51 @@ def cluster_args(tmp_path, *extra):
     return ["cluster", S1, "--columns", "x,y", "-k", "3", "--epsilon", "1", "-o", tmp_path / "c.csv", *extra]
 
 
-def test_assign_refused_on_spark(tmp_path):
-    code, err = invoke(cluster_args(tmp_path, "--bounds", "0:1e6,0:1e6", "--assign", tmp_path / "a.csv",
-                                    "--engine", "spark"))
-    assert code == 2 and "--assign writes one row per input row" in err
-    assert not (tmp_path / "c.csv").exists()
+def test_generalize_kanon_report_refused_on_spark(tmp_path):
+    report = tmp_path / "k.report.json"
+    report.write_text(json.dumps({"dpkit_version": "0.2", "command": "kanon-select", "parameters": {"generalize": True}, "release": {}}))
+    code, err = invoke(["generalize", ADULT, "--cut", report, "-o", tmp_path / "g.csv", "--engine", "spark"])
+    assert code == 2 and "kanon-select --generalize report runs on --engine numpy only" in err
+    assert not (tmp_path / "g.csv").exists()
 
 
-def test_data_bounds_refused_on_spark_via_env(tmp_path):
-    code, err = invoke(cluster_args(tmp_path, "--allow-data-bounds"), env={"DPKIT_ENGINE": "spark"})
-    assert code == 2 and "--allow-data-bounds runs on --engine numpy only" in err
+@pytest.mark.parametrize("args", [
+    ["taxonomy", "validate", SCHEMA, "-"],
+])
+def test_stdin_refused_on_spark_before_spark_starts(args):
+    code, err = invoke([*args, "--engine", "spark"])
+    assert code == 2 and "not stdin" in err
 
 
-def test_generalize_refused_on_spark(tmp_path):
-    code, err = invoke(["generalize", ADULT, "--cut", tmp_path / "r.json", "-o", tmp_path / "g.csv",
-                        "--engine", "spark"])
-    assert code == 2 and "generalize writes one row per input row" in err
+def test_row_outputs_refused_where_executors_cannot_write(tmp_path):
+    """A local -o with a cluster master: the executors would write to their own disks."""
+    from types import SimpleNamespace
+
+    from dpkit.engine.spark_write import check_output
+    from dpkit.errors import DataError, DpkitUsageError
+
+    yarn = SimpleNamespace(sparkContext=SimpleNamespace(master="yarn"))
+    for out in (str(tmp_path / "a.csv"), "-", str(tmp_path / "parts") + "/"):
+        with pytest.raises(DpkitUsageError, match="executors cannot write"):
+            check_output(yarn, out)
+    check_output(yarn, "hdfs://nn/out/assign/")  # a shared URI: a directory of part files
+    check_output(yarn, (tmp_path / "a.csv").as_uri())  # file:// = a mount every executor shares
+    local = SimpleNamespace(sparkContext=SimpleNamespace(master="local-cluster[2,1,1024]"))
+    check_output(local, str(tmp_path / "a.csv"))
+    (tmp_path / "there").mkdir()
+    with pytest.raises(DataError, match="already exists"):
+        check_output(local, str(tmp_path / "there") + "/")
+    with pytest.raises(DataError, match="does not exist"):
+        check_output(local, str(tmp_path / "nope" / "a.csv"))
+
+
+def test_output_kinds():
+    from dpkit.engine.spark_write import output_kind
+
+    assert output_kind("a.csv") == "file" and output_kind("-") == "file"
+    assert output_kind("file:///x/a.csv") == "file"
+    assert output_kind("out/") == "dir" and output_kind("s3a://b/out") == "dir"
+    assert output_kind("a.parquet") == "parquet" and output_kind("hdfs://nn/a.parquet/") == "parquet"
 
 
 def test_stdin_refused_on_spark(tmp_path):

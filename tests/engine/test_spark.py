@@ -190,12 +190,3 @@ def test_bad_value_gives_the_numpy_message(tmp_path, spark):
             assert "bad.csv:21:" in msgs[1] and "Martian" in msgs[1]
         else:
             assert "bad.csv" in msgs[1] and "Martian" not in msgs[1]
-
-
-def test_generalize_and_assign_are_refused_on_spark(tmp_path, spark):
-    code, err = _invoke(["cluster", S1, "--columns", "x,y", "-k", "3", "--epsilon", "1", "--bounds", "0:1e6,0:1e6",
-                         "-o", tmp_path / "c.csv", "--assign", tmp_path / "a.csv", "--engine", "spark"])
-    assert code != 0 and "--assign" in err and "numpy" in err
-    code, err = _invoke(["generalize", ADULT, "--cut", tmp_path / "none.json", "-o", tmp_path / "g.csv",
-                         "--engine", "spark"])
-    assert code != 0
