@@ -249,14 +249,23 @@ def _write_codes(df, path: str, delimiter: str) -> None:
     if is_parquet_path(path) or not len(df) or not all(cards) or cells > 1 << 22:
         write_csv(df, path, delimiter=delimiter)
         return
-    key = np.zeros(len(df), dtype=np.int64)
-    for s, card in zip(cols, cards, strict=True):
-        codes = s.cat.codes.to_numpy()
-        if (codes < 0).any():
-            write_csv(df, path, delimiter=delimiter)
-            return
-        key = key * card + codes
-    present = np.flatnonzero(np.bincount(key, minlength=cells))
+    codes = [s.cat.codes.to_numpy() for s in cols]
+    if any((c < 0).any() for c in codes):
+        write_csv(df, path, delimiter=delimiter)
+        return
+    step = 1 << 20  # records per chunk: the cell ids of one chunk at a time, not of the whole table
+
+    def cell_ids(start: int) -> np.ndarray:
+        key = np.zeros(min(step, len(df) - start), dtype=np.int64)
+        for c, card in zip(codes, cards, strict=True):
+            key *= card
+            key += c[start:start + step]
+        return key
+
+    seen = np.zeros(cells, dtype=bool)
+    for start in range(0, len(df), step):
+        seen[cell_ids(start)] = True
+    present = np.flatnonzero(seen)
     lines = np.empty(cells, dtype=object)
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
@@ -272,9 +281,8 @@ def _write_codes(df, path: str, delimiter: str) -> None:
     writer.writerow(list(df.columns))
     with atomic_output(path) as fh:
         fh.write(buf.getvalue())
-        step = 1 << 20
-        for start in range(0, len(key), step):
-            fh.write("".join(lines[key[start:start + step]]))
+        for start in range(0, len(df), step):
+            fh.write("".join(lines[cell_ids(start)]))
 
 
 def _release_reader_memory() -> None:

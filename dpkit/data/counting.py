@@ -319,7 +319,9 @@ def _weighted_bincount(idx: np.ndarray, weights: np.ndarray | None, size: int) -
 
 def values_present(codes: np.ndarray, n_values: int) -> np.ndarray:
     """Which of the ``n_values`` codes occur in ``codes`` (a boolean mask over the codes)."""
-    return np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_values) > 0
+    present = np.zeros(n_values, dtype=bool)
+    present[codes] = True  # no int64 copy of the codes (kanon-select: 100M records)
+    return present
 
 
 # --------------------------------------------------------------------------- the frame protocol
