@@ -122,7 +122,8 @@ def command(
             raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
         from dpkit.anonymity.checks import check_table
 
-        df = read_table(read_options(data, encoding, delimiter), categorical=True)
+        df = read_table(read_options(data, encoding, delimiter), categorical=True,
+                        columns=[*qis] + ([sensitive] if sensitive else []))
         _release_reader_memory()
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
@@ -173,14 +174,18 @@ def command(
         if target is None:
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     opts = read_options(data, encoding, delimiter)
+    # the columns the selection can use (the reader skips the others when the header has them all)
+    used = None if qis is None and loaded_schema is None else list(dict.fromkeys(
+        [*(qis if qis is not None else loaded_schema.predictors(target)), target, *keep_cols]
+        + ([sensitive] if sensitive else [])))
     if generalize:
-        df = read_table(opts, categorical=True)
+        df = read_table(opts, categorical=True, columns=used)
         _release_reader_memory()
         _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
         return
-    df = read_table(opts, categorical=True)
+    df = read_table(opts, categorical=True, columns=used)
     _release_reader_memory()
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
@@ -227,6 +232,9 @@ def command(
         )
 
 
+WRITE_CHUNK = 1 << 20  # _write_codes: the cell ids of this many records at a time, not of the whole table
+
+
 def _write_codes(df, path: str, delimiter: str) -> None:
     """Write ``df`` as ``write_csv`` does, formatting each distinct row once.
 
@@ -253,7 +261,7 @@ def _write_codes(df, path: str, delimiter: str) -> None:
     if any((c < 0).any() for c in codes):
         write_csv(df, path, delimiter=delimiter)
         return
-    step = 1 << 20  # records per chunk: the cell ids of one chunk at a time, not of the whole table
+    step = WRITE_CHUNK
 
     def cell_ids(start: int) -> np.ndarray:
         key = np.zeros(min(step, len(df) - start), dtype=np.int64)

@@ -40,6 +40,7 @@ BLOCK_SIZE = 1 << 24  # bytes per Arrow block: fewer, larger batches (little Pyt
 # read_categorical's blocks: Arrow's dictionary conversion holds ~35x the block size while it
 # parses (16 MB blocks: ~580 MB at any file size, 4 MB: ~150 MB), for little extra time
 CATEGORICAL_BLOCK_SIZE = 1 << 22
+JOIN_BLOCKS = 64  # read_categorical joins each column's block codes 64 blocks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -388,8 +389,9 @@ def _first_non_number(arr: Any) -> int:
     return 0
 
 
-def read_categorical(options: ReadOptions, header: list[str]) -> Any:
-    """Every column as a pandas ``category`` of its (stripped) strings, or None for the exact path.
+def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Any:
+    """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
+    strings, or None for the exact path.
 
     Streamed: Arrow parses a block at a time into ``dictionary<int32, string>`` columns; each
     block's (small) dictionary is mapped to a growing list of the column's distinct values —
@@ -401,10 +403,13 @@ def read_categorical(options: ReadOptions, header: list[str]) -> Any:
     import pyarrow.csv as pacsv
 
     names = [f"f{i}" for i in range(len(header))]
+    wanted = set(header if columns is None else columns)
+    read = [n for n, h in zip(names, header, strict=True) if h in wanted]  # Arrow converts only these
     enc = options.encoding.lower().replace("_", "-")
     utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
-    seen: list[dict[str, int]] = [{} for _ in names]  # value -> its code, per column
-    parts: list[list[np.ndarray]] = [[] for _ in names]  # each block's codes, per column
+    seen: list[dict[str, int]] = [{} for _ in read]  # value -> its code, per column
+    parts: list[list[np.ndarray]] = [[] for _ in read]  # each block's codes, per column
+    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of blocks
     try:
         reader = pacsv.open_csv(
             options.path,
@@ -415,7 +420,7 @@ def read_categorical(options: ReadOptions, header: list[str]) -> Any:
                                               double_quote=True, escape_char=False,
                                               newlines_in_values=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
+                include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in read},
                 strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True),
         )
         for batch in reader:
@@ -430,6 +435,11 @@ def read_categorical(options: ReadOptions, header: list[str]) -> Any:
                         code = known[v] = len(known)
                     lut[i] = code
                 kept.append(lut.astype(_codes_dtype(len(known)))[col.indices.to_numpy(zero_copy_only=False)])
+                if len(kept) - joined[j] >= JOIN_BLOCKS:
+                    # join the last blocks' small arrays into one large one: the small ones are
+                    # then reused for the next blocks instead of piling up in the C heap
+                    kept[joined[j]:] = [np.concatenate(kept[joined[j]:])]
+                    joined[j] += 1
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None
     if not parts or sum(len(p) for p in parts[0]) == 0:
@@ -439,12 +449,13 @@ def read_categorical(options: ReadOptions, header: list[str]) -> Any:
     import pandas as pd
 
     out = {}
-    for name, known, kept in zip(header, seen, parts, strict=True):
+    kept_header = [h for h in header if h in wanted]
+    for name, known, kept in zip(kept_header, seen, parts, strict=True):
         dtype = pd.CategoricalDtype(list(known))
         codes = np.concatenate(kept, dtype=_codes_dtype(len(known)))
         kept.clear()  # one column's block codes and its joined codes at a time
         out[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-    return pd.DataFrame(out, columns=header, copy=False)
+    return pd.DataFrame(out, columns=kept_header, copy=False)
 
 
 def _codes_dtype(n_categories: int) -> np.dtype:

@@ -28,3 +28,18 @@ def test_codes_writer_falls_back_for_strings(tmp_path) -> None:
     out = tmp_path / "o.csv"
     _write_codes(strings, str(out), ",")
     assert out.read_text(encoding="utf-8") == "a,y\n1,0\n2,1\n"
+
+
+def test_codes_writer_in_chunks(tmp_path, monkeypatch) -> None:
+    """The cell ids are built a chunk of records at a time; chunk edges change nothing."""
+    import numpy as np
+
+    from dpkit.cli import kanon
+
+    rng = np.random.default_rng(3)
+    strings = pd.DataFrame({"a": rng.choice(["x", "y, z", ""], 103), "y": rng.choice(["0", "1"], 103)})
+    expected = strings.to_csv(index=False, lineterminator="\n")
+    monkeypatch.setattr(kanon, "WRITE_CHUNK", 10)
+    out = tmp_path / "o.csv"
+    _write_codes(strings.astype("category"), str(out), ",")
+    assert out.read_text(encoding="utf-8") == expected
