@@ -10,6 +10,7 @@ as a finite number is numeric and any other column is categorical.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,22 +26,88 @@ if TYPE_CHECKING:
     from dpkit.data.schema import Schema
 
 
+class KeptCodes(Mapping):
+    """``name -> (codes over the rows kept, n_values)``, gathered when asked for.
+
+    The codes of every input row stay where they are (for a table read as ``category``
+    they *are* the table's codes, shared); a column's codes over the rows kept after
+    dropping missing values are gathered on access and dropped by the caller, so the
+    selection holds one gathered column at a time, not a second copy of the table.
+    """
+
+    def __init__(self, codes: dict[str, tuple[np.ndarray, int]], keep: np.ndarray | None,
+                 names: list[str] | None = None) -> None:
+        self._codes = codes
+        self._keep = keep
+        self._names = list(codes) if names is None else list(names)
+
+    def __getitem__(self, name: str) -> tuple[np.ndarray, int]:
+        if name not in self._names:
+            raise KeyError(name)
+        codes, m = self._codes[name]
+        return (codes if self._keep is None else codes[self._keep]), m
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def subset(self, names: list[str]) -> KeptCodes:
+        """The same view restricted to ``names``."""
+        return KeptCodes(self._codes, self._keep, names)
+
+
 @dataclass
 class Prepared:
     """Rows kept, the candidate quasi-identifiers and their codes; typed features on demand.
 
-    Every column the selection reads is held as integer codes (``codes``, first-seen
-    order, as ``pandas.factorize`` numbers them) plus its distinct values (``values``), never
-    as one Python object per cell: the ranker's typed features are built from them for the
-    rows it trains on only (:meth:`features_of`).
+    Every column the selection reads is held as integer codes (first-seen order, as
+    ``pandas.factorize`` numbers them) plus its distinct values (``values``), never as one
+    Python object per cell: the ranker's typed features are built from them for the rows it
+    trains on only (:meth:`features_of`). Rows dropped for a missing value are a mask
+    (``keep``) over the input ``table``, not a copy of it: :attr:`codes`, :meth:`project`
+    and :meth:`column` apply it to the columns asked for.
     """
 
-    frame: pd.DataFrame  # the input rows used (all columns, as read: strings or categories)
+    table: pd.DataFrame  # the input as given (every row; strings or categories)
     candidates: list[str]
     dropped_identifiers: list[str]
-    codes: dict[str, tuple[np.ndarray, int]]  # candidates' value codes (equal strings, equal code)
+    all_codes: dict[str, tuple[np.ndarray, int]]  # used columns' value codes over every input row
     values: dict[str, np.ndarray] = field(default_factory=dict)  # distinct values of each used column
     lookups: dict[str, tuple[np.ndarray, Any]] = field(default_factory=dict)  # code -> feature, categories
+    keep: np.ndarray | None = None  # rows used (a boolean mask over ``table``); None: every row
+    n_rows: int = 0  # how many rows are used
+
+    @property
+    def codes(self) -> KeptCodes:
+        """``name -> (codes over the rows used, n_values)`` (gathered on access)."""
+        return KeptCodes(self.all_codes, self.keep)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows used, every column (a copy when rows were dropped; prefer :meth:`project`)."""
+        if self.keep is None:
+            return self.table
+        return self.table.loc[self.keep].reset_index(drop=True)
+
+    def column(self, name: str) -> Any:
+        """The values of column ``name`` (a pandas array, as read) in the rows used."""
+        values = self.table[name].array
+        return values if self.keep is None else values[self.keep]
+
+    def project(self, columns: list[str]) -> pd.DataFrame:
+        """The rows used on ``columns`` only: one gather per column, never the whole table."""
+        import pandas as pd
+
+        if self.keep is None:
+            return self.table[columns]
+        return pd.DataFrame({c: self.column(c) for c in columns}, columns=columns, copy=False)
+
+    def _index(self) -> pd.Index:
+        import pandas as pd
+
+        return self.table.index if self.keep is None else pd.RangeIndex(self.n_rows)
 
     def features_of(self, rows: np.ndarray | None = None) -> pd.DataFrame:
         """The candidates typed for the ranker (``category`` or float), for ``rows`` (default all)."""
@@ -54,7 +121,7 @@ class Prepared:
                 out[c] = lut[codes]
             else:
                 out[c] = pd.Categorical.from_codes(lut[codes], categories=categories)
-        index = self.frame.index if rows is None else self.frame.index[rows]
+        index = self._index() if rows is None else self._index()[rows]
         return pd.DataFrame(out, index=index) if out else pd.DataFrame(index=index)
 
     @property
@@ -67,7 +134,8 @@ class Prepared:
         codes, _ = self.codes[column]
         values = self.values[column]
         order = np.argsort(values, kind="stable")  # as pandas.factorize(sort=True) orders them
-        rank = np.empty(len(order), dtype=np.int64)
+        # the smallest integer type: one label per record stays in memory during the selection
+        rank = np.empty(len(order), dtype=np.min_scalar_type(-max(len(order), 1)))
         rank[order] = np.arange(len(order))
         return rank[codes], list(values[order])
 
@@ -87,6 +155,9 @@ def column_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
             return codes, np.asarray(uniques, dtype=object)
         seen = pd.unique(raw)  # the codes present, in first-seen order
+        if len(seen) == len(series.cat.categories) and (seen == np.arange(len(seen))).all():
+            # already first-seen order (the columnar reader's): the column's own codes, no copy
+            return raw, np.asarray(series.cat.categories, dtype=object)
         lut = np.zeros(len(series.cat.categories), dtype=raw.dtype)
         lut[seen] = np.arange(len(seen))
         return lut[raw], np.asarray(series.cat.categories, dtype=object)[seen]
@@ -189,7 +260,7 @@ def prepare(
     # distinct values only, not on every record
     used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
     fac = {c: column_codes(df[c]) for c in used}
-    rows = np.arange(len(df))  # original row numbers, for error messages after dropping rows
+    keep_rows: np.ndarray | None = None  # rows used; dropped rows stay in df, masked
     if schema is not None and schema.missing is not None:
         is_missing = np.zeros(len(df), dtype=bool)
         for c in used:
@@ -217,12 +288,18 @@ def prepare(
             keep_rows = ~is_missing
             if not keep_rows.any():
                 raise DataError(f"{source}: no rows left after dropping rows with missing values")
-            df = df.loc[keep_rows].reset_index(drop=True)
-            rows = rows[keep_rows]
-            fac = {c: (codes[keep_rows], uniques) for c, (codes, uniques) in fac.items()}
+        del is_missing
+    kept = KeptCodes({c: (codes, len(u)) for c, (codes, u) in fac.items()}, keep_rows)
 
-    n = len(df)
-    present = {c: values_present(codes, len(u)) for c, (codes, u) in fac.items()}
+    def first_row(c: str, bad_codes: np.ndarray) -> int:
+        """The input row (0-based) of the first kept record of ``c`` holding one of ``bad_codes``."""
+        hit = np.isin(fac[c][0], bad_codes)
+        if keep_rows is not None:
+            hit &= keep_rows
+        return int(np.flatnonzero(hit)[0])
+
+    n = len(df) if keep_rows is None else int(keep_rows.sum())
+    present = {c: values_present(kept[c][0], len(u)) for c, (_, u) in fac.items()}
     ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
     if ids:
         if quasi_identifiers is not None:
@@ -240,7 +317,7 @@ def prepare(
 
     lookups: dict[str, tuple[np.ndarray, Any]] = {}
     for c in candidates:
-        codes, uniques = fac[c]
+        _, uniques = fac[c]
         values = np.asarray(uniques, dtype=object)
         col = schema.columns[c] if schema is not None else None
         if col is not None and col.kind == "categorical":
@@ -248,7 +325,7 @@ def prepare(
             mapped = np.array([leaf.get(v, -1) for v in values], dtype=np.int64)
             bad = (mapped < 0) & present[c]
             if bad.any():
-                first = int(rows[int(np.flatnonzero(np.isin(codes, np.flatnonzero(bad)))[0])])
+                first = first_row(c, np.flatnonzero(bad))
                 shown = ", ".join(repr(v) for v in values[bad][:5])
                 fix = (
                     "declare a missing token (missing: ...) in the schema for empty values"
@@ -267,16 +344,17 @@ def prepare(
             if col is not None:  # a numeric schema column: every value must be a number
                 if not finite[present[c]].all():
                     bad = np.flatnonzero(~finite & present[c])
-                    first = int(rows[int(np.flatnonzero(np.isin(codes, bad))[0])])
+                    first = first_row(c, bad)
                     v = values[bad[0]]
                     what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not a finite number"
                     raise DataError(private(f"{source}:{first + 2}: numeric column {c!r} {what}",
                                             f"{source}: numeric column {c!r} has a value that is not a finite number"))
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
+                    clipped = int(np.isin(kept[c][0], np.flatnonzero(out)).sum())
                     warnings.warn(
                         private(
-                            f"{source}: clipped {int(np.isin(codes, np.flatnonzero(out)).sum())} value(s) of "
+                            f"{source}: clipped {clipped} value(s) of "
                             f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
                             "(for the ranking only; the output keeps the values as written)",
                             f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
@@ -290,6 +368,6 @@ def prepare(
                 lookups[c] = (nums, None)
             else:
                 lookups[c] = (np.arange(len(values)), pd.Index(values))
-    codes_out = {c: (codes, len(u)) for c, (codes, u) in fac.items()}
-    return Prepared(frame=df, candidates=candidates, dropped_identifiers=ids, codes=codes_out,
-                    values={c: u for c, (_, u) in fac.items()}, lookups=lookups)
+    return Prepared(table=df, candidates=candidates, dropped_identifiers=ids,
+                    all_codes={c: (codes, len(u)) for c, (codes, u) in fac.items()},
+                    values={c: u for c, (_, u) in fac.items()}, lookups=lookups, keep=keep_rows, n_rows=n)

@@ -105,8 +105,7 @@ def kanon_generalize(
         df, target=target, quasi_identifiers=quasi_identifiers, keep=keep,
         sensitive=sensitive, schema=schema, source=source,
     )
-    frame = prep.frame
-    n = len(frame)
+    n = prep.n_rows
     start = time.perf_counter()
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
     selector.fit(
@@ -188,7 +187,7 @@ def kanon_generalize(
     kept_rows = ~suppressed_rows
     chosen = dict(zip(ranking, levels, strict=True))
     kept_qis = [c for c in ranking if chosen[c] < ladders[c].height]
-    out_cols = [c for c in frame.columns if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
+    out_cols = [c for c in prep.table.columns if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
     import pandas as pd
 
     data: dict[str, Any] = {}
@@ -202,7 +201,7 @@ def kanon_generalize(
             else:
                 data[c] = np.asarray(labels, dtype=object)[leaf]
         else:
-            data[c] = frame[c].array[kept_rows]
+            data[c] = prep.column(c)[kept_rows]
     output = pd.DataFrame(data, columns=out_cols)
     suppressed = int(suppressed_rows.sum())
     search_info["extension_checks"] = full.checks

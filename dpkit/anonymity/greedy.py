@@ -74,7 +74,7 @@ def greedy_forward(
     ``codes[name] = (value codes, n_values)``. With ``sensitive`` and ``l`` a feature is
     also rejected if some class would hold fewer than ``l`` distinct sensitive values.
     """
-    groups = np.zeros(n_rows, dtype=np.int64)
+    groups = np.zeros(n_rows, dtype=np.int32)  # refine_groups' own id type (< 2^31 records)
     sizes = np.array([n_rows], dtype=np.int64)
     l_class = None
     if sensitive is not None:
@@ -186,7 +186,8 @@ class KAnonymitySelector:
         ``sensitive_codes`` (codes, n_values) likewise for ``y`` and ``sensitive``.
         """
         if hasattr(X, "features_of"):
-            columns, n_rows, features_of = list(X.candidates), len(X.frame), X.features_of
+            columns, features_of = list(X.candidates), X.features_of
+            n_rows = X.n_rows if hasattr(X, "n_rows") else len(X.frame)
         else:
             columns, n_rows = list(X.columns), len(X)
 
@@ -205,6 +206,8 @@ class KAnonymitySelector:
         if codes is None:
             part = X if partition is None else partition
             codes = {c: factorize(part[c].to_numpy()) for c in columns}
+        elif hasattr(codes, "subset"):
+            codes = codes.subset(columns)  # a lazy view: one column's codes gathered at a time
         else:
             codes = {c: codes[c] for c in columns}
         sens = sensitive_codes

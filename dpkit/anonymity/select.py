@@ -64,7 +64,6 @@ def kanon_select(
         df, target=target, quasi_identifiers=quasi_identifiers, keep=keep,
         sensitive=sensitive, schema=schema, source=source,
     )
-    frame = prep.frame
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
     selector.fit(
         prep, None, codes=prep.codes, labels=prep.labels(target),
@@ -85,7 +84,7 @@ def kanon_select(
                 stacklevel=2,
             )
     chosen = set(selector.selected_) | {target, *keep} | ({sensitive} if sensitive else set())
-    output = frame[[c for c in frame.columns if c in chosen]]
+    output = prep.project([c for c in prep.table.columns if c in chosen])
     release = _release(selector, prep.candidates, prep.dropped_identifiers, ranker, k, sensitive, l)
     return Selection(output=output, selector=selector, candidates=prep.candidates, release=release)
 

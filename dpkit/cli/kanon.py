@@ -122,7 +122,8 @@ def command(
             raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
         from dpkit.anonymity.checks import check_table
 
-        df = read_table(read_options(data, encoding, delimiter), categorical=True)
+        df = read_table(read_options(data, encoding, delimiter), categorical=True,
+                        columns=[*qis] + ([sensitive] if sensitive else []))
         _release_reader_memory()
         require_columns(df, qis, "--quasi-identifiers", source)
         if sensitive is not None:
@@ -173,14 +174,18 @@ def command(
         if target is None:
             raise DpkitUsageError(f"give --target: schema {schema} declares no target")
     opts = read_options(data, encoding, delimiter)
+    # the columns the selection can use (the reader skips the others when the header has them all)
+    used = None if qis is None and loaded_schema is None else list(dict.fromkeys(
+        [*(qis if qis is not None else loaded_schema.predictors(target)), target, *keep_cols]
+        + ([sensitive] if sensitive else [])))
     if generalize:
-        df = read_table(opts, categorical=True)
+        df = read_table(opts, categorical=True, columns=used)
         _release_reader_memory()
         _generalize(df, data, source, output, report_path, target, k, qis, loaded_schema, schema, ranker,
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
         return
-    df = read_table(opts, categorical=True)
+    df = read_table(opts, categorical=True, columns=used)
     _release_reader_memory()
     sel = kanon_select(
         df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
@@ -227,6 +232,9 @@ def command(
         )
 
 
+WRITE_CHUNK = 1 << 20  # _write_codes: the cell ids of this many records at a time, not of the whole table
+
+
 def _write_codes(df, path: str, delimiter: str) -> None:
     """Write ``df`` as ``write_csv`` does, formatting each distinct row once.
 
@@ -246,17 +254,30 @@ def _write_codes(df, path: str, delimiter: str) -> None:
     cols = [df[c] for c in df.columns]
     cards = [len(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else 0 for s in cols]
     cells = int(np.prod(cards, dtype=object)) if cols else 0
-    if is_parquet_path(path) or not len(df) or not all(cards) or cells > 1 << 22:
+    if is_parquet_path(path) or not len(df) or not all(cards):
         write_csv(df, path, delimiter=delimiter)
         return
-    key = np.zeros(len(df), dtype=np.int64)
-    for s, card in zip(cols, cards, strict=True):
-        codes = s.cat.codes.to_numpy()
-        if (codes < 0).any():
+    if cells > 1 << 22:  # many distinct rows: Arrow's CSV writer when no value needs quotes
+        if not _write_unquoted(df, path, delimiter):
             write_csv(df, path, delimiter=delimiter)
-            return
-        key = key * card + codes
-    present = np.flatnonzero(np.bincount(key, minlength=cells))
+        return
+    codes = [s.cat.codes.to_numpy() for s in cols]
+    if any((c < 0).any() for c in codes):
+        write_csv(df, path, delimiter=delimiter)
+        return
+    step = WRITE_CHUNK
+
+    def cell_ids(start: int) -> np.ndarray:
+        key = np.zeros(min(step, len(df) - start), dtype=np.int64)
+        for c, card in zip(codes, cards, strict=True):
+            key *= card
+            key += c[start:start + step]
+        return key
+
+    seen = np.zeros(cells, dtype=bool)
+    for start in range(0, len(df), step):
+        seen[cell_ids(start)] = True
+    present = np.flatnonzero(seen)
     lines = np.empty(cells, dtype=object)
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
@@ -272,9 +293,50 @@ def _write_codes(df, path: str, delimiter: str) -> None:
     writer.writerow(list(df.columns))
     with atomic_output(path) as fh:
         fh.write(buf.getvalue())
-        step = 1 << 20
-        for start in range(0, len(key), step):
-            fh.write("".join(lines[key[start:start + step]]))
+        for start in range(0, len(df), step):
+            fh.write("".join(lines[cell_ids(start)]))
+
+
+def _write_unquoted(df, path: str, delimiter: str) -> bool:
+    """Write ``df``'s category columns with Arrow's CSV writer, ``WRITE_CHUNK`` records at a time.
+
+    Only when every value is a string that the csv module would write as it is (no delimiter,
+    quote or line break; no lone empty field): then the bytes are those of ``to_csv``. Returns
+    False (nothing written) otherwise.
+    """
+    import csv
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from dpkit.data.table import atomic_output
+
+    cols = [df[c] for c in df.columns]
+    dictionaries = []
+    for s in cols:
+        values = list(s.cat.categories)
+        if not all(isinstance(v, str) for v in values):
+            return False
+        if any(delimiter in v or '"' in v or "\n" in v or "\r" in v for v in values):
+            return False
+        if len(cols) == 1 and "" in values:
+            return False  # a lone empty field is written as ""
+        dictionaries.append(pa.array(values, type=pa.string()))
+    codes = [s.cat.codes.to_numpy() for s in cols]
+    head = io.StringIO()
+    csv.writer(head, delimiter=delimiter, lineterminator="\n").writerow(list(df.columns))
+    options = pacsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none")
+    step = max(1, WRITE_CHUNK // 4)  # ~100 bytes a record: ~25 MB of text per write
+    with atomic_output(path, binary=True) as fh:
+        fh.write(head.getvalue().encode("utf-8"))
+        for start in range(0, len(df), step):
+            table = pa.table({f"c{j}": pa.DictionaryArray.from_arrays(c[start:start + step], d)
+                              for j, (c, d) in enumerate(zip(codes, dictionaries, strict=True))})
+            buf = io.BytesIO()
+            pacsv.write_csv(table, buf, write_options=options)
+            fh.write(buf.getvalue())
+    return True
 
 
 def _release_reader_memory() -> None:

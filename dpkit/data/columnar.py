@@ -42,6 +42,10 @@ BLOCK_SIZE = 1 << 24  # bytes per Arrow block: fewer, larger batches (little Pyt
 # (its background reader's queue), so 16 MB blocks held up to ~512 MB of raw CSV; 4 MB blocks
 # hold ~128 MB, at the same speed (10M Adult rows: load peak 847 -> 530 MB)
 STREAM_BLOCK_SIZE = 1 << 22
+# read_categorical's blocks: Arrow's dictionary conversion holds ~35x the block size while it
+# parses (16 MB blocks: ~580 MB at any file size, 4 MB: ~150 MB), for little extra time
+CATEGORICAL_BLOCK_SIZE = 1 << 22
+JOIN_BLOCKS = 64  # read_categorical joins each column's block codes 64 blocks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -466,41 +470,81 @@ def _first_non_number(arr: Any) -> int:
     return 0
 
 
-def read_categorical(options: ReadOptions, header: list[str]) -> Any:
-    """Every column as a pandas ``category`` of its (stripped) strings, or None for the exact path."""
+def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Any:
+    """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
+    strings, or None for the exact path.
+
+    Streamed: Arrow parses a block at a time into ``dictionary<int32, string>`` columns; each
+    block's (small) dictionary is mapped to a growing list of the column's distinct values —
+    in order of first appearance, the order ``unify_dictionaries`` gives — and only the block's
+    codes are kept, in the smallest integer type, so memory is the finished ``category``
+    columns (1-2 bytes per cell) plus a few blocks, not the whole file's int32 indices.
+    """
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     names = [f"f{i}" for i in range(len(header))]
+    wanted = set(header if columns is None else columns)
+    read = [n for n, h in zip(names, header, strict=True) if h in wanted]  # Arrow converts only these
     enc = options.encoding.lower().replace("_", "-")
     utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
+    seen: list[dict[str, int]] = [{} for _ in read]  # value -> its code, per column
+    parts: list[list[np.ndarray]] = [[] for _ in read]  # each block's codes, per column
+    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of blocks
     try:
-        table = pacsv.read_csv(
+        reader = pacsv.open_csv(
             options.path,
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if options.header else 0,
                                            encoding="utf8" if utf8 else options.encoding,
-                                           block_size=BLOCK_SIZE, use_threads=True),
+                                           block_size=CATEGORICAL_BLOCK_SIZE, use_threads=True),
             parse_options=pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"',
                                               double_quote=True, escape_char=False,
                                               newlines_in_values=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
+                include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in read},
                 strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True),
         )
+        for batch in reader:
+            for j, (known, kept) in enumerate(zip(seen, parts, strict=True)):
+                col = batch.column(j)
+                lut = np.empty(len(col.dictionary), dtype=np.int64)
+                for i, v in enumerate(col.dictionary.to_pylist()):
+                    code = known.get(v)
+                    if code is None:
+                        if v != v.strip():
+                            return None  # whitespace to strip (values could merge): the exact path
+                        code = known[v] = len(known)
+                    lut[i] = code
+                kept.append(lut.astype(_codes_dtype(len(known)))[col.indices.to_numpy(zero_copy_only=False)])
+                if len(kept) - joined[j] >= JOIN_BLOCKS:
+                    # join the last blocks' small arrays into one large one: the small ones are
+                    # then reused for the next blocks instead of piling up in the C heap
+                    kept[joined[j]:] = [np.concatenate(kept[joined[j]:])]
+                    joined[j] += 1
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None
-    if table.num_rows == 0 or (utf8 and not _valid_utf8(options.path, None)):
+    if not parts or sum(len(p) for p in parts[0]) == 0:
+        return None
+    if utf8 and not _valid_utf8(options.path, None):
         return None
     import pandas as pd
 
     out = {}
-    for name, col in zip(header, table.columns, strict=True):
-        arr = col.unify_dictionaries().combine_chunks()  # one dictionary for every block
-        cats = arr.dictionary.to_pylist()
-        if any(c != c.strip() for c in cats) or len(set(cats)) != len(cats):
-            return None  # whitespace to strip (values could merge): the exact path
-        out[name] = pd.Categorical.from_codes(arr.indices.to_numpy(zero_copy_only=False), categories=cats)
-    return pd.DataFrame(out, columns=header)
+    kept_header = [h for h in header if h in wanted]
+    for name, known, kept in zip(kept_header, seen, parts, strict=True):
+        dtype = pd.CategoricalDtype(list(known))
+        codes = np.concatenate(kept, dtype=_codes_dtype(len(known)))
+        kept.clear()  # one column's block codes and its joined codes at a time
+        out[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    return pd.DataFrame(out, columns=kept_header, copy=False)
+
+
+def _codes_dtype(n_categories: int) -> np.dtype:
+    """The integer type pandas keeps ``category`` codes in for ``n_categories`` (no cast later)."""
+    for dt in (np.int8, np.int16, np.int32):
+        if n_categories < np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
 
 
 # --------------------------------------------------------------------------- Parquet

@@ -193,6 +193,8 @@ def nearest_centre(points: np.ndarray, centres: np.ndarray, chunk: int = 1 << 16
 # construction and whose report states class sizes (as any k-anonymity tool does).
 
 _DENSE_LIMIT = 1 << 22  # product partitions up to this many cells (or 2n) are counted with bincount
+_CHUNK = 1 << 20  # records per chunk of the chunked refinements
+_LARGE = 1 << 22  # from this many records, a refinement with more than _CHUNK cells is chunked too
 
 
 def refine_groups(
@@ -206,10 +208,25 @@ def refine_groups(
     number of records in new group ``g``. One O(n) pass (bincount) when the product is
     small, O(n log n) (``np.unique``) otherwise.
     """
-    flat = _cell_keys(groups, codes, n_codes)
     cells = int(n_groups) * int(n_codes)
+    n = len(groups)
     # group ids fit int32 below 2^31 records: half the memory of int64 on every pass
-    ids = np.int32 if len(flat) < 2**31 else np.int64
+    ids = np.int32 if n < 2**31 else np.int64
+    if cells <= _CHUNK < n:
+        # few cells, many records: the int64 cell ids of one chunk at a time (8 bytes a record
+        # less at the peak: kanon-select on 100M records)
+        counts = np.zeros(cells, dtype=np.int64)
+        for s in range(0, n, _CHUNK):
+            counts += np.bincount(_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes), minlength=cells)
+        present = counts > 0
+        remap = (np.cumsum(present) - 1).astype(ids)
+        out = np.empty(n, dtype=ids)
+        for s in range(0, n, _CHUNK):
+            out[s:s + _CHUNK] = remap[_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes)]
+        return out, counts[present]
+    if cells > _CHUNK and n >= _LARGE:
+        return _refine_in_chunks(groups, cells, codes, n_codes, ids)
+    flat = _cell_keys(groups, codes, n_codes)
     if cells <= max(_DENSE_LIMIT, 2 * len(flat)):
         counts = np.bincount(flat, minlength=cells)
         present = counts > 0
@@ -217,6 +234,64 @@ def refine_groups(
         return remap[flat], counts[present].astype(np.int64)
     _, inverse, sizes = np.unique(flat, return_inverse=True, return_counts=True)
     return inverse.astype(ids).ravel(), sizes.astype(np.int64)
+
+
+def _refine_in_chunks(
+    groups: np.ndarray, cells: int, codes: np.ndarray, n_codes: int, ids: type
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`refine_groups` for many records and many cells, in bounded memory.
+
+    The whole-table way (one int64 cell id per record, then ``np.unique`` with its inverse, or
+    a bincount over every cell) holds ~40 bytes a record at once (4 GB at 100M records). Here:
+    pass 1 finds the distinct cell ids and their sizes a chunk of records at a time (each
+    chunk's ``np.unique``, merged into a sorted running set); pass 2 numbers each chunk's
+    records by their cell's rank in that set. Same numbering (ascending cell id), same sizes.
+    """
+    n = len(groups)
+    if cells <= 2 * n and cells < 2**31:
+        # a bitmap of the cells (1 byte a cell) and their int32 numbering instead of counts
+        present = np.zeros(cells, dtype=bool)
+        for s in range(0, n, _CHUNK):
+            present[_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes)] = True
+        remap = np.cumsum(present, dtype=np.int32)
+        del present
+        remap -= 1
+        out = np.empty(n, dtype=ids)
+        counts = np.zeros(int(remap[-1]) + 1, dtype=np.int64)
+        for s in range(0, n, _CHUNK):
+            chunk = remap[_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes)]
+            out[s:s + _CHUNK] = chunk
+            counts += np.bincount(chunk, minlength=len(counts))
+        return out, counts
+    seen = np.empty(0, dtype=np.int64)
+    sizes = np.empty(0, dtype=np.int64)
+    pending: list[tuple[np.ndarray, np.ndarray]] = []
+    held = 0
+
+    def merge() -> tuple[np.ndarray, np.ndarray]:
+        keys = np.concatenate([seen, *(u for u, _ in pending)])
+        counts = np.concatenate([sizes, *(c for _, c in pending)])
+        order = np.argsort(keys, kind="stable")  # sorted runs: a merge
+        keys, counts = keys[order], counts[order]
+        del order
+        first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        return keys[first], np.add.reduceat(counts, first).astype(np.int64)
+
+    for s in range(0, n, _CHUNK):
+        u, c = np.unique(_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes), return_counts=True)
+        pending.append((u, c))
+        held += len(u)
+        if held >= max(len(seen), 4 * _CHUNK):
+            seen, sizes = merge()
+            pending, held = [], 0
+    if pending:
+        seen, sizes = merge()
+        pending = []
+    out = np.empty(n, dtype=ids)
+    for s in range(0, n, _CHUNK):
+        u, inverse = np.unique(_cell_keys(groups[s:s + _CHUNK], codes[s:s + _CHUNK], n_codes), return_inverse=True)
+        out[s:s + _CHUNK] = np.searchsorted(seen, u)[inverse]  # sorted needles: a fast search
+    return out, sizes
 
 
 def _cell_keys(groups: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -376,7 +451,9 @@ def _weighted_bincount(idx: np.ndarray, weights: np.ndarray | None, size: int) -
 
 def values_present(codes: np.ndarray, n_values: int) -> np.ndarray:
     """Which of the ``n_values`` codes occur in ``codes`` (a boolean mask over the codes)."""
-    return np.bincount(np.asarray(codes, dtype=np.int64), minlength=n_values) > 0
+    present = np.zeros(n_values, dtype=bool)
+    present[codes] = True  # no int64 copy of the codes (kanon-select: 100M records)
+    return present
 
 
 # --------------------------------------------------------------------------- the frame protocol

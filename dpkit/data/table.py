@@ -96,12 +96,15 @@ def read_csv(
                       require_rows=require_rows)
 
 
-def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: bool = False) -> pd.DataFrame:
+def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: bool = False,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The table ``options`` describes (CSV or Parquet) as a DataFrame of strings.
 
     ``categorical=True``: pandas ``category`` columns of the same strings, read by Arrow
     (one small integer per cell instead of a Python string: ~10x less memory); anything
-    unusual takes the exact path (and gives ``object`` columns).
+    unusual takes the exact path (and gives ``object`` columns). ``columns``: with
+    ``categorical``, the columns the caller uses; when the header has them all, only those
+    are read (in header order); otherwise (and on the exact path) every column is.
     """
     from dpkit.data import columnar
 
@@ -111,7 +114,8 @@ def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: 
         fixed = resolve(options)
         header = _quick_header(fixed, None)
         if header is not None:
-            df = columnar.read_categorical(fixed, header)
+            usable = columns is not None and all(c in header for c in columns)
+            df = columnar.read_categorical(fixed, header, columns if usable else None)
             if df is not None:
                 return df
     raw, text, header, delimiter = _read_text(options)

@@ -130,3 +130,28 @@ def test_labels_are_numbered_by_sorted_class() -> None:
                 target="t", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")
     codes, classes = p.labels("t")
     assert classes == ["a", "b", "c"] and codes.tolist() == [1, 0, 2]
+
+
+def test_dropped_rows_are_a_mask_not_a_copy(schema) -> None:
+    """Rows dropped for a missing value are masked: the input table is kept as it is, and
+    codes, columns and projections of the rows used are gathered only when asked for."""
+    import numpy as np
+
+    cats = pd.DataFrame({c: pd.Categorical(v, categories=pd.unique(v)) for c, v in _df().items()})  # as read
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = prepare(cats, target="y", quasi_identifiers=None, keep=["id"], sensitive=None, schema=schema,
+                    source="d")
+    assert p.table is cats and p.n_rows == 5 and p.keep.tolist() == [True, True, False, True, True, True]
+    expected = cats.loc[p.keep].reset_index(drop=True)
+    pd.testing.assert_frame_equal(p.frame, expected)
+    pd.testing.assert_frame_equal(p.project(["age", "y"]), expected[["age", "y"]])
+    assert list(p.column("col")) == ["red", "blue", "green", "red", "blue"]
+    codes, m = p.codes["col"]
+    assert codes.tolist() == [0, 1, 2, 0, 1] and m == 3
+    # the category codes of a table read in first-seen order are used as they are (shared)
+    assert np.shares_memory(p.all_codes["col"][0], cats["col"].cat.codes.to_numpy())
+    assert list(p.codes) == ["age", "col", "y"] and list(p.codes.subset(["col"])) == ["col"]
+    assert list(p.features_of(np.array([1, 4])).index) == [1, 4]
+    labels, classes = p.labels("y")
+    assert labels.dtype == np.int8 and labels.tolist() == [0, 1, 1, 0, 1] and classes == ["0", "1"]

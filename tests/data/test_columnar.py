@@ -286,3 +286,58 @@ def test_parquet_on_stdin(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", In())
     t, _ = loaded(Path("-"))
     assert t.n_rows == 2 and t.columns["a"].tolist() == [0, 2]
+
+
+def _old_read_categorical(path: Path) -> dict:
+    """The previous, whole-file reader: every block's dictionary unified at the end."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+        column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in ("a", "n", "y")},
+        strings_can_be_null=False))
+    out = {}
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        arr = col.unify_dictionaries().combine_chunks()
+        out[name] = (arr.dictionary.to_pylist(), arr.indices.to_numpy(zero_copy_only=False))
+    return out
+
+
+def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, monkeypatch) -> None:
+    """Many small blocks (each with its own dictionary), codes joined a few blocks at a time,
+    a column passing 127 values midway (int8 -> int16 codes): the same categories, in the
+    same (first-seen) order, and the same codes as unifying the whole file's dictionaries."""
+    import pandas as pd
+
+    from dpkit.data import columnar
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    a = rng.choice(["p", "q", "r s", ""], n)
+    num = [str(i // 10) for i in range(n)]  # 300 distinct values, new ones all along the file
+    y = rng.choice(["no", "yes"], n)
+    p = write(tmp_path, "a,n,y\n" + "".join(f"{x},{m},{z}\n" for x, m, z in zip(a, num, y, strict=True)))
+    monkeypatch.setattr(columnar, "CATEGORICAL_BLOCK_SIZE", 2048)
+    monkeypatch.setattr(columnar, "JOIN_BLOCKS", 3)
+    df = read_table(ReadOptions(str(p), delimiter=","), categorical=True)
+    old = _old_read_categorical(p)
+    for c in ("a", "n", "y"):
+        assert isinstance(df[c].dtype, pd.CategoricalDtype)
+        assert list(df[c].cat.categories) == old[c][0] == list(pd.unique(df[c].astype(str)))
+        assert np.array_equal(df[c].cat.codes.to_numpy(), old[c][1])
+    assert df["n"].cat.codes.dtype == np.int16 and df["a"].cat.codes.dtype == np.int8
+    assert df["a"].astype(str).tolist() == list(a)
+
+
+def test_read_categorical_reads_only_the_columns_asked_for(tmp_path) -> None:
+    import pandas as pd
+
+    p = write(tmp_path, "a,n,y\nx, 1,no\nz,2,yes\n")
+    df = read_table(ReadOptions(str(p), delimiter=","), categorical=True, columns=["y", "a"])
+    assert list(df.columns) == ["a", "y"]  # header order; 'n' (whitespace to strip) never read
+    assert isinstance(df["a"].dtype, pd.CategoricalDtype)
+    # a name the header lacks: every column is read (the caller's message lists them)
+    full = read_table(ReadOptions(str(p), delimiter=","), categorical=True, columns=["a", "nope"])
+    assert list(full.columns) == ["a", "n", "y"]
+    # whitespace to strip in a column read: the exact path (strings, stripped)
+    assert full["n"].tolist() == ["1", "2"] and full["n"].dtype == object
