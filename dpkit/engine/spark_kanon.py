@@ -481,20 +481,27 @@ def hamming_scores_spark(table: _Table, candidates: list[str], target: str, clas
 # --------------------------------------------------------------------------- greedy
 
 
-def _smallest(table: _Table, columns: list[str], sensitive: str | None) -> tuple[int, int | None]:
-    """Smallest equivalence class over ``columns`` (and smallest distinct-ℓ): one Spark job."""
+def _smallest(table: _Table, kept: list[str], trials: list[str], sensitive: str | None) -> list[tuple[int, int | None]]:
+    """For each of ``trials``: the smallest equivalence class over ``kept`` + it (and the
+    smallest distinct-ℓ of ``sensitive``) — one Spark job for all of them (a union of
+    group-by counts, each reduced to its minimum on the executors: one row per trial)."""
     from pyspark.sql import functions as F
 
     from dpkit.engine.spark_frame import _collect
 
-    fs = [table.fields[c] for c in columns]
     aggs = [F.count(F.lit(1)).alias("n")]
     if sensitive is not None:
         aggs.append(F.countDistinct(table.fields[sensitive]).alias("l"))
-    classes = table.df.groupBy(*fs).agg(*aggs) if fs else table.df.agg(*aggs)
-    out = [F.min("n").alias("n")] + ([F.min("l").alias("l")] if sensitive is not None else [])
-    r = _collect(classes.agg(*out), kind="greedy")[0]
-    return int(r["n"]), (int(r["l"]) if sensitive is not None else None)
+    out = [F.min("n").alias("n"), (F.min("l") if sensitive is not None else F.lit(None).cast("long")).alias("l")]
+    parts = []
+    for j, c in enumerate(trials):
+        fs = [table.fields[x] for x in [*kept, c]]
+        parts.append(table.df.groupBy(*fs).agg(*aggs).agg(*out).withColumn("j", F.lit(j)))
+    union = parts[0]
+    for p in parts[1:]:
+        union = union.unionByName(p)
+    got = {int(r["j"]): r for r in _collect(union, kind="greedy")}
+    return [(int(got[j]["n"]), None if got[j]["l"] is None else int(got[j]["l"])) for j in range(len(trials))]
 
 
 def _size_pairs(table: _Table, columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -636,13 +643,20 @@ def kanon_select_spark(
     chosen: list[str] = []
     trials: list[Trial] = []
     current_l = sens_distinct
-    for name in ranking:
-        smallest, smallest_l = _smallest(table, [*chosen, name], sensitive)
-        ok = smallest >= k and (l is None or smallest_l is None or smallest_l >= l)
-        trials.append(Trial(name, float(scores.get(name, 0.0)), ok, smallest, smallest_l))
-        if ok:
-            chosen.append(name)
-            current_l = smallest_l
+    # Algorithm 1, one Spark job per feature kept (plus one): every remaining candidate is
+    # tried against the features kept so far at once; the trials up to the first that passes
+    # are exactly the sequential pass's (same kept set), the rest are tried again after it
+    remaining = list(ranking)
+    while remaining:
+        results = _smallest(table, chosen, remaining, sensitive)
+        for name, (smallest, smallest_l) in zip(list(remaining), results, strict=True):
+            remaining.remove(name)
+            ok = smallest >= k and (l is None or smallest_l is None or smallest_l >= l)
+            trials.append(Trial(name, float(scores.get(name, 0.0)), ok, smallest, smallest_l))
+            if ok:
+                chosen.append(name)
+                current_l = smallest_l
+                break
     sizes, counts = _size_pairs(table, chosen)
     select_seconds = time.perf_counter() - start
 
