@@ -239,8 +239,14 @@ def check_columns(table: _Table, candidates: list[str], schema: Any, source: str
                     "value": pa.array(out["value"], pa.string()), "n": pa.array(out["n"], pa.int64()),
                     "row": pa.array(out["row"], pa.int64())})
 
-    stats = (table.df.select(*fields, _ORIG).mapInArrow(scan, "j long, kind string, value string, n long, row long")
-             .groupBy("j", "kind", "value").agg(F.sum("n").alias("n"), F.min("row").alias("row")))
+    found_rows = table.df.select(*fields, _ORIG).mapInArrow(scan, "j long, kind string, value string, n long, row long")
+    # the offending values only when a taxonomy is broken (an error: at most five per batch);
+    # otherwise one row per (column, kind): the count and the value at the first such row
+    stats = (found_rows.filter(F.col("kind") == "taxonomy").groupBy("j", "kind", "value")
+             .agg(F.sum("n").alias("n"), F.min("row").alias("row"))
+             .unionByName(found_rows.filter(F.col("kind") != "taxonomy").groupBy("j", "kind")
+                          .agg(F.min_by("value", "row").alias("value"), F.sum("n").alias("n"),
+                               F.min("row").alias("row"))))
     distinct = table.df.agg(*[F.countDistinct(f).alias(f"d{j}") for j, f in enumerate(fields)])
     got = _collect(stats, kind="check")
     _release_parent(table)
