@@ -465,16 +465,13 @@ def hamming_scores_spark(table: _Table, candidates: list[str], target: str, clas
         return {}
     tf = table.fields[target]
     a_idx, b_idx = np.triu_indices(len(classes), k=1)
-    per = []
-    for j, c in enumerate(candidates):
-        f = table.fields[c]
-        by_value = table.df.groupBy(f).agg(*[F.sum((F.col(tf) == F.lit(v)).cast("long")).alias(f"n{i}")
-                                             for i, v in enumerate(classes)])
-        per.append(by_value.agg(*[F.sum(F.col(f"n{a}") * F.col(f"n{b}")).alias(f"p{a}_{b}")
-                                  for a, b in zip(a_idx, b_idx, strict=True)]).withColumn("j", F.lit(j)))
-    union = per[0]
-    for p in per[1:]:
-        union = union.unionByName(p)
+    # one job: (candidate, value) pairs exploded, counted per class, then Σ_v n_a(v)·n_b(v)
+    pairs = F.explode(F.array(*[F.struct(F.lit(j).alias("j"), F.col(table.fields[c]).alias("v"))
+                                for j, c in enumerate(candidates)])).alias("t")
+    by_value = (table.df.select(pairs, F.col(tf).alias("y")).select("t.*", "y").groupBy("j", "v")
+                .agg(*[F.sum((F.col("y") == F.lit(v)).cast("long")).alias(f"n{i}") for i, v in enumerate(classes)]))
+    union = by_value.groupBy("j").agg(*[F.sum(F.col(f"n{a}") * F.col(f"n{b}")).alias(f"p{a}_{b}")
+                                        for a, b in zip(a_idx, b_idx, strict=True)])
     got = {int(r["j"]): r for r in _collect(union, kind="rank")}
     t = totals.astype(float)
     scores = {}
@@ -489,24 +486,25 @@ def hamming_scores_spark(table: _Table, candidates: list[str], target: str, clas
 
 def _smallest(table: _Table, kept: list[str], trials: list[str], sensitive: str | None) -> list[tuple[int, int | None]]:
     """For each of ``trials``: the smallest equivalence class over ``kept`` + it (and the
-    smallest distinct-ℓ of ``sensitive``) — one Spark job for all of them (a union of
-    group-by counts, each reduced to its minimum on the executors: one row per trial)."""
+    smallest distinct-ℓ of ``sensitive``) — one Spark job (one shuffle) for all of them.
+
+    Each row is exploded into one (trial, class key) pair per trial — the key the array of
+    its values on ``kept`` + the trial's column, compared as written — the pairs are counted
+    by Spark (partial counts per partition first), and each trial's classes are reduced to
+    their minimum on the executors: the driver gets one row per trial.
+    """
     from pyspark.sql import functions as F
 
     from dpkit.engine.spark_frame import _collect
 
-    aggs = [F.count(F.lit(1)).alias("n")]
-    if sensitive is not None:
-        aggs.append(F.countDistinct(table.fields[sensitive]).alias("l"))
+    base = [F.col(table.fields[x]) for x in kept]
+    pairs = [F.struct(F.lit(j).alias("j"), F.array(*base, F.col(table.fields[c])).alias("key"),
+                      *([F.col(table.fields[sensitive]).alias("s")] if sensitive is not None else []))
+             for j, c in enumerate(trials)]
+    aggs = [F.count(F.lit(1)).alias("n")] + ([F.countDistinct("s").alias("l")] if sensitive is not None else [])
     out = [F.min("n").alias("n"), (F.min("l") if sensitive is not None else F.lit(None).cast("long")).alias("l")]
-    parts = []
-    for j, c in enumerate(trials):
-        fs = [table.fields[x] for x in [*kept, c]]
-        parts.append(table.df.groupBy(*fs).agg(*aggs).agg(*out).withColumn("j", F.lit(j)))
-    union = parts[0]
-    for p in parts[1:]:
-        union = union.unionByName(p)
-    got = {int(r["j"]): r for r in _collect(union, kind="greedy")}
+    classes = table.df.select(F.explode(F.array(*pairs)).alias("t")).select("t.*").groupBy("j", "key").agg(*aggs)
+    got = {int(r["j"]): r for r in _collect(classes.groupBy("j").agg(*out), kind="greedy")}
     return [(int(got[j]["n"]), None if got[j]["l"] is None else int(got[j]["l"])) for j in range(len(trials))]
 
 
