@@ -433,7 +433,11 @@ def _quiet_tracker() -> Iterator[None]:
     import tempfile
 
     sys.stderr.flush()
-    saved = os.dup(2)
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all: nothing to keep quiet
+        yield
+        return
     with tempfile.TemporaryFile() as tmp:
         os.dup2(tmp.fileno(), 2)
         try:
