@@ -11,7 +11,7 @@ reads it, and the driver receives aggregates only:
   worker, rows in position order: the numpy engine's gains, bit for bit, as long as the
   training rows fit one worker) and returns the model; the ``--rank-sample`` rows are the
   numpy engine's (the same ``rng.choice`` of positions, drawn on the driver: positions
-  only, at most N-sample of them); Greedy-Hamdist's from exact (value × class) products
+  only, at most ``--rank-sample`` of them); Greedy-Hamdist's from exact (value × class) products
   summed on Spark;
 - Algorithm 1's k-anonymity test (Wang & Wan, Algorithm 2): for each trial, a Spark
   group-by count over the kept columns and the candidate, reduced to its smallest class
