@@ -6,6 +6,7 @@ import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
+    engine_options,
     global_options,
     input_options,
     json_option,
@@ -56,13 +57,14 @@ from dpkit.cli.options import (
               help="Output CSV [default: '-', stdout; then give --report FILE]; none with --check-only.")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Where to write the JSON report (default: OUTPUT.report.json).")
+@engine_options
 @global_options
 def command(
     data: str, target: str | None, k: int | None, quasi_identifiers: str | None, schema: str | None,
     ranker: str, keep: str | None, sensitive: str | None, l_div: int | None, require_features: bool,
     seed: int | None, rank_sample: int, generalize: bool, max_suppression: float, max_lattice: int,
     check_only: bool, as_json: bool, encoding: str, delimiter: str,
-    output: str | None, report: str | None,
+    output: str | None, report: str | None, engine: str | None = None, spark_master: str | None = None,
 ) -> None:
     """Release a k-anonymous table by keeping only some quasi-identifiers (XGB-KA).
 
@@ -111,6 +113,12 @@ def command(
         raise DpkitUsageError("--generalize needs --schema S.yaml (its taxonomies and bounds are the hierarchies)")
     if not 0 <= max_suppression < 1:
         raise DpkitUsageError(f"--max-suppression must be a fraction in [0, 1), got {max_suppression:g}")
+    from dpkit.cli.options import engine_of
+
+    on_spark = engine_of({"engine": engine}) == "spark"
+    if on_spark and (check_only or generalize):
+        raise DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
+                              "--engine numpy only for now; drop --engine spark (or $DPKIT_ENGINE)")
     qis = parse_columns(quasi_identifiers, "--quasi-identifiers")
     keep_cols = parse_columns(keep, "--keep") or []
     source = "<stdin>" if data == "-" else data
@@ -185,13 +193,23 @@ def command(
                     keep_cols, sensitive, l_div, require_features, seed, rank_sample, max_suppression,
                     max_lattice)
         return
-    df = read_table(opts, categorical=True, columns=used)
-    _release_reader_memory()
-    sel = kanon_select(
-        df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
-        keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
-        seed=seed, rank_sample=rank_sample, source=source,
-    )
+    if on_spark:  # Spark reads, selects and writes the output rows (docs/spark.md)
+        from dpkit.engine.spark_kanon import kanon_select_spark
+
+        sel = kanon_select_spark(
+            opts, output=output, delimiter=output_delimiter(), target=target, k=k, quasi_identifiers=qis,
+            schema=loaded_schema, ranker=ranker, keep=keep_cols, sensitive=sensitive, l=l_div,
+            require_features=require_features, seed=seed, rank_sample=rank_sample, source=source,
+            master=spark_master,
+        )
+    else:
+        df = read_table(opts, categorical=True, columns=used)
+        _release_reader_memory()
+        sel = kanon_select(
+            df, target=target, k=k, quasi_identifiers=qis, schema=loaded_schema, ranker=ranker,
+            keep=keep_cols, sensitive=sensitive, l=l_div, require_features=require_features,
+            seed=seed, rank_sample=rank_sample, source=source,
+        )
     parameters = {
         "k": k,
         "target": target,
@@ -212,20 +230,22 @@ def command(
     if l_div is not None:
         rep["privacy"]["l"] = l_div
         rep["privacy"]["sensitive"] = sensitive
-    _write_codes(sel.output, output, output_delimiter())
+    if not on_spark:
+        _write_codes(sel.output, output, output_delimiter())
     if report_path:
         write_report(rep, report_path)
+    selected = sel.release["selected"]
     if as_json:
         from dpkit.cli.results import emit_json, run_result
 
         result = run_result(rep, output=output, report=report_path)
         # which columns were kept is public (the output's header); class sizes are not
-        result.update(selected=list(sel.selector.selected_), candidates=list(sel.candidates))
+        result.update(selected=list(selected), candidates=list(sel.candidates))
         emit_json(result, data_on_stdout=output == "-")
     if not state_for().quiet:
-        chosen = ", ".join(sel.selector.selected_) or "none"
+        chosen = ", ".join(selected) or "none"
         click.echo(
-            f"dpkit: kept {len(sel.selector.selected_)} of {len(sel.candidates)} quasi-identifiers "
+            f"dpkit: kept {len(selected)} of {len(sel.candidates)} quasi-identifiers "
             f"({chosen}); smallest class {sel.release['equivalence_classes']['smallest']} ≥ k={k}"
             + (f"; report {report_path}" if report_path else ""),
             err=True,
