@@ -31,13 +31,11 @@ concatenates the part files, streaming, into the output (atomically).
 
 from __future__ import annotations
 
-import shutil
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -587,6 +585,9 @@ def kanon_select_spark(
 
         raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
     spark = spark or session(master)
+    from dpkit.engine.spark_write import check_output
+
+    check_output(spark, output)  # a cluster master cannot write to this machine's disk: say so first
     try:
         raw, names = _read(spark, options)
     except Exception as exc:
@@ -725,75 +726,22 @@ def kanon_select_spark(
 
 # --------------------------------------------------------------------------- writing
 
-# TODO(lead): unify with dpkit/engine/spark_write.py (the generalize/--assign writer built in
-# parallel) once both are merged: same part-file layout and the same local concatenation.
-
-
 def write_rows(table: _Table, columns: list[str], output: str, delimiter: str) -> None:
-    """Write the kept rows' ``columns`` (in position order) as CSV, formatted on the executors.
-
-    Each Arrow batch becomes lines of Python's ``csv`` module (the numpy engine's bytes);
-    the header is the first line of partition 0; Spark writes one part file per partition.
-    A URI output (``hdfs://``, ``s3a://``, ``file://``) is left as Spark's directory of part
-    files; ``.parquet``/``.pq`` is written by Spark as a Parquet directory; a local file (or
-    ``-``) is the part files concatenated in order by the driver — streamed, never parsed —
-    into the output, atomically as every dpkit output.
+    """Write the kept rows' ``columns`` (in read order) with the Spark row writer of
+    ``generalize`` and ``--assign`` (:func:`dpkit.engine.spark_write.write_rows`): each Arrow
+    batch is formatted on the executors with ``write_csv``'s settings (the numpy engine's
+    bytes), Spark writes the part files, and a local output is their ordered concatenation,
+    written atomically; a URI or ``DIR/`` stays Spark's directory of part files, and
+    ``.parquet`` a Parquet directory (docs/spark.md, "Row-level outputs").
     """
-    import csv
-    import io
-    import tempfile
+    import pandas as pd
 
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
-    from dpkit.data.table import atomic_output, is_parquet_path
+    from dpkit.engine.spark_write import write_rows as spark_write_rows
 
     fields = [table.fields[c] for c in columns]
     ordered = table.df.select(*fields)  # the kept rows in read order: partition by partition
-    if is_parquet_path(output):
-        ordered.select(*[F.col(f).alias(c) for f, c in zip(fields, columns, strict=True)]) \
-            .write.mode("overwrite").parquet(output)
-        return
 
-    def line(values: list[Any]) -> str:
-        buf = io.StringIO()
-        csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerows(values)
-        return buf.getvalue()
+    def render(batch: Any) -> Any:
+        return pd.DataFrame({c: batch.column(i).to_pandas() for i, c in enumerate(columns)}, columns=columns)
 
-    head = line([columns])
-
-    def fmt(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        if TaskContext.get().partitionId() == 0:
-            yield pa.RecordBatch.from_pydict({"value": pa.array([head[:-1]], pa.string())})
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            text = line(list(zip(*[batch.column(i).to_pylist() for i in range(len(fields))], strict=True)))
-            # the text writer ends every value with a newline: the batch's last one is its own
-            yield pa.RecordBatch.from_pydict({"value": pa.array([text[:-1]], pa.string())})
-
-    lines = ordered.mapInArrow(fmt, "value string")
-    if "://" in output:
-        lines.write.mode("overwrite").text(output)
-        return
-    where = Path(tempfile.mkdtemp(prefix="dpkit-kanon-spark-"))
-    try:
-        parts_dir = where / "parts"
-        from dpkit.engine.spark_frame import _data_error
-
-        try:
-            lines.write.text(parts_dir.resolve().as_uri())
-        except Exception as exc:
-            err = _data_error(exc)
-            if err is not None:
-                raise err from None
-            raise
-        parts = sorted(parts_dir.glob("part-*"), key=lambda p: int(p.name.split("-")[1]))
-        with atomic_output(output) as fh:
-            for part in parts:
-                with open(part, encoding="utf-8") as src:
-                    shutil.copyfileobj(src, fh, 1 << 20)
-    finally:
-        shutil.rmtree(where, ignore_errors=True)
+    spark_write_rows(ordered.sparkSession, ordered, render, columns, output, delimiter=delimiter)
