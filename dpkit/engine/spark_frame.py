@@ -32,6 +32,8 @@ from dpkit.engine.keys import Key, RowHash, columns_of, evaluate, shape_check
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 DEFAULT_MASTER = "local[*]"
+#: JVM options for a session dpkit starts on a local master (local[N], local-cluster[...])
+_LOCAL_JVM = "-XX:TieredStopAtLevel=1"
 #: rows per Arrow batch handed to the numpy code on the executors
 BATCH_ROWS = 1 << 16
 # a data error crosses from an executor to the driver inside Spark's exception text, which
@@ -134,14 +136,24 @@ def session(master: str | None = None) -> Any:
         return active
     # executors start Python workers: use this interpreter (it has numpy, pyarrow and dpkit)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    master = master or DEFAULT_MASTER
+    java = f"-Dlog4j.configurationFile={_quiet_log4j()}"
+    if master.startswith("local"):
+        # a JVM that lives for one dpkit run on this machine: the C1 compiler only. Its JIT
+        # threads no longer compete with the job for the cores, and the JVM does little per
+        # row here (the executors' Python encodes; the cache holds packed batches): session
+        # start and first jobs ~40% faster (docs/results/bench-spark.md)
+        java += " " + _LOCAL_JVM
     builder = (
-        SparkSession.builder.master(master or DEFAULT_MASTER).appName("dpkit")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={_quiet_log4j()}")
+        SparkSession.builder.master(master).appName("dpkit")
+        .config("spark.driver.extraJavaOptions", java)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
         .config("spark.sql.shuffle.partitions", "8")
     )
+    if master.startswith("local"):
+        builder = builder.config("spark.executor.extraJavaOptions", _LOCAL_JVM)  # local-cluster's executors
     import time
 
     start = time.perf_counter()
