@@ -8,6 +8,10 @@ bytes. Measured: wall time, and the driver's peak memory — the Python process 
 Spark, the driver JVM it starts (the executor JVMs of ``local-cluster`` are not the driver and
 are reported apart), sampled every 0.2 s with psutil. ``$DPKIT_SPARK_STATS`` makes dpkit print
 its Spark jobs and their wall times, which give the cost model.
+
+Options: ``--large`` (adds 10M rows), ``--sizes=N,N``, ``--append`` (keep the saved figures of
+other sizes: run sizes at different times), ``--report-only``; ``$BENCH_SPARK_DATA=N=PATH,...``
+uses pre-made (read-only) files instead of repeating Adult, e.g. bench/synth.py's.
 """
 
 from __future__ import annotations
@@ -133,11 +137,15 @@ def commands(data: Path, out: Path) -> dict[str, list[str]]:
     }
 
 
-def main(quick: bool = False, sizes: tuple[int, ...] = (100_000, 1_000_000)) -> str:
+def main(quick: bool = False, sizes: tuple[int, ...] = (100_000, 1_000_000), append: bool = False) -> str:
     if quick:
         sizes = (20_000, 100_000)
     rows = []
     costs = []
+    if append and (OUT / "results.json").exists():  # add these sizes to an earlier run's figures
+        saved = json.loads((OUT / "results.json").read_text(encoding="utf-8"))
+        rows = [tuple(r) for r in saved["rows"] if r[0] not in sizes]
+        costs = [tuple(c) for c in saved["costs"] if c[0] not in sizes]
     for n in sizes:
         data = make_data(n)
         outputs: dict[str, dict[str, bytes]] = {}
@@ -145,6 +153,8 @@ def main(quick: bool = False, sizes: tuple[int, ...] = (100_000, 1_000_000)) -> 
             out = OUT / f"{n}-{engine}-{(master or 'np').replace('[', '_').replace(']', '').replace(',', '_')}"
             out.mkdir(parents=True, exist_ok=True)
             for name, args in commands(data, out).items():
+                if name == "publish --counts" and master == "local[2]":
+                    continue  # for the driver's memory: local[2]'s driver JVM holds the executors too
                 extra = ["--engine", engine] + (["--spark-master", master] if master else [])
                 r = run([*args, *extra])
                 rows.append((n, name, label, r))
@@ -172,7 +182,7 @@ def report(rows: list, costs: list) -> str:
     loads = loads or [os.getloadavg()[0]]
     given = given_data()
     data = ("Inputs: " + ", ".join(f"N={n:,}: `{p}`" for n, p in sorted(given.items())) +
-            " (bench/synth.py's synthetic Adult rows, `--rows N`)" if given else
+            " (synthetic Adult-schema rows: bench/bench_scale.py `write_synthetic`, columns resampled from the Adult training set)" if given else
             "Input: the Adult training set repeated to N rows (CSV)")
     lines = [
         "# Spark engine: numpy vs Spark local[2] vs local-cluster (make bench-spark)",
@@ -292,7 +302,7 @@ if __name__ == "__main__":
         saved = json.loads((OUT / "results.json").read_text(encoding="utf-8"))
         text = report([tuple(r) for r in saved["rows"]], [tuple(c) for c in saved["costs"]])
     else:
-        text = main(quick="--quick" in sys.argv, sizes=sizes)
+        text = main(quick="--quick" in sys.argv, sizes=sizes, append="--append" in sys.argv)
     out = ROOT / "docs" / "results" / "bench-spark.md"
     out.write_text(text, encoding="utf-8")
     print(text)
