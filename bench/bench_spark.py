@@ -178,6 +178,7 @@ def _spark_parts(r: dict) -> tuple[float, float, int, float, float]:
 
 
 def report(rows: list, costs: list) -> str:
+    rows = sorted(rows, key=lambda r: r[0])  # by N (stable: the engines' order within a size)
     loads = [x for *_, r in rows if isinstance(r, dict) for x in (r.get("load_before", r["load"]), r["load"])]
     loads = loads or [os.getloadavg()[0]]
     given = given_data()
