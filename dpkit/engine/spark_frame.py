@@ -215,6 +215,7 @@ def _collect(df: Any, kind: str = "aggregate") -> list[Any]:
             raise err from None
         raise
     STATS.setdefault(kind, []).append(time.perf_counter() - start)
+    STATS.setdefault(kind + " rows", []).append(float(len(rows)))
     return rows
 
 
