@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -247,6 +247,27 @@ def _valid_utf8(path: str, raw: bytes | None) -> bool:
     return True
 
 
+def leaf_index(col: CategoricalColumn) -> dict[str, int]:
+    """Leaf → code of a categorical column (the codes :func:`leaf_lut` gives)."""
+    return {leaf: i for i, leaf in enumerate(col.leaves)}
+
+
+def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[str],
+             index: dict[str, int] | None = None) -> np.ndarray:
+    """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
+
+    Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). The table has the
+    column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
+    reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
+    """
+    if index is None:
+        index = leaf_index(col)
+    stripped = [v.strip() if isinstance(v, str) else v for v in values]
+    return np.array([index.get(v, -2 if v in tokens else -1) for v in stripped],
+                    dtype=code_dtype(len(col.leaves)))
+
+
 class _Encoder:
     """Turns Arrow batches into kept leaf codes and numbers, batch by batch."""
 
@@ -278,11 +299,8 @@ class _Encoder:
             return cached[1]
         index = self._leaf_index.get(name)
         if index is None:
-            index = self._leaf_index[name] = {leaf: i for i, leaf in enumerate(col.leaves)}
-        values = [v.strip() if isinstance(v, str) else v for v in dictionary.to_pylist()]
-        # -1: not a leaf; -2: a missing token (a leaf spelled like a token stays a leaf)
-        lut = np.array([index.get(v, -2 if v in self.tokens else -1) for v in values],
-                       dtype=code_dtype(len(col.leaves)))  # indexing then yields the final type
+            index = self._leaf_index[name] = leaf_index(col)
+        lut = leaf_lut(col, dictionary.to_pylist(), self.tokens, index)
         self._luts[(name, id(dictionary))] = (dictionary, lut)
         return lut
 

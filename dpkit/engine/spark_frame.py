@@ -32,13 +32,97 @@ from dpkit.engine.keys import Key, RowHash, columns_of, evaluate, shape_check
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 DEFAULT_MASTER = "local[*]"
+#: JVM options for a session dpkit starts on a local master (local[N], local-cluster[...])
+_LOCAL_JVM = "-XX:TieredStopAtLevel=1"
 #: rows per Arrow batch handed to the numpy code on the executors
 BATCH_ROWS = 1 << 16
 # a data error crosses from an executor to the driver inside Spark's exception text, which
 # also quotes the raising source line: the marker is built so that line does not match
 _MARK = ("DPKIT-DATA-ERROR<<", ">>")
 _ERR = re.compile(re.escape(_MARK[0]) + "(.*?)" + re.escape(_MARK[1]), re.S)
-_PID, _IDX, _KEEP, _DROP = "__pid", "__idx", "__keep", "__dropped"
+_PID, _IDX, _START, _ROWS, _DROP, _CLIPS, _DATA = (
+    "__pid", "__idx", "__start", "__rows", "__dropped", "__clip", "__data")
+#: the cached encoded table: one row per encoded batch — its partition, its first row's
+#: index in the partition, its rows, the rows it dropped, its clipping warnings, and the
+#: batch itself (Arrow IPC, LZ4): Spark stores and ships opaque bytes, never a row
+_NP = {"tinyint": np.int8, "smallint": np.int16, "int": np.int32, "bigint": np.int64, "long": np.int64,
+       "double": np.float64}
+_BLOBS = (f"{_PID} int, {_START} long, {_ROWS} long, {_DROP} long, {_CLIPS} string, {_DATA} binary")
+
+
+def _blob_row(pid: int, start: int, rows: int, dropped: int, clip: str | None, data: bytes) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays(
+        [pa.array([pid], pa.int32()), pa.array([start], pa.int64()), pa.array([rows], pa.int64()),
+         pa.array([dropped], pa.int64()), pa.array([clip], pa.string()), pa.array([data], pa.binary())],
+        names=[_PID, _START, _ROWS, _DROP, _CLIPS, _DATA])
+
+
+def _pack(cols: dict[str, np.ndarray]) -> bytes:
+    """An encoded batch as Arrow IPC bytes (LZ4). A float column of whole numbers travels as
+    the smallest int type (exact; listed in the metadata, made float64 again on unpacking)."""
+    import pyarrow as pa
+
+    arrays, floats = [], []
+    for f, v in cols.items():
+        if v.dtype == np.float64:
+            small = _whole(v)
+            if small is not None:
+                v = small
+                floats.append(f)
+        arrays.append(pa.array(v))
+    batch = pa.RecordBatch.from_arrays(arrays, names=list(cols))
+    batch = batch.replace_schema_metadata({"dpkit_float": ",".join(floats)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as w:
+        w.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _whole(v: np.ndarray) -> np.ndarray | None:
+    """``v`` as int8/16/32 when every value is a whole number in range (and none is -0.0)."""
+    if not len(v):
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo < -(2.0 ** 31) or hi >= 2.0 ** 31:
+        return None
+    if not np.array_equal(v, np.trunc(v)) or (np.signbit(v) & (v == 0)).any():
+        return None
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return v.astype(dt)
+    return None
+
+
+def _unpack(data: bytes, names: Sequence[str] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """(field → values, rows) of a packed batch; only ``names`` when given."""
+    import pyarrow as pa
+
+    batch = pa.ipc.open_stream(data).read_next_batch()
+    meta = batch.schema.metadata or {}
+    floats = set(meta.get(b"dpkit_float", b"").decode().split(","))
+    want = batch.schema.names if names is None else names
+    out = {}
+    for f in want:
+        v = batch.column(batch.schema.get_field_index(f)).to_numpy(zero_copy_only=False)
+        out[f] = v.astype(np.float64) if f in floats else v
+    return out, batch.num_rows
+
+
+def _blobs(batches: Iterator[Any], names: Sequence[str] | None, offsets: np.ndarray | None
+           ) -> Iterator[tuple[dict[str, np.ndarray], int, int]]:
+    """(fields, first row's 0-based position, rows) of each non-empty packed batch of a job
+    over ``select(_PID, _START, _DATA)`` of the cached table."""
+    for batch in batches:
+        pids = batch.column(0).to_pylist()
+        starts = batch.column(1).to_pylist()
+        datas = batch.column(2)
+        for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
+            cols, n = _unpack(datas[i].as_py(), names)
+            if n:
+                yield cols, (int(offsets[pid]) + int(start)) if offsets is not None else int(start), n
 
 
 def session(master: str | None = None) -> Any:
@@ -52,14 +136,24 @@ def session(master: str | None = None) -> Any:
         return active
     # executors start Python workers: use this interpreter (it has numpy, pyarrow and dpkit)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    master = master or DEFAULT_MASTER
+    java = f"-Dlog4j.configurationFile={_quiet_log4j()}"
+    if master.startswith("local"):
+        # a JVM that lives for one dpkit run on this machine: the C1 compiler only. Its JIT
+        # threads no longer compete with the job for the cores, and the JVM does little per
+        # row here (the executors' Python encodes; the cache holds packed batches): session
+        # start and first jobs ~40% faster (docs/results/bench-spark.md)
+        java += " " + _LOCAL_JVM
     builder = (
-        SparkSession.builder.master(master or DEFAULT_MASTER).appName("dpkit")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={_quiet_log4j()}")
+        SparkSession.builder.master(master).appName("dpkit")
+        .config("spark.driver.extraJavaOptions", java)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(BATCH_ROWS))
         .config("spark.sql.shuffle.partitions", "8")
     )
+    if master.startswith("local"):
+        builder = builder.config("spark.executor.extraJavaOptions", _LOCAL_JVM)  # local-cluster's executors
     import time
 
     start = time.perf_counter()
@@ -121,6 +215,7 @@ def _collect(df: Any, kind: str = "aggregate") -> list[Any]:
             raise err from None
         raise
     STATS.setdefault(kind, []).append(time.perf_counter() - start)
+    STATS.setdefault(kind + " rows", []).append(float(len(rows)))
     return rows
 
 
@@ -176,19 +271,43 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
                master: str | None = None, spark: Any = None) -> SparkFrame:
     """Read and encode ``columns`` on Spark; returns a :class:`SparkFrame`.
 
-    Problems in the data stop the job with the numpy engine's one-line message; its line
-    number is exact for the first partition of a single file and is otherwise the row's
-    position inside its Spark partition (said in the message).
+    A local CSV file is read by the executors themselves, in byte ranges, with Arrow's CSV
+    reader (:func:`_split_reader`; what the numpy engine's fast reader does); anything else
+    (a URI, a directory, Parquet, quotes or bytes that are not UTF-8 in the file) by Spark's
+    own reader. Problems in the data stop the job with the numpy engine's one-line message;
+    its line number is exact for a local file and for the first partition of another single
+    file, and is otherwise the row's position inside its Spark partition (said in the message).
     """
-    import pandas as pd
-
-    from dpkit.data.table import encode
+    from dpkit.data.table import resolve
 
     if options.path == "-":
         raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
+    options = resolve(options)  # a local file's delimiter sniffed as the numpy engine does
     spark = spark or session(master)
     wanted = list(columns) if columns is not None else schema.used_columns()
     source = options.name
+    fields = [f"f{i}" for i in range(len(wanted))]
+    cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
+    out_schema = _BLOBS
+    types = {f: (_code_type(len(schema.columns[c].leaves)) if is_cat else "double")
+             for f, c, is_cat in zip(fields, wanted, cat, strict=True)}
+    encode_stream = _encoder(schema, wanted, fields, cat, source)
+    local = _local_csv(options)
+    if local is not None:
+        names, data_start, size = local
+        _check_header(names, schema, wanted, source)
+        splits = _splits(data_start, size, spark.sparkContext.defaultParallelism)
+        reader = _split_reader(os.path.abspath(options.path), splits, names, [names.index(c) for c in wanted],
+                               options.delimiter or ",", encode_stream)
+        encoded = spark.range(0, len(splits), 1, len(splits)).mapInArrow(reader, out_schema).persist()
+        frame = SparkFrame(spark, schema, source, encoded, dict(zip(wanted, fields, strict=True)), types=types)
+        try:
+            frame._prepare(wanted)
+            return frame
+        except Exception as exc:
+            if _FALLBACK not in str(exc):
+                raise
+            encoded.unpersist()  # something Arrow's reader does not take: Spark's CSV reader below
     try:
         raw, names = _read(spark, options)
     except Exception as exc:
@@ -196,99 +315,351 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"{source}: cannot read with Spark: {msg}") from None
-    # header problems (a schema column not in the file, an 'ignore' column) on the driver,
-    # with encode's own messages: it checks the header before any row
-    encode(pd.DataFrame({c: pd.Series([], dtype=object) for c in names}), schema, wanted, source=source)
+    _check_header(names, schema, wanted, source)
     positions = [names.index(c) for c in wanted]
     raw = raw.select(*[raw.columns[p] for p in positions])
-    fields = [f"f{i}" for i in range(len(wanted))]
-    cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
-    out_schema = ", ".join(
-        [f"{f} {'int' if is_cat else 'double'}" for f, is_cat in zip(fields, cat, strict=True)]
-        + [f"{_PID} int", f"{_IDX} long", f"{_KEEP} int", f"{_DROP} long", "__clip string"]
-    )
-    encode_batches = _encoder(schema, wanted, fields, cat, source)
-    encoded = raw.mapInArrow(encode_batches, out_schema).persist()
-    frame = SparkFrame(spark, schema, source, encoded, dict(zip(wanted, fields, strict=True)))
+    encoded = raw.mapInArrow(_spark_reader(encode_stream), out_schema).persist()
+    frame = SparkFrame(spark, schema, source, encoded, dict(zip(wanted, fields, strict=True)), types=types)
     frame._prepare(wanted)
     return frame
 
 
+def _check_header(names: list[str], schema: Schema, wanted: list[str], source: str) -> None:
+    """Header problems (a schema column not in the file, an 'ignore' column) on the driver,
+    with encode's own messages: it checks the header before any row."""
+    import pandas as pd
+
+    from dpkit.data.table import encode
+
+    encode(pd.DataFrame({c: pd.Series([], dtype=object) for c in names}), schema, wanted, source=source)
+
+
+# --------------------------------------------------------------------------- local CSV files
+
+#: bytes of a local CSV file per Spark task (at least two tasks per core)
+SPLIT_BYTES = 64 << 20
+#: bytes per Arrow block inside a task (a batch of ~70k Adult rows)
+BLOCK_BYTES = 8 << 20
+# a task met something only Spark's CSV reader takes (quotes, a ragged row, bad UTF-8)
+_FALLBACK = "DPKIT-ARROW-FALLBACK"
+_UTF8 = ("utf-8", "utf8", "utf-8-sig", "utf8-sig", "ascii", "us-ascii")
+
+
+def _local_csv(options: Any) -> tuple[list[str], int, int] | None:
+    """(header, first data byte, file size) of a local CSV file that Arrow may read in byte
+    ranges on the executors; None: Spark's CSV reader reads it (a URI, a directory, Parquet,
+    an encoding other than UTF-8/ASCII, a header with quotes or none found in the first bytes).
+
+    The header is the numpy engine's (``dpkit.data.table._quick_header``: stripped, checked).
+    """
+    from dpkit.data.columnar import SAMPLE_BYTES, is_parquet
+    from dpkit.data.table import _quick_header
+
+    path = str(options.path)
+    if "://" in path or not os.path.isfile(path) or is_parquet(options):
+        return None
+    if options.encoding.lower().replace("_", "-") not in _UTF8 or (options.delimiter or ",") == '"':
+        return None
+    with open(path, "rb") as fh:
+        head = fh.read(SAMPLE_BYTES)
+        size = os.fstat(fh.fileno()).st_size
+    if b"\n" not in head or b'"' in head[: head.index(b"\n")]:
+        return None
+    header = _quick_header(options, None)
+    if header is None:
+        return None
+    bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+    if bom and not options.header:
+        return None
+    return header, (head.index(b"\n") + 1 if options.header else 0), size
+
+
+def _splits(start: int, size: int, cores: int) -> list[tuple[int, int]]:
+    """Byte ranges ``[a, b)`` of the data: a task reads the lines that *start* in its range."""
+    n = max(2 * max(cores, 1), -(-(size - start) // SPLIT_BYTES), 1)
+    edges = [start + (size - start) * i // n for i in range(n + 1)]
+    return [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+_BLANK = (re.compile(rb"(?<=\n)\n"), re.compile(rb"(?<=\n\r)\n"))
+
+
+def _rows_before(path: str, start: int, end: int) -> int:
+    """Data rows in bytes ``[start, end)`` of a file (its non-blank lines, as the readers count
+    them): the line numbers of a later byte range's data errors. Read on an error only."""
+    rows = 0
+    prev = b"\n"
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        left = end - start
+        while left > 0:
+            block = fh.read(min(left, 1 << 24))
+            if not block:
+                break
+            left -= len(block)
+            text = prev + block
+            # a line ending counts unless its line is blank ("\n" or "\r" right after an ending)
+            blank = sum(1 for pat in _BLANK for m in pat.finditer(text) if m.start() >= len(prev))
+            rows += block.count(b"\n") - blank
+            prev = text[-2:]
+    return rows
+
+
+def _split_reader(path: str, splits: list[tuple[int, int]], names: list[str], positions: list[int],
+                  delimiter: str, encode_stream: Any):  # noqa: ANN202
+    """``mapInArrow`` over ``spark.range(len(splits))``: task i reads the lines starting in
+    byte range i with Arrow's CSV reader (the numpy engine's fast reader) and encodes them.
+
+    Quotes, a ragged row or bytes that are not UTF-8 in a range stop the job with
+    :data:`_FALLBACK`, and Spark's CSV reader reads the file instead (its messages).
+    """
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        from pyspark import TaskContext
+
+        for _ in batches:  # the one row of the range: the work is the task's byte range
+            pass
+        pid = TaskContext.get().partitionId()
+        start, end = splits[pid]
+        with open(path, "rb") as fh:
+            if pid == 0:
+                fh.seek(start)  # the first data line
+            else:
+                fh.seek(start - 1)
+                fh.readline()  # the line that starts before this range is the previous task's
+            pos = fh.tell()
+            chunk = fh.read(end - pos) if pos < end else b""
+            if chunk and not chunk.endswith(b"\n"):
+                chunk += fh.readline()  # the last line that starts in this range, to its end
+        if not chunk:
+            return
+        if b'"' in chunk:
+            raise RuntimeError(_FALLBACK + ": quotes")
+        if not chunk.isascii():
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RuntimeError(_FALLBACK + ": not UTF-8") from None
+        cols = [f"c{i}" for i in range(len(names))]
+        try:
+            reader = pacsv.open_csv(
+                pa.BufferReader(chunk),
+                read_options=pacsv.ReadOptions(column_names=cols, block_size=BLOCK_BYTES, use_threads=False),
+                parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, escape_char=False,
+                                                  newlines_in_values=False, ignore_empty_lines=True),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=[cols[p] for p in positions],
+                    column_types={cols[p]: pa.string() for p in positions},
+                    strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False),
+            )
+
+            def raw() -> Iterator[Any]:
+                for batch in reader:
+                    yield batch.select([cols[p] for p in positions])
+
+            yield from encode_stream(raw(), pid, lambda: _rows_before(path, splits[0][0], pos))
+        except pa.ArrowInvalid as exc:
+            raise RuntimeError(f"{_FALLBACK}: {str(exc).splitlines()[0]}") from None
+
+    return run
+
+
+def _code_type(n_leaves: int) -> str:
+    """The Spark type of leaf codes: the numpy engine's code dtype (int8 for most columns)."""
+    from dpkit.data.columnar import code_dtype
+
+    return {1: "tinyint", 2: "smallint", 4: "int"}.get(code_dtype(n_leaves).itemsize, "bigint")
+
+
 def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[bool], source: str):  # noqa: ANN202
-    """The per-partition encoding function shipped to the executors."""
+    """The per-partition encoding function shipped to the executors.
+
+    Each Arrow batch takes the columnar path first (:func:`_fast_batch`: the numpy engine's
+    Arrow reader's dictionary → leaf-code table, numbers by Arrow's cast); a batch with
+    anything unusual in it is encoded again by the exact :func:`dpkit.data.table.encode`
+    (:func:`_exact_batch`), so errors and warnings are the numpy engine's own.
+    """
     from dpkit.console import owner_watching
+    from dpkit.data.columnar import code_dtype, leaf_index
 
     # executors are not the user's terminal: their error messages take the driver's form
     watching = owner_watching()
+    cols = [schema.columns[c] for c in wanted]
+    tokens = list(schema.missing_tokens)
+    indexes = {c: leaf_index(col) for c, col in zip(wanted, cols, strict=True) if isinstance(col, CategoricalColumn)}
+    dtypes = [code_dtype(len(col.leaves)) if is_cat else np.dtype(np.float64)
+              for col, is_cat in zip(cols, cat, strict=True)]
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pandas as pd
-        import pyarrow as pa
-        from pyspark import TaskContext
+    def encode_stream(batches: Iterator[Any], pid: int, rows_before: Any = None) -> Iterator[Any]:
+        """Partition ``pid``'s batches of raw columns (``wanted``'s order) → encoded batches."""
+        from dpkit.console import set_verbose
+        from dpkit.data.columnar import clip_message
 
-        from dpkit.data.table import encode
-
-        pid = TaskContext.get().partitionId()
         seen = 0  # rows of this partition read so far (kept or not)
         kept = 0
         for batch in batches:
             n = batch.num_rows
             if n == 0:
                 continue
-            data = {}
-            for i, c in enumerate(wanted):
-                col = batch.column(i)
-                values = col.to_pandas()
-                if cat[i] or pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-                    values = values.astype(object).where(values.notna(), "")
-                    values = values.map(lambda v: v if isinstance(v, str) else str(v)).str.strip()
-                data[c] = values.to_numpy(dtype=object)
-            df = pd.DataFrame(data, columns=wanted)
-            from dpkit.console import set_verbose
-
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    # exact counts travel to the driver, which alone decides what stderr shows
-                    set_verbose(True)
-                    try:
-                        table = encode(df, schema, wanted, source=source)
-                    except DataError:
-                        set_verbose(watching)  # the error message in the form the driver shows
-                        table = encode(df, schema, wanted, source=source)
-            except DataError as exc:
-                # encode numbers lines from the batch's first row: make them the partition's
-                msg = re.sub(re.escape(source) + r":(\d+):",
-                             lambda m, seen=seen: _line(source, pid, seen, int(m.group(1))), str(exc), count=1)
-                raise RuntimeError(_MARK[0] + msg + _MARK[1]) from None
-            clips = [str(w.message) for w in caught if "clipped" in str(w.message)]
-            dropped = n - table.n_rows
-            cols = {f: (np.asarray(table.columns[c], dtype=np.int32) if cat[i]
-                        else np.asarray(table.columns[c], dtype=float))
-                    for i, (c, f) in enumerate(zip(wanted, fields, strict=True))}
-            m = table.n_rows
-            cols[_PID] = np.full(m, pid, dtype=np.int32)
-            cols[_IDX] = np.arange(kept, kept + m, dtype=np.int64)
-            cols[_KEEP] = np.ones(m, dtype=np.int32)
-            cols[_DROP] = np.zeros(m, dtype=np.int64)
+            fast = _fast_batch(batch, schema, cols, tokens, indexes)
+            if fast is not None:
+                data, dropped, clipped = fast
+                set_verbose(True)  # exact counts travel to the driver, which decides what stderr shows
+                clips = [clip_message(source, col, k, schema.path) for col, k in zip(cols, clipped, strict=True) if k]
+            else:
+                data, dropped, clips = _exact_batch(batch, schema, wanted, source, watching, pid, seen,
+                                                    rows_before)
+            m = n - dropped
+            blob = _pack({f: np.asarray(v, dtype=dt) for f, v, dt in zip(fields, data, dtypes, strict=True)})
             seen += n
+            yield _blob_row(pid, kept, m, dropped, "\n".join(clips) or None, blob)
             kept += m
-            arrays = {k: pa.array(v) for k, v in cols.items()}
-            arrays["__clip"] = pa.nulls(m, pa.string())
-            yield pa.RecordBatch.from_pydict(arrays)
-            if dropped or clips:
-                # one bookkeeping row (not data): rows dropped for a missing value, clipping
-                stat: dict[str, Any] = {f: pa.array([0], pa.int32() if cat[i] else pa.float64())
-                                        for i, f in enumerate(fields)}
-                stat.update({_PID: pa.array([pid], pa.int32()), _IDX: pa.array([-1], pa.int64()),
-                             _KEEP: pa.array([0], pa.int32()), _DROP: pa.array([dropped], pa.int64()),
-                             "__clip": pa.array(["\n".join(clips) or None], pa.string())})
-                yield pa.RecordBatch.from_pydict(stat)
+
+    return encode_stream
+
+
+def _spark_reader(encode_stream: Any):  # noqa: ANN202
+    """``mapInArrow`` function: encode the batches Spark's own reader gives a partition."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        from pyspark import TaskContext
+
+        yield from encode_stream(batches, TaskContext.get().partitionId())
 
     return run
 
 
-def _line(source: str, pid: int, seen: int, line: int) -> str:
+def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
+                indexes: dict[str, dict[str, int]]) -> tuple[list[np.ndarray], int, list[int]] | None:
+    """One Arrow batch encoded column by column in C, or None when it needs the exact path.
+
+    Categorical strings: Arrow dictionary-encodes the batch, and the few distinct values go
+    through :func:`dpkit.data.columnar.leaf_lut` (the numpy engine's Arrow reader's table).
+    Numbers: Arrow's string → float64 cast, which accepts a subset of what Python's
+    ``float`` does and gives the same double. A value outside the taxonomy, one that does not
+    cast, a non-finite number, a missing token under ``missing_policy: error``, whitespace
+    other than ASCII around a number, a null in a non-string column, a categorical column
+    that is not strings: None. Returns (columns, rows dropped, values clipped per column).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dpkit.data.columnar import leaf_lut
+
+    n = batch.num_rows
+    missing = np.zeros(n, dtype=bool)
+    out: list[np.ndarray] = []
+    for i, col in enumerate(cols):
+        arr = batch.column(i)
+        is_str = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
+        if isinstance(col, CategoricalColumn):
+            if not is_str:
+                return None
+            if arr.null_count:  # Spark's CSV reader gives null for an empty field: the exact path's ''
+                arr = pc.fill_null(arr, "")
+            enc = arr.dictionary_encode()
+            lut = leaf_lut(col, enc.dictionary.to_pylist(), tokens, indexes[col.name])
+            codes = lut[enc.indices.to_numpy(zero_copy_only=False)]
+            if lut.min(initial=0) < 0:
+                if (codes == -1).any():
+                    return None
+                missing |= codes == -2
+            out.append(codes)
+            continue
+        if is_str:
+            if arr.null_count:
+                arr = pc.fill_null(arr, "")
+            arr = pc.ascii_trim_whitespace(arr)
+            # a token is missing only where it is not a number (the exact path converts first)
+            toks = [t for t in tokens if not _finite(t)]
+            tok = (pc.is_in(arr, value_set=pa.array(toks, pa.string())).to_numpy(zero_copy_only=False)
+                   if toks else np.zeros(n, dtype=bool))
+            if tok.any():
+                arr = pc.if_else(pa.array(tok), pa.scalar(None, arr.type), arr)
+                missing |= tok
+        elif arr.null_count or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+            return None
+        try:
+            nums = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowException, ValueError):
+            return None
+        finite = np.isfinite(nums)
+        if not finite.all():
+            if not (finite | missing).all() or schema.missing_policy == "error":
+                return None
+            nums = np.where(finite, nums, col.lo)
+        out.append(nums)
+    dropped = 0
+    if missing.any():
+        if schema.missing_policy == "error":
+            return None
+        keep = ~missing
+        out = [o[keep] for o in out]
+        dropped = int(np.count_nonzero(missing))
+    clipped = []
+    for j, col in enumerate(cols):
+        k = 0
+        if not isinstance(col, CategoricalColumn):
+            e = out[j]
+            out_of = (e < col.lo) | (e > col.hi)
+            k = int(np.count_nonzero(out_of))
+            if k:  # counted after dropping, as the exact path does
+                out[j] = np.clip(e, col.lo, col.hi)
+        clipped.append(k)
+    return out, dropped, clipped
+
+
+def _finite(text: str) -> bool:
+    try:
+        return bool(np.isfinite(float(text)))
+    except ValueError:
+        return False
+
+
+def _exact_batch(batch: Any, schema: Schema, wanted: list[str], source: str, watching: bool, pid: int,
+                 seen: int, rows_before: Any = None) -> tuple[list[np.ndarray], int, list[str]]:
+    """One Arrow batch through the numpy engine's exact :func:`dpkit.data.table.encode`:
+    its error (line numbered in the partition) or (columns, rows dropped, clip warnings)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from dpkit.console import set_verbose
+    from dpkit.data.table import encode
+
+    data = {}
+    for i, c in enumerate(wanted):
+        col = batch.column(i)
+        values = col.to_pandas()
+        if (isinstance(schema.columns[c], CategoricalColumn) or pa.types.is_string(col.type)
+                or pa.types.is_large_string(col.type)):
+            values = values.astype(object).where(values.notna(), "")
+            values = values.map(lambda v: v if isinstance(v, str) else str(v)).str.strip()
+        data[c] = values.to_numpy(dtype=object)
+    df = pd.DataFrame(data, columns=wanted)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # exact counts travel to the driver, which alone decides what stderr shows
+            set_verbose(True)
+            try:
+                table = encode(df, schema, wanted, source=source)
+            except DataError:
+                set_verbose(watching)  # the error message in the form the driver shows
+                table = encode(df, schema, wanted, source=source)
+    except DataError as exc:
+        # encode numbers lines from the batch's first row: make them the partition's
+        msg = re.sub(re.escape(source) + r":(\d+):",
+                     lambda m: _line(source, pid, seen, int(m.group(1)), rows_before), str(exc), count=1)
+        raise RuntimeError(_MARK[0] + msg + _MARK[1]) from None
+    clips = [str(w.message) for w in caught if "clipped" in str(w.message)]
+    return [table.columns[c] for c in wanted], batch.num_rows - table.n_rows, clips
+
+
+def _line(source: str, pid: int, seen: int, line: int, rows_before: Any = None) -> str:
+    if rows_before is not None:  # a byte range of a local file: the rows before it are countable
+        return f"{source}:{rows_before() + seen + line}:"
     if pid == 0:
         return f"{source}:{seen + line}:"
     return f"{source} (Spark partition {pid}, record {seen + line - 1} of it):"
@@ -317,28 +688,56 @@ def _clip_warnings(messages: list[str], source: str) -> list[str]:
 
 
 class SparkFrame:
-    """A frame over an encoded Spark DataFrame (persisted); every primitive is one job."""
+    """A frame over the encoded table, cached in Spark as packed batches (:data:`_BLOBS`);
+    every primitive is one job over them."""
 
     engine = "spark"
 
-    def __init__(self, spark: Any, schema: Schema, source: str, df: Any, fields: dict[str, str],
-                 offsets: np.ndarray | None = None, n_rows: int = 0, parent: SparkFrame | None = None) -> None:
+    def __init__(self, spark: Any, schema: Schema, source: str, blobs: Any, fields: dict[str, str],
+                 offsets: np.ndarray | None = None, n_rows: int = 0, parent: SparkFrame | None = None,
+                 types: dict[str, str] | None = None) -> None:
         self.spark = spark
         self.schema = schema
         self.source = source
-        self.df = df
-        self.fields = fields  # column name → field of df
+        self.blobs = blobs  # the persisted DataFrame of packed batches
+        self.fields = fields  # column name → field of the packed batches
+        self.types = dict(types or {})  # field → Spark type (for :attr:`df`)
         self.offsets = offsets
         self.n_rows = n_rows
         self._parent = parent
+
+    @property
+    def df(self) -> Any:
+        """The encoded rows as a DataFrame (one column per field, plus ``__pid``, ``__idx``),
+        unpacked from the cached batches on demand (not cached itself)."""
+        import pyarrow as pa
+
+        fields = list(self.fields.values())
+        types = {f: self.types.get(f, "long") for f in fields}
+
+        def run(batches: Iterator[Any]) -> Iterator[Any]:
+            for batch in batches:
+                pids = batch.column(0).to_pylist()
+                starts = batch.column(1).to_pylist()
+                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
+                    cols, n = _unpack(batch.column(2)[i].as_py(), fields)
+                    arrays = [pa.array(np.asarray(cols[f], dtype=_NP[types[f]])) for f in fields]
+                    arrays += [pa.array(np.full(n, pid, dtype=np.int32)), pa.array(np.arange(start, start + n))]
+                    yield pa.RecordBatch.from_arrays(arrays, names=[*fields, _PID, _IDX])
+
+        ddl = ", ".join([f"{f} {types[f]}" for f in fields] + [f"{_PID} int", f"{_IDX} long"])
+        return self._scan().mapInArrow(run, ddl)
+
+    def _scan(self) -> Any:
+        return self.blobs.select(_PID, _START, _DATA)
 
     def _prepare(self, wanted: list[str]) -> None:
         """One job: rows kept per partition (→ positions), rows dropped, values clipped."""
         from pyspark.sql import functions as F
 
-        rows = _collect(kind="read+encode", df=self.df.groupBy(_PID).agg(
-            F.sum(_KEEP).alias("kept"), F.sum(_DROP).alias("dropped"),
-            F.concat_ws("\n", F.collect_list("__clip")).alias("clips")))
+        rows = _collect(kind="read+encode", df=self.blobs.groupBy(_PID).agg(
+            F.sum(_ROWS).alias("kept"), F.sum(_DROP).alias("dropped"),
+            F.concat_ws("\n", F.collect_list(_CLIPS)).alias("clips")))
         kept = np.zeros(max((r[_PID] for r in rows), default=-1) + 1, dtype=np.int64)
         dropped = 0
         clips: list[str] = []
@@ -349,7 +748,6 @@ class SparkFrame:
                 clips.append(r["clips"])
         self.offsets = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self.n_rows = int(kept.sum())
-        self.df = self.df.filter(f"{_KEEP} = 1")
         if dropped:
             from dpkit.data.table import dropped_message
 
@@ -368,42 +766,40 @@ class SparkFrame:
         return list(self.fields)
 
     def _batches(self, keys: Sequence[Key], extra: Sequence[str] = ()) -> tuple[list[str], Any]:
-        """The fields a job reads and a function giving, per Arrow batch, the keys' codes."""
+        """The columns a job reads and a function giving, per packed batch, the keys' codes."""
         names = sorted(set().union(*(columns_of(k) for k in keys), set(extra)))
         for n in names:
             if n not in self.fields:
                 raise KeyError(f"the frame has no column {n!r}")
-        needs_pos = any(_uses_rowhash(k) for k in keys)
-        read = [self.fields[n] for n in names] + [_PID, _IDX]
+        read = [self.fields[n] for n in names]
         offsets = self.offsets
 
-        def codes(batch: Any) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
-            cols = {n: batch.column(i).to_numpy(zero_copy_only=False) for i, n in enumerate(names)}
-            start = 0
-            if needs_pos:
-                pid = batch.column(len(names)).to_numpy(zero_copy_only=False)
-                idx = batch.column(len(names) + 1).to_numpy(zero_copy_only=False)
-                pos = offsets[pid] + idx
-                if len(pos) and not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
-                    raise RuntimeError("rows of a batch are not consecutive")
-                start = int(pos[0]) if len(pos) else 0
-            return cols, [evaluate(k, cols, start, batch.num_rows) for k in keys]
+        def codes(batches: Iterator[Any]) -> Iterator[tuple[dict[str, np.ndarray], list[np.ndarray], int]]:
+            """(columns by name, the keys' codes, rows) of each packed batch."""
+            for packed, start, n in _blobs(batches, read, offsets):
+                cols = {c: packed[f] for c, f in zip(names, read, strict=True)}
+                yield cols, [evaluate(k, cols, start, n) for k in keys], n
 
         return read, codes
 
-    def _cell_job(self, keys: Sequence[Key], value: str | None = None) -> np.ndarray:
+    def _cell_job(self, keys: Sequence[Key], value: str | None = None,
+                  shape: Sequence[int] | None = None) -> np.ndarray:
         """Rows (value?, k0..k(d−1), count) of the non-empty cells, summed over partitions."""
-        return self._cell_jobs([(list(keys), value)])[0]
+        return self._cell_jobs([(list(keys), value)], [shape])[0]
 
-    def _cell_jobs(self, requests: Sequence[tuple[list[Key], str | None]]) -> list[np.ndarray]:
+    def _cell_jobs(self, requests: Sequence[tuple[list[Key], str | None]],
+                   shapes: Sequence[Sequence[int] | None] | None = None) -> list[np.ndarray]:
         """:meth:`_cell_job` for several requests in ONE Spark job (one scan, one shuffle):
-        each batch emits rows (request, value, k0..k(D−1), count), D the most keys of any."""
+        each batch emits rows (request, value, k0..k(D−1), count), D the most keys of any.
+        ``shapes`` (the tables' shapes, when known) let a batch count its cells by one flat
+        index (:func:`_batch_cells`) instead of sorting rows of codes."""
         import pyarrow as pa
         from pyspark.sql import functions as F
 
+        shapes = list(shapes) if shapes is not None else [None] * len(requests)
         flat = [k for keys, _ in requests for k in keys]
         values = sorted({v for _, v in requests if v is not None})
-        read, codes = self._batches(flat, values)
+        _, codes = self._batches(flat, values)
         width = max((len(keys) for keys, _ in requests), default=0)
         kcols = [f"k{j}" for j in range(width)]
         spans = []
@@ -411,23 +807,16 @@ class SparkFrame:
         for keys, _ in requests:
             spans.append((at, at + len(keys)))
             at += len(keys)
-        plan = [(a, b, v) for (a, b), (_, v) in zip(spans, requests, strict=True)]
+        plan = [(a, b, v, shp) for (a, b), (_, v), shp in zip(spans, requests, shapes, strict=True)]
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                cols, cs = codes(batch)
-                for r, (a, b, value) in enumerate(plan):
+            for cols, cs, n in codes(batches):
+                for r, (a, b, value, shp) in enumerate(plan):
                     d = b - a
-                    stacked = np.stack(cs[a:b], axis=1) if d else np.zeros((batch.num_rows, 0), dtype=np.int64)
-                    ok = (stacked >= 0).all(axis=1)
-                    v = (np.asarray(cols[value], dtype=float)[ok] if value is not None
-                         else np.zeros(int(ok.sum())))
-                    stacked = np.column_stack([v.view(np.int64), stacked[ok]])
-                    if not len(stacked):
+                    got = _batch_cells(cs[a:b], cols[value] if value is not None else None, shp, n)
+                    if got is None:
                         continue
-                    uniq, cnt = np.unique(stacked, axis=0, return_counts=True)
+                    uniq, cnt = got
                     out = {"r": pa.array(np.full(len(uniq), r, dtype=np.int64)),
                            "v": pa.array(uniq[:, 0].view(np.float64))}
                     for j, k in enumerate(kcols):
@@ -437,11 +826,11 @@ class SparkFrame:
 
         ddl = ", ".join(["r long", "v double"] + [f"{k} long" for k in kcols] + ["n long"])
         group = ["r", "v", *kcols]
-        agg = self.df.select(*read).mapInArrow(run, ddl).groupBy(*group).agg(F.sum("n").alias("n"))
+        agg = self._scan().mapInArrow(run, ddl).groupBy(*group).agg(F.sum("n").alias("n"))
         rows = self._run(agg)
         table = np.array([tuple(row) for row in rows], dtype=object).reshape(-1, len(group) + 1)
         out = []
-        for r, (a, b, value) in enumerate(plan):
+        for r, (a, b, value, _) in enumerate(plan):
             mine = table[table[:, 0] == r] if len(table) else table
             d = b - a
             if value is not None:
@@ -466,7 +855,7 @@ class SparkFrame:
                 jobs.append((list(keys), column))
             else:
                 raise ValueError(f"unknown request {req[0]!r}")
-        rows = self._cell_jobs(jobs)
+        rows = self._cell_jobs(jobs, [req[-1] for req in requests])
         return [self._dense(req[-1], got) if req[0] == "counts" else self._by_value(req[-1], got)
                 for req, got in zip(requests, rows, strict=True)]
 
@@ -493,17 +882,17 @@ class SparkFrame:
     def _run(self, df: Any) -> list[Any]:
         rows = _collect(df)
         if self._parent is not None:  # this frame is materialized: its parent's cache can go
-            self._parent.df.unpersist()
+            self._parent.blobs.unpersist()
             self._parent = None
         return rows
 
     def counts(self, keys: Sequence[Key], shape: Sequence[int]) -> np.ndarray:
         shape_check(keys, shape)
-        return self._dense(shape, self._cell_job(keys))
+        return self._dense(shape, self._cell_job(keys, shape=shape))
 
     def cells(self, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        rows = self._cell_job(keys)
+        rows = self._cell_job(keys, shape=shape)
         d = len(keys)
         if not len(rows):
             return np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -513,7 +902,7 @@ class SparkFrame:
 
     def value_counts(self, column: str, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        return self._by_value(shape, self._cell_job(keys, value=column))
+        return self._by_value(shape, self._cell_job(keys, value=column, shape=shape))
 
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         import pyarrow as pa
@@ -524,15 +913,12 @@ class SparkFrame:
         shape_check(keys, shape)
         shp = tuple(int(s) for s in shape)
         size = int(np.prod(shp, dtype=np.int64))
-        read, codes = self._batches(keys, list(columns))
+        _, codes = self._batches(keys, list(columns))
         names = list(columns)
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                cols, cs = codes(batch)
-                ok = np.ones(batch.num_rows, dtype=bool)
+            for cols, cs, n in codes(batches):
+                ok = np.ones(n, dtype=bool)
                 for c in cs:
                     ok &= c >= 0
                 flat = np.zeros(int(ok.sum()), dtype=np.int64)
@@ -550,7 +936,7 @@ class SparkFrame:
                                                   enumerate(["kind", "g", "j", "e", "hi", "lo"])})
 
         ddl = "kind long, g long, j long, e long, hi long, lo long"
-        agg = (self.df.select(*read).mapInArrow(run, ddl).groupBy("kind", "g", "j", "e")
+        agg = (self._scan().mapInArrow(run, ddl).groupBy("kind", "g", "j", "e")
                .agg(F.sum("hi").alias("hi"), F.sum("lo").alias("lo")))
         rows = np.array([tuple(r) for r in self._run(agg)], dtype=object).reshape(-1, 6)
         sizes = np.zeros(size, dtype=np.int64)
@@ -562,32 +948,101 @@ class SparkFrame:
         return sizes.reshape(shp), sums.reshape((*shp, len(names)))
 
     def with_column(self, name: str, key: Key) -> SparkFrame:
-        import pyarrow as pa
-
-        read, codes = self._batches([key])
+        names = sorted(columns_of(key))
+        for n in names:
+            if n not in self.fields:
+                raise KeyError(f"the frame has no column {n!r}")
+        by_name = {n: self.fields[n] for n in names}
         field = f"d{len(self.fields)}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
-        keep = [f for f in self.df.columns if f != self.fields.get(name)]
+        replaced = self.fields.get(name)
+        offsets = self.offsets
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
             for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                sub = pa.RecordBatch.from_arrays([batch.column(batch.schema.get_field_index(f)) for f in read],
-                                                 names=read)
-                _, (code,) = codes(sub)
-                arrays = [batch.column(batch.schema.get_field_index(f)) for f in keep] + [pa.array(code)]
-                yield pa.RecordBatch.from_arrays(arrays, names=[*keep, field])
+                pids = batch.column(0).to_pylist()
+                starts = batch.column(1).to_pylist()
+                datas = batch.column(2)
+                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
+                    cols, n = _unpack(datas[i].as_py())
+                    if not n:
+                        continue
+                    code = evaluate(key, {c: cols[f] for c, f in by_name.items()}, int(offsets[pid]) + start, n)
+                    cols.pop(replaced, None)
+                    cols[field] = np.asarray(code)
+                    yield _blob_row(pid, start, n, 0, None, _pack(cols))
 
-        types = {f.name: f.dataType.simpleString() for f in self.df.schema.fields}
-        ddl = ", ".join([f"{f} {types[f]}" for f in keep] + [f"{field} long"])
-        df = self.df.mapInArrow(run, ddl).persist()
+        blobs = self._scan().mapInArrow(run, _BLOBS).persist()
         fields = {n: f for n, f in self.fields.items() if n != name}
         fields[name] = field
+        types = {f: t for f, t in self.types.items() if f != replaced}
+        types[field] = "long"
         parent = self if self._parent is not None or self._is_derived() else None
-        return SparkFrame(self.spark, self.schema, self.source, df, fields, self.offsets, self.n_rows, parent)
+        return SparkFrame(self.spark, self.schema, self.source, blobs, fields, self.offsets, self.n_rows, parent,
+                          types=types)
 
     def _is_derived(self) -> bool:
         return any(f.startswith("d") and "_" in f for f in self.fields.values())
+
+
+#: a batch counts its cells with ``np.bincount`` when the table has at most this many cells
+_DENSE_CELLS = 1 << 20
+
+
+def _batch_cells(codes: Sequence[np.ndarray], values: np.ndarray | None,
+                 shape: Sequence[int] | None, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The non-empty cells of one batch: rows (value bits, k0..k(d−1)) and their counts.
+
+    Rows with a negative code are not counted. A value is kept as the int64 bits of its
+    double (so -0.0 and 0.0 stay apart here, as the driver's merge expects). With the shape
+    known, each row's cell is one flat index (values numbered by ``np.unique``) counted by
+    ``np.bincount`` or a 1-D ``np.unique`` — a sort of 64k rows of codes costs ~100× more.
+    None: no row counted.
+    """
+    ok = np.ones(n, dtype=bool)
+    for c in codes:
+        ok &= c >= 0
+    bits = (np.asarray(values, dtype=float).view(np.int64) if values is not None else None)
+    shp = [int(s) for s in shape] if shape is not None else None
+    if shp is not None and (np.prod(shp, dtype=float) * n >= 2.0 ** 62
+                            or any(len(c) and int(c.max(initial=0)) >= s for c, s in zip(codes, shp, strict=True))):
+        shp = None  # an index could overflow (or a code is out of its shape): sort the rows
+    if shp is None:
+        stacked = np.stack([np.asarray(c, dtype=np.int64) for c in codes], axis=1) if len(codes) else np.zeros((n, 0), np.int64)
+        v = bits[ok] if bits is not None else np.zeros(int(ok.sum()), dtype=np.int64)
+        stacked = np.column_stack([v, stacked[ok]])
+        if not len(stacked):
+            return None
+        return np.unique(stacked, axis=0, return_counts=True)
+    if not ok.all():
+        codes = [c[ok] for c in codes]
+        bits = bits[ok] if bits is not None else None
+    m = int(ok.sum())
+    if m == 0:
+        return None
+    flat = np.zeros(m, dtype=np.int64)
+    for c, s in zip(codes, shp, strict=True):
+        flat *= s
+        flat += c
+    size = int(np.prod(shp, dtype=np.int64)) if shp else 1
+    if bits is not None:
+        ubits, inv = np.unique(bits, return_inverse=True)
+        flat += inv.reshape(-1).astype(np.int64) * size
+        total = size * len(ubits)
+    else:
+        ubits = np.zeros(1, dtype=np.int64)
+        total = size
+    if total <= max(_DENSE_CELLS, 4 * m):
+        cnt = np.bincount(flat, minlength=total)
+        cells = np.flatnonzero(cnt)
+        cnt = cnt[cells]
+    else:
+        cells, cnt = np.unique(flat, return_counts=True)
+    vi, rest = np.divmod(cells, size)
+    out = np.empty((len(cells), 1 + len(shp)), dtype=np.int64)
+    out[:, 0] = ubits[vi]
+    for j in range(len(shp) - 1, -1, -1):
+        rest, out[:, 1 + j] = np.divmod(rest, shp[j])
+    return out, cnt.astype(np.int64)
 
 
 def _uses_rowhash(key: Key) -> bool:

@@ -190,3 +190,26 @@ def test_bad_value_gives_the_numpy_message(tmp_path, spark):
             assert "bad.csv:21:" in msgs[1] and "Martian" in msgs[1]
         else:
             assert "bad.csv" in msgs[1] and "Martian" not in msgs[1]
+
+
+def test_quoted_csv_is_read_by_spark_and_agrees(tmp_path, spark):
+    """A local file with quotes is not cut into byte ranges: Spark's CSV reader reads it."""
+    from dpkit.data.schema import load_schema
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import load
+    from dpkit.engine.keys import Col
+
+    lines = ADULT.read_text().splitlines()[:400]
+    lines[5] = ",".join(f'"{v}"' for v in lines[5].split(","))
+    path = tmp_path / "quoted.csv"
+    path.write_text("\n".join(lines) + "\n")
+    schema = load_schema(SCHEMA)
+    cols = ["age", "workclass", "income"]
+    with pytest.warns(Warning):
+        a = load(ReadOptions(str(path), delimiter=","), schema, cols)
+    with pytest.warns(Warning):
+        b = load(ReadOptions(str(path), delimiter=","), schema, cols, engine="spark")
+    assert a.count() == b.count()
+    keys, shape = [Col("workclass"), Col("income")], (len(schema.columns["workclass"].leaves), 2)
+    assert np.array_equal(a.counts(keys, shape), b.counts(keys, shape))
+    assert b.df.count() == b.count()  # the row view of the packed batches
