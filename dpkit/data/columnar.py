@@ -21,7 +21,9 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +47,11 @@ STREAM_BLOCK_SIZE = 1 << 22
 # read_categorical's blocks: Arrow's dictionary conversion holds ~35x the block size while it
 # parses (16 MB blocks: ~580 MB at any file size, 4 MB: ~150 MB), for little extra time
 CATEGORICAL_BLOCK_SIZE = 1 << 22
+# bytes per chunk of the parallel CSV reader (load_csv_fast): each worker thread parses a
+# chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
+# parses on one thread: 10M Adult rows, docs/results/bench-scale.md)
+CHUNK_BYTES_CSV = 1 << 22
+MAX_READ_THREADS = 8
 JOIN_BLOCKS = 64  # read_categorical joins each column's block codes 64 blocks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
@@ -194,32 +201,138 @@ def load_csv_fast(
     for p, col in zip(positions, cols, strict=True):
         types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if isinstance(col, CategoricalColumn) else pa.float64()
     tokens = list(schema.missing_tokens)
+    parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
+                               newlines_in_values=False, ignore_empty_lines=True)
+    # check_utf8=False: a UTF-8 input is checked chunk by chunk, every byte (_parallel_blocks),
+    # and a transcoded one is UTF-8 by construction (Arrow's own check costs ~20% of the parse)
+    convert = pacsv.ConvertOptions(include_columns=[names[p] for p in positions], column_types=types,
+                                   null_values=tokens, strings_can_be_null=False,
+                                   quoted_strings_can_be_null=False, check_utf8=False)
+    encoder = _Encoder(schema, wanted, cols, tokens)
     try:
-        source: Any = pa.BufferReader(raw) if raw is not None else options.path
-        reader = pacsv.open_csv(
-            source,
-            read_options=pacsv.ReadOptions(
-                column_names=names, skip_rows=1 if options.header else 0, encoding=arrow_encoding,
-                block_size=STREAM_BLOCK_SIZE, use_threads=True,
-            ),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True,
-                                              escape_char=False, newlines_in_values=False,
-                                              ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=[names[p] for p in positions], column_types=types,
-                null_values=tokens, strings_can_be_null=False, quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-        encoder = _Encoder(schema, wanted, cols, tokens)
-        for batch in reader:
-            if not encoder.add([batch.column(names[p]) for p in positions]):
+        if arrow_encoding == "utf8":
+            blocks = _parallel_blocks(options.path, raw, names, positions, options.header, parse, convert,
+                                      encoder)
+        else:  # a multi-byte or transcoded encoding: one stream (lines are not cut at b"\n")
+            reader = pacsv.open_csv(
+                pa.BufferReader(raw) if raw is not None else options.path,
+                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if options.header else 0,
+                                               encoding=arrow_encoding, block_size=STREAM_BLOCK_SIZE),
+                parse_options=parse, convert_options=convert)
+            blocks = (encoder.encode([batch.column(names[p]) for p in positions]) for batch in reader)
+        for block in blocks:
+            if not encoder.keep(block):
                 return None
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None  # the exact path names the problem
-    if arrow_encoding == "utf8" and not _valid_utf8(options.path, raw):
-        return None  # a bad byte in a column Arrow skipped: the exact path names its line
     return encoder.finish(options.name, error_on_missing=False)
+
+
+def _parallel_blocks(path: str, raw: bytes | None, names: list[str], positions: list[int], header: bool,
+                     parse: Any, convert: Any, encoder: _Encoder) -> Iterator[_Block]:
+    """The encoded blocks of a UTF-8 CSV, in file order, parsed and encoded on every core.
+
+    The input is cut into chunks of :data:`CHUNK_BYTES_CSV` that end at a line ending (with
+    ``newlines_in_values=False`` Arrow's own reader cuts its blocks the same way, so a chunk
+    parses as it would in one stream); worker threads parse a chunk each with Arrow (which
+    releases the GIL) and encode it. At most two chunks per worker are in flight, so memory
+    stays bounded at any file size. Each chunk is also checked to be UTF-8, as the exact path
+    requires of every byte (Arrow checks only the columns it converts).
+    """
+    import os
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    def work(chunk: Any, first: bool) -> _Block:
+        if not _is_utf8(chunk):
+            raise UnicodeError("not UTF-8")
+        table = pacsv.read_csv(
+            pa.BufferReader(chunk),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if first and header else 0,
+                                           block_size=chunk.size + 1, use_threads=False),
+            parse_options=parse, convert_options=convert)
+        return encoder.encode([table.column(names[p]) for p in positions])
+
+    workers = max(1, min(len(os.sched_getaffinity(0)), MAX_READ_THREADS))
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        try:
+            for i, chunk in enumerate(_line_chunks(path, raw, CHUNK_BYTES_CSV)):
+                pending.append(pool.submit(work, chunk, i == 0))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+
+
+def _line_chunks(path: str, raw: bytes | None, size: int) -> Iterator[Any]:
+    """Arrow buffers of about ``size`` bytes of the input, each ending at a line ending."""
+    import pyarrow as pa
+
+    if raw is not None:
+        whole = pa.py_buffer(raw)
+        total = whole.size
+
+        def read(pos: int, n: int) -> Any:
+            return whole.slice(pos, min(n, total - pos))
+    else:
+        fh = pa.OSFile(path)
+        total = fh.size()
+
+        def read(pos: int, n: int) -> Any:
+            fh.seek(pos)
+            return fh.read_buffer(n)  # Arrow's memory pool: reused from chunk to chunk
+    try:
+        pos = 0
+        while pos < total:
+            n = size
+            while True:
+                chunk = read(pos, n)
+                if pos + chunk.size >= total:
+                    break  # the last chunk: to the end of the input
+                cut = _last_newline(chunk)
+                if cut >= 0:
+                    chunk = chunk.slice(0, cut + 1)
+                    break
+                n *= 2  # a line longer than the chunk
+            yield chunk
+            pos += chunk.size
+    finally:
+        if raw is None:
+            fh.close()
+
+
+def _last_newline(buf: Any) -> int:
+    """Offset of the last ``\n`` in an Arrow buffer, or -1 (only the tail is copied)."""
+    view = memoryview(buf)
+    tail = 1 << 16
+    while True:
+        start = max(0, len(view) - tail)
+        found = bytes(view[start:]).rfind(b"\n")
+        if found >= 0:
+            return start + found
+        if start == 0:
+            return -1
+        tail *= 4
+
+
+def _is_utf8(buf: Any) -> bool:
+    """Is an Arrow buffer valid UTF-8? ASCII (the common case) is checked at memory speed."""
+    import codecs
+
+    if buf.size == 0 or int(np.frombuffer(buf, dtype=np.uint8).max()) < 0x80:
+        return True
+    try:
+        codecs.utf_8_decode(memoryview(buf), "strict", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _valid_utf8(path: str, raw: bytes | None) -> bool:
@@ -268,8 +381,26 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
                     dtype=code_dtype(len(col.leaves)))
 
 
+@dataclass
+class _Block:
+    """One batch, encoded (:meth:`_Encoder.encode`): the kept values of each column, or why not."""
+
+    n: int  # rows read, kept or not
+    values: list[np.ndarray] = dc_field(default_factory=list)  # per wanted column, missing rows dropped
+    dropped: int = 0
+    first_missing: tuple[int, str] | None = None  # (row in the batch, column)
+    clipped: dict[str, int] = dc_field(default_factory=dict)
+    failed: bool = False  # the exact path must read the file
+    bad: tuple[str, int, Any] | None = None  # (column, row in the batch, value), with ``strict``
+
+
 class _Encoder:
-    """Turns Arrow batches into kept leaf codes and numbers, batch by batch."""
+    """Turns Arrow batches into kept leaf codes and numbers.
+
+    :meth:`encode` reads only what ``__init__`` set, so worker threads may encode batches
+    side by side (:func:`_parallel_blocks`); :meth:`keep` appends them, in file order, on one
+    thread.
+    """
 
     def __init__(self, schema: Schema, wanted: Sequence[str], cols: list, tokens: list[str]) -> None:
         self.schema = schema
@@ -282,8 +413,8 @@ class _Encoder:
         self.rows_seen = 0
         self.clipped = dict.fromkeys(self.wanted, 0)
         self.bad: tuple[str, int, str] | None = None  # (column, row index, value): parquet errors
-        self._luts: dict[tuple[str, int], tuple[Any, np.ndarray]] = {}
-        self._leaf_index: dict[str, dict[str, int]] = {}
+        self._leaf_index = {name: leaf_index(col) for name, col in zip(self.wanted, cols, strict=True)
+                            if isinstance(col, CategoricalColumn)}
         # numeric columns still stored as small integers (dropped at the first fraction)
         self.int_types: dict[str, np.dtype] = {}
         for name, col in zip(self.wanted, cols, strict=True):
@@ -292,23 +423,20 @@ class _Encoder:
                 if dtype is not None:
                     self.int_types[name] = dtype
 
-    def _lut(self, name: str, col: CategoricalColumn, dictionary: Any) -> np.ndarray:
-        """Leaf code per dictionary entry; -1 not a leaf, -2 a missing token (cached per batch dictionary)."""
-        cached = self._luts.get((name, id(dictionary)))
-        if cached is not None and cached[0] is dictionary:
-            return cached[1]
-        index = self._leaf_index.get(name)
-        if index is None:
-            index = self._leaf_index[name] = leaf_index(col)
-        lut = leaf_lut(col, dictionary.to_pylist(), self.tokens, index)
-        self._luts[(name, id(dictionary))] = (dictionary, lut)
-        return lut
-
     def add(self, arrays: list[Any], *, strict: bool = False) -> bool:
-        """Encode one batch; False when it needs the exact path (``strict``: record the problem)."""
+        """Encode and keep one batch; False when it needs the exact path (``strict``: record the problem)."""
+        return self.keep(self.encode(arrays, strict=strict))
+
+    def encode(self, arrays: list[Any], *, strict: bool = False) -> _Block:
+        """One batch's leaf codes and clipped numbers (no state changes: thread-safe)."""
         import pyarrow as pa
 
         n = len(arrays[0]) if arrays else 0
+        block = _Block(n)
+
+        def fail(name: str, row: int, value: Any) -> _Block:
+            return _Block(n, failed=True, bad=(name, row, value) if strict else None)
+
         missing = np.zeros(n, dtype=bool)
         encoded: list[np.ndarray] = []
         for name, col, arr in zip(self.wanted, self.cols, arrays, strict=True):
@@ -316,12 +444,12 @@ class _Encoder:
                 arr = arr.combine_chunks()
             nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
             if nulls is not None and not self.tokens:
-                return self._fail(strict, name, int(np.flatnonzero(nulls)[0]), None)
+                return fail(name, int(np.flatnonzero(nulls)[0]), None)
             if isinstance(col, CategoricalColumn):
                 if not pa.types.is_dictionary(arr.type):
                     arr = arr.cast(pa.string()).dictionary_encode()
-                lut = self._lut(name, col, arr.dictionary)
-                idx = arr.indices.to_numpy(zero_copy_only=False)
+                lut = leaf_lut(col, arr.dictionary.to_pylist(), self.tokens, self._leaf_index[name])
+                idx = _to_numpy(arr.indices)
                 if nulls is not None:
                     codes = np.where(nulls, lut.dtype.type(-2), lut[np.where(nulls, 0, idx)])
                 else:
@@ -329,66 +457,73 @@ class _Encoder:
                 if nulls is not None or lut.min(initial=0) < 0:  # some entry is not a leaf: is it used?
                     if (codes == -1).any():
                         r = int(np.flatnonzero(codes == -1)[0])
-                        return self._fail(strict, name, r, arr[r].as_py() if strict else None)
+                        return fail(name, r, arr[r].as_py() if strict else None)
                     is_tok = codes == -2
                 else:
-                    is_tok = np.zeros(n, dtype=bool)
+                    is_tok = None
                 encoded.append(codes)
             else:
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
-                        return False
+                        return fail(name, 0, None)
                     try:
                         arr = arr.cast(pa.float64())
                     except (pa.ArrowException, ValueError):
                         r = _first_non_number(arr)
-                        return self._fail(strict, name, r, arr[r].as_py())
+                        return fail(name, r, arr[r].as_py())
                 if arr.type != pa.float64():
                     arr = arr.cast(pa.float64())
-                nums = arr.to_numpy(zero_copy_only=False)
-                is_tok = nulls if nulls is not None else np.zeros(n, dtype=bool)
+                nums = _to_numpy(arr)
+                is_tok = nulls
                 if nulls is not None:
                     nums = np.where(nulls, col.lo, nums)
                 if not np.isfinite(nums).all():
                     r = int(np.flatnonzero(~np.isfinite(nums))[0])
-                    return self._fail(strict, name, r, arr[r].as_py() if strict else None)
+                    return fail(name, r, arr[r].as_py() if strict else None)
                 encoded.append(nums)
-            if is_tok.any():
+            if is_tok is not None and is_tok.any():
                 missing |= is_tok
-                if self.first_missing is None:
-                    self.first_missing = (self.rows_seen + int(np.flatnonzero(is_tok)[0]), name)
-        if missing.any():
+                if block.first_missing is None:
+                    block.first_missing = (int(np.flatnonzero(is_tok)[0]), name)
+        if block.first_missing is not None:
             if self.schema.missing_policy == "error" and not strict:
-                return False
+                return _Block(n, failed=True)
             keep = ~missing
             encoded = [e[keep] for e in encoded]
-            self.dropped += int(np.count_nonzero(missing))
+            block.dropped = int(np.count_nonzero(missing))
         for name, col, e in zip(self.wanted, self.cols, encoded, strict=True):
             if isinstance(col, NumericColumn):
                 out_of = (e < col.lo) | (e > col.hi)
                 if out_of.any():  # counted after dropping, as the exact path does
-                    self.clipped[name] += int(np.count_nonzero(out_of))
+                    block.clipped[name] = int(np.count_nonzero(out_of))
                     e = np.clip(e, col.lo, col.hi)
-                e = self._compact(name, e)
+                dtype = self.int_types.get(name)
+                if dtype is not None and np.array_equal(np.trunc(e), e):
+                    e = e.astype(dtype)  # whole numbers (the exact path's table.compact_numbers does the same)
+            block.values.append(e)
+        return block
+
+    def keep(self, block: _Block) -> bool:
+        """Append an encoded batch (the next in file order); False when it failed."""
+        if block.failed:
+            if block.bad is not None:
+                name, row, value = block.bad
+                self.bad = (name, self.rows_seen + row, value)
+            return False
+        if block.first_missing is not None and self.first_missing is None:
+            row, name = block.first_missing
+            self.first_missing = (self.rows_seen + row, name)
+        self.dropped += block.dropped
+        for name, count in block.clipped.items():
+            self.clipped[name] += count
+        for name, col, e in zip(self.wanted, self.cols, block.values, strict=True):
+            if isinstance(col, NumericColumn) and name in self.int_types and e.dtype.kind == "f":
+                del self.int_types[name]  # a fraction: the whole column is float64 from now on
+            elif isinstance(col, NumericColumn) and name not in self.int_types and e.dtype.kind != "f":
+                e = e.astype(np.float64)
             self.parts[name].append(e)
-        self.rows_seen += n
+        self.rows_seen += block.n
         return True
-
-    def _compact(self, name: str, values: np.ndarray) -> np.ndarray:
-        """A batch of clipped numbers in the column's small integer type when they are all
-        whole numbers, else float64 (and the column stays float64 from then on)."""
-        dtype = self.int_types.get(name)
-        if dtype is None:
-            return values
-        if not np.array_equal(np.trunc(values), values):
-            del self.int_types[name]  # a fraction: the whole column is float64
-            return values
-        return values.astype(dtype)  # (the exact path's table.compact_numbers does the same)
-
-    def _fail(self, strict: bool, name: str, row: int, value: Any) -> bool:
-        if strict:
-            self.bad = (name, self.rows_seen + row, value)
-        return False
 
     def finish(self, source: str, *, error_on_missing: bool) -> EncodedTable | None:
         from dpkit.console import private
@@ -420,6 +555,28 @@ class _Encoder:
             out[name] = self.parts[name].array(dtype)  # one column at a time: its chunks freed
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
+
+
+def _to_numpy(arr: Any) -> np.ndarray:
+    """A numeric Arrow array as numpy: a view of its values buffer when it has no nulls
+    (``Array.to_numpy`` imports pandas, ~0.3 s of a run, even for a view)."""
+    dtype = _numpy_type(arr.type) if arr.null_count == 0 else None
+    if dtype is None:
+        return arr.to_numpy(zero_copy_only=False)
+    if len(arr) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _numpy_type(arrow_type: Any) -> np.dtype | None:
+    """The numpy dtype of a fixed-width integer or float Arrow type, else None."""
+    import pyarrow as pa
+
+    for a, n in ((pa.int8(), np.int8), (pa.int16(), np.int16), (pa.int32(), np.int32), (pa.int64(), np.int64),
+                 (pa.float32(), np.float32), (pa.float64(), np.float64)):
+        if arrow_type == a:
+            return np.dtype(n)
+    return None
 
 
 class _Growing:
@@ -456,6 +613,10 @@ class _Growing:
         """Every value as one array of ``dtype`` (the chunks are released)."""
         parts = [c if i < len(self.chunks) - 1 else c[: self.fill] for i, c in enumerate(self.chunks)]
         self.chunks, self.fill = [], 0
+        if len(parts) == 1 and parts[0].dtype == dtype:
+            # one chunk: its filled part, not a copy (the pages past it were never touched,
+            # so they hold no memory)
+            return parts[0]
         return np.concatenate(parts, dtype=dtype) if parts else np.zeros(0, dtype=dtype)
 
 
@@ -533,7 +694,7 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
                             return None  # whitespace to strip (values could merge): the exact path
                         code = known[v] = len(known)
                     lut[i] = code
-                kept.append(lut.astype(_codes_dtype(len(known)))[col.indices.to_numpy(zero_copy_only=False)])
+                kept.append(lut.astype(_codes_dtype(len(known)))[_to_numpy(col.indices)])
                 if len(kept) - joined[j] >= JOIN_BLOCKS:
                     # join the last blocks' small arrays into one large one: the small ones are
                     # then reused for the next blocks instead of piling up in the C heap

@@ -54,56 +54,71 @@ def cell_counts(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.n
 def cell_counts_blocks(blocks: Iterable[Sequence[np.ndarray]], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`cell_counts` of the records of several blocks (each a list of per-dimension
     codes), counted block by block and merged: memory is one block's keys, not n's."""
-    d = len(shape)
-    if not d:
-        raise ValueError("cell_counts needs at least one dimension")
-    live = [j for j in range(d) if int(shape[j]) > 1]
+    return merge_cell_keys([cell_keys(codes, shape) for codes in blocks], shape)
+
+
+def _key_groups(shape: Sequence[int]) -> list[list[int]]:
+    """The dimensions of size > 1, grouped so that each group's mixed-radix key is below 2^62."""
     groups: list[list[int]] = [[]]
     size = 1
-    for j in live:
+    for j in range(len(shape)):
         s = int(shape[j])
+        if s <= 1:
+            continue
         if groups[-1] and size * s >= 2**62:
             groups.append([])
             size = 1
         groups[-1].append(j)
         size *= s
-    found: list[np.ndarray] = []  # per block: the distinct packed keys (m, len(groups))
-    weights: list[np.ndarray] = []
-    for codes in blocks:
-        if len(codes) != d:
-            raise ValueError("cell_counts needs at least one dimension" if not codes else
-                             f"{len(codes)} codes but a shape of {d} dimensions")
-        n = len(codes[0])
-        if n == 0:
-            continue
-        if not live:
-            found.append(np.zeros((1, 0), dtype=np.int64))
-            weights.append(np.array([n], dtype=np.int64))
-            continue
-        keys = []
-        for g in groups:
-            flat = np.zeros(n, dtype=np.int64)
-            for j in g:
-                c = codes[j]
-                if c.size and (c.min() < 0 or c.max() >= int(shape[j])):
-                    raise ValueError(f"cell_counts: a code outside [0, {int(shape[j])})")
-                flat *= int(shape[j])
-                flat += c
-            keys.append(flat)
-        packed, counts = _unique_rows(keys[0] if len(keys) == 1 else np.stack(keys, axis=1))
-        del keys
-        found.append(packed)
-        weights.append(counts)
+    return groups if groups[0] else []
+
+
+def cell_keys(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """One block's non-empty cells as packed keys ``(m, groups)`` (lexicographic order) and
+    their counts: what :func:`merge_cell_keys` adds up over blocks."""
+    d = len(shape)
+    if not d:
+        raise ValueError("cell_counts needs at least one dimension")
+    if len(codes) != d:
+        raise ValueError("cell_counts needs at least one dimension" if not codes else
+                         f"{len(codes)} codes but a shape of {d} dimensions")
+    n = len(codes[0])
+    groups = _key_groups(shape)
+    if n == 0:
+        return np.zeros((0, len(groups)), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if not groups:
+        return np.zeros((1, 0), dtype=np.int64), np.array([n], dtype=np.int64)
+    keys = []
+    for g in groups:
+        flat = np.zeros(n, dtype=np.int64)
+        for j in g:
+            c = codes[j]
+            if c.size and (c.min() < 0 or c.max() >= int(shape[j])):
+                raise ValueError(f"cell_counts: a code outside [0, {int(shape[j])})")
+            flat *= int(shape[j])
+            flat += c
+        keys.append(flat)
+    return _unique_rows(keys[0] if len(keys) == 1 else np.stack(keys, axis=1))
+
+
+def merge_cell_keys(parts: Sequence[tuple[np.ndarray, np.ndarray]], shape: Sequence[int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(cells, counts)`` as :func:`cell_counts` gives them, from the blocks' :func:`cell_keys`
+    (the same cell in several blocks adds up)."""
+    d = len(shape)
+    if not d:
+        raise ValueError("cell_counts needs at least one dimension")
+    groups = _key_groups(shape)
+    found = [(p, c) for p, c in parts if len(c)]
     if not found:
         return np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    if not live:
-        return np.zeros((1, d), dtype=np.int64), np.array([int(sum(int(w[0]) for w in weights))], dtype=np.int64)
+    if not groups:
+        return np.zeros((1, d), dtype=np.int64), np.array([int(sum(int(c[0]) for _, c in found))], dtype=np.int64)
     if len(found) == 1:
-        packed, counts = found[0], weights[0]
-    else:  # merge the blocks: the same cell in several blocks adds up
-        allw = np.concatenate(weights)
-        all_keys = np.concatenate(found)
-        found.clear()
+        packed, counts = found[0]
+    else:
+        allw = np.concatenate([c for _, c in found])
+        all_keys = np.concatenate([p for p, _ in found])
         ids, inverse = _unique_rows(all_keys[:, 0] if all_keys.shape[1] == 1 else all_keys, inverse=True)
         counts = np.bincount(inverse, weights=allw, minlength=len(ids)).astype(np.int64) \
             if allw.sum() < 2**53 else _sum_int(inverse, allw, len(ids))

@@ -8,11 +8,16 @@ Keys are evaluated and counted a block of :data:`BLOCK_ROWS` rows at a time and 
 results added up (counts and exact sums add; distinct values and cells merge), so a scan
 needs memory for one block's keys, not for n rows' (at 100M rows an int64 key is 800 MB).
 A table of at most one block is counted in one piece, exactly as before.
+
+Blocks are counted on every core (:func:`_map_blocks`: a thread per core; numpy's sorting,
+bincount and arithmetic release the GIL), and their results added up in block order, so
+the result is the same as one thread's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,8 +25,13 @@ from dpkit.data import counting
 from dpkit.data.table import EncodedTable
 from dpkit.engine.keys import Key, evaluate, shape_check
 
-#: rows per block: int64 keys of a block take 32 MB
-BLOCK_ROWS = 1 << 22
+#: rows per block: int64 keys of a block take 8 MB; small enough that the blocks of a
+#: table of a few million rows keep every core busy
+BLOCK_ROWS = 1 << 20
+#: most threads counting blocks at once
+MAX_THREADS = 8
+
+T = TypeVar("T")
 
 
 class NumpyFrame:
@@ -50,44 +60,35 @@ class NumpyFrame:
             e = min(s + BLOCK_ROWS, n)
             yield s, e - s, _Slice(self.table.columns, s, e)
 
-    def _codes(self, keys: Sequence[Key]) -> Iterator[list[np.ndarray]]:
-        for _, _cols, codes in self._scan(keys):
-            yield codes
-
-    def _scan(self, keys: Sequence[Key]) -> Iterator[tuple[int, Mapping[str, np.ndarray], list[np.ndarray]]]:
-        """``(rows, columns, key codes)`` of each block."""
-        for s, n, cols in self._blocks():
-            yield n, cols, [evaluate(k, cols, s, n) for k in keys]
+    def _map(self, keys: Sequence[Key], fn: Callable[[Mapping[str, np.ndarray], list[np.ndarray]], T]) -> list[T]:
+        """``fn(columns, key codes)`` of each block, in block order."""
+        return _map_blocks(self._blocks(), lambda s, n, cols: fn(cols, [evaluate(k, cols, s, n) for k in keys]))
 
     def counts(self, keys: Sequence[Key], shape: Sequence[int]) -> np.ndarray:
         shape_check(keys, shape)
-        total = None
-        for codes in self._codes(keys):
-            got = counting.dense_counts(codes, shape)
-            total = got if total is None else total + got
-        assert total is not None
+        parts = self._map(keys, lambda _cols, codes: counting.dense_counts(codes, shape))
+        total = parts[0]
+        for got in parts[1:]:
+            total = total + got
         return total
 
     def cells(self, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        return counting.cell_counts_blocks(self._codes(keys), shape)
+        parts = self._map(keys, lambda _cols, codes: counting.cell_keys(codes, shape))
+        return counting.merge_cell_keys(parts, shape)
 
     def value_counts(self, column: str, keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        parts = []
-        for _, cols, codes in self._scan(keys):
-            parts.append(counting.value_key_counts(cols[column], codes, shape))
+        parts = self._map(keys, lambda cols, codes: counting.value_key_counts(cols[column], codes, shape))
         return counting.merge_value_counts(parts, shape)
 
     def sums(self, columns: Sequence[str], keys: Sequence[Key], shape: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         shape_check(keys, shape)
-        sizes, parts = None, []
-        for _, cols, codes in self._scan(keys):
-            got, part = counting.key_sum_parts([cols[c] for c in columns], codes, shape)
-            sizes = got if sizes is None else sizes + got
-            parts.append(part)
-        assert sizes is not None
-        return counting.key_sums(sizes, parts, shape, len(columns))
+        got = self._map(keys, lambda cols, codes: counting.key_sum_parts([cols[c] for c in columns], codes, shape))
+        sizes = got[0][0]
+        for more, _ in got[1:]:
+            sizes = sizes + more
+        return counting.key_sums(sizes, [part for _, part in got], shape, len(columns))
 
     def many(self, requests: Sequence[tuple]) -> list:
         """Several ``("counts", keys, shape)`` / ``("value_counts", column, keys, shape)``."""
@@ -118,6 +119,27 @@ class NumpyFrame:
             cols[name] = out
         t = EncodedTable(schema=self.schema, columns=cols, n_rows=n, source=self.source)
         return NumpyFrame(t)
+
+
+_POOL: Any = None
+
+
+def _map_blocks(blocks: Iterator[tuple[int, int, Mapping[str, np.ndarray]]],
+                fn: Callable[[int, int, Mapping[str, np.ndarray]], T]) -> list[T]:
+    """``fn(start, rows, columns)`` of each block, in block order, a thread per core (one block:
+    this thread). At most one block per thread is being counted at a time: memory is a few
+    blocks' keys."""
+    global _POOL
+    todo = list(blocks)
+    if len(todo) == 1:
+        return [fn(*todo[0])]
+    if _POOL is None:
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max(1, min(len(os.sched_getaffinity(0)), MAX_THREADS)),
+                                   thread_name_prefix="dpkit-count")
+    return list(_POOL.map(lambda block: fn(*block), todo))
 
 
 class _Slice(Mapping):

@@ -449,5 +449,7 @@ def sparse_discrete_laplace(
     all_flat = np.concatenate([flat[noisy > 0], empty_flat])
     all_vals = np.concatenate([noisy[noisy > 0], empty_vals])
     order = np.argsort(all_flat, kind="stable")
-    out_cells = np.stack(np.unravel_index(all_flat[order], dims), axis=1).astype(np.int64)
-    return out_cells.reshape(-1, len(dims)), all_vals[order].astype(np.int64)
+    # (d, k) coordinates, one contiguous row per dimension, returned as its (k, d) transpose:
+    # stacking millions of cells row by row would copy them with a stride of d
+    coords = np.asarray(np.unravel_index(all_flat[order], dims), dtype=np.int64).reshape(len(dims), -1)
+    return coords.T, all_vals[order].astype(np.int64)

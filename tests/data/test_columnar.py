@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from dpkit.data.columnar import code_dtype, sniff_delimiter
 from dpkit.data.schema import parse_schema
@@ -173,7 +175,7 @@ def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypa
     """Batches stored as int8 before the first fraction are widened: same numbers, float64."""
     import dpkit.data.columnar as columnar
 
-    monkeypatch.setattr(columnar, "STREAM_BLOCK_SIZE", 64)  # several Arrow batches
+    monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 64)  # several chunks, parsed in parallel
     rows = "".join(f"x1,{i % 10},{i},no\n" for i in range(40)) + "Y,2.5,41,yes\n"
     path = write(tmp_path, "a,n,id,y\n" + rows, "late.csv")
     t, _ = loaded(path)
@@ -183,6 +185,86 @@ def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypa
     small, _ = loaded(path)
     assert all(small.columns[c].dtype == t.columns[c].dtype and np.array_equal(small.columns[c], t.columns[c])
                for c in t.columns)
+
+
+# ------------------------------------------------------------------ the parallel reader
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(data=st.lists(st.sampled_from([b"a", b",", b"\n", b"\r\n", b"xyz", b"\n\n"]), max_size=40).map(b"".join),
+       size=st.integers(1, 16), stdin=st.booleans())
+def test_line_chunks_cut_the_input_at_line_endings(tmp_path_factory, data, size, stdin):
+    """The chunks are the input in order, each ending at a line ending but the last."""
+    from dpkit.data.columnar import _line_chunks
+
+    path = tmp_path_factory.mktemp("chunks") / "c.csv"
+    path.write_bytes(data)
+    chunks = [bytes(c) for c in _line_chunks(str(path), data if stdin else None, size)]
+    assert b"".join(chunks) == data
+    assert all(c.endswith(b"\n") for c in chunks[:-1]) and all(chunks)
+
+
+# mostly good rows (the fast path reads them), now and then one the exact path must name
+ROW = st.tuples(st.sampled_from(["x1", "x2", "Y", " x1 ", "?", '"x2"', "x1", "Y"] * 5 + ["purple"]),
+                st.sampled_from(["3", "12", "-1", "2.5", "n/a", "", "7"] * 5 + ["ten", "1e400"]),
+                st.sampled_from(["1", "caf\u00e9", '"1,2"']),
+                st.sampled_from(["no", "yes", "?"]),
+                st.sampled_from([""] * 40 + [",extra"]),
+                st.sampled_from(["\n", "\n", "\r\n", "\n\n"]))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(rows=st.lists(ROW, min_size=1, max_size=30), bom=st.booleans(), latin=st.booleans(),
+       size=st.integers(8, 64))
+def test_small_chunks_load_what_one_chunk_loads(tmp_path_factory, monkeypatch_session, rows, bom, latin, size):
+    """Cut into chunks of a few bytes (a line per chunk and less), a file loads into the same
+    table, with the same warnings, or fails with the same message naming the same line."""
+    import dpkit.data.columnar as columnar
+
+    text = "a,n,id,y\n" + "".join(f"{a},{n},{i},{y}{x}{end}" for a, n, i, y, x, end in rows)
+    raw = ("\ufeff" if bom else "").encode() + (text.encode("latin-1") if latin else text.encode())
+    path = tmp_path_factory.mktemp("small") / "d.csv"
+    path.write_bytes(raw)
+
+    def outcome(chunk: int):
+        monkeypatch_session.setattr(columnar, "CHUNK_BYTES_CSV", chunk)
+        try:
+            t, msgs = loaded(path)
+        except DataError as exc:
+            return str(exc)
+        return {c: (v.dtype, v.tolist()) for c, v in t.columns.items()}, t.n_rows, msgs
+
+    assert outcome(size) == outcome(1 << 22)
+    fast = columnar.load_csv_fast(ReadOptions(str(path)), ",", ["a", "n", "id", "y"], SCHEMA, ["a", "n", "y"])
+    event("fast path" if fast is not None else "exact path")
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_session():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def test_a_bad_byte_in_a_late_chunk_names_its_line(tmp_path, monkeypatch):
+    """Every chunk is checked to be UTF-8 (Arrow checks only the columns it converts)."""
+    import dpkit.data.columnar as columnar
+
+    owner(monkeypatch)
+    monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 32)
+    p = tmp_path / "b.csv"
+    p.write_bytes(b"a,n,id,y\n" + b"x1,3,1,no\n" * 20 + b"x1,3,caf\xe9,no\n")
+    with pytest.raises(DataError, match=r":22: byte 0xe9 is not valid utf-8-sig"):
+        loaded(p)
+
+
+def test_a_ragged_row_in_a_late_chunk_names_its_line(tmp_path, monkeypatch):
+    import dpkit.data.columnar as columnar
+
+    owner(monkeypatch)
+    monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 32)
+    p = write(tmp_path, "a,n,id,y\n" + "x1,3,1,no\n" * 30 + "x1,3,no\n")
+    with pytest.raises(DataError, match=r":32:"):
+        loaded(p)
 
 
 # ------------------------------------------------------------------ quiet messages

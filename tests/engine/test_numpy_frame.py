@@ -83,3 +83,30 @@ def test_engine_name(monkeypatch) -> None:
     assert engine_name(None) == "spark"
     with pytest.raises(DpkitUsageError):
         engine_name("duckdb")
+
+
+def test_blocks_are_counted_on_worker_threads_in_block_order(frame, monkeypatch) -> None:
+    """Several blocks: each is counted on a pool thread and the results are merged in block
+    order, so counts, cells and distinct values equal the one-block answers."""
+    import threading
+
+    from dpkit.data import counting
+    from dpkit.engine import numpy_frame
+
+    one = (frame.counts([Col("workclass"), Col("income")], [len(frame.schema.columns["workclass"].leaves), 2]),
+           frame.cells([Col("sex"), Col("income")], [2, 2]), frame.value_counts("age", [Col("sex")], [2]))
+    seen: list[str] = []
+    dense = counting.dense_counts
+
+    def spy(codes, shape):  # noqa: ANN001, ANN202
+        seen.append(threading.current_thread().name)
+        return dense(codes, shape)
+
+    monkeypatch.setattr(counting, "dense_counts", spy)
+    monkeypatch.setattr(numpy_frame, "BLOCK_ROWS", 997)
+    many = (frame.counts([Col("workclass"), Col("income")], [len(frame.schema.columns["workclass"].leaves), 2]),
+            frame.cells([Col("sex"), Col("income")], [2, 2]), frame.value_counts("age", [Col("sex")], [2]))
+    assert len(seen) > 2 and all(name.startswith("dpkit-count") for name in seen)
+    assert np.array_equal(many[0], one[0])
+    assert all(np.array_equal(a, b) for a, b in zip(many[1], one[1], strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(many[2], one[2], strict=True))
