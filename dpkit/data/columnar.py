@@ -21,10 +21,10 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -39,20 +39,16 @@ PARQUET_EXTENSIONS = (".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
 SNIFFED = (",", ";", "\t", "|")
 SAMPLE_BYTES = 1 << 16
-BLOCK_SIZE = 1 << 24  # bytes per Arrow block: fewer, larger batches (little Python per batch)
 # bytes per block of the streaming reader: Arrow reads up to 32 blocks ahead of the consumer
 # (its background reader's queue), so 16 MB blocks held up to ~512 MB of raw CSV; 4 MB blocks
 # hold ~128 MB, at the same speed (10M Adult rows: load peak 847 -> 530 MB)
 STREAM_BLOCK_SIZE = 1 << 22
-# read_categorical's blocks: Arrow's dictionary conversion holds ~35x the block size while it
-# parses (16 MB blocks: ~580 MB at any file size, 4 MB: ~150 MB), for little extra time
-CATEGORICAL_BLOCK_SIZE = 1 << 22
 # bytes per chunk of the parallel CSV reader (load_csv_fast): each worker thread parses a
 # chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
 # parses on one thread: 10M Adult rows, docs/results/bench-scale.md)
 CHUNK_BYTES_CSV = 1 << 22
 MAX_READ_THREADS = 8
-JOIN_BLOCKS = 64  # read_categorical joins each column's block codes 64 blocks at a time
+JOIN_BLOCKS = 64  # read_categorical joins each column's chunk codes 64 chunks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -203,24 +199,16 @@ def load_csv_fast(
     tokens = list(schema.missing_tokens)
     parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
-    # check_utf8=False: a UTF-8 input is checked chunk by chunk, every byte (_parallel_blocks),
+    # check_utf8=False: a UTF-8 input is checked chunk by chunk, every byte (csv_batches),
     # and a transcoded one is UTF-8 by construction (Arrow's own check costs ~20% of the parse)
     convert = pacsv.ConvertOptions(include_columns=[names[p] for p in positions], column_types=types,
                                    null_values=tokens, strings_can_be_null=False,
                                    quoted_strings_can_be_null=False, check_utf8=False)
     encoder = _Encoder(schema, wanted, cols, tokens)
     try:
-        if arrow_encoding == "utf8":
-            blocks = _parallel_blocks(options.path, raw, names, positions, options.header, parse, convert,
-                                      encoder)
-        else:  # a multi-byte or transcoded encoding: one stream (lines are not cut at b"\n")
-            reader = pacsv.open_csv(
-                pa.BufferReader(raw) if raw is not None else options.path,
-                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if options.header else 0,
-                                               encoding=arrow_encoding, block_size=STREAM_BLOCK_SIZE),
-                parse_options=parse, convert_options=convert)
-            blocks = (encoder.encode([batch.column(names[p]) for p in positions]) for batch in reader)
-        for block in blocks:
+        source = (options.path, raw)
+        for block in csv_batches(source, names, options.header, arrow_encoding, parse, convert,
+                                 lambda batch: encoder.encode([batch.column(names[p]) for p in positions])):
             if not encoder.keep(block):
                 return None
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
@@ -228,25 +216,43 @@ def load_csv_fast(
     return encoder.finish(options.name, error_on_missing=False)
 
 
-def _parallel_blocks(path: str, raw: bytes | None, names: list[str], positions: list[int], header: bool,
-                     parse: Any, convert: Any, encoder: _Encoder) -> Iterator[_Block]:
-    """The encoded blocks of a UTF-8 CSV, in file order, parsed and encoded on every core.
+T = TypeVar("T")
 
-    The input is cut into chunks of :data:`CHUNK_BYTES_CSV` that end at a line ending (with
-    ``newlines_in_values=False`` Arrow's own reader cuts its blocks the same way, so a chunk
-    parses as it would in one stream); worker threads parse a chunk each with Arrow (which
-    releases the GIL) and encode it. At most two chunks per worker are in flight, so memory
-    stays bounded at any file size. Each chunk is also checked to be UTF-8, as the exact path
-    requires of every byte (Arrow checks only the columns it converts).
+
+def csv_batches(source: tuple[str, bytes | None], names: list[str], header: bool, encoding: str, parse: Any,
+                convert: Any, fn: Callable[[Any], T]) -> Iterator[T]:
+    """``fn`` of each Arrow batch of a CSV (a table or record batch, columns ``names``), in file order.
+
+    ``source`` is ``(path, stdin bytes or None)``. A UTF-8 input (``encoding == "utf8"``) is
+    cut into chunks of :data:`CHUNK_BYTES_CSV` that end at a line ending — with
+    ``newlines_in_values=False`` Arrow's own streaming reader cuts its blocks the same way, so
+    a chunk parses as it would in one stream — and worker threads parse a chunk each with
+    Arrow (which releases the GIL) and apply ``fn`` to it: both cores parse, where Arrow's
+    streaming reader parses on one (10M Adult rows: load 6.4 -> 3.4 s on 2 cores). At most two
+    chunks per worker are in flight, so memory stays bounded at any file size. Each chunk is
+    checked to be UTF-8, as the exact path requires of every byte (Arrow would check only the
+    columns it converts). Other encodings are read as one stream (Arrow transcodes it;
+    lines of a multi-byte encoding do not end at a ``\n`` byte).
     """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    path, raw = source
+    if encoding != "utf8":
+        reader = pacsv.open_csv(
+            pa.BufferReader(raw) if raw is not None else path,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0, encoding=encoding,
+                                           block_size=STREAM_BLOCK_SIZE),
+            parse_options=parse, convert_options=convert)
+        for batch in reader:
+            yield fn(batch)
+        return
+
     import os
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    def work(chunk: Any, first: bool) -> _Block:
+    def work(chunk: Any, first: bool) -> T:
         if not _is_utf8(chunk):
             raise UnicodeError("not UTF-8")
         table = pacsv.read_csv(
@@ -254,10 +260,10 @@ def _parallel_blocks(path: str, raw: bytes | None, names: list[str], positions: 
             read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if first and header else 0,
                                            block_size=chunk.size + 1, use_threads=False),
             parse_options=parse, convert_options=convert)
-        return encoder.encode([table.column(names[p]) for p in positions])
+        return fn(table)
 
     workers = max(1, min(len(os.sched_getaffinity(0)), MAX_READ_THREADS))
-    with ThreadPoolExecutor(workers) as pool:
+    with ThreadPoolExecutor(workers, thread_name_prefix="dpkit-read") as pool:
         pending: deque = deque()
         try:
             for i, chunk in enumerate(_line_chunks(path, raw, CHUNK_BYTES_CSV)):
@@ -335,31 +341,6 @@ def _is_utf8(buf: Any) -> bool:
     return True
 
 
-def _valid_utf8(path: str, raw: bytes | None) -> bool:
-    """Is the whole input valid UTF-8 (as the exact path, which decodes every byte, requires)?
-
-    ASCII blocks (the common case) are checked by ``bytes.isascii`` at memory speed; only
-    blocks with other bytes are decoded.
-    """
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    try:
-        if raw is not None:
-            if not raw.isascii():
-                decoder.decode(raw, final=True)
-            return True
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 24):
-                if chunk.isascii() and not decoder.getstate()[0]:
-                    continue
-                decoder.decode(chunk)
-            decoder.decode(b"", final=True)
-    except (UnicodeDecodeError, OSError):
-        return False
-    return True
-
-
 def leaf_index(col: CategoricalColumn) -> dict[str, int]:
     """Leaf → code of a categorical column (the codes :func:`leaf_lut` gives)."""
     return {leaf: i for i, leaf in enumerate(col.leaves)}
@@ -398,7 +379,7 @@ class _Encoder:
     """Turns Arrow batches into kept leaf codes and numbers.
 
     :meth:`encode` reads only what ``__init__`` set, so worker threads may encode batches
-    side by side (:func:`_parallel_blocks`); :meth:`keep` appends them, in file order, on one
+    side by side (:func:`csv_batches`); :meth:`keep` appends them, in file order, on one
     thread.
     """
 
@@ -653,11 +634,12 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
     strings, or None for the exact path.
 
-    Streamed: Arrow parses a block at a time into ``dictionary<int32, string>`` columns; each
-    block's (small) dictionary is mapped to a growing list of the column's distinct values —
-    in order of first appearance, the order ``unify_dictionaries`` gives — and only the block's
-    codes are kept, in the smallest integer type, so memory is the finished ``category``
-    columns (1-2 bytes per cell) plus a few blocks, not the whole file's int32 indices.
+    Streamed (:func:`csv_batches`, on every core): Arrow parses a chunk at a time into
+    ``dictionary<int32, string>`` columns; each chunk's (small) dictionary is mapped, in file
+    order, to a growing list of the column's distinct values — in order of first appearance,
+    the order ``unify_dictionaries`` gives — and only the chunk's codes are kept, in the
+    smallest integer type, so memory is the finished ``category`` columns (1-2 bytes per
+    cell) plus a few chunks, not the whole file's int32 indices.
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -668,43 +650,47 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     enc = options.encoding.lower().replace("_", "-")
     utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
     seen: list[dict[str, int]] = [{} for _ in read]  # value -> its code, per column
-    parts: list[list[np.ndarray]] = [[] for _ in read]  # each block's codes, per column
-    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of blocks
+    parts: list[list[np.ndarray]] = [[] for _ in read]  # each chunk's codes, per column
+    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of chunks
+
+    def split(batch: Any) -> list[tuple[list[Any], np.ndarray]]:
+        """Each column's dictionary values and indices (on a worker thread)."""
+        out = []
+        for n in read:
+            col = batch.column(n)
+            if isinstance(col, pa.ChunkedArray):
+                col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            if not pa.types.is_dictionary(col.type):  # a table of no rows
+                col = col.dictionary_encode()
+            out.append((col.dictionary.to_pylist(), _to_numpy(col.indices)))
+        return out
+
+    parse = pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"', double_quote=True,
+                               escape_char=False, newlines_in_values=False, ignore_empty_lines=True)
+    convert = pacsv.ConvertOptions(include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string())
+                                                                       for n in read},
+                                   strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False)
     try:
-        reader = pacsv.open_csv(
-            options.path,
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if options.header else 0,
-                                           encoding="utf8" if utf8 else options.encoding,
-                                           block_size=CATEGORICAL_BLOCK_SIZE, use_threads=True),
-            parse_options=pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"',
-                                              double_quote=True, escape_char=False,
-                                              newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in read},
-                strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=True),
-        )
-        for batch in reader:
-            for j, (known, kept) in enumerate(zip(seen, parts, strict=True)):
-                col = batch.column(j)
-                lut = np.empty(len(col.dictionary), dtype=np.int64)
-                for i, v in enumerate(col.dictionary.to_pylist()):
+        for batch in csv_batches((options.path, None), names, options.header, "utf8" if utf8 else options.encoding,
+                                 parse, convert, split):
+            for j, ((values, indices), known, kept) in enumerate(zip(batch, seen, parts, strict=True)):
+                lut = np.empty(len(values), dtype=np.int64)
+                for i, v in enumerate(values):
                     code = known.get(v)
                     if code is None:
                         if v != v.strip():
                             return None  # whitespace to strip (values could merge): the exact path
                         code = known[v] = len(known)
                     lut[i] = code
-                kept.append(lut.astype(_codes_dtype(len(known)))[_to_numpy(col.indices)])
+                kept.append(lut.astype(_codes_dtype(len(known)))[indices])
                 if len(kept) - joined[j] >= JOIN_BLOCKS:
-                    # join the last blocks' small arrays into one large one: the small ones are
-                    # then reused for the next blocks instead of piling up in the C heap
+                    # join the last chunks' small arrays into one large one: the small ones are
+                    # then reused for the next chunks instead of piling up in the C heap
                     kept[joined[j]:] = [np.concatenate(kept[joined[j]:])]
                     joined[j] += 1
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None
     if not parts or sum(len(p) for p in parts[0]) == 0:
-        return None
-    if utf8 and not _valid_utf8(options.path, None):
         return None
     import pandas as pd
 
@@ -713,7 +699,7 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     for name, known, kept in zip(kept_header, seen, parts, strict=True):
         dtype = pd.CategoricalDtype(list(known))
         codes = np.concatenate(kept, dtype=_codes_dtype(len(known)))
-        kept.clear()  # one column's block codes and its joined codes at a time
+        kept.clear()  # one column's chunk codes and its joined codes at a time
         out[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
     return pd.DataFrame(out, columns=kept_header, copy=False)
 

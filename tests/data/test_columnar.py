@@ -399,7 +399,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     num = [str(i // 10) for i in range(n)]  # 300 distinct values, new ones all along the file
     y = rng.choice(["no", "yes"], n)
     p = write(tmp_path, "a,n,y\n" + "".join(f"{x},{m},{z}\n" for x, m, z in zip(a, num, y, strict=True)))
-    monkeypatch.setattr(columnar, "CATEGORICAL_BLOCK_SIZE", 2048)
+    monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 2048)  # many chunks, parsed in parallel
     monkeypatch.setattr(columnar, "JOIN_BLOCKS", 3)
     df = read_table(ReadOptions(str(p), delimiter=","), categorical=True)
     old = _old_read_categorical(p)
