@@ -96,6 +96,8 @@ def commands(path: Path, out: Path) -> dict[str, list[str]]:
     )
     return {
         "load only (every used column, dpkit.data.table.load)": [sys.executable, "-c", load_only],
+        "publish (default flags: --levels auto)": [*dpkit, "publish", str(path), "--schema", s, "--target",
+                                                   "income", "--epsilon", "1", "-q", "-o", str(out / "rel.csv")],
         "publish (--levels 13)": [*dpkit, "publish", str(path), "--schema", s, "--target", "income",
                                   "--epsilon", "1", "--levels", "13", "-q", "-o", str(out / "rel.csv")],
         "cluster (age, hours-per-week; k=5)": [*dpkit, "cluster", str(path), "--columns", "age,hours-per-week",
@@ -156,6 +158,9 @@ def main(quick: bool = False) -> str:
         f"Machine: {os.cpu_count()} cores; load average (1 min) {load_before[0]:.1f} before, "
         f"{load_after[0]:.1f} after (a shared machine: other jobs ran meanwhile, so read the ratios, "
         "not the absolute times).",
+        "",
+        "Earlier measurements, paired runs against DuckDB and the 100M rows, with what changed between "
+        "them: [scale-history.md](scale-history.md) (written by hand; this page is regenerated).",
     ]
     return "\n".join(lines) + "\n"
 

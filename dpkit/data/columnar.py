@@ -1,13 +1,14 @@
 """The columnar, streaming load path: from bytes to leaf codes and clipped numbers.
 
-Apache Arrow's CSV reader parses the file in blocks on every core, dictionary-encodes the
-categorical columns (so a value is parsed once per block, not turned into one Python string
-per cell) and converts numbers in C; this module keeps only the compact codes of each batch
-(int8/int16/int32 leaf codes; numbers clipped to the public bounds, in the smallest integer
-type that holds the bounds when they are all whole numbers, else float64 — :func:`number_dtype`)
-and drops the batch, so memory is the encoded table plus a few blocks. Parquet files are read the same way, a row
-group at a time. (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
-Arrow was ~2x faster than the pandas path on 1M Adult rows, docs/results/bench-scale.md.)
+The file is cut into line-aligned chunks that worker threads, one per core, parse with Apache
+Arrow's CSV reader (:func:`csv_batches`): Arrow dictionary-encodes the categorical columns (so
+a value is parsed once per chunk, not turned into one Python string per cell) and converts
+numbers in C; the same thread then keeps only the compact codes of the chunk (int8/int16/int32
+leaf codes; numbers clipped to the public bounds, in the smallest integer type that holds the
+bounds when they are all whole numbers, else float64 — :func:`number_dtype`), and the chunks'
+codes are appended in file order, so memory is the encoded table plus a few chunks. Parquet
+files are read the same way, a row group at a time. (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
+Arrow was ~2x faster than the pandas path on 1M Adult rows, docs/results/scale-history.md.)
 
 Anything unusual — a ragged row, a value outside the taxonomy, a non-number, a missing
 value under ``missing_policy: error``, undecodable bytes, a quoted newline — makes
@@ -45,7 +46,7 @@ SAMPLE_BYTES = 1 << 16
 STREAM_BLOCK_SIZE = 1 << 22
 # bytes per chunk of the parallel CSV reader (load_csv_fast): each worker thread parses a
 # chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
-# parses on one thread: 10M Adult rows, docs/results/bench-scale.md)
+# parses on one thread: 10M Adult rows, docs/results/scale-history.md)
 CHUNK_BYTES_CSV = 1 << 22
 MAX_READ_THREADS = 8
 JOIN_BLOCKS = 64  # read_categorical joins each column's chunk codes 64 chunks at a time
