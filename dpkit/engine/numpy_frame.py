@@ -16,6 +16,7 @@ the result is the same as one thread's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -124,6 +125,17 @@ class NumpyFrame:
 _POOL: Any = None
 
 
+def _forget_pool() -> None:
+    """In a forked child (``evaluate`` sweeps with ``--jobs``) the parent's pool has no threads:
+    the child starts its own."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _map_blocks(blocks: Iterator[tuple[int, int, Mapping[str, np.ndarray]]],
                 fn: Callable[[int, int, Mapping[str, np.ndarray]], T]) -> list[T]:
     """``fn(start, rows, columns)`` of each block, in block order, a thread per core (one block:
@@ -134,7 +146,6 @@ def _map_blocks(blocks: Iterator[tuple[int, int, Mapping[str, np.ndarray]]],
     if len(todo) == 1:
         return [fn(*todo[0])]
     if _POOL is None:
-        import os
         from concurrent.futures import ThreadPoolExecutor
 
         _POOL = ThreadPoolExecutor(max(1, min(len(os.sched_getaffinity(0)), MAX_THREADS)),

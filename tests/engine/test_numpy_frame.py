@@ -110,3 +110,34 @@ def test_blocks_are_counted_on_worker_threads_in_block_order(frame, monkeypatch)
     assert np.array_equal(many[0], one[0])
     assert all(np.array_equal(a, b) for a, b in zip(many[1], one[1], strict=True))
     assert all(np.array_equal(a, b) for a, b in zip(many[2], one[2], strict=True))
+
+
+def test_a_forked_child_counts_with_its_own_pool(frame, monkeypatch) -> None:
+    """The pool's threads do not survive a fork (``evaluate --jobs``): the child makes its own
+    instead of waiting forever on the parent's."""
+    import multiprocessing
+    import os
+
+    from dpkit.engine import numpy_frame
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(numpy_frame, "BLOCK_ROWS", 997)
+    want = frame.counts([Col("sex"), Col("income")], [2, 2])  # the parent's pool now exists
+    assert numpy_frame._POOL is not None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: count again, report, leave at once
+        try:
+            got = frame.counts([Col("sex"), Col("income")], [2, 2])
+            os.write(write, b"ok" if np.array_equal(got, want) else b"differs")
+        finally:
+            os._exit(0)
+    os.close(write)
+    import select
+
+    ready, _, _ = select.select([read], [], [], 30)
+    if not ready:  # the child hangs on the parent's threads
+        os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    assert ready and os.read(read, 16) == b"ok"
