@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,6 +48,7 @@ STREAM_BLOCK_SIZE = 1 << 22
 # chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
 # parses on one thread: 10M Adult rows, docs/results/scale-history.md)
 CHUNK_BYTES_CSV = 1 << 22
+PARQUET_BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few batches per thread at any size
 MAX_READ_THREADS = 8
 JOIN_BLOCKS = 64  # read_categorical joins each column's chunk codes 64 chunks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
@@ -249,26 +250,40 @@ def csv_batches(source: tuple[str, bytes | None], names: list[str], header: bool
             yield fn(batch)
         return
 
-    import os
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    def work(chunk: Any, first: bool) -> T:
+    def work(item: tuple[int, Any]) -> T:
+        i, chunk = item
         if not _is_utf8(chunk):
             raise UnicodeError("not UTF-8")
         table = pacsv.read_csv(
             pa.BufferReader(chunk),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if first and header else 0,
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if i == 0 and header else 0,
                                            block_size=chunk.size + 1, use_threads=False),
             parse_options=parse, convert_options=convert)
         return fn(table)
+
+    yield from in_order(work, enumerate(_line_chunks(path, raw, CHUNK_BYTES_CSV)))
+
+
+A = TypeVar("A")
+
+
+def in_order(work: Callable[[A], T], items: Iterable[A]) -> Iterator[T]:
+    """``work(item)`` of each item, on a thread per core, yielded in the items' order.
+
+    At most two items per thread are in flight (taken from ``items`` only as results are
+    consumed), so memory stays bounded however many items there are. Arrow's readers and
+    numpy release the GIL while they work, so the threads run side by side.
+    """
+    import os
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
 
     workers = max(1, min(len(os.sched_getaffinity(0)), MAX_READ_THREADS))
     with ThreadPoolExecutor(workers, thread_name_prefix="dpkit-read") as pool:
         pending: deque = deque()
         try:
-            for i, chunk in enumerate(_line_chunks(path, raw, CHUNK_BYTES_CSV)):
-                pending.append(pool.submit(work, chunk, i == 0))
+            for item in items:
+                pending.append(pool.submit(work, item))
                 if len(pending) >= 2 * workers:
                     yield pending.popleft().result()
             while pending:
@@ -716,7 +731,9 @@ def _codes_dtype(n_categories: int) -> np.dtype:
 # --------------------------------------------------------------------------- Parquet
 
 
-def _open_parquet(options: ReadOptions) -> Any:
+def _open_parquet(options: ReadOptions, dictionary: Sequence[str] = ()) -> Any:
+    """The Parquet file; ``dictionary`` columns are read as Arrow dictionaries (a string column
+    stored dictionary-encoded, as most writers store categories, is then never expanded)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -724,8 +741,8 @@ def _open_parquet(options: ReadOptions) -> Any:
         if options.path == "-":
             from dpkit.data.table import read_raw
 
-            return pq.ParquetFile(pa.BufferReader(read_raw("-")))
-        return pq.ParquetFile(options.path)
+            return pq.ParquetFile(pa.BufferReader(read_raw("-")), read_dictionary=list(dictionary) or None)
+        return pq.ParquetFile(options.path, read_dictionary=list(dictionary) or None)
     except FileNotFoundError:
         raise DataError(f"{options.path}: file not found") from None
     except IsADirectoryError:
@@ -748,12 +765,20 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
     pf = _open_parquet(options)
     name = options.name
     header = list(pf.schema_arrow.names)
+    fields = pf.schema_arrow
+    strings = [c for c in wanted if isinstance(schema.columns.get(c), CategoricalColumn)
+               and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
+    if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
+        pf = _open_parquet(options, strings)
     _check_columns(name, header, schema, wanted)
     cols = [schema.columns[c] for c in wanted]
     encoder = _Encoder(schema, wanted, cols, list(schema.missing_tokens))
     try:
-        for batch in pf.iter_batches(batch_size=1 << 20, columns=list(wanted)):
-            if not encoder.add([batch.column(c) for c in wanted], strict=True):
+        # batches decoded by Arrow and encoded on a thread per core, kept in file order
+        batches = pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(wanted))
+        for block in in_order(lambda batch: encoder.encode([batch.column(c) for c in wanted], strict=True),
+                              batches):
+            if not encoder.keep(block):
                 break
     except pa.ArrowException as exc:
         raise DataError(f"{name}: cannot read Parquet data ({str(exc).splitlines()[0]})") from None

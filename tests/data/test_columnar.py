@@ -356,6 +356,34 @@ def test_parquet_errors_name_the_row(tmp_path, monkeypatch):
         loaded(tmp_path / "junk.parquet")
 
 
+def test_parquet_in_small_batches_reads_dictionaries_and_names_the_row(tmp_path, monkeypatch):
+    """Batches of 2 rows, encoded on worker threads: the categorical strings arrive as Arrow
+    dictionaries, the table equals the one-batch read, and an error names its row."""
+    import pandas as pd
+
+    import dpkit.data.columnar as columnar
+
+    owner(monkeypatch)
+    rows = pd.DataFrame({"a": ["x1", "Y", "x2", "?", "x1", "Y", "x2"], "n": [1.0, 2.0, 3.5, 4.0, 20.0, 6.0, 7.0],
+                         "y": ["no", "yes", "no", "no", "yes", "no", "yes"]})
+    write_csv(rows, tmp_path / "g.parquet")
+    opened = []
+    real_open = columnar._open_parquet
+    monkeypatch.setattr(columnar, "_open_parquet", lambda o, d=(): opened.append(list(d)) or real_open(o, d))
+    whole, msgs = loaded(tmp_path / "g.parquet")
+    monkeypatch.setattr(columnar, "PARQUET_BATCH_ROWS", 2)
+    small, small_msgs = loaded(tmp_path / "g.parquet")
+    assert opened[-1] == ["a", "y"]  # the categorical string columns, as dictionaries
+    assert small.n_rows == whole.n_rows == 6 and small_msgs == msgs
+    assert all(np.array_equal(small.columns[c], whole.columns[c]) and small.columns[c].dtype == whole.columns[c].dtype
+               for c in whole.columns)
+    bad = rows.copy()
+    bad.loc[6, "a"] = "purple"
+    write_csv(bad, tmp_path / "h.parquet")
+    with pytest.raises(DataError, match=r"h\.parquet: row 7: column 'a' has a value not in the taxonomy"):
+        loaded(tmp_path / "h.parquet")
+
+
 def test_parquet_on_stdin(tmp_path, monkeypatch):
     import pandas as pd
 
