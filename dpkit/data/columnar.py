@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.errors import DataError, DpkitWarning
 
 if TYPE_CHECKING:
     from dpkit.data.source import ReadOptions
-    from dpkit.data.table import EncodedTable
 
 PARQUET_EXTENSIONS = (".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
@@ -84,7 +84,7 @@ def is_parquet(options: ReadOptions) -> bool:
     if options.fmt:
         return options.fmt == "parquet"
     if options.path == "-":
-        from dpkit.data.table import read_raw
+        from dpkit.data.source import read_raw
 
         try:
             return read_raw("-")[:4] == PARQUET_MAGIC  # read once, served again to the reader
@@ -524,7 +524,6 @@ class _Encoder:
 
     def finish(self, source: str, *, error_on_missing: bool) -> EncodedTable | None:
         from dpkit.console import private
-        from dpkit.data.table import EncodedTable
 
         if self.rows_seen == 0:
             return None
@@ -739,7 +738,7 @@ def _open_parquet(options: ReadOptions, dictionary: Sequence[str] = ()) -> Any:
 
     try:
         if options.path == "-":
-            from dpkit.data.table import read_raw
+            from dpkit.data.source import read_raw
 
             return pq.ParquetFile(pa.BufferReader(read_raw("-")), read_dictionary=list(dictionary) or None)
         return pq.ParquetFile(options.path, read_dictionary=list(dictionary) or None)

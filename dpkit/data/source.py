@@ -7,7 +7,11 @@ One value object for the path and the CSV dialect (csvkit's flags: ``-e``, ``-d`
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+from dpkit.errors import DataError, DpkitUsageError
 
 DEFAULT_ENCODING = "utf-8-sig"
 
@@ -31,3 +35,34 @@ class ReadOptions:
     def name(self) -> str:
         """The input's name in messages."""
         return "<stdin>" if self.path == "-" else self.path
+
+
+def _name(path: str | Path) -> str:
+    return "<stdin>" if str(path) == "-" else str(path)
+
+
+_STDIN: list = []  # [the stdin stream, its bytes]: stdin is read once, then served from here
+
+
+def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: str = ",") -> bytes:
+    """The bytes of ``path`` (or stdin for ``-``), with friendly errors."""
+    if delimiter is not None and len(delimiter) != 1:
+        raise DpkitUsageError(f"--delimiter must be one character, got {delimiter!r}")
+    try:
+        if str(path) == "-":
+            if _STDIN and _STDIN[0] is sys.stdin:
+                return _STDIN[1]  # read once per process, so a header peek does not consume it
+            if sys.stdin is None or sys.stdin.closed:
+                raise DataError("<stdin>: standard input is closed; give a file path instead of '-'")
+            data = sys.stdin.buffer.read()
+            _STDIN[:] = [sys.stdin, data]
+            return data
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: is a directory, expected a CSV file") from None
+    except PermissionError:
+        raise DataError(f"{path}: permission denied") from None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{_name(path)}: cannot read: {exc}") from None

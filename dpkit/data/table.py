@@ -20,7 +20,6 @@ import csv
 import io
 import os
 import secrets
-import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -30,8 +29,12 @@ from typing import IO, TYPE_CHECKING
 import numpy as np
 
 from dpkit.console import private
+from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
+from dpkit.data.source import read_raw
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+
+__all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .source, used from here too
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,37 +43,6 @@ if TYPE_CHECKING:
 
 DEFAULT_ENCODING = "utf-8-sig"
 MAX_LISTED = 5
-
-
-def _name(path: str | Path) -> str:
-    return "<stdin>" if str(path) == "-" else str(path)
-
-
-_STDIN: list = []  # [the stdin stream, its bytes]: stdin is read once, then served from here
-
-
-def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: str = ",") -> bytes:
-    """The bytes of ``path`` (or stdin for ``-``), with friendly errors."""
-    if delimiter is not None and len(delimiter) != 1:
-        raise DpkitUsageError(f"--delimiter must be one character, got {delimiter!r}")
-    try:
-        if str(path) == "-":
-            if _STDIN and _STDIN[0] is sys.stdin:
-                return _STDIN[1]  # read once per process, so a header peek does not consume it
-            if sys.stdin is None or sys.stdin.closed:
-                raise DataError("<stdin>: standard input is closed; give a file path instead of '-'")
-            data = sys.stdin.buffer.read()
-            _STDIN[:] = [sys.stdin, data]
-            return data
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, expected a CSV file") from None
-    except PermissionError:
-        raise DataError(f"{path}: permission denied") from None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{_name(path)}: cannot read: {exc}") from None
 
 
 def read_csv(
@@ -356,20 +328,6 @@ def _ragged_row(
 
 
 # --------------------------------------------------------------------------- encoding
-
-
-@dataclass
-class EncodedTable:
-    """Columns as numpy arrays, aligned row by row. ``n_rows`` is private: never report it."""
-
-    schema: Schema
-    columns: dict[str, np.ndarray]
-    n_rows: int
-    source: str = "<data>"
-
-    def __len__(self) -> int:
-        return self.n_rows
-
 
 
 def encode(

@@ -446,7 +446,7 @@ def load_model(path: str | Path) -> ForestModel:
     A truncated file, another format version or a file that is not a model is a
     :class:`DataError` saying so (and what to do), never a traceback.
     """
-    from dpkit.data.table import read_raw
+    from dpkit.data.source import read_raw
 
     raw = read_raw(path)
     name = "<stdin>" if str(path) == "-" else str(path)
