@@ -75,7 +75,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def _interrupt_code(exc: BaseException) -> tuple[int, str]:
     """Exit code and message for Ctrl-C/SIGTERM: 0 when every private run had completed."""
-    from dpkit.cli.run import run_outcomes
+    from dpkit.run import run_outcomes
 
     outcomes = run_outcomes()
     if outcomes and all(error is None for _, error, _ in outcomes):
@@ -89,7 +89,7 @@ def _interrupt_code(exc: BaseException) -> tuple[int, str]:
 
 def _lost_output_message() -> str | None:
     """The error for a closed stdout that cost a private run its output, if it did."""
-    from dpkit.cli.run import run_outcomes
+    from dpkit.run import run_outcomes
 
     lost = [(cmd, spent) for cmd, error, spent in run_outcomes() if error == "BrokenPipeError"]
     if not lost:
@@ -107,8 +107,8 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
 
 
 def _run(cli: click.Group, argv: list[str] | None = None) -> int:
-    from dpkit.cli.run import reset_outcomes
     from dpkit.errors import DpkitError
+    from dpkit.run import reset_outcomes
 
     reset_state()
     reset_outcomes()

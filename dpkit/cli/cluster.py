@@ -209,8 +209,8 @@ def _assign_spark(p: dict, frame: object, centres: object, column: str) -> None:
     """--assign on Spark: every input row with its nearest centre, computed on the executors
     with the numpy engine's function and written by Spark (docs/spark.md)."""
     from dpkit.cli.options import output_delimiter, read_options
-    from dpkit.cli.run import private_rows_mode
     from dpkit.engine.spark_rows import assign_rows
+    from dpkit.run import private_rows_mode
 
     assign_rows(frame, read_options(p["data"], p["encoding"], p["delimiter"]), centres, column,
                 p["assign_out"], delimiter=output_delimiter(), mode=private_rows_mode(p["data"]))
@@ -237,12 +237,12 @@ def _run(p: dict, report_path: str | None) -> None:
     import pandas as pd
 
     from dpkit.cli.options import output_delimiter
-    from dpkit.cli.run import PrivateRun, private_rows_mode
     from dpkit.cluster.assign import assigned_rows
     from dpkit.cluster.common import check_k, data_bounds
     from dpkit.data.table import write_csv
     from dpkit.errors import DpkitUsageError, PrivacyLeakWarning
     from dpkit.report import write_report
+    from dpkit.run import PrivateRun, private_rows_mode
 
     if p["k"] is None:
         raise DpkitUsageError("-k (the number of clusters) is required")

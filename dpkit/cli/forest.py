@@ -85,13 +85,13 @@ def train(ctx: click.Context, **params: object) -> None:
 
 def _train(p: dict) -> None:
     from dpkit.cli.options import engine_of, read_options, spark_args
-    from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
     from dpkit.engine import load
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import save_model
     from dpkit.report import write_report
+    from dpkit.run import PrivateRun
 
     output = p["output"]
     report_path = default_report_path(output, p["report"])
@@ -171,10 +171,10 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
     import pandas as pd
 
     from dpkit.cli.options import output_delimiter, read_options
-    from dpkit.cli.run import check_distinct_paths
     from dpkit.data.table import first_line, read_table, write_csv
     from dpkit.errors import DpkitUsageError
     from dpkit.learn.model import load_model
+    from dpkit.run import check_distinct_paths
 
     if model_path == "-" and data == "-":
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")

@@ -40,13 +40,13 @@ def command(data: str, cut_path: str, schema_path: str | None, output: str, **kw
     from pathlib import Path
 
     from dpkit.cli.options import engine_of, output_delimiter, read_options
-    from dpkit.cli.run import check_distinct_paths
     from dpkit.data.schema import load_schema
     from dpkit.data.table import column_names, load, write_csv
     from dpkit.errors import DataError
     from dpkit.release.cut import Cut
     from dpkit.release.generalized import Generalizer
     from dpkit.report import read_report
+    from dpkit.run import check_distinct_paths
 
     spark = engine_of(kwargs) == "spark"
     # a URI output (hdfs://, s3a://) is Spark's to check when it writes

@@ -168,8 +168,8 @@ def command(
         output = "-"  # stdout, as every data command (the report then needs --report)
     from dpkit.anonymity.select import ALGORITHMS, kanon_select
     from dpkit.cli.options import default_report_path, output_delimiter
-    from dpkit.cli.run import check_distinct_paths
     from dpkit.report import build_kanon_report, write_report
+    from dpkit.run import check_distinct_paths
 
     report_path = default_report_path(output, report)
     check_distinct_paths([data, schema], [output, report_path])

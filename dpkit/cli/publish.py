@@ -76,12 +76,12 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
           --target income --epsilon 1 -o out/adult.released.csv
     """
     from dpkit.cli.options import engine_of, output_delimiter, read_options, spark_args
-    from dpkit.cli.run import PrivateRun
     from dpkit.data.schema import load_schema
     from dpkit.engine import load
     from dpkit.errors import DpkitUsageError
     from dpkit.release.sparse import write_release
     from dpkit.report import write_report
+    from dpkit.run import PrivateRun
 
     p = apply_config(ctx, dict(kwargs), kwargs.get("config"), "publish")
     if p.get("algorithm") == "diffgen":

@@ -662,7 +662,7 @@ def atomic_output(path: str | Path, *, binary: bool = False, mode: int = 0o644) 
     Writes to a temporary file in the same directory and renames it over ``path`` when
     the block finishes without an exception; ``-`` writes to stdout. The file gets
     ``mode`` less the umask (outputs holding private rows pass a narrower mode:
-    :func:`dpkit.cli.run.private_rows_mode`).
+    :func:`dpkit.run.private_rows_mode`).
     """
     if str(path) == "-":
         from dpkit.data.stdout import FullWriter

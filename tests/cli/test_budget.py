@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from dpkit.cli import cli
 from dpkit.cli.boundary import run
-from dpkit.cli.run import PrivateRun
+from dpkit.run import PrivateRun
 
 
 def dpkit(*args: str, env: dict | None = None) -> tuple[int, str, str]:

@@ -12,10 +12,10 @@ import textwrap
 
 import pytest
 
-from dpkit.cli.run import PrivateRun
 from dpkit.data.table import atomic_output
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.ledger import Ledger, LedgerError, fingerprint
+from dpkit.run import PrivateRun
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_killed_process_keeps_reservation(tmp_path, book, data):
     """kill -9 between reserve and complete: the row stays 'reserved' and keeps counting."""
     code = textwrap.dedent(f"""
         import os, signal
-        from dpkit.cli.run import PrivateRun
+        from dpkit.run import PrivateRun
         run = PrivateRun("publish", "t", 0.4, None, inputs=[{str(data)!r}],
                          outputs=[{str(tmp_path / 'k.csv')!r}], ledger={str(book.path)!r})
         run.__enter__()

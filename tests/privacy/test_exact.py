@@ -149,7 +149,7 @@ def test_small_and_vector_paths_agree_on_the_same_words() -> None:
 
 
 def test_private_rows_mode() -> None:
-    from dpkit.cli.run import private_rows_mode
+    from dpkit.run import private_rows_mode
 
     assert private_rows_mode("-") == 0o600 and private_rows_mode(None) == 0o600
     assert private_rows_mode("/nonexistent/x.csv") == 0o600
