@@ -1,6 +1,79 @@
-"""dpkit: differentially private and k-anonymous release of CSV datasets.
+"""dpkit: differentially private and k-anonymous release of tabular data sets.
 
-The library is usable without the CLI; the CLI (``dpkit.cli``) is a thin layer over it.
+A library first (docs/library.md), with the ``dpkit`` command line as its veneer::
+
+    import dpkit
+    release = dpkit.publish("train.csv", schema="taxonomies/adult.yaml", epsilon=1.0)
+    release.table                  # the released records (pandas)
+    release.report                 # exactly the JSON report the command line writes
+    test = release.generalize("test.csv")
+
+The public names are imported on first use (PEP 562), so that ``import dpkit`` — and with it
+``dpkit --help`` — loads neither numpy nor pandas.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "load_schema": "dpkit.data.schema",
+    "Schema": "dpkit.data.schema",
+    "publish": "dpkit.api.publish",
+    "Release": "dpkit.api.publish",
+    "generalize": "dpkit.api.generalize",
+    "DpkitError": "dpkit.errors",
+    "DpkitUsageError": "dpkit.errors",
+    "DataError": "dpkit.errors",
+    "SchemaError": "dpkit.errors",
+    "DpkitWarning": "dpkit.errors",
+    "PrivacyLeakWarning": "dpkit.errors",
+    "Ledger": "dpkit.ledger",
+}
+
+__all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
+    "__version__",
+    "load_schema",
+    "Schema",
+    "publish",
+    "Release",
+    "generalize",
+    "DpkitError",
+    "DpkitUsageError",
+    "DataError",
+    "SchemaError",
+    "DpkitWarning",
+    "PrivacyLeakWarning",
+    "Ledger",
+]
+
+if TYPE_CHECKING:
+    from dpkit.api.generalize import generalize
+    from dpkit.api.publish import Release, publish
+    from dpkit.data.schema import Schema, load_schema
+    from dpkit.errors import (
+        DataError,
+        DpkitError,
+        DpkitUsageError,
+        DpkitWarning,
+        PrivacyLeakWarning,
+        SchemaError,
+    )
+    from dpkit.ledger import Ledger
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dpkit' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next access does not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

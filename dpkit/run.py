@@ -1,9 +1,9 @@
-"""What every differentially private command does around its algorithm.
+"""What every differentially private run does around its algorithm.
 
 :class:`PrivateRun` validates ε and the seed, refuses outputs that would overwrite an
-input, makes the accountant and the generator, writes outputs atomically, and builds the
-report from the accountant. The privacy ledger (``--ledger``) hooks in here, so every
-command gets it the same way.
+input, makes the accountant and the generator, and builds the report from the accountant.
+The privacy ledger (``ledger=``) hooks in here, so every library function — and through them
+every command — books its run the same way (docs/ledger.md).
 """
 
 from __future__ import annotations
@@ -83,13 +83,15 @@ def private_rows_mode(input_path: str | None) -> int:
 def parse_epsilon(value: Any) -> float:
     """ε from a flag or config: a finite number > 0; warns above 10 (little protection)."""
     if value is None:
-        raise DpkitUsageError("--epsilon is required (or set epsilon in --config)")
+        raise DpkitUsageError("epsilon is required", param="epsilon")
+    if isinstance(value, bool):
+        raise DpkitUsageError(f"epsilon must be a number > 0, got {value!r}", param="epsilon")
     try:
         eps = float(value)
     except (TypeError, ValueError):
-        raise DpkitUsageError(f"--epsilon must be a number > 0, got {value!r}") from None
+        raise DpkitUsageError(f"epsilon must be a number > 0, got {value!r}", param="epsilon") from None
     if not math.isfinite(eps) or eps <= 0:
-        raise DpkitUsageError(f"--epsilon must be a finite number > 0, got {value!r}")
+        raise DpkitUsageError(f"epsilon must be a finite number > 0, got {value!r}", param="epsilon")
     if eps > HUGE_EPSILON:
         warnings.warn(
             f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning, stacklevel=2
@@ -147,7 +149,7 @@ class PrivateRun:
             from dpkit.ledger import Ledger
 
             if not self.data_path:
-                raise DpkitUsageError(f"--ledger: 'dpkit {command}' has no data file to account")
+                raise DpkitUsageError(f"ledger: '{command}' has no data to account", param="ledger")
             self._ledger = Ledger(self.ledger_path)
             self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon)
 

@@ -100,6 +100,30 @@ def _lost_output_message() -> str | None:
             f"the release is lost and {cost}; write to a file with -o FILE instead of a pipe that closes early")
 
 
+#: flags whose spelling is not ``--`` + the parameter name with dashes
+FLAGS = {"k": "-k", "schema_path": "--schema", "cut_path": "--cut", "l": "--l", "output": "-o"}
+
+
+def flag(param: str) -> str:
+    """The command-line spelling of the library parameter ``param`` (``selection_share`` ->
+    ``--selection-share``)."""
+    return FLAGS.get(param, "--" + param.replace("_", "-"))
+
+
+def cli_message(exc: BaseException) -> str:
+    """The error's message as the command line says it: the library names a parameter
+    (``levels must be ...``), the CLI its flag (``--levels must be ...``); a message about a
+    parameter that does not start with its name gets the flag after it, in brackets."""
+    text = str(exc)
+    param = getattr(exc, "param", None)
+    if not param:
+        return text
+    if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
+                                                                   or text[len(param)] == "_")):
+        return flag(param) + text[len(param):]
+    return f"{text} ({flag(param)})"
+
+
 def run(cli: click.Group, argv: list[str] | None = None) -> int:
     """Run ``cli`` and return the process exit code."""
     with _sigterm_as_interrupt():
@@ -151,7 +175,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
     except DpkitError as exc:
         if verbose:
             traceback.print_exc()
-        click.echo(f"dpkit: error: {exc}", err=True)
+        click.echo(f"dpkit: error: {cli_message(exc)}", err=True)
         return exc.exit_code
     except MemoryError:
         click.echo("dpkit: error: out of memory; try a smaller input or fewer levels/cells", err=True)

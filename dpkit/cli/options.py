@@ -135,11 +135,13 @@ def _flags() -> dict[str, Any]:
     return ctx.meta.get(_META, {}) if ctx is not None else {}
 
 
-def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None = None) -> Any:
+def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None = None, *,
+                 resolved: bool = True) -> Any:
     """The :class:`~dpkit.data.source.ReadOptions` of an input, from the command's flags.
 
     ``encoding``/``delimiter`` are the command's parameters (after --config); ``-t``, ``-H``
-    and ``--column-names`` come from the current command line.
+    and ``--column-names`` come from the current command line. ``resolved=False`` leaves the
+    delimiter to be sniffed by the library call that reads the data (after its ledger check).
     """
     from dpkit.data.source import ReadOptions
     from dpkit.errors import DpkitUsageError
@@ -158,8 +160,8 @@ def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None =
         columns = tuple(n.strip() for n in names.split(","))
     from dpkit.data.table import resolve
 
-    return resolve(ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header,
-                               column_names=columns))
+    options = ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header, column_names=columns)
+    return resolve(options) if resolved else options
 
 
 def output_delimiter() -> str:

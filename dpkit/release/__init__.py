@@ -1,41 +1,53 @@
 """``dpkit publish``: differentially private generalized release of classification data.
 
 MAXGDDP (:mod:`dpkit.release.maxgddp`), the DiffGen baseline (:mod:`dpkit.release.diffgen`),
-the cut they specialize (:mod:`dpkit.release.cut`), the sparse noisy table
-(:mod:`dpkit.release.sparse`) and the experiment hook (:mod:`dpkit.release.experiment`).
+the cut they specialize (:mod:`dpkit.release.cut`) and the sparse noisy table
+(:mod:`dpkit.release.sparse`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+ALGORITHMS = ("maxgddp", "diffgen")
+#: the algorithm of ``dpkit.publish`` (and of a sweep) when none is named
+DEFAULT_ALGORITHM = "maxgddp"
+#: every option a publisher takes besides ``epsilon`` (``raw`` is ``postprocess="raw"``)
+OPTIONS = ("levels", "raw", "postprocess", "allocation", "selection_share", "selector", "grid", "n_share",
+           "resolution")
+#: the options only MAXGDDP takes (DiffGen's budget split is fixed by the algorithm)
+MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid")
 
-def make_model(algorithm: str, epsilon: float, params: dict[str, Any]) -> Any:
-    """The publisher for ``algorithm`` (``maxgddp`` or ``diffgen``) with ``params``' options.
 
-    One place for the CLI and the sweep runner, so both build the same model; DiffGen takes
-    only ``levels`` (its budget split is fixed by the algorithm) and the post-processing.
-    ``levels`` is ``auto`` (default) or an integer; ``raw: true`` (or ``postprocess: raw``)
-    keeps the paper's plain release (the default with an integer ``levels``; ``postprocess:
-    suppress`` suppresses there too); ``n_share`` and ``resolution`` tune ``auto``.
+def make_model(algorithm: str, epsilon: float, options: dict[str, Any] | None = None) -> Any:
+    """The publisher for ``algorithm`` (``maxgddp`` or ``diffgen``) with ``options``.
+
+    One place for the library, the CLI and the sweep runner, so all build the same model. Only
+    the options given (not None) are passed on: every default is the estimator's own
+    (``MaxGDDP.__init__``, ``DiffGen.__init__``). ``raw: true`` is the estimator's
+    ``postprocess="raw"`` (the paper's plain release); ``raw: false`` leaves ``postprocess`` to
+    its default (suppress with ``levels="auto"``, raw with a fixed h). DiffGen ignores the
+    MAXGDDP-only options (:data:`MAXGDDP_ONLY`); keys neither takes are refused.
     """
     from dpkit.errors import DpkitUsageError
-    from dpkit.release import depth
-    from dpkit.release.maxgddp import parse_levels
 
-    levels = parse_levels(params.get("levels"))
-    post = "raw" if params.get("raw") else params.get("postprocess")  # None: suppress with auto, raw with h
-    auto = dict(n_share=float(params.get("n_share") or depth.N_SHARE),
-                resolution=float(params.get("resolution") or depth.RESOLUTION))
+    given = {k.replace("-", "_"): v for k, v in (options or {}).items() if v is not None}
+    if given.pop("raw", False):
+        given["postprocess"] = "raw"
     if algorithm == "diffgen":
-        from dpkit.release.diffgen import DiffGen
+        from dpkit.release.diffgen import DiffGen as cls
+        for k in MAXGDDP_ONLY:
+            given.pop(k, None)
+    elif algorithm == "maxgddp":
+        from dpkit.release.maxgddp import MaxGDDP as cls
+    else:
+        raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
+                              param="algorithm")
+    import inspect
 
-        return DiffGen(epsilon=epsilon, levels=levels, postprocess=post, **auto)
-    if algorithm == "maxgddp":
-        from dpkit.release.maxgddp import MaxGDDP
-
-        return MaxGDDP(epsilon=epsilon, levels=levels,
-                       selection_share=float(params["selection_share"]),
-                       allocation=params["allocation"], selector=params["selector"],
-                       grid=int(params["grid"]), postprocess=post, **auto)
-    raise DpkitUsageError(f"unknown algorithm {algorithm!r} (maxgddp or diffgen)")
+    known = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "epsilon")]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} for algorithm {algorithm!r} "
+                              f"(known: {', '.join(known)})", param=unknown[0])
+    return cls(epsilon=epsilon, **given)

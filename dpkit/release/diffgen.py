@@ -49,6 +49,10 @@ class DiffGen:
         self.n_share = n_share
         self.resolution = resolution
 
+    def check(self) -> None:
+        """Validate the options (not ε: the run does) without changing them."""
+        resolve_postprocess(self.postprocess, parse_levels(self.levels))
+
     def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> DiffGen:
         """DiffGen (Mohammed et al. 2011, Alg. 1): ε' = ε / (2(|A_num| + 2h)) per step.
 

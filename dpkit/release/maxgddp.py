@@ -133,7 +133,7 @@ def select(selector: str, scores: np.ndarray, *, epsilon: float, rng: np.random.
         return exponential(scores, **kw)
     if selector == "permute-and-flip":
         return permute_and_flip(scores, **kw)
-    raise DpkitUsageError(f"--selector must be one of {', '.join(SELECTORS)}, got {selector!r}")
+    raise DpkitUsageError(f"selector must be one of {', '.join(SELECTORS)}, got {selector!r}", param="selector")
 
 
 def class_info(schema: Schema, target: str) -> list[str]:
@@ -172,15 +172,22 @@ class MaxGDDP:
         self.n_share = n_share
         self.resolution = resolution
 
+    def check(self) -> None:
+        """Validate the options (not ε: the run does) without changing them; :meth:`fit` calls
+        it too, so a library caller can refuse bad options before any run starts."""
+        levels = parse_levels(self.levels)
+        validate_common(levels, self.selection_share, self.grid)
+        resolve_postprocess(self.postprocess, levels)
+        if self.allocation not in ALLOCATIONS:
+            raise DpkitUsageError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}", param="allocation")
+        if self.selector not in SELECTORS:
+            raise DpkitUsageError(f"selector must be one of {', '.join(SELECTORS)}, got {self.selector!r}", param="selector")
+
     def _validate(self) -> None:
+        self.check()
         self.epsilon = validate_epsilon(self.epsilon)
         self.levels = parse_levels(self.levels)
-        validate_common(self.levels, self.selection_share, self.grid)
         self.postprocess = resolve_postprocess(self.postprocess, self.levels)
-        if self.allocation not in ALLOCATIONS:
-            raise DpkitUsageError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
-        if self.selector not in SELECTORS:
-            raise DpkitUsageError(f"--selector must be one of {', '.join(SELECTORS)}, got {self.selector!r}")
 
     def fit(self, table: EncodedTable | Frame, target: str, *, accountant: Accountant, rng: np.random.Generator) -> MaxGDDP:
         """Specialize the cut for ``levels`` rounds, then release the noisy (cut × class) table.
@@ -333,9 +340,9 @@ def parse_levels(value: Any) -> int | str:
         try:
             value = int(v)
         except ValueError:
-            raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}") from None
+            raise DpkitUsageError(f"levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}", param="levels") from None
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_LEVELS:
-        raise DpkitUsageError(f"--levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}")
+        raise DpkitUsageError(f"levels must be 'auto' or an integer in 1..{MAX_LEVELS}, got {value!r}", param="levels")
     return int(value)
 
 
@@ -351,6 +358,6 @@ def validate_common(levels: Any, share: Any, grid: Any) -> None:
     except (TypeError, ValueError):
         s = float("nan")
     if not 0 < s < 1:
-        raise DpkitUsageError(f"--selection-share must be a number in (0, 1), got {share!r}")
+        raise DpkitUsageError(f"selection_share must be a number in (0, 1), got {share!r}", param="selection_share")
     if isinstance(grid, bool) or not isinstance(grid, int | np.integer) or grid < 1:
-        raise DpkitUsageError(f"--grid must be an integer >= 1, got {grid!r}")
+        raise DpkitUsageError(f"grid must be an integer >= 1, got {grid!r}", param="grid")

@@ -222,7 +222,7 @@ def check_release_size(shape: list[int], epsilon: float) -> None:
         size = f"10^{log_total / math.log(10):.1f}"
         raise DpkitUsageError(
             f"the released table would have {size} cells (limit: 5e7 expected noise cells, 2^62 cells "
-            f"in all); use fewer --levels, --levels auto or a larger epsilon"
+            f"in all); use fewer levels, the automatic depth (levels auto) or a larger epsilon"
         )
 
 

@@ -33,7 +33,7 @@ def test_generalize_kanon_report_refused_on_spark(tmp_path):
     report = tmp_path / "k.report.json"
     report.write_text(json.dumps({"dpkit_version": "0.2", "command": "kanon-select", "parameters": {"generalize": True}, "release": {}}))
     code, err = invoke(["generalize", ADULT, "--cut", report, "-o", tmp_path / "g.csv", "--engine", "spark"])
-    assert code == 2 and "kanon-select --generalize report runs on --engine numpy only" in err
+    assert code == 2 and "a kanon-select report is applied on the numpy engine only" in err and "(--engine)" in err
     assert not (tmp_path / "g.csv").exists()
 
 

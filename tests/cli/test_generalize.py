@@ -103,7 +103,7 @@ def test_schema_named_in_report_not_found(released, tmp_path):
     bad.write_text(json.dumps(report))
     out = tmp_path / "o.csv"
     code, _, err = invoke(["generalize", released["data"], "--cut", str(bad), "-o", str(out)])
-    assert code == 1 and "pass --schema" in err and not out.exists()
+    assert code == 1 and "pass the schema (--schema)" in err and not out.exists()
     code, _, err = invoke(["generalize", released["data"], "--cut", str(bad), "-o", str(out),
                            "--schema", released["schema"]])
     assert code == 0, err

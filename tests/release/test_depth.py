@@ -57,8 +57,9 @@ def test_suppression_threshold_is_the_smallest_that_bounds_the_noise():
 def test_parse_levels():
     assert parse_levels("auto") == "auto" and parse_levels(None) == "auto" and parse_levels("13") == 13
     for bad in ("0", "x", 0, -1, True, 1.5):
-        with pytest.raises(DpkitUsageError, match="--levels"):
+        with pytest.raises(DpkitUsageError, match="^levels must be") as info:
             parse_levels(bad)
+        assert info.value.param == "levels"  # the CLI writes --levels in its place
 
 
 def test_auto_accounts_for_the_noisy_n_and_respects_the_cap(table):

@@ -29,5 +29,5 @@ def test_high_epsilon_approaches_the_baseline():
 
 
 def test_unknown_algorithm():
-    with pytest.raises(DpkitUsageError, match="unknown algorithm"):
+    with pytest.raises(DpkitUsageError, match="algorithm must be one of maxgddp, diffgen"):
         run_experiment({**IRIS, "algorithm": "nope"}, seed=1)

@@ -1,0 +1,195 @@
+"""``dpkit.generalize``: map other records onto a released generalization (spends nothing).
+
+A `publish` release's cut, or the levels a `kanon-select --generalize` run chose, applied to
+new data — a test split, records to score — so that they match the released table's columns.
+This reads only the data given and the public report: it is not a release of the training
+data and spends no ε.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpkit.api.inputs import read_options, schema_of, source_path
+from dpkit.errors import DataError, DpkitUsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+
+
+def generalize(
+    data: Any,
+    cut: Any,
+    *,
+    schema: Schema | str | os.PathLike | None = None,
+    output: str | os.PathLike | None = None,
+    output_delimiter: str = ",",
+    engine: str | None = None,
+    spark_master: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+) -> pd.DataFrame | None:
+    """``data`` with every predictor replaced by the released cut's node or interval holding it.
+
+    Parameters
+    ----------
+    data : path, ReadOptions or pandas.DataFrame
+        The records to map (read as :func:`dpkit.publish` reads its data).
+    cut : Release, dict or path
+        A :class:`~dpkit.api.publish.Release`, or a report (dict or JSON file) of ``publish`` or
+        of ``kanon_select(..., generalize=True)``.
+    schema : Schema or path, optional
+        Default: the Release's schema, or the schema the report names.
+    output : path, optional
+        Also write the rows (CSV, or Parquet by extension; atomically; ``-`` is stdout). On the
+        Spark engine the rows are written by Spark and nothing is returned.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The class column is kept as it is when ``data`` has it.
+    """
+    from dpkit.engine import engine_name
+    from dpkit.run import check_distinct_paths
+
+    report, where, given_schema = _report_of(cut)
+    if schema is None:
+        schema = given_schema
+    spark = engine_name(engine) == "spark"
+    out = None if output is None else os.fspath(output)
+    # a URI output (hdfs://, s3a://) is Spark's to check when it writes
+    check_distinct_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
+    release = report.get("release") or {}
+    params = report.get("parameters") or {}
+    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                 ("column_names", column_names)) if v is not None}
+    if report.get("command") == "kanon-select" and params.get("generalize"):
+        if spark:
+            # apply_release works on the raw strings of a whole table: not built for Spark yet
+            raise DpkitUsageError("a kanon-select report is applied on the numpy engine only for now "
+                                  "(docs/spark.md)", param="engine")
+        return _kanon(report, where, schema, data, out, output_delimiter, reading)
+    if report.get("command") != "publish" or "cut" not in release:
+        raise DataError(
+            f"{where}: not a `dpkit publish` report (no release.cut), nor a `kanon-select --generalize` one"
+        )
+    schema_obj = _schema(schema, params, where)
+    from dpkit.release.cut import Cut
+    from dpkit.release.generalized import Generalizer
+
+    target = release.get("target") or params.get("target") or schema_obj.target
+    released = Cut.from_json(schema_obj, target, release["cut"], source=where)
+    if spark:
+        if out is None:
+            raise DpkitUsageError("output is required on the Spark engine (the rows are written by Spark)",
+                                  param="output")
+        _spark(read_options(data, **reading), schema_obj, released, release, target, out, output_delimiter,
+               spark_master)
+        return None
+    from dpkit.api.inputs import DATAFRAME, as_strings, is_dataframe
+    from dpkit.data.table import column_names as header_of
+    from dpkit.data.table import encode, load, write_csv
+
+    order = [c for c in release.get("columns", released.columns + [target])
+             if c in released.attributes or c == target]
+    if is_dataframe(data):
+        wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
+        table = encode(as_strings(data, wanted, schema_obj), schema_obj, wanted, source=DATAFRAME, first_line=0)
+    else:
+        opts = read_options(data, **reading)
+        header_names = header_of(opts)
+        wanted = [c for c in order if c in released.attributes or (c == target and c in header_names)]
+        table = load(opts, schema_obj, wanted)
+    rows = Generalizer.of(released, schema_obj, wanted)(table.columns)
+    if out is not None:
+        write_csv(rows, out, delimiter=output_delimiter)
+    return rows
+
+
+def _report_of(cut: Any) -> tuple[dict[str, Any], str, Any]:
+    """(the report, its name in messages, the schema it came with, if any)."""
+    from dpkit.api.publish import Release
+    from dpkit.report import read_report
+
+    if isinstance(cut, Release):
+        return cut.report, "<release>", cut.schema
+    if isinstance(cut, dict):
+        return cut, "<report>", None
+    if isinstance(cut, str | os.PathLike):
+        return read_report(cut), os.fspath(cut), None
+    raise DpkitUsageError(f"cut must be a Release, a report dict or a report path, got {type(cut).__name__}",
+                          param="cut")
+
+
+def _path(schema: Any) -> str | None:
+    return os.fspath(schema) if isinstance(schema, str | os.PathLike) else None
+
+
+def _schema(schema: Any, params: dict[str, Any], where: str) -> Schema:
+    """The schema given, else the one the report names (which must be found from here)."""
+    if schema is not None:
+        return schema_of(schema, allow_draft=True)[0]  # type: ignore[return-value]
+    named = params.get("schema")
+    if not named:
+        raise DataError(f"{where}: the report names no schema; pass the schema", param="schema")
+    if not Path(named).is_file():
+        raise DataError(f"{where}: the schema it names, {named}, is not found from here; pass the schema",
+                        param="schema")
+    return schema_of(named, allow_draft=True)[0]  # type: ignore[return-value]
+
+
+def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
+           master: str | None) -> None:
+    """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
+    from dpkit.engine.spark_frame import load_spark, session
+    from dpkit.engine.spark_rows import raw_input
+    from dpkit.engine.spark_write import check_output, write_rows
+    from dpkit.release.generalized import Generalizer
+
+    if opts.path == "-":
+        raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
+    spark = session(master)
+    check_output(spark, output)
+    header = raw_input(spark, opts)[1]
+    order = [c for c in release.get("columns", cut.columns + [target]) if c in cut.attributes or c == target]
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in header)]
+    frame = load_spark(opts, schema, wanted, spark=spark)
+    labeller = Generalizer.of(cut, schema, wanted)
+
+    def render(batch: Any) -> Any:
+        return labeller({c: batch.column(i).to_numpy(zero_copy_only=False) for i, c in enumerate(wanted)})
+
+    df = frame.df.select(*[frame.fields[c] for c in wanted])
+    write_rows(spark, df, render, wanted, output, delimiter=delimiter)
+
+
+def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None, delimiter: str,
+           reading: dict[str, Any]) -> pd.DataFrame:
+    """A `kanon-select --generalize` report: its kept columns at their chosen levels."""
+    from dpkit.anonymity.apply import apply_release
+    from dpkit.api.inputs import DATAFRAME, is_dataframe
+    from dpkit.data.table import read_table, write_csv
+
+    params = report.get("parameters") or {}
+    if schema is None:
+        named = params.get("schema")
+        if not named or not Path(named).is_file():
+            raise DataError(f"{where}: the schema it names, {named}, is not found from here; pass the schema",
+                            param="schema")
+        schema = named
+    schema_obj = schema_of(schema, allow_draft=True)[0]
+    if is_dataframe(data):
+        df, src = data, DATAFRAME
+    else:
+        opts = read_options(data, **reading)
+        df, src = read_table(opts), opts.name
+    out = apply_release(df, report.get("release") or {}, schema_obj, params.get("target"), source=src)
+    if output is not None:
+        write_csv(out, output, delimiter=delimiter)
+    return out

@@ -1,0 +1,145 @@
+"""What a library call accepts as data and as a schema, and how it becomes a frame.
+
+``data`` is one of:
+
+* a path (``str`` or :class:`os.PathLike`): a CSV or Parquet file, ``-`` for stdin, or with
+  ``engine="spark"`` a URI or a directory — read with the command line's rules (encoding
+  ``utf-8-sig``, the delimiter sniffed among ``,`` ``;`` tab ``|`` when not given, a header row);
+* a :class:`~dpkit.data.source.ReadOptions`, the same with every dialect option spelled out
+  (the command line builds one from its flags);
+* a :class:`pandas.DataFrame`: its values are read as the CSV reader would read their text
+  (a missing value is the empty string; whitespace around a category is stripped).
+
+Nothing here draws noise or decides anything about privacy: it only reads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from dpkit.data.source import DEFAULT_ENCODING, ReadOptions
+from dpkit.errors import DpkitUsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+    from dpkit.engine.frame import Frame
+
+#: how a DataFrame is named in messages (a row is then named by its position, from 0)
+DATAFRAME = "<DataFrame>"
+
+
+def is_dataframe(data: Any) -> bool:
+    """True for a pandas DataFrame (without importing pandas when it is not loaded)."""
+    import sys
+
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(data, pd.DataFrame)
+
+
+def is_spark_dataframe(data: Any) -> bool:
+    return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
+
+
+def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
+                 header: bool = True, column_names: Sequence[str] | None = None) -> ReadOptions:
+    """The :class:`ReadOptions` of a path given to a library call, its delimiter sniffed when
+    None (once: the warning that names it is given once), as the command line does."""
+    from dpkit.data.table import resolve
+
+    if isinstance(data, ReadOptions):
+        return resolve(data)
+    if not isinstance(data, str | os.PathLike):
+        raise DpkitUsageError(
+            f"data must be a path, a pandas DataFrame or (engine='spark') a Spark DataFrame, got "
+            f"{type(data).__name__}", param="data")
+    if column_names is not None and header:
+        raise DpkitUsageError("column_names names the columns of a headerless input; pass header=False",
+                              param="column_names")
+    names = tuple(column_names) if column_names is not None else None
+    return resolve(ReadOptions(os.fspath(data), encoding=encoding, delimiter=delimiter, header=header,
+                               column_names=names))
+
+
+def source_path(data: Any) -> str | None:
+    """The file (or URI) ``data`` names, or None for data in memory."""
+    if isinstance(data, ReadOptions):
+        return data.path
+    if isinstance(data, str | os.PathLike):
+        return os.fspath(data)
+    return None
+
+
+def schema_of(schema: Schema | str | os.PathLike | None, *, allow_draft: bool = False) -> tuple[Schema | None, str | None]:
+    """(the Schema, the name it is recorded under in reports): a path is loaded and recorded
+    as given; a Schema is recorded under the path it was read from."""
+    if schema is None:
+        return None, None
+    from dpkit.data.schema import Schema, load_schema
+
+    if isinstance(schema, Schema):
+        return schema, str(schema.path)
+    if isinstance(schema, str | os.PathLike):
+        return load_schema(schema, allow_draft=allow_draft), os.fspath(schema)
+    raise DpkitUsageError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
+
+
+def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | None = None,
+         spark_master: str | None = None, **reading: Any) -> Frame:
+    """Read and encode ``columns`` of ``data`` against ``schema``: a frame on ``engine``.
+
+    ``reading``: ``encoding``, ``delimiter``, ``header``, ``column_names`` for a path.
+    """
+    from dpkit.engine import engine_name
+    from dpkit.engine import load as engine_load
+
+    name = engine_name(engine)
+    if is_dataframe(data):
+        if name == "spark":
+            raise DpkitUsageError("engine 'spark' reads files, URIs or Spark DataFrames, not a pandas "
+                                  "DataFrame; use engine='numpy'", param="engine")
+        from dpkit.data.table import encode
+        from dpkit.engine.numpy_frame import NumpyFrame
+
+        return NumpyFrame(encode(as_strings(data, columns, schema), schema, list(columns), source=DATAFRAME,
+                                 first_line=0))
+    if is_spark_dataframe(data):
+        raise DpkitUsageError("a Spark DataFrame as data is not supported yet: write it to Parquet and pass "
+                              "the path", param="data")
+    options = read_options(data, **reading)
+    return engine_load(options, schema, list(columns), engine=name,
+                       **({"master": spark_master} if name == "spark" else {}))
+
+
+def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.DataFrame:
+    """The ``columns`` of ``df`` as the CSV reader gives them: categorical columns as stripped
+    strings (a missing value is ``''``), numeric columns as they are (numbers or strings).
+
+    A column the schema does not name, or one absent from ``df``, is left for
+    :func:`dpkit.data.table.encode` to report.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.data.schema import CategoricalColumn
+
+    out: dict[str, Any] = {}
+    for c in columns:
+        if c not in df.columns:
+            continue
+        s = df[c]
+        col = schema.columns.get(c)
+        if isinstance(col, CategoricalColumn) or s.dtype == object or isinstance(s.dtype, pd.StringDtype):
+            values = s.astype(object).to_numpy()
+            missing = pd.isna(values)
+            text = np.array([v.strip() if isinstance(v, str) else str(v) for v in values], dtype=object)
+            text[missing] = ""
+            out[c] = text
+        else:
+            out[c] = s.to_numpy()
+    # every column, in df's order, so that a message about a missing column lists the header
+    return pd.DataFrame({c: (out[c] if c in out else df[c].to_numpy()) for c in df.columns},
+                        columns=list(df.columns))

@@ -1,0 +1,243 @@
+"""``dpkit.publish``: a differentially private generalized release of a classification table.
+
+One private run (:class:`~dpkit.run.PrivateRun`) around one publisher (MAXGDDP, Fu, Zhang & Ding
+2018, or the DiffGen baseline; :mod:`dpkit.release`), returning a :class:`Release`: the noisy
+(cut × class) table, its report, and what to do with them (write them, map other data onto
+the cut). ``dpkit publish`` is this function and a print.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dpkit.api.inputs import load, schema_of, source_path
+from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.release import DEFAULT_ALGORITHM
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+    from dpkit.release.sparse import NoisyTable
+
+#: the share of released records that may be noise before a run warns
+NOISE_WARNING = 0.5
+
+
+@dataclass
+class Release:
+    """The result of :func:`publish`: the released table and its report.
+
+    ``report`` is exactly the JSON the command line writes (``docs/formats.md``). ``table`` is
+    one row per released record (generalized values: taxonomy nodes and ``[lo,hi)``
+    intervals), built when first asked for; :meth:`write` writes it without building it.
+    """
+
+    report: dict[str, Any]
+    noisy: NoisyTable = field(repr=False)
+    schema: Schema = field(repr=False)
+    columns: list[str] = field(default_factory=list)
+    _table: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The released records, one row each, columns in the input's order."""
+        if self._table is None:
+            self._table = self.noisy.to_frame(columns=self.columns)
+        return self._table
+
+    @property
+    def counts(self) -> pd.DataFrame:
+        """The released cells, one row each with a ``count`` column (what ``counts=True`` writes)."""
+        return self.noisy.to_frame(counts=True, columns=self.columns)
+
+    @property
+    def cut(self) -> dict[str, Any]:
+        """The released generalization (a taxonomy cut per categorical column, intervals per
+        numeric one), as in the report."""
+        return self.report["release"]["cut"]
+
+    def write(self, path: str | os.PathLike, *, counts: bool = False, delimiter: str = ",") -> None:
+        """Write the release atomically: CSV, or Parquet for a ``.parquet``/``.pq`` path;
+        ``-`` is stdout. ``counts``: one row per cell with a ``count`` column."""
+        from dpkit.release.sparse import write_release
+
+        write_release(self.noisy, os.fspath(path), counts=counts, columns=self.columns, delimiter=delimiter)
+
+    def write_report(self, path: str | os.PathLike) -> None:
+        """Write :attr:`report` as JSON, atomically."""
+        from dpkit.report import write_report
+
+        write_report(self.report, os.fspath(path))
+
+    def generalize(self, data: Any, **options: Any) -> pd.DataFrame:
+        """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
+        from dpkit.api.generalize import generalize
+
+        return generalize(data, self, schema=self.schema, **options)
+
+
+def publish(
+    data: Any,
+    *,
+    schema: Schema | str | os.PathLike,
+    epsilon: float,
+    target: str | None = None,
+    algorithm: str = DEFAULT_ALGORITHM,
+    seed: int | str | None = None,
+    ledger: Any = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
+    output: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    counts: bool = False,
+    output_delimiter: str = ",",
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+    **options: Any,
+) -> Release:
+    """Release an ε-differentially private, generalized copy of a classification table.
+
+    Specializes every predictor from its taxonomy root (numbers: from the schema's public
+    bounds), choosing each step privately, then releases the noisy (cut × class) contingency
+    table (MAXGDDP, Fu, Zhang & Ding 2018, Algorithm 1; docs/publish.md).
+
+    Parameters
+    ----------
+    data : path, ReadOptions or pandas.DataFrame
+        The private table (:mod:`dpkit.api.inputs`); ``encoding``, ``delimiter``, ``header`` and
+        ``column_names`` say how to read a CSV path (the delimiter is sniffed when None).
+    schema : Schema or path
+        The public domains (taxonomy trees, numeric bounds).
+    epsilon : float
+        The whole budget of the run; the report lists every part of it that was spent.
+    target : str, optional
+        The class column (default: the schema's target).
+    algorithm : {"maxgddp", "diffgen"}
+    seed : int or str, optional
+        A secret key ``0x`` + 32–64 hex digits (reproducible, still ε-DP while the key is
+        secret) or an integer (reproducible, not private: the report says so).
+    ledger : Ledger or path, optional
+        The privacy ledger that books this run against its data set's cap; a refusal raises
+        :class:`dpkit.BudgetExceeded` before the data is read.
+    engine : {"numpy", "spark"}, optional
+        Where the data is read and counted (default ``$DPKIT_ENGINE``, else numpy).
+    output, report : path, optional
+        Also write the release (CSV or Parquet) and the report, atomically, inside the run: the
+        ledger then books the run complete only once both exist.
+    counts : bool
+        ``output`` holds one row per cell with a ``count`` column.
+    **options
+        The publisher's options, with its defaults (``dpkit.release.maxgddp.MaxGDDP``):
+        ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``,
+        ``grid``; DiffGen takes ``levels`` and ``raw`` and ignores the rest, with a warning.
+
+    Returns
+    -------
+    Release
+    """
+    from dpkit.release import MAXGDDP_ONLY, make_model
+    from dpkit.run import PrivateRun
+
+    schema_obj, schema_name = schema_of(schema)
+    if schema_obj is None:
+        raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
+    target = _target(schema_obj, schema_name, target)
+    if algorithm == "diffgen":
+        ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
+        if ignored:
+            warnings.warn(f"{', '.join(ignored)} apply to maxgddp only; diffgen ignores them", DpkitWarning,
+                          stacklevel=2)
+    # the options are checked before the run: a bad one spends nothing and books nothing
+    model = make_model(algorithm, epsilon, options)
+    model.check()
+    out = None if output is None else os.fspath(output)
+    rep = None if report is None else os.fspath(report)
+    path = source_path(data)
+    run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name], outputs=[out, rep],
+                     ledger=ledger, data_path=path if path is not None else data)
+    order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
+    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                 ("column_names", column_names)) if v is not None}
+    frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)
+    with run:
+        model.epsilon = run.epsilon
+        model.fit(frame, target, accountant=run.accountant, rng=run.rng)
+        doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
+                         _release_section(model, order, target))
+        if model.noise_share_ > NOISE_WARNING:
+            warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
+                          f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "
+                          "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
+                          DpkitWarning, stacklevel=2)
+        release = Release(doc, model.release_, schema_obj, order)
+        if out is not None:
+            release.write(out, counts=counts, delimiter=output_delimiter)
+        if rep is not None:
+            try:
+                release.write_report(rep)
+            except BaseException:
+                _remove(out)  # a release without its report is not left behind
+                raise
+    return release
+
+
+def _target(schema: Schema, schema_name: str | None, target: str | None) -> str:
+    target = target or schema.target
+    if not target:
+        raise DpkitUsageError(f"target is required: schema {schema_name} declares no target", param="target")
+    if schema.column(target).kind != "categorical":
+        raise DpkitUsageError(f"target {target!r} must be a categorical column of {schema_name}", param="target")
+    return target
+
+
+def _parameters(model: Any, algorithm: str, schema_name: str | None, target: str, epsilon: float,
+                counts: bool) -> dict[str, Any]:
+    """The report's ``parameters``: the values the run actually used (public)."""
+    parameters: dict[str, Any] = {
+        "schema": schema_name,
+        "target": target,
+        "epsilon": epsilon,
+        "levels": model.levels,
+        "algorithm": algorithm,
+        "counts": bool(counts),
+        "raw": model.postprocess == "raw",
+    }
+    if algorithm == "maxgddp":
+        parameters.update(allocation=model.allocation, selection_share=float(model.selection_share),
+                          selector=model.selector, grid=int(model.grid))
+    return parameters
+
+
+def _release_section(model: Any, order: list[str], target: str) -> dict[str, Any]:
+    """The report's ``release``: the cut and the public facts of the noisy table."""
+    rel = model.release_
+    plan = model.depth_
+    return {
+        "cut": model.cut_.to_json(),
+        "columns": order,
+        "target": target,
+        "classes": rel.class_labels,
+        "selections": [s.to_json() for s in model.selections_],
+        "epsilon_counts": model.epsilon_counts_,
+        "cells": model.cut_.n_cells() * len(rel.class_labels),
+        "released_records": rel.n_records,
+        "depth": {"levels": "auto" if plan.n_hat is not None else plan.levels,
+                  "schedule_levels": plan.levels, "max_cells": plan.max_cells,
+                  "noisy_records": plan.n_hat, "epsilon_noisy_records": plan.epsilon_n},
+        "suppression_threshold": model.threshold_,
+        "expected_noise_share": round(model.noise_share_, 4),
+    }
+
+
+def _remove(path: str | None) -> None:
+    import contextlib
+
+    if path and path != "-":
+        with contextlib.suppress(OSError):
+            os.unlink(path)
