@@ -21,23 +21,64 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+class Key:
+    """A public function of a record: what the engines count by.
+
+    A key evaluates itself (:meth:`evaluate`), so an engine needs no knowledge of the
+    algorithm that built it: the generic keys live here, an algorithm's own keys (a forest's
+    record routing, a k-means assignment) next to the algorithm. Both engines call the same
+    :meth:`evaluate` on the same encoded block, which is what makes them agree bit for bit.
+    """
+
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        """The integer codes of the key for a block of rows whose first row is ``start``.
+
+        ``columns`` holds the block's encoded columns (and derived keys); ``n`` its length
+        (needed only by keys that read no column)."""
+        raise NotImplementedError
+
+    def reads(self) -> set[str]:
+        """The encoded columns the key reads (to load only those)."""
+        return set()
+
+    def uses_position(self) -> bool:
+        """Whether the key depends on the row's position in the input (an engine must then
+        number the rows in input order)."""
+        return False
+
+
 @dataclass(frozen=True, eq=False)
-class Col:
+class Col(Key):
     """The integer codes of a column as encoded (categorical leaf codes, or a derived key)."""
 
     name: str
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        col = np.asarray(columns[self.name])
+        return col if col.dtype.kind in "iu" else col.astype(np.int64)
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
 
 @dataclass(frozen=True, eq=False)
-class Lookup:
+class Lookup(Key):
     """A column's codes mapped through a public table: ``table[codes]``."""
 
     name: str
     table: np.ndarray
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        table = np.asarray(self.table, dtype=np.int64)
+        small = table.astype(_small(int(table.min()), int(table.max()))) if table.size else table
+        return small[np.asarray(columns[self.name])]
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
 
 @dataclass(frozen=True, eq=False)
-class Bins:
+class Bins(Key):
     """A numeric column's interval index for the public interval starts ``starts``.
 
     Value v falls in interval i when ``starts[i] <= v < starts[i+1]``; values below the first
@@ -47,9 +88,18 @@ class Bins:
     name: str
     starts: np.ndarray
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        starts = np.asarray(self.starts, dtype=float)
+        idx = np.searchsorted(starts, np.asarray(columns[self.name], dtype=float), side="right") - 1
+        np.clip(idx, 0, len(starts) - 1, out=idx)
+        return idx.astype(_small(0, len(starts) - 1))
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
 
 @dataclass(frozen=True, eq=False)
-class Grid:
+class Grid(Key):
     """A numeric column on a regular grid of ``2**bits`` cells over the public ``[lo, hi]``;
     the upper edge belongs to the last cell (``counting.grid_cells``)."""
 
@@ -58,9 +108,19 @@ class Grid:
     hi: float
     bits: int
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        size = 1 << int(self.bits)
+        u = np.clip((np.asarray(columns[self.name], dtype=float) - self.lo) / (self.hi - self.lo), 0.0, 1.0)
+        col = np.floor(u * size).astype(np.int64)
+        np.minimum(col, size - 1, out=col)
+        return col
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
 
 @dataclass(frozen=True, eq=False)
-class Uniform:
+class Uniform(Key):
     """A numeric column on ``size`` equal cells over the public ``[lo, hi]`` (any size, not
     only powers of two); values outside go to the end cells (``counting.histogram``)."""
 
@@ -69,9 +129,17 @@ class Uniform:
     hi: float
     size: int
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        width = (float(self.hi) - float(self.lo)) / int(self.size)
+        idx = np.floor((np.asarray(columns[self.name], dtype=float) - float(self.lo)) / width).astype(np.int64)
+        return np.clip(idx, 0, int(self.size) - 1)
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
 
 @dataclass(frozen=True, eq=False)
-class Nearest:
+class Nearest(Key):
     """The index of the nearest of the public ``centres`` (squared Euclidean) to the point
     of ``columns``, both shifted by ``offset`` first (``counting.nearest_centre``)."""
 
@@ -79,9 +147,19 @@ class Nearest:
     centres: np.ndarray
     offset: np.ndarray
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        from dpkit.data.counting import nearest_centre
+
+        offset = np.asarray(self.offset, dtype=float)
+        pts = np.stack([np.asarray(columns[c], dtype=float) for c in self.columns], axis=1) - offset
+        return nearest_centre(pts, np.asarray(self.centres, dtype=float))
+
+    def reads(self) -> set[str]:
+        return set(self.columns)
+
 
 @dataclass(frozen=True, eq=False)
-class RowHash:
+class RowHash(Key):
     """A keyed hash of the row's 0-based position in the input, reduced to ``[0, modulo)``.
 
     The key is drawn from the run's rng, so the assignment is uniform and independent per
@@ -91,9 +169,19 @@ class RowHash:
     key: int
     modulo: int
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        if n is None:
+            n = len(next(iter(columns.values())))
+        pos = np.arange(start, start + n, dtype=np.uint64)
+        h = splitmix64(pos ^ np.uint64(self.key & 0xFFFFFFFFFFFFFFFF))
+        return (h % np.uint64(self.modulo)).astype(np.int64)
+
+    def uses_position(self) -> bool:
+        return True
+
 
 @dataclass(frozen=True, eq=False)
-class Route:
+class Route(Key):
     """Where a record goes one tree level down (DiffPRFs' per-level partition).
 
     ``node`` is the key of the record's node at this level (−1: in no node being split).
@@ -109,8 +197,30 @@ class Route:
     offset: np.ndarray
     numeric: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        node = self.node.evaluate(columns, start, n)
+        out = np.full(node.shape, -1, dtype=np.int64)
+        inside = node >= 0
+        for name in sorted({c for c in self.column if c}):
+            of_col = np.array([c == name for c in self.column], dtype=bool)
+            rows = inside & of_col[np.where(inside, node, 0)]
+            if not rows.any():
+                continue
+            nd = node[rows]
+            v = np.asarray(columns[name])[rows]
+            if self.numeric[nd].any():
+                step = (v.astype(float) > self.threshold[nd]).astype(np.int64)
+            else:
+                step = v.astype(np.int64)
+            out[rows] = self.offset[nd] + step
+        return out
 
-Key = Col | Lookup | Bins | Grid | Uniform | Nearest | RowHash | Route
+    def reads(self) -> set[str]:
+        return self.node.reads() | {c for c in self.column if c}
+
+    def uses_position(self) -> bool:
+        return self.node.uses_position()
+
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -128,13 +238,7 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
 
 def columns_of(key: Key) -> set[str]:
     """The encoded columns a key reads (to load only those)."""
-    if isinstance(key, Col | Lookup | Bins | Grid | Uniform):
-        return {key.name}
-    if isinstance(key, Nearest):
-        return set(key.columns)
-    if isinstance(key, Route):
-        return columns_of(key.node) | {c for c in key.column if c}
-    return set()
+    return key.reads()
 
 
 def _small(low: int, high: int) -> type:
@@ -149,63 +253,14 @@ def _small(low: int, high: int) -> type:
 def evaluate(key: Key, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
     """The integer codes of ``key`` for a block of rows (the block's first row is ``start``).
 
-    ``columns`` holds the block's encoded columns (and derived keys). The one implementation
-    both engines run, so they agree bit for bit. Codes of a column, a lookup or bins come in
-    the smallest signed type that holds them (int8 for most cuts: a 10M-row table's keys then
-    take 10 MB each, not 80), the others as int64; counting widens them one at a time.
+    The one entry both engines call, so they agree bit for bit. Codes of a column, a lookup
+    or bins come in the smallest signed type that holds them (int8 for most cuts: a 10M-row
+    table's keys then take 10 MB each, not 80), the others as int64; counting widens them one
+    at a time.
     """
-    if isinstance(key, Col):
-        col = np.asarray(columns[key.name])
-        return col if col.dtype.kind in "iu" else col.astype(np.int64)
-    if isinstance(key, Lookup):
-        table = np.asarray(key.table, dtype=np.int64)
-        small = table.astype(_small(int(table.min()), int(table.max()))) if table.size else table
-        return small[np.asarray(columns[key.name])]
-    if isinstance(key, Bins):
-        starts = np.asarray(key.starts, dtype=float)
-        idx = np.searchsorted(starts, np.asarray(columns[key.name], dtype=float), side="right") - 1
-        np.clip(idx, 0, len(starts) - 1, out=idx)
-        return idx.astype(_small(0, len(starts) - 1))
-    if isinstance(key, Grid):
-        size = 1 << int(key.bits)
-        u = np.clip((np.asarray(columns[key.name], dtype=float) - key.lo) / (key.hi - key.lo), 0.0, 1.0)
-        col = np.floor(u * size).astype(np.int64)
-        np.minimum(col, size - 1, out=col)
-        return col
-    if isinstance(key, Uniform):
-        width = (float(key.hi) - float(key.lo)) / int(key.size)
-        idx = np.floor((np.asarray(columns[key.name], dtype=float) - float(key.lo)) / width).astype(np.int64)
-        return np.clip(idx, 0, int(key.size) - 1)
-    if isinstance(key, Nearest):
-        from dpkit.data.counting import nearest_centre
-
-        offset = np.asarray(key.offset, dtype=float)
-        pts = np.stack([np.asarray(columns[c], dtype=float) for c in key.columns], axis=1) - offset
-        return nearest_centre(pts, np.asarray(key.centres, dtype=float))
-    if isinstance(key, RowHash):
-        if n is None:
-            n = len(next(iter(columns.values())))
-        pos = np.arange(start, start + n, dtype=np.uint64)
-        h = splitmix64(pos ^ np.uint64(key.key & 0xFFFFFFFFFFFFFFFF))
-        return (h % np.uint64(key.modulo)).astype(np.int64)
-    if isinstance(key, Route):
-        node = evaluate(key.node, columns, start, n)
-        out = np.full(node.shape, -1, dtype=np.int64)
-        inside = node >= 0
-        for name in sorted({c for c in key.column if c}):
-            of_col = np.array([c == name for c in key.column], dtype=bool)
-            rows = inside & of_col[np.where(inside, node, 0)]
-            if not rows.any():
-                continue
-            nd = node[rows]
-            v = np.asarray(columns[name])[rows]
-            if key.numeric[nd].any():
-                step = (v.astype(float) > key.threshold[nd]).astype(np.int64)
-            else:
-                step = v.astype(np.int64)
-            out[rows] = key.offset[nd] + step
-        return out
-    raise TypeError(f"not a key: {key!r}")
+    if not isinstance(key, Key):
+        raise TypeError(f"not a key: {key!r}")
+    return key.evaluate(columns, start, n)
 
 
 def shape_check(keys: Sequence[Key], shape: Sequence[int]) -> None:

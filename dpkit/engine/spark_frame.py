@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.data.schema import CategoricalColumn, Schema
-from dpkit.engine.keys import Key, RowHash, columns_of, evaluate, shape_check
+from dpkit.engine.keys import Key, columns_of, evaluate, shape_check
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 DEFAULT_MASTER = "local[*]"
@@ -1046,13 +1046,7 @@ def _batch_cells(codes: Sequence[np.ndarray], values: np.ndarray | None,
 
 
 def _uses_rowhash(key: Key) -> bool:
-    from dpkit.engine.keys import Route
-
-    if isinstance(key, RowHash):
-        return True
-    if isinstance(key, Route):
-        return _uses_rowhash(key.node)
-    return False
+    return key.uses_position()
 
 
 __all__ = ["DEFAULT_MASTER", "SparkFrame", "load_spark", "session"]
