@@ -26,6 +26,13 @@ _EXPORTS = {
     "publish": "dpkit.api.publish",
     "Release": "dpkit.api.publish",
     "generalize": "dpkit.api.generalize",
+    "forest": "dpkit.api.forest",
+    "Forest": "dpkit.api.forest",
+    "load_forest": "dpkit.api.forest",
+    "cluster": "dpkit.api.cluster",
+    "Clustering": "dpkit.api.cluster",
+    "DiffPRFsClassifier": "dpkit.api.estimators",
+    "DPQTKMeans": "dpkit.api.estimators",
     "DpkitError": "dpkit.errors",
     "DpkitUsageError": "dpkit.errors",
     "DataError": "dpkit.errors",
@@ -42,6 +49,13 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "publish",
     "Release",
     "generalize",
+    "forest",
+    "Forest",
+    "load_forest",
+    "cluster",
+    "Clustering",
+    "DiffPRFsClassifier",
+    "DPQTKMeans",
     "DpkitError",
     "DpkitUsageError",
     "DataError",
@@ -52,6 +66,9 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
 ]
 
 if TYPE_CHECKING:
+    from dpkit.api.cluster import Clustering, cluster
+    from dpkit.api.estimators import DiffPRFsClassifier, DPQTKMeans
+    from dpkit.api.forest import Forest, forest, load_forest
     from dpkit.api.generalize import generalize
     from dpkit.api.publish import Release, publish
     from dpkit.data.schema import Schema, load_schema

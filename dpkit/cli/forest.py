@@ -40,22 +40,22 @@ def command() -> None:
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False), required=True,
               help="Schema/taxonomy YAML: the public domains of every column.")
 @click.option("--target", default=None, help="The class column [default: the schema's target].")
-@click.option("--trees", type=click.IntRange(1, 10000), default=25, show_default=True,
-              help="Number of trees t.")
-@click.option("--depth", type=click.IntRange(0, 30), default=5, show_default=True,
-              help="Maximum depth d of every tree (d+1 levels share a tree's ε).")
-@click.option("--features-per-node", default="sqrt", show_default=True, metavar="F",
-              help="Attributes drawn at random per node: an integer, 'sqrt' (⌊√|F|⌋) or 'all'.")
-@click.option("--utility", type=click.Choice(UTILITY_CHOICES), default="max", show_default=True,
-              help="Split score: max-class-frequency sum (Δ=1), information gain, or Gini.")
-@click.option("--sampling", type=click.Choice(SAMPLING_CHOICES), default="disjoint", show_default=True,
-              help="disjoint: each tree gets a random disjoint part of the records and all of ε; "
+@click.option("--trees", type=click.IntRange(1, 10000), default=None,
+              help="Number of trees t [default: 25].")
+@click.option("--depth", type=click.IntRange(0, 30), default=None,
+              help="Maximum depth d of every tree (d+1 levels share a tree's ε) [default: 5].")
+@click.option("--features-per-node", default=None, metavar="F",
+              help="Attributes drawn at random per node: an integer, 'sqrt' (⌊√|F|⌋) or 'all' [default: sqrt].")
+@click.option("--utility", type=click.Choice(UTILITY_CHOICES), default=None,
+              help="Split score: max-class-frequency sum (Δ=1), information gain, or Gini [default: max].")
+@click.option("--sampling", type=click.Choice(SAMPLING_CHOICES), default=None,
+              help="[default: disjoint] disjoint: each tree gets a random disjoint part of the records and all of ε; "
               "none: every tree sees all records with ε/t. (No bootstrap: it breaks the accounting.)")
-@click.option("--size-share", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5,
-              show_default=True, help="Part of an inner node's level ε spent on its children's noisy "
+@click.option("--size-share", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="[default: 0.5] Part of an inner node's level ε spent on its children's noisy "
               "class counts (their sizes); small values make the leaf rule noisier (more, emptier nodes).")
-@click.option("--leaf-factor", type=click.FloatRange(0), default=1.0, show_default=True,
-              help="A node is a leaf when its noisy size < FACTOR·√2·|classes|/ε_counts.")
+@click.option("--leaf-factor", type=click.FloatRange(0), default=None,
+              help="A node is a leaf when its noisy size < FACTOR·√2·|classes|/ε_counts [default: 1].")
 @click.option("--columns", default=None, metavar="A,B,...",
               help="Predictor columns [default: every non-ignored schema column but the target].")
 @input_options
@@ -84,68 +84,24 @@ def train(ctx: click.Context, **params: object) -> None:
 
 
 def _train(p: dict) -> None:
-    from dpkit.cli.options import engine_of, read_options, spark_args
-    from dpkit.data.schema import load_schema
-    from dpkit.engine import load
-    from dpkit.errors import DpkitUsageError
-    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
-    from dpkit.learn.model import save_model
-    from dpkit.report import write_report
-    from dpkit.run import PrivateRun
+    import dpkit
+    from dpkit.cli.options import read_options
 
-    output = p["output"]
-    report_path = default_report_path(output, p["report"])
-    schema = load_schema(p["schema_path"])
-    target = p["target"] or schema.target
-    if not target:
-        raise DpkitUsageError(f"--target is required ({p['schema_path']} names no target)")
-    schema.column(target)
-    if p["columns"]:
-        predictors = [c.strip() for c in str(p["columns"]).split(",") if c.strip()]
-        for c in predictors:
-            schema.column(c)
-    else:
-        predictors = schema.predictors(target)
-    resolve_features_per_node(p["features_per_node"], max(len(predictors), 1))
-    run = PrivateRun(
-        "forest train", "diffprfs", p["epsilon"], p["seed"],
-        inputs=[p["data"], p["schema_path"], p["config"]], outputs=[output, report_path],
-        ledger=p["ledger"],
+    report_path = default_report_path(p["output"], p["report"])
+    columns = [c.strip() for c in str(p["columns"]).split(",") if c.strip()] if p["columns"] else None
+    # only what the user gave (a flag or --config): every default is the library's
+    options = {k: p[k] for k in ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
+                                 "leaf_factor") if p.get(k) is not None}
+    result = dpkit.forest(
+        read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"],
+        epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
+        engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
+        config=p["config"], **options,
     )
-    table = load(read_options(p["data"], p["encoding"], p["delimiter"]), schema, [*predictors, target],
-                 engine=engine_of(p), **spark_args(p))
-    forest = DiffPRFs(
-        epsilon=run.epsilon, n_trees=p["trees"], max_depth=p["depth"],
-        features_per_node=p["features_per_node"], utility=p["utility"], sampling=p["sampling"],
-        size_share=p["size_share"], leaf_factor=p["leaf_factor"],
-    )
-    with run:
-        forest.fit(table, target, accountant=run.accountant, rng=run.rng, features=predictors)
-        model = forest.model_
-        parameters = {
-            "data": p["data"], "schema": p["schema_path"], "target": target,
-            "columns": predictors, **forest.get_params(), "config": p["config"],
-        }
-        model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
-        model.privacy = {
-            "epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
-            "seeded": run.seeded, "neighbours": "add/remove one record",
-        }
-        save_model(model, output)
-        if report_path:
-            release = {
-                "model": output, "format_version": model.to_dict()["format_version"],
-                "trees": len(model.trees),
-                "nodes": sum(len(t) for t in model.trees),
-                "leaves": sum(n.is_leaf for t in model.trees for n in t),
-            }
-            report = run.report(parameters, release)
-            report["spends_by_tree"] = forest.spends_by_tree_
-            write_report(report, report_path)
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result
 
-        emit_run_result(report, output, report=report_path)
+        emit_run_result(result.report, p["output"], report=report_path)
 
 
 @command.command(name="predict", context_settings=CONTEXT_SETTINGS)
@@ -167,27 +123,13 @@ def predict(model_path: str, data: str, output: str, proba: bool, encoding: str,
     Example:
       dpkit forest predict model.json sample_data/adult/test.csv -o predictions.csv --proba
     """
-    import numpy as np
-    import pandas as pd
-
+    import dpkit
     from dpkit.cli.options import output_delimiter, read_options
-    from dpkit.data.table import first_line, read_table, write_csv
     from dpkit.errors import DpkitUsageError
-    from dpkit.learn.model import load_model
     from dpkit.run import check_distinct_paths
 
     if model_path == "-" and data == "-":
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
     check_distinct_paths([model_path, data], [output])
-    model = load_model(model_path)
-    opts = read_options(data, encoding, delimiter)
-    df = read_table(opts)
-    source = "<stdin>" if data == "-" else data
-    X = model.encode_frame(df, source=source, first_line=first_line(opts))
-    probs = model.predict_proba(X)
-    labels = np.asarray(model.classes, dtype=object)[np.argmax(probs, axis=1)]
-    out = pd.DataFrame({model.target: labels})
-    if proba:
-        for i, c in enumerate(model.classes):
-            out[f"p_{c}"] = np.round(probs[:, i], 6)
-    write_csv(out, output, delimiter=output_delimiter())
+    dpkit.load_forest(model_path).predictions(read_options(data, encoding, delimiter), proba=proba, output=output,
+                                              output_delimiter=output_delimiter())

@@ -10,7 +10,6 @@ partition) — or, for ``--assign``, nothing: Spark writes the rows (:mod:`.spar
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -41,7 +40,7 @@ def extremes(frame: Any, columns: Sequence[str]) -> np.ndarray:
     """(2, d): the min and max of each column of a Spark frame — one aggregation.
 
     For ``--allow-data-bounds`` only, which is NOT private (the numpy engine takes the same
-    min and max of its points: :func:`dpkit.cluster.common.data_bounds`)."""
+    min and max of its points: :func:`dpkit.kmeans.common.data_bounds`)."""
     from pyspark.sql import functions as F
 
     from dpkit.engine.spark_frame import _collect
@@ -53,33 +52,21 @@ def extremes(frame: Any, columns: Sequence[str]) -> np.ndarray:
     return np.array([[float(row[j]) for j in range(d)], [float(row[d + j]) for j in range(d)]])
 
 
-def assign_rows(frame: Any, options: Any, centres: np.ndarray, column: str, output: str, *,
-                delimiter: str = ",", mode: int = 0o600) -> None:
-    """``cluster --assign`` on Spark: every raw input row with its nearest centre.
-
-    The executors re-read the input (all columns, as strings: the numpy engine's raw
-    table), encode the clustered columns with the points' schema (``frame.schema``) and
-    apply :func:`dpkit.cluster.assign.assigned_rows`; Spark writes the rows."""
-    from dpkit.cluster.assign import assigned_rows, kept_rows
-    from dpkit.data.table import encode
+def label_rows(frame: Any, options: Any, labeller: Any, column: str, output: str, *,
+               delimiter: str = ",", mode: int = 0o600) -> None:
+    """Every raw input row with a label column, computed on the executors and written by Spark
+    (``cluster --assign``): the executors re-read the input (all columns, as strings: the numpy
+    engine's raw table) and apply ``labeller`` — a picklable callable from a DataFrame of raw
+    rows to the same rows with ``column`` added, the one function the numpy engine applies to
+    its whole table — to every batch."""
     from dpkit.engine.spark_write import raw_strings, write_rows
 
     spark = frame.spark
     raw, names, parquet = raw_input(spark, options)
-    schema = frame.schema
-    columns = list(frame.fields)
-    centres = np.asarray(centres, dtype=float)
-    source = frame.source
-    tokens = tuple(schema.missing_tokens)
     header = [*names, column] if column not in names else list(names)
 
     def render(batch: Any) -> Any:
-        df = raw_strings(batch, names, parquet)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # said once by the driver, when the points were read
-            table = encode(df, schema, columns, source=source)
-        points = np.stack([np.asarray(table.columns[c], dtype=float) for c in columns], axis=1)
-        return assigned_rows(df, points, kept_rows(df, columns, tokens), centres, column)
+        return labeller(raw_strings(batch, names, parquet))
 
     write_rows(spark, raw, render, header, output, delimiter=delimiter, mode=mode)
 
@@ -225,4 +212,4 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     return cov, names
 
 
-__all__ = ["assign_rows", "coverage", "extremes", "raw_input"]
+__all__ = ["coverage", "extremes", "label_rows", "raw_input"]

@@ -53,7 +53,7 @@ from dpkit.errors import DpkitError, DpkitUsageError, DpkitWarning
 TASKS: dict[str, str | Callable[[dict[str, Any], int], dict[str, float]]] = {
     "publish": "dpkit.release.experiment",
     "forest": "dpkit.learn.experiment",
-    "cluster": "dpkit.cluster.experiment",
+    "cluster": "dpkit.kmeans.experiment",
     "kanon-select": "dpkit.anonymity.experiment",
 }
 

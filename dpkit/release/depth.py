@@ -6,7 +6,7 @@ accounted spend), so the depth and the post-processing are DP post-processing.
 
 The count noise DLap(ε₂) has standard deviation σ(ε₂) = √(2q)/(1−q), q = e^(−ε₂). A cell whose
 expected count λ is below σ cannot be told from an empty cell by its noisy count: the noise
-is as large as the signal (the same 1σ rule as DPQT's split threshold, ``dpkit.cluster.dpqt``).
+is as large as the signal (the same 1σ rule as DPQT's split threshold, ``dpkit.kmeans.dpqt``).
 A (cut × class) table of M cells holding Ñ records has Ñ/M records per cell on average, so it
 is resolved while Ñ/M ≥ κ·σ(ε₂), i.e. M ≤ M_max = Ñ / (κ·σ(ε₂)) (κ = ``resolution``, 1 by
 default). The cut stops growing before it would pass M_max; the depth h that schedules the

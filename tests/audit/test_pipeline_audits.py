@@ -218,8 +218,8 @@ def test_forest_leaf_counts(broken, request):  # noqa: ANN001
 @pytest.fixture
 def no_kmeans(monkeypatch):
     """Centroids are post-processing of the noisy buckets; the audits look at the buckets."""
-    import dpkit.cluster.dpqt as dpqt
-    import dpkit.cluster.eug as eug
+    import dpkit.kmeans.dpqt as dpqt
+    import dpkit.kmeans.eug as eug
 
     def centre(lows, highs, w, k, random_state=None, n_init=1):  # noqa: ANN001, ANN202
         return np.zeros((k, lows.shape[1])), None
@@ -240,7 +240,7 @@ def _bucket(model) -> float:  # noqa: ANN001
 
 
 def _cluster(algorithm: str, options: dict):  # noqa: ANN202
-    from dpkit.cluster import make_model
+    from dpkit.kmeans import make_model
 
     def release(points, rng):  # noqa: ANN001, ANN202
         acc = Accountant(EPS)
@@ -253,7 +253,7 @@ def _cluster(algorithm: str, options: dict):  # noqa: ANN202
 
 
 def _dpkmeans_1d():  # noqa: ANN202
-    from dpkit.cluster import make_model
+    from dpkit.kmeans import make_model
 
     def release(points, rng):  # noqa: ANN001, ANN202
         acc = Accountant(EPS)

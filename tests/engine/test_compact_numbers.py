@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 import dpkit.engine.numpy_frame as numpy_frame
-from dpkit.cluster import make_model
 from dpkit.data.schema import load_schema
 from dpkit.data.source import ReadOptions
 from dpkit.data.table import EncodedTable, load
 from dpkit.engine.keys import Bins, Col, Grid, Lookup, Nearest, Route, RowHash, Uniform
 from dpkit.engine.numpy_frame import NumpyFrame
+from dpkit.kmeans import make_model
 from dpkit.learn.dprf import DiffPRFs
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.rng import make_rng

@@ -154,13 +154,13 @@ def points_case(draw):  # noqa: ANN201
 def test_cluster_core(algorithm: str, case) -> None:  # noqa: ANN001
     pts, lows, highs, k, eps, seed = case
     if algorithm == "dpqt":
-        m = pytest.importorskip("dpkit.cluster.dpqt")
+        m = pytest.importorskip("dpkit.kmeans.dpqt")
         model = m.DPQTKMeans(k, epsilon=eps, bounds=(lows, highs), n_init=1)
     elif algorithm == "dpkmeans":
-        m = pytest.importorskip("dpkit.cluster.dplloyd")
+        m = pytest.importorskip("dpkit.kmeans.dplloyd")
         model = m.DPKMeans(k, epsilon=eps, bounds=(lows, highs), iterations=3)
     else:
-        m = pytest.importorskip("dpkit.cluster.eug")
+        m = pytest.importorskip("dpkit.kmeans.eug")
         model = m.EUGKMeans(k, epsilon=eps, bounds=(lows, highs), n_init=1)
     acc = Accountant(eps)
     with warnings.catch_warnings():

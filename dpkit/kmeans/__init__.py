@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from dpkit.cluster.dplloyd import DPKMeans
-from dpkit.cluster.dpqt import DPQTKMeans
-from dpkit.cluster.eug import EUGKMeans
+from dpkit.kmeans.dplloyd import DPKMeans
+from dpkit.kmeans.dpqt import DPQTKMeans
+from dpkit.kmeans.eug import EUGKMeans
 
 ALGORITHMS = {"dpqt": DPQTKMeans, "dpkmeans": DPKMeans, "eug": EUGKMeans}
 

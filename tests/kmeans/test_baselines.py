@@ -1,4 +1,4 @@
-"""DPk-means (SuLQ) and EUGk-means baselines (dpkit.cluster.dplloyd, dpkit.cluster.eug)."""
+"""DPk-means (SuLQ) and EUGk-means baselines (dpkit.kmeans.dplloyd, dpkit.kmeans.eug)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.cluster.dplloyd import DPKMeans, halving_budgets
-from dpkit.cluster.eug import EUGKMeans, grid_size
 from dpkit.errors import DpkitUsageError
+from dpkit.kmeans.dplloyd import DPKMeans, halving_budgets
+from dpkit.kmeans.eug import EUGKMeans, grid_size
 from dpkit.privacy import Accountant, BudgetExceededError, make_rng
 
 BOX = ([0.0, 0.0], [1e6, 1e6])

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.cluster.common import parse_bounds
+from dpkit.kmeans.common import parse_bounds
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     lows, highs = parse_bounds(params["bounds"])
     x, y = load_points(str(params["data"]), columns, labels)
     x = np.clip(x, lows, highs)  # public bounds; the CLI warns about clipping
-    from dpkit.cluster import make_model
+    from dpkit.kmeans import make_model
 
     model = make_model(str(params.get("algorithm", "dpqt")), k, eps, (lows, highs), params)
     acc = Accountant(eps)

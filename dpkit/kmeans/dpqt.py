@@ -47,7 +47,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpkit.cluster.common import (
+from dpkit.data.counting import child_counts
+from dpkit.engine.keys import Grid
+from dpkit.errors import DpkitUsageError
+from dpkit.kmeans.common import (
     check_bounds,
     check_k,
     check_k_supported,
@@ -55,10 +58,7 @@ from dpkit.cluster.common import (
     noisy_size,
     points_frame,
 )
-from dpkit.cluster.kmeans import weighted_kmeans
-from dpkit.data.counting import child_counts
-from dpkit.engine.keys import Grid
-from dpkit.errors import DpkitUsageError
+from dpkit.kmeans.kmeans import weighted_kmeans
 from dpkit.privacy import Accountant, derive_seed, discrete_laplace
 
 #: the cap on Σ depths so that a cell key fits in an int64

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpkit.cluster.common import check_bounds, check_k, points_frame
 from dpkit.engine.keys import Nearest
 from dpkit.errors import DpkitUsageError
+from dpkit.kmeans.common import check_bounds, check_k, points_frame
 from dpkit.privacy import Accountant, discrete_laplace, grid_laplace
 
 

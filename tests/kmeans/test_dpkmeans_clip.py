@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpkit.cluster.dplloyd import DPKMeans
+from dpkit.kmeans.dplloyd import DPKMeans
 from dpkit.privacy import Accountant, make_rng
 
 

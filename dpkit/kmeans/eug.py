@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from dpkit.cluster.common import check_bounds, check_k, check_k_supported, noisy_size, points_frame
-from dpkit.cluster.dpqt import Buckets
-from dpkit.cluster.kmeans import weighted_kmeans
 from dpkit.engine.keys import Uniform
 from dpkit.errors import DpkitUsageError
+from dpkit.kmeans.common import check_bounds, check_k, check_k_supported, noisy_size, points_frame
+from dpkit.kmeans.dpqt import Buckets
+from dpkit.kmeans.kmeans import weighted_kmeans
 from dpkit.privacy import Accountant, derive_seed, discrete_laplace
 
 

@@ -1,0 +1,395 @@
+"""``dpkit.cluster``: differentially private k-means centroids (DPQTk-means and two baselines).
+
+One private run around one of :mod:`dpkit.kmeans`'s estimators — DPQTk-means (Zhang & Cheng:
+a private quadtree over public bounds, then weighted k-means on its noisy buckets), DPk-means
+(Blum et al.'s noisy Lloyd) or EUGk-means (Su et al.'s uniform grid) — returning a
+:class:`Clustering`. The bounds are public knowledge: given, or taken from a schema; reading them
+from the data (``allow_data_bounds``) makes the run not private, and every output says so.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dpkit.api.inputs import (
+    DATAFRAME,
+    as_strings,
+    is_dataframe,
+    read_options,
+    schema_of,
+    source_path,
+)
+from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+
+ALGORITHMS = ("dpqt", "dpkmeans", "eug")
+#: appended to the header of every output's marker column when the release is not private
+NOT_PRIVATE_SUFFIX = "_not_private"
+#: the guarantee of a run whose bounds were read from the data
+DATA_BOUNDS = "none: domain read from data"
+
+
+@dataclass
+class Clustering:
+    """The result of :func:`cluster`: the centroids (the DP release), the noisy buckets of
+    ``dpqt``/``eug`` (:attr:`histogram`, also part of the release) and the report."""
+
+    centroids: pd.DataFrame
+    report: dict[str, Any]
+    columns: list[str]
+    histogram: pd.DataFrame | None = None
+    label: str = "cluster"
+    schema: Schema | None = field(default=None, repr=False)
+
+    @property
+    def centres(self) -> np.ndarray:
+        """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
+
+        return self.centroids[self.columns].to_numpy(dtype=float)
+
+    def assign(self, data: Any, **reading: Any) -> pd.DataFrame:
+        """Every row of ``data`` with the index of its nearest centroid (column
+        :attr:`label`); rows with a missing value get an empty label. Post-processing of the
+        release, spending nothing — but the result holds ``data``'s rows: it is as private
+        as they are."""
+        from dpkit.data.table import first_line, read_table
+        from dpkit.kmeans.assign import Assigner
+
+        if is_dataframe(data):
+            df, source, first = as_strings(data, self.columns, self._schema()), DATAFRAME, 0
+        else:
+            opts = read_options(data, **reading)
+            df, source, first = read_table(opts), opts.name, first_line(opts)
+        return Assigner(self._schema(), self.columns, self.centres, self.label, source, first)(df)
+
+    def _schema(self) -> Schema:
+        import numpy as np
+
+        if self.schema is not None:
+            return self.schema
+        return points_schema(self.columns, [-np.inf] * len(self.columns), [np.inf] * len(self.columns), "<centroids>")
+
+    def write(self, path: str | os.PathLike, *, delimiter: str = ",") -> None:
+        """Write the centroids (CSV or Parquet by extension, atomically)."""
+        from dpkit.data.table import write_csv
+
+        write_csv(self.centroids, os.fspath(path), delimiter=delimiter)
+
+    def write_report(self, path: str | os.PathLike) -> None:
+        from dpkit.report import write_report
+
+        write_report(self.report, os.fspath(path))
+
+
+def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None) -> Schema:
+    """The numeric schema of the points: the bounds, and the missing tokens and policy of the
+    data's own schema when one was given."""
+    from dpkit.data.schema import NumericColumn, Schema
+
+    return Schema(
+        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        path=source,
+        missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
+        missing_policy=getattr(data_schema, "missing_policy", "error"),
+    )
+
+
+def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None, schema_name: str | None,
+                   allow_data_bounds: bool) -> tuple[list[str], Any, str]:
+    """(columns, (lows, highs) or None, where the bounds come from): ``bounds`` first, then the
+    schema's numeric columns; None only with ``allow_data_bounds`` (not private)."""
+    from dpkit.data.schema import NumericColumn
+    from dpkit.kmeans.common import check_bounds, parse_bounds
+
+    if columns:
+        columns = list(columns)
+    elif schema is not None:
+        columns = [n for n, c in schema.columns.items() if isinstance(c, NumericColumn) and n != schema.target]
+    else:
+        raise DpkitUsageError("columns is required (or give a schema to use its numeric columns)", param="columns")
+    if not columns:
+        raise DpkitUsageError("no columns to cluster on: name them", param="columns")
+    if len(set(columns)) != len(columns):
+        raise DpkitUsageError(f"columns names a column twice: {','.join(columns)}", param="columns")
+    if bounds is not None:
+        lows, highs = parse_bounds(bounds)
+        if len(lows) != len(columns):
+            raise DpkitUsageError(f"bounds has {len(lows)} lo:hi pair(s) but columns names {len(columns)} column(s)",
+                                  param="bounds")
+        return columns, check_bounds(lows, highs), "--bounds"
+    if schema is not None:
+        lows, highs = [], []
+        for c in columns:
+            col = schema.column(c)
+            if not isinstance(col, NumericColumn):
+                raise DpkitUsageError(f"column {c!r} is {col.kind} in {schema_name}; clustering needs numeric columns",
+                                      param="columns")
+            lows.append(col.lo)
+            highs.append(col.hi)
+        return columns, check_bounds(lows, highs), str(schema_name)
+    if allow_data_bounds:
+        return columns, None, "data"
+    raise DpkitUsageError(
+        "bounds are required (public knowledge, not read from the data): give them, or a schema; "
+        "allow_data_bounds reads them from the data (not private)", param="bounds")
+
+
+def cluster(
+    data: Any,
+    *,
+    k: int,
+    epsilon: float,
+    columns: list[str] | None = None,
+    bounds: Any = None,
+    schema: Schema | str | os.PathLike | None = None,
+    algorithm: str = "dpqt",
+    allow_data_bounds: bool = False,
+    seed: int | str | None = None,
+    ledger: Any = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
+    output: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    histogram: str | os.PathLike | None = None,
+    assign: str | os.PathLike | None = None,
+    config: str | None = None,
+    output_delimiter: str = ",",
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+    **options: Any,
+) -> Clustering:
+    """ε-differentially private k-means centroids of numeric columns.
+
+    Parameters
+    ----------
+    data : path, ReadOptions or pandas.DataFrame
+    k : int
+        The number of clusters.
+    epsilon : float
+    columns : list of str, optional
+        The numeric columns (default: the schema's numeric columns but its target).
+    bounds : "lo:hi,lo:hi" or list of (lo, hi), optional
+        The public bounds of each column, in ``columns`` order (points outside are clipped).
+    schema : Schema or path, optional
+        Bounds of numeric columns when ``bounds`` is not given, and the missing-value tokens.
+    algorithm : {"dpqt", "dpkmeans", "eug"}
+    allow_data_bounds : bool
+        Without bounds, read them from the data: NOT private; the report, the ledger and every
+        output say so (headers end in ``_not_private``).
+    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    output, report, histogram, assign : path, optional
+        Also write (inside the run, atomically) the centroids, the report, the noisy buckets
+        (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
+        data owner's own use).
+    **options
+        The algorithm's options (``dpkit.kmeans``: dpqt's ``gamma``, ``max_height``,
+        ``threshold``, ``allocation``, ``split``, ``n_estimate``; dpkmeans' ``iterations``;
+        eug's ``n_estimate``), defaults in the estimators.
+
+    Returns
+    -------
+    Clustering
+    """
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.data.table import write_csv
+    from dpkit.kmeans import OPTIONS, make_model
+    from dpkit.kmeans.common import check_k, data_bounds
+    from dpkit.run import PrivateRun, private_rows_mode
+
+    if k is None:
+        raise DpkitUsageError("k (the number of clusters) is required", param="k")
+    k = check_k(k)
+    if algorithm not in ALGORITHMS:
+        raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
+                              param="algorithm")
+    unknown = sorted(set(options) - set(OPTIONS[algorithm]) - {o for opts in OPTIONS.values() for o in opts})
+    if unknown:
+        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} for algorithm {algorithm!r}",
+                              param=unknown[0])
+    if histogram is not None and algorithm == "dpkmeans":
+        raise DpkitUsageError("histogram needs algorithm dpqt or eug (dpkmeans releases no buckets)",
+                              param="histogram")
+    out, rep, hist, assign_out = (None if p is None else os.fspath(p) for p in (output, report, histogram, assign))
+    outs = [out, rep, hist, assign_out]
+    if sum(o == "-" for o in outs) > 1:
+        raise DpkitUsageError("only one output can go to stdout ('-')")
+    data_schema, schema_name = schema_of(schema)
+    columns, resolved, source = resolve_bounds(columns, bounds, data_schema, schema_name, allow_data_bounds)
+    from dpkit.engine import engine_name
+
+    spark = engine_name(engine) == "spark"
+    spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
+    path = source_path(data)
+    run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
+                     outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
+                     data_path=path if path is not None else data)
+    lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
+    schema_pts = points_schema(columns, lows, highs, source, data_schema)
+    reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                   ("column_names", column_names)) if v is not None}
+    raw = first = None
+    if spark:
+        if assign_out:
+            from dpkit.engine.spark_frame import session
+            from dpkit.engine.spark_write import check_output
+
+            check_output(session(spark_master), assign_out)  # before any ε is spent
+        from dpkit.engine import load
+
+        frame = load(read_options(data, **reading), schema_pts, columns, engine="spark", master=spark_master)
+        points = None
+    else:
+        frame, points, raw, first = _load_numpy(data, columns, schema_pts, resolved is None, bool(assign_out),
+                                                reading)
+    guarantee = None
+    if resolved is None:
+        if points is not None:
+            resolved = data_bounds(points)
+        else:
+            from dpkit.engine.spark_rows import extremes
+
+            # the same min and max as the numpy engine's (one Spark aggregation): NOT private
+            resolved = data_bounds(extremes(frame, columns))
+        guarantee = DATA_BOUNDS
+        run.not_private.append("--allow-data-bounds (domain read from data)")
+        warnings.warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
+                      "differentially private (the report says so); give public bounds instead",
+                      PrivacyLeakWarning, stacklevel=2)
+    model = make_model(algorithm, k, run.epsilon, resolved, options)
+    mark = NOT_PRIVATE_SUFFIX if guarantee else ""
+    label = "cluster" + mark
+    with run:
+        model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
+        centres = np.asarray(model.cluster_centers_, dtype=float)
+        # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
+        # listed in the report's release.not_private_outputs (docs/cluster.md)
+        table = pd.DataFrame(centres, columns=columns)
+        table.insert(0, label, np.arange(len(centres)))
+        buckets = _histogram(model, columns, mark) if algorithm in ("dpqt", "eug") else None
+        result = Clustering(table, {}, columns, buckets, label, schema_pts)
+        if out is not None:
+            write_csv(table, out)
+        if hist is not None:
+            write_csv(buckets, hist)
+        if assign_out and spark:
+            from dpkit.engine.spark_rows import label_rows
+            from dpkit.kmeans.assign import Assigner
+
+            label_rows(frame, read_options(data, **reading), Assigner(schema_pts, columns, centres, label,
+                                                                      frame.source, None),
+                       label, assign_out, delimiter=output_delimiter, mode=private_rows_mode(path))
+        elif assign_out:
+            from dpkit.kmeans.assign import Assigner
+
+            # post-processing of the release, for the data owner: holds the private rows
+            # (rows dropped for a missing value get an empty label)
+            assigned = Assigner(schema_pts, columns, centres, label, raw[1], first)(raw[0])
+            write_csv(assigned, assign_out, delimiter=output_delimiter, mode=private_rows_mode(path))
+        params = _parameters(model, algorithm, k, columns, resolved, source)
+        release = _release(model, algorithm, centres)
+        if guarantee:
+            params["bounds"] = "read from the data (not reported)"
+            release["not_private_outputs"] = [o for o in (out, hist, assign_out) if o]
+        result.report = run.report(params, release, guarantee=guarantee)
+        if rep is not None:
+            result.write_report(rep)
+    return result
+
+
+def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool, need_rows: bool,
+                reading: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """(frame, points, (raw rows, source) or None, first line) on the numpy engine.
+
+    The points are an ``(n, d)`` float array only where they are needed as one (data-derived
+    bounds); otherwise the loaded columns as a numpy frame, which the models count from without
+    a copy (at 100M rows the array took 1.6 GB). The raw strings are read only for ``assign``
+    (and stdin, which can be read once)."""
+    import numpy as np
+
+    from dpkit.data.table import column_names as header_of
+    from dpkit.data.table import encode, first_line, load, read_table
+    from dpkit.engine.numpy_frame import NumpyFrame
+
+    if is_dataframe(data):
+        df, source, first = as_strings(data, columns, schema), DATAFRAME, 0
+        names = list(df.columns)
+    else:
+        opts = read_options(data, **reading)
+        df = read_table(opts) if need_rows or opts.path == "-" else None
+        names = list(df.columns) if df is not None else header_of(opts)
+        source, first = opts.name, first_line(opts)
+    absent = [c for c in columns if c not in names]
+    if absent:
+        head = ", ".join(map(str, names[:8])) + (", ..." if len(names) > 8 else "")
+        hint = " — the header is one column: wrong delimiter?" if len(names) == 1 else ""
+        raise DataError(f"{source}: column(s) {', '.join(map(repr, absent))} to cluster on not found in the header "
+                        f"({head}){hint}", param="columns")
+    table = encode(df, schema, columns, source=source, first_line=first) if df is not None else load(opts, schema,
+                                                                                                        columns)
+    raw = (df, source) if df is not None else None
+    if not need_points:
+        return NumpyFrame(table), None, raw, first
+    points = np.stack([np.asarray(table.columns[c], dtype=float) for c in columns], axis=1)
+    return None, points, raw, first
+
+
+def _histogram(model: Any, columns: list[str], mark: str) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
+    b = model.buckets_
+    hist = {}
+    for j, c in enumerate(columns):
+        hist[f"{c}_lo"] = b.lows[:, j]
+        hist[f"{c}_hi"] = b.highs[:, j]
+    hist["count" + mark] = np.clip(b.counts, 0, None)
+    return pd.DataFrame(hist)
+
+
+def _parameters(model: Any, algorithm: str, k: int, columns: list[str], bounds: Any, source: str) -> dict[str, Any]:
+    """The report's ``parameters``: the values the run used."""
+    params: dict[str, Any] = {
+        "columns": columns, "k": k, "bounds": [[float(a), float(b)] for a, b in zip(*bounds, strict=True)],
+        "bounds_source": source, "algorithm": algorithm,
+    }
+    if algorithm == "dpqt":
+        params.update({n: getattr(model, n) for n in ("gamma", "max_height", "threshold", "allocation", "split",
+                                                       "n_estimate")})
+    elif algorithm == "eug":
+        params["n_estimate"] = model.n_estimate
+    else:
+        params["iterations"] = model.iterations
+    return params
+
+
+def _release(model: Any, algorithm: str, centres: Any) -> dict[str, Any]:
+    release: dict[str, Any] = {"centroids": centres.tolist()}
+    if algorithm in ("dpqt", "eug"):
+        release["n_estimate"] = int(model.n_estimate_)
+        release["buckets"] = len(model.buckets_.counts)
+    if algorithm == "dpqt":
+        release.update({
+            "height": int(model.height_), "split": model.split_,
+            "level_epsilons": model.level_epsilons_.tolist(),
+            "thresholds": model.threshold_.tolist(),
+            "epsilon_parts": model.epsilons_,
+        })
+    elif algorithm == "eug":
+        release["grid"] = int(model.grid_)
+    else:
+        release["iteration_epsilons"] = model.iteration_epsilons_.tolist()
+    if model.note_:
+        release["note"] = model.note_
+    return release

@@ -1,0 +1,222 @@
+"""``dpkit.forest``: a differentially private random forest (DiffPRFs, Mu, Ding, Song & Lu 2016).
+
+One private run around :class:`dpkit.learn.dprf.DiffPRFs`, returning a :class:`Forest`: the
+model (the DP release: it can be shared and applied to any data without further budget), its
+report, and prediction. ``dpkit forest train`` is :func:`forest`; ``dpkit forest predict`` is
+:func:`load_forest` and :meth:`Forest.predictions`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dpkit.api.inputs import DATAFRAME, is_dataframe, load, read_options, schema_of, source_path
+from dpkit.errors import DpkitUsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.data.schema import Schema
+    from dpkit.learn.model import ForestModel
+
+#: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
+OPTIONS = {"trees": "n_trees", "depth": "max_depth", "features_per_node": "features_per_node",
+           "utility": "utility", "sampling": "sampling", "size_share": "size_share", "leaf_factor": "leaf_factor"}
+
+
+@dataclass
+class Forest:
+    """A trained DP forest: :attr:`model` (what :meth:`save` writes) and :attr:`report` (the JSON
+    of its training run; None for a forest read back with :func:`load_forest`, whose privacy
+    statement is the model file's own ``privacy`` block, :attr:`privacy`)."""
+
+    model: ForestModel
+    report: dict[str, Any] | None = None
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self.model.classes)
+
+    @property
+    def target(self) -> str:
+        return self.model.target
+
+    @property
+    def privacy(self) -> dict[str, Any]:
+        return dict(self.model.privacy or {})
+
+    def _features(self, data: Any, reading: dict[str, Any]) -> Any:
+        from dpkit.data.table import first_line, read_table
+
+        if is_dataframe(data):
+            return self.model.encode_frame(data, source=DATAFRAME, first_line=0)
+        opts = read_options(data, **reading)
+        return self.model.encode_frame(read_table(opts), source=opts.name, first_line=first_line(opts))
+
+    def predict_proba(self, data: Any, **reading: Any) -> pd.DataFrame:
+        """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
+        (a value equal to the schema's missing token follows the branch with the most noisy
+        records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads)."""
+        import pandas as pd
+
+        probs = self.model.predict_proba(self._features(data, reading))
+        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)})
+
+    def predict(self, data: Any, *, decision: str = "argmax", **reading: Any) -> pd.Series:
+        """The predicted class of every row, as a Series named after the target."""
+        return self.predictions(data, decision=decision, **reading)[self.model.target]
+
+    def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
+                    output: str | os.PathLike | None = None, output_delimiter: str = ",",
+                    **reading: Any) -> pd.DataFrame:
+        """What ``dpkit forest predict`` writes: the predicted class (column named after the
+        target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
+        rows in input order. Spends nothing (the model is already private). ``output``: also
+        write it (CSV or Parquet, atomically)."""
+        import numpy as np
+        import pandas as pd
+
+        if decision != "argmax":
+            raise DpkitUsageError(f"decision must be 'argmax', got {decision!r}", param="decision")
+        probs = self.model.predict_proba(self._features(data, reading))
+        labels = np.asarray(self.model.classes, dtype=object)[np.argmax(probs, axis=1)]
+        out = pd.DataFrame({self.model.target: labels})
+        if proba:
+            for i, c in enumerate(self.model.classes):
+                out[f"p_{c}"] = np.round(probs[:, i], 6)
+        if output is not None:
+            from dpkit.data.table import write_csv
+
+            write_csv(out, os.fspath(output), delimiter=output_delimiter)
+        return out
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model as JSON, atomically (``dpkit forest predict`` reads it)."""
+        from dpkit.learn.model import save_model
+
+        save_model(self.model, os.fspath(path))
+
+    def write_report(self, path: str | os.PathLike) -> None:
+        from dpkit.report import write_report
+
+        if self.report is None:
+            raise DpkitUsageError("this forest was read from a model file: it has no training report",
+                                  param="report")
+        write_report(self.report, os.fspath(path))
+
+
+def load_forest(path: str | os.PathLike) -> Forest:
+    """A forest written by :meth:`Forest.save` or ``dpkit forest train`` (``-``: stdin)."""
+    from dpkit.learn.model import load_model
+
+    return Forest(load_model(os.fspath(path)))
+
+
+def forest(
+    data: Any,
+    *,
+    schema: Schema | str | os.PathLike,
+    epsilon: float,
+    target: str | None = None,
+    trees: int | None = None,
+    depth: int | None = None,
+    columns: list[str] | None = None,
+    seed: int | str | None = None,
+    ledger: Any = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
+    output: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    config: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+    **options: Any,
+) -> Forest:
+    """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
+
+    Numeric attributes are split with the continuous exponential mechanism (no
+    pre-discretization), categorical ones into one child per value of the schema; each tree
+    gets a disjoint random part of the records and all of ε by default (docs/forest.md).
+
+    Parameters
+    ----------
+    data : path, ReadOptions or pandas.DataFrame
+        The private training table (read as :func:`dpkit.publish` reads it).
+    schema : Schema or path
+        The public domains of every column.
+    epsilon : float
+    target : str, optional
+        The class column (default: the schema's target).
+    trees, depth : int, optional
+        Number of trees t and maximum depth d (defaults: DiffPRFs' 25 and 5).
+    columns : list of str, optional
+        The predictors (default: every non-ignored schema column but the target).
+    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    output, report : path, optional
+        Also write the model (JSON) and the report, atomically, inside the run.
+    config : str, optional
+        The parameter file the options came from (the command line's ``--config``), recorded
+        in the report.
+    **options
+        ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("max", "info-gain",
+        "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
+        are ``DiffPRFs.__init__``'s.
+
+    Returns
+    -------
+    Forest
+    """
+    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
+    from dpkit.run import PrivateRun
+
+    schema_obj, schema_name = schema_of(schema)
+    if schema_obj is None:
+        raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
+    target = target or schema_obj.target
+    if not target:
+        raise DpkitUsageError(f"target is required ({schema_name} names no target)", param="target")
+    schema_obj.column(target)
+    if columns:
+        predictors = list(columns)
+        for c in predictors:
+            schema_obj.column(c)
+    else:
+        predictors = schema_obj.predictors(target)
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})",
+                              param=unknown[0])
+    given = {OPTIONS[k]: v for k, v in {**options, "trees": trees, "depth": depth}.items() if v is not None}
+    estimator = DiffPRFs(epsilon=epsilon, **given)
+    resolve_features_per_node(estimator.features_per_node, max(len(predictors), 1))
+    out = None if output is None else os.fspath(output)
+    rep = None if report is None else os.fspath(report)
+    path = source_path(data)
+    run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
+                     outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data)
+    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                 ("column_names", column_names)) if v is not None}
+    frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
+    with run:
+        estimator.epsilon = run.epsilon
+        estimator.fit(frame, target, accountant=run.accountant, rng=run.rng, features=predictors)
+        model = estimator.model_
+        parameters = {"data": path, "schema": schema_name, "target": target, "columns": predictors,
+                      **estimator.get_params(), "config": config}
+        model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
+        model.privacy = {"epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
+                         "seeded": run.seeded, "neighbours": "add/remove one record"}
+        result = Forest(model)
+        if out is not None:
+            result.save(out)
+        release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
+                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t)}
+        result.report = run.report(parameters, release)
+        result.report["spends_by_tree"] = estimator.spends_by_tree_
+        if rep is not None:
+            result.write_report(rep)
+    return result
