@@ -26,7 +26,6 @@ report (docs/algorithms.md §0 rule 5); the file is created mode 0600.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -39,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dpkit.data.fingerprint import directory_digest as _directory_fingerprint  # noqa: F401 (tests)
+from dpkit.data.fingerprint import file_digest
 from dpkit.errors import DataError, DpkitError, DpkitUsageError
 
 #: relative tolerance when comparing ε sums against a cap (as the accountant's).
@@ -102,35 +103,6 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _directory_fingerprint(path: str | Path) -> str:
-    """sha256 of a directory's listing: every data file's relative path, size and mtime (ns).
-
-    For a directory of Parquet files (docs/spark.md): reading every byte of a data lake
-    before each run would cost as much as the run. Files Spark skips (names starting with
-    ``_`` or ``.``, e.g. ``_SUCCESS``, ``.crc``) are left out. Any rewrite, even of the
-    same bytes, makes a new fingerprint, so the ledger treats it as a new data set.
-    """
-    root = Path(path)
-    h = hashlib.sha256(b"dpkit directory listing v1\n")
-    try:
-        entries = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(("_", ".")))
-            for name in filenames:
-                if name.startswith(("_", ".")):
-                    continue
-                full = Path(dirpath) / name
-                st = full.stat()
-                entries.append((full.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot list: {exc.strerror or exc}") from None
-    if not entries:
-        raise DataError(f"{path}: is a directory with no data files")
-    for rel, size, mtime in sorted(entries):
-        h.update(f"{rel}\t{size}\t{mtime}\n".encode())
-    return h.hexdigest()
-
-
 def fingerprint(path: str | Path) -> str:
     """sha256 of the file's bytes, read in chunks (the only thing read before the check)."""
     if str(path) == "-":
@@ -143,20 +115,7 @@ def fingerprint(path: str | Path) -> str:
             f"--ledger needs the data as a local file or directory, not the URI {path}: the ledger "
             "identifies a data set by its bytes (or a directory by its listing) before reading it"
         )
-    if os.path.isdir(path):
-        return _directory_fingerprint(path)
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, expected a CSV file") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return h.hexdigest()
+    return file_digest(path)
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,9 @@ def _schema_from(columns: list[str], *, target: str | None, classes: Any, bounds
 def _warn_if_refit(ledger: Any, data: Any) -> None:
     if ledger is None:
         return
-    from dpkit.run import input_fingerprint
+    from dpkit.data.fingerprint import input_digest
 
-    key = (os.fspath(getattr(ledger, "path", ledger)), input_fingerprint(data))
+    key = (os.fspath(getattr(ledger, "path", ledger)), input_digest(data))
     if key in _FITTED:
         warnings.warn("this fit spends epsilon again on data already fitted under this ledger (each fit of a "
                       "cross-validation or a grid search is a release of its training data)",
@@ -218,11 +218,13 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, one column per class of :attr:`classes_`. Spends nothing."""
-        return self.forest_.predict_proba(self._check(X)).to_numpy()
+        df = self._check(X)
+        return self.forest_.predict_proba(df).to_numpy()
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class of every row. Spends nothing."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class DPQTKMeans(ClusterMixin, BaseEstimator):

@@ -43,3 +43,29 @@ def test_generalize_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None
     assert (tmp_path / "lib.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
     rel.generalize(ADULT_TEST).to_csv(tmp_path / "df.csv", index=False)
     assert (tmp_path / "df.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+
+
+def test_forest_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None:
+    _cli(["forest", "train", ADULT, "--schema", SCHEMA, "--epsilon", "1", "--trees", "3", "--depth", "2",
+          "--seed", KEY, "-o", str(tmp_path / "cli.json"), "--report", str(tmp_path / "cli.report.json")])
+    f = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1, trees=3, depth=2, seed=KEY, output=tmp_path / "lib.json",
+                     report=tmp_path / "lib.report.json")
+    assert (tmp_path / "lib.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    cli_report = (tmp_path / "cli.report.json").read_text().replace(str(tmp_path / "cli.json"), "MODEL")
+    lib_report = (tmp_path / "lib.report.json").read_text().replace(str(tmp_path / "lib.json"), "MODEL")
+    assert cli_report == lib_report
+    _cli(["forest", "predict", str(tmp_path / "cli.json"), ADULT_TEST, "--proba", "-o", str(tmp_path / "p.csv")])
+    f.predictions(ADULT_TEST, proba=True, output=tmp_path / "q.csv")
+    assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "q.csv").read_bytes()
+
+
+def test_cluster_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None:
+    s1 = str(REPO / "sample_data" / "clustering" / "s1.csv")
+    _cli(["cluster", s1, "--columns", "x,y", "-k", "5", "--epsilon", "1", "--bounds", "0:1e6,0:1e6", "--seed", KEY,
+          "--histogram", str(tmp_path / "ch.csv"), "--assign", str(tmp_path / "ca.csv"), "-o", str(tmp_path / "c.csv"),
+          "--report", str(tmp_path / "c.json")])
+    dpkit.cluster(s1, columns=["x", "y"], k=5, epsilon=1, bounds="0:1e6,0:1e6", seed=KEY,
+                  histogram=tmp_path / "lh.csv", assign=tmp_path / "la.csv", output=tmp_path / "l.csv",
+                  report=tmp_path / "l.json")
+    for a, b in (("c.csv", "l.csv"), ("ch.csv", "lh.csv"), ("ca.csv", "la.csv"), ("c.json", "l.json")):
+        assert (tmp_path / a).read_bytes() == (tmp_path / b).read_bytes(), a

@@ -1,0 +1,141 @@
+"""``dpkit.forest``, ``dpkit.load_forest``, ``dpkit.cluster`` and the scikit-learn estimators."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
+
+import dpkit
+
+REPO = Path(__file__).resolve().parents[2]
+ADULT = REPO / "sample_data" / "adult" / "train.csv"
+ADULT_TEST = REPO / "sample_data" / "adult" / "test.csv"
+SCHEMA = REPO / "taxonomies" / "adult.yaml"
+S1 = REPO / "sample_data" / "clustering" / "s1.csv"
+
+
+@pytest.fixture(scope="module")
+def trained() -> dpkit.Forest:
+    return dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, trees=5, depth=3, seed=11)
+
+
+def test_forest_report_and_predictions(trained: dpkit.Forest, tmp_path: Path) -> None:
+    rep = trained.report
+    assert rep["command"] == "forest train" and rep["parameters"]["trees"] == 5
+    assert rep["privacy"]["epsilon_spent"] <= 1.0 + 1e-9 and len(rep["spends_by_tree"]) == 5
+    proba = trained.predict_proba(ADULT_TEST)
+    assert list(proba.columns) == ["p_<=50K", "p_>50K"]
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    labels = trained.predict(ADULT_TEST)
+    assert labels.name == "income" and set(labels) <= {"<=50K", ">50K"}
+    assert (labels == np.where(proba["p_>50K"] > proba["p_<=50K"], ">50K", "<=50K")).mean() > 0.999
+    trained.save(tmp_path / "m.json")
+    back = dpkit.load_forest(tmp_path / "m.json")
+    assert back.report is None and back.privacy["epsilon_budget"] == 1.0
+    pd.testing.assert_frame_equal(back.predict_proba(ADULT_TEST), proba)
+
+
+def test_forest_defaults_live_in_the_estimator() -> None:
+    from dpkit.learn.dprf import DiffPRFs
+
+    small = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(400)
+    f = dpkit.forest(small, schema=SCHEMA, epsilon=1.0, seed=1)
+    assert f.report["parameters"]["trees"] == DiffPRFs(epsilon=1).n_trees == 25
+    assert f.report["parameters"]["depth"] == DiffPRFs(epsilon=1).max_depth
+    with pytest.raises(dpkit.DpkitUsageError, match="unknown option") as info:
+        dpkit.forest(small, schema=SCHEMA, epsilon=1.0, tree=3)
+    assert info.value.param == "tree"
+
+
+def test_cluster_returns_centroids_histogram_and_assignment() -> None:
+    c = dpkit.cluster(S1, columns=["x", "y"], k=15, epsilon=1.0, bounds="0:1e6,0:1e6", seed=2)
+    assert list(c.centroids.columns) == ["cluster", "x", "y"] and len(c.centroids) == 15
+    assert c.report["parameters"]["bounds_source"] == "--bounds" and c.histogram is not None
+    assigned = c.assign(S1)
+    assert len(assigned) == len(pd.read_csv(S1)) and set(assigned["cluster"]) <= {str(i) for i in range(15)}
+    df = pd.read_csv(S1)
+    same = dpkit.cluster(df, columns=["x", "y"], k=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], seed=2)
+    np.testing.assert_array_equal(same.centres, c.centres)  # a plain seed: same noise whatever the input form
+    with pytest.raises(dpkit.DpkitUsageError, match="^bounds are required"):
+        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        leaky = dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, allow_data_bounds=True, seed=1)
+    assert any(issubclass(w.category, dpkit.PrivacyLeakWarning) for w in seen)
+    assert leaky.report["privacy"]["model"] == "none" and leaky.label == "cluster_not_private"
+
+
+# ------------------------------------------------------------------------- scikit-learn
+
+
+def _adult_xy(n: int = 3000) -> tuple[pd.DataFrame, pd.Series]:
+    df = pd.read_csv(ADULT, dtype=str, keep_default_na=False)
+    df = df[~(df == "?").any(axis=1)].head(n).reset_index(drop=True)
+    return df.drop(columns=["income", "fnlwgt"]), df["income"]
+
+
+def test_classifier_follows_sklearn_conventions() -> None:
+    X, y = _adult_xy()
+    clf = dpkit.DiffPRFsClassifier(epsilon=1.0, n_estimators=5, schema=str(SCHEMA), random_state=4)
+    params = copy.deepcopy(clf.get_params())
+    assert clone(clf).get_params() == params
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    assert clf.fit(X, y) is clf
+    assert clf.get_params() == params  # fit leaves the parameters as given
+    assert list(clf.classes_) == ["<=50K", ">50K"] and clf.n_features_in_ == X.shape[1]
+    assert clf.predict_proba(X).shape == (len(X), 2)
+    assert clf.report_["privacy"]["epsilon_spent"] <= 1.0 + 1e-9
+    scores = cross_val_score(clf, X, y, cv=3)
+    assert scores.shape == (3,) and (scores > 0.6).all()
+    pipe = Pipeline([("forest", clone(clf))]).fit(X, y)
+    assert len(pipe.predict(X.head(7))) == 7
+
+
+def test_classifier_needs_public_domains_and_maps_labels_back() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(2000, 2))
+    y = (X[:, 0] > 5).astype(int)
+    with pytest.raises(dpkit.DpkitUsageError, match="no public domain"):
+        dpkit.DiffPRFsClassifier(classes=[0, 1]).fit(X, y)
+    with pytest.raises(dpkit.DpkitUsageError, match="^classes is required"):
+        dpkit.DiffPRFsClassifier(bounds=[(0, 10), (0, 10)]).fit(X, y)
+    clf = dpkit.DiffPRFsClassifier(epsilon=5.0, n_estimators=5, bounds=[(0, 10), (0, 10)], classes=[0, 1],
+                                   random_state=1).fit(X, y)
+    assert list(clf.classes_) == [0, 1] and clf.score(X, y) > 0.8  # int labels, not their text
+
+
+def test_refit_under_a_ledger_warns(tmp_path: Path) -> None:
+    from dpkit.api import estimators
+
+    X, y = _adult_xy(500)
+    estimators._FITTED.clear()
+    ledger = tmp_path / "l.db"
+    clf = dpkit.DiffPRFsClassifier(n_estimators=2, schema=str(SCHEMA), ledger=str(ledger))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpkit.PrivacyLeakWarning)
+        estimators._warn_if_refit(str(ledger), X.assign(income=y))
+        with pytest.raises(dpkit.PrivacyLeakWarning, match="again"):
+            estimators._warn_if_refit(str(ledger), X.assign(income=y))
+    assert clf.get_params()["ledger"] == str(ledger)
+
+
+def test_dpqt_kmeans_estimator() -> None:
+    pts = pd.read_csv(S1)[["x", "y"]].to_numpy()
+    km = dpkit.DPQTKMeans(n_clusters=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], random_state=1)
+    params = km.get_params()
+    assert km.fit(pts) is km and km.get_params() == params and clone(km).get_params() == params
+    assert km.cluster_centers_.shape == (15, 2) and km.labels_.shape == (len(pts),)
+    np.testing.assert_array_equal(km.predict(pts), km.labels_)
+    np.testing.assert_array_equal(km.fit_predict(pts), km.labels_)
+    with pytest.raises(dpkit.DpkitUsageError, match="^bounds is required"):
+        dpkit.DPQTKMeans(n_clusters=3).fit(pts)
