@@ -110,8 +110,8 @@ def _diffprivlib_kmeans():  # noqa: ANN202
 def utility(runs: int) -> list[dict]:
     import pandas as pd
 
-    from dpkit.kmeans import DPQTKMeans
     from dpkit.evaluate.clustering import assign, f_measure, nicv, nonprivate_nicv
+    from dpkit.kmeans import DPQTKMeans
     from dpkit.privacy import Accountant, make_rng
 
     DPKM = _diffprivlib_kmeans()

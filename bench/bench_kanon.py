@@ -378,10 +378,10 @@ def generalization_series(outdir: str | Path, splits: dict[str, int] | None = No
     from sklearn.model_selection import train_test_split
 
     from dpkit.anonymity.apply import apply_release
-    from dpkit.anonymity.experiment import _load
     from dpkit.anonymity.generalization import kanon_generalize
     from dpkit.anonymity.select import kanon_select
     from dpkit.anonymity.utility import classifier_utility
+    from dpkit.sweep.tasks.kanon import _load
 
     splits = splits or {"adult": 2, "breast-cancer": 5}
     rows = []

@@ -14,7 +14,7 @@ CSV/YAML files go to bench/out/robust/):
   description, rounded outward to one significant digit of the range, never the split) —
   stratified 2/3 : 1/3 split (seed 0) for the tables without a published test split.
 
-Protocol (docs/results.md, :func:`dpkit.release.experiment.run_experiment`): release the
+Protocol (docs/results.md, :func:`dpkit.sweep.tasks.publish.run_experiment`): release the
 training split, map the test split onto the released cut, train an entropy tree on one-hot
 features of the release (cells weighted by their counts), score it on the mapped test split.
 ``min_samples_leaf`` is 10 records for tables with ≥ 2,000 training rows, else 1. Beside it:
@@ -140,7 +140,7 @@ def _one(job: tuple[str, dict[str, Any], str, dict[str, Any], float, int]) -> di
     warnings.simplefilter("ignore")
     from dpkit.errors import DpkitUsageError
     from dpkit.release import sparse
-    from dpkit.release.experiment import _splits, run_experiment
+    from dpkit.sweep.tasks.publish import _splits, run_experiment
 
     # a release of millions of noise cells takes minutes to write and to learn from: the bench
     # refuses it (recorded as refused) as publish refuses one above 5e7

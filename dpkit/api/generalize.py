@@ -114,10 +114,9 @@ def generalize(
 
 def _report_of(cut: Any) -> tuple[dict[str, Any], str, Any]:
     """(the report, its name in messages, the schema it came with, if any)."""
-    from dpkit.api.publish import Release
     from dpkit.report import read_report
 
-    if isinstance(cut, Release):
+    if hasattr(cut, "report") and hasattr(cut, "schema"):  # a Release (not imported: it imports this)
         return cut.report, "<release>", cut.schema
     if isinstance(cut, dict):
         return cut, "<report>", None

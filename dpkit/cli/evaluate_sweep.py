@@ -45,7 +45,8 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
     from pathlib import Path
 
     from dpkit.errors import DataError, DpkitError, DpkitWarning
-    from dpkit.evaluate.experiments import load_experiment, plan, run_sweep
+    from dpkit.sweep.runner import plan, run_sweep
+    from dpkit.sweep.spec import load_experiment
 
     exp = load_experiment(experiment)
     out = Path(output)

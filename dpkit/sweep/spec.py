@@ -1,4 +1,6 @@
-"""Experiment sweeps: a YAML grid of dpkit runs → results.csv, summary.csv, plots, summary.md.
+"""The experiment YAML of `dpkit evaluate sweep`: sweeps, grid points, runs and their seeds.
+
+Experiment sweeps: a YAML grid of dpkit runs → results.csv, summary.csv, plots, summary.md.
 
 The format (``docs/formats.md``, "Experiment YAML")::
 
@@ -29,18 +31,11 @@ so editing ``fixed`` makes the old rows stale: they are kept in the file but ign
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import hashlib
 import importlib
-import io
 import json
-import math
-import os
-import time
-import traceback
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -51,16 +46,25 @@ import yaml
 from dpkit.errors import DpkitError, DpkitUsageError, DpkitWarning
 
 TASKS: dict[str, str | Callable[[dict[str, Any], int], dict[str, float]]] = {
-    "publish": "dpkit.release.experiment",
-    "forest": "dpkit.learn.experiment",
-    "cluster": "dpkit.kmeans.experiment",
-    "kanon-select": "dpkit.anonymity.experiment",
+    "publish": "dpkit.sweep.tasks.publish",
+    "forest": "dpkit.sweep.tasks.forest",
+    "cluster": "dpkit.sweep.tasks.cluster",
+    "kanon-select": "dpkit.sweep.tasks.kanon",
 }
 
+
 TOP_KEYS = ("name", "task", "description", "repeats", "fixed", "sweeps", "plots", "paper", "notes")
+
+
 SWEEP_KEYS = ("name", "grid", "fixed", "description")
+
+
 PLOT_KEYS = ("sweep", "x", "y", "lines", "logx", "logy", "title", "xlabel", "ylabel", "file")
+
+
 BOOK_COLUMNS = ("run_id", "sweep", "repeat", "seed")
+
+
 TAIL_COLUMNS = ("wall_seconds",)
 
 
@@ -71,9 +75,6 @@ class ExperimentError(DpkitUsageError):
 def register_task(name: str, task: str | Callable[[dict[str, Any], int], dict[str, float]]) -> None:
     """Add a task: a module path (with ``run_experiment``), ``module:function``, or a callable."""
     TASKS[name] = task
-
-
-# --------------------------------------------------------------------------- the YAML
 
 
 @dataclass
@@ -302,9 +303,6 @@ def load_experiment(path: str | Path) -> Experiment:
     return parse_experiment(text, str(p))
 
 
-# --------------------------------------------------------------------------- runs
-
-
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -366,368 +364,3 @@ def resolve_task(task: str) -> Callable[[dict[str, Any], int], dict[str, float]]
     if not callable(fn):
         raise DpkitError(f"task {task!r}: {module_name} has no function {attr or 'run_experiment'}")
     return fn
-
-
-def _execute(task: str, params: dict[str, Any], seed: int) -> tuple[dict[str, float] | None, float, str | None, list[str]]:
-    """Run one cell (in a worker process): (metrics, wall seconds, error, warnings)."""
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            fn = resolve_task(task)
-            out = fn(dict(params), seed)
-            metrics = _check_metrics(out)
-            error = None
-        except DpkitError as exc:
-            metrics, error = None, str(exc)
-        except Exception as exc:  # report the bug with its origin; the sweep goes on
-            frame = traceback.extract_tb(exc.__traceback__)[-1]
-            metrics, error = None, f"{type(exc).__name__}: {exc} (at {Path(frame.filename).name}:{frame.lineno})"
-    seen = list(dict.fromkeys(str(w.message) for w in caught))
-    return metrics, time.perf_counter() - start, error, seen
-
-
-def _check_metrics(out: Any) -> dict[str, float]:
-    if not isinstance(out, dict) or not out:
-        raise TypeError(f"run_experiment must return a non-empty dict of metrics, got {type(out).__name__}")
-    metrics = {}
-    for k, v in out.items():
-        try:
-            metrics[str(k)] = float(v)
-        except (TypeError, ValueError):
-            raise TypeError(f"metric {k!r} is not a number ({v!r})") from None
-    return metrics
-
-
-# --------------------------------------------------------------------------- the journal
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else str(value)
-    if isinstance(value, (list, dict)):
-        return _canonical(value)
-    return "" if value is None else str(value)
-
-
-class Journal:
-    """``results.csv``: one row per finished run, appended and flushed as runs finish."""
-
-    def __init__(self, path: Path, params: list[str]) -> None:
-        self.path = path
-        self.params = params
-        self.header: list[str] = []
-        self.rows: list[dict[str, str]] = []
-        self.torn = False
-        if path.exists():
-            self._load()
-
-    def _load(self) -> None:
-        raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):
-            # killed in the middle of a write: drop the partial last line
-            raw = raw[: raw.rfind(b"\n") + 1]
-            self.torn = True
-            with open(self.path, "wb") as fh:
-                fh.write(raw)
-        text = raw.decode("utf-8")
-        if not text.strip():
-            return
-        reader = csv.DictReader(io.StringIO(text))
-        self.header = list(reader.fieldnames or [])
-        if "run_id" not in self.header:
-            raise DpkitError(f"{self.path}: not a dpkit results journal (no run_id column); use another -o directory")
-        self.rows = [row for row in reader if row.get("run_id")]
-
-    def done(self) -> set[str]:
-        return {row["run_id"] for row in self.rows}
-
-    def append(self, run: Run, metrics: dict[str, float], wall: float) -> None:
-        row = {"run_id": run.run_id, "sweep": run.sweep, "repeat": str(run.repeat), "seed": str(run.seed)}
-        # a grid parameter of another sweep may be fixed in this one: show its value too
-        row.update({p: _cell(run.params[p]) if p in run.params else "" for p in self.params})
-        for k, v in metrics.items():
-            if k in row:
-                k = f"metric_{k}"
-            row[k] = _cell(v)
-        row["wall_seconds"] = f"{wall:.4f}"
-        self.rows.append(row)
-        wanted = list(BOOK_COLUMNS) + [p for p in self.params] + [k for k in row if k not in BOOK_COLUMNS and k not in self.params and k not in TAIL_COLUMNS] + list(TAIL_COLUMNS)
-        new_columns = [c for c in wanted if c not in self.header]
-        if not self.header or new_columns:
-            # a new metric (or a first row): rewrite the file with the wider header
-            keep = [c for c in self.header if c not in TAIL_COLUMNS]
-            self.header = keep + [c for c in wanted if c not in keep and c not in TAIL_COLUMNS] + list(TAIL_COLUMNS)
-            from dpkit.data.table import atomic_output
-
-            with atomic_output(self.path) as fh:
-                w = csv.DictWriter(fh, self.header, lineterminator="\n")
-                w.writeheader()
-                w.writerows({c: r.get(c, "") for c in self.header} for r in self.rows)
-                fh.flush()
-                os.fsync(fh.fileno())  # the journal must survive a crash right after
-            return
-        with open(self.path, "a", encoding="utf-8", newline="") as fh:
-            csv.DictWriter(fh, self.header, lineterminator="\n").writerow({c: row.get(c, "") for c in self.header})
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
-# --------------------------------------------------------------------------- running
-
-
-def plan(exp: Experiment, out_dir: str | Path, repeats: int | None = None) -> list[dict[str, Any]]:
-    """Per sweep: grid points, runs, and how many are already in ``out_dir/results.csv``."""
-    runs = expand(exp, repeats)
-    path = Path(out_dir) / "results.csv"
-    done = Journal(path, grid_params(exp)).done() if path.is_file() and path.stat().st_size else set()
-    out = []
-    for sweep in exp.sweeps:
-        mine = [r for r in runs if r.sweep == sweep.name]
-        finished = sum(r.run_id in done for r in mine)
-        out.append({"sweep": sweep.name, "points": len(sweep.points()), "runs": len(mine),
-                    "done": finished, "todo": len(mine) - finished})
-    return out
-
-
-
-@dataclass
-class SweepOutcome:
-    total: int
-    skipped: int
-    executed: int
-    failed: list[tuple[Run, str]]
-    warnings: list[str]
-    seconds: float
-
-
-def run_sweep(
-    exp: Experiment,
-    out_dir: str | Path,
-    *,
-    jobs: int | None = None,
-    repeats: int | None = None,
-    progress: Callable[[int, int], Any] | None = None,
-    on_run: Callable[[Run], Any] | None = None,
-    plots: bool = True,
-) -> SweepOutcome:
-    """Execute the runs missing from ``out_dir/results.csv``, then write the summary files.
-
-    ``jobs`` worker processes (default: the CPU count; 1 = in this process, no pool).
-    ``progress(done, total)`` is called once the workers are up and as runs finish (a
-    caller may start a progress bar's thread at its first call); ``on_run(run)`` before each run is
-    submitted (tests count executions with it). ``plots=False`` skips the PNGs.
-    """
-    out = prepare_output(out_dir)
-    with _lock(out):
-        return _run_locked(exp, out, jobs=jobs, repeats=repeats, progress=progress, on_run=on_run, plots=plots)
-
-
-def prepare_output(out_dir: str | Path) -> Path:
-    """Create ``out_dir`` if missing and check that files can be created in it.
-
-    Checked before any run starts, as every command checks its ``-o`` (docs/errors.md):
-    one line naming the directory, exit 1 — not a traceback from the first journal write.
-    """
-    import tempfile
-
-    from dpkit.errors import DataError
-
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise DataError(f"{out}: exists and is not a directory; give a directory for -o")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"{out}: cannot create the directory ({exc.strerror}); "
-                        "give -o a directory you can write") from None
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".dpkit-probe.", dir=out)
-    except OSError:
-        raise DataError(f"{out}: directory {out} is not writable; give -o a directory you can write") from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
-    return out
-
-
-@contextlib.contextmanager
-def _lock(out: Path) -> Iterator[None]:
-    """One sweep at a time per directory (two cron jobs would write the journal twice)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock
-        yield
-        return
-    with open(out / ".sweep.lock", "w") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise DpkitError(f"{out}: another 'dpkit evaluate sweep' is writing this directory; wait for it to finish") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _run_locked(
-    exp: Experiment,
-    out: Path,
-    *,
-    jobs: int | None,
-    repeats: int | None,
-    progress: Callable[[int, int], Any] | None,
-    on_run: Callable[[Run], Any] | None,
-    plots: bool,
-) -> SweepOutcome:
-    runs = expand(exp, repeats)
-    journal = Journal(out / "results.csv", grid_params(exp))
-    if journal.torn:
-        warnings.warn(f"{journal.path}: cut off a partial last line (an interrupted run); it will be redone", DpkitWarning, stacklevel=2)
-    done = journal.done()
-    todo = [r for r in runs if r.run_id not in done]
-    total = len(runs)
-    finished = total - len(todo)
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    failed: list[tuple[Run, str]] = []
-    seen_warnings: dict[str, None] = {}
-    start = time.perf_counter()
-    if todo:
-        # check the task exists before starting a pool (one clear error instead of N)
-        resolve_task(exp.task)
-
-    def finish(run: Run, result: tuple[dict[str, float] | None, float, str | None, list[str]]) -> None:
-        nonlocal finished
-        metrics, wall, error, warns = result
-        for w in warns:
-            seen_warnings.setdefault(w)
-        if error is not None or metrics is None:
-            failed.append((run, error or "no metrics"))
-        else:
-            journal.append(run, metrics, wall)
-        finished += 1
-        if progress:
-            progress(finished, total)
-
-    if jobs == 1 or len(todo) <= 1:
-        if progress:
-            progress(finished, total)
-        for run in todo:
-            if on_run:
-                on_run(run)
-            finish(run, _execute(exp.task, run.params, run.seed))
-    else:
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-        # fork: workers start at once and inherit registered tasks; one BLAS/OpenMP thread
-        # per worker so that N workers do not oversubscribe N cores
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context, initializer=_worker_init)
-        with _workers_die_with(pool):
-            pending = {}
-            queue = iter(todo)
-
-            def submit(n: int) -> None:
-                for run in _take(queue, n):
-                    if on_run:
-                        on_run(run)
-                    pending[pool.submit(_execute, exp.task, run.params, run.seed)] = run
-
-            # start every worker now (fork spawns them all at the first submit), before the
-            # caller's progress bar starts its refresh thread: forking a process with a live
-            # thread can leave a lock (stderr's) held forever in the child
-            pool.submit(_noop).result()
-            if progress:
-                progress(finished, total)
-            # keep at most 2 runs per worker queued, so an interrupt loses little
-            submit(2 * jobs)
-            while pending:
-                finished_set, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished_set:
-                    finish(pending.pop(fut), fut.result())
-                    submit(len(finished_set))
-    outcome = SweepOutcome(total, total - len(todo), len(todo), failed, list(seen_warnings), time.perf_counter() - start)
-    from dpkit.evaluate.summary import write_outputs
-
-    write_outputs(exp, out, journal, runs, plots=plots)
-    return outcome
-
-
-def _noop() -> None:
-    return None
-
-
-@contextlib.contextmanager
-def _workers_die_with(pool: Any) -> Iterator[None]:
-    """Shut ``pool`` down; on Ctrl-C, SIGTERM or an error, kill its workers first.
-
-    A plain ``shutdown`` waits for the runs in progress (minutes), and a parent killed by
-    SIGTERM left its workers orphaned, holding the caller's stderr open. Runs already
-    journaled stay: the next invocation resumes after them.
-    """
-    try:
-        yield
-    except BaseException:
-        # not cancel_futures: Python 3.11's pool then fails on the cancelled futures
-        # ("InvalidStateError" from its manager thread); the broken pool settles them
-        _terminate_workers(pool)
-        pool.shutdown(wait=False)
-        raise
-    pool.shutdown(wait=True)
-
-
-def _terminate_workers(pool: Any) -> None:
-    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
-    if terminate is not None:
-        terminate()
-        return
-    # older Pythons have no public way to stop a running worker: the pool's process table
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for proc in procs:
-        with contextlib.suppress(Exception):
-            proc.terminate()
-    deadline = time.monotonic() + 5
-    for proc in procs:
-        with contextlib.suppress(Exception):
-            proc.join(max(0.0, deadline - time.monotonic()))
-            if proc.is_alive():
-                proc.kill()
-
-
-def _die_with_parent() -> None:
-    """Linux: the kernel sends this worker SIGKILL when the sweep process dies, however it dies."""
-    import ctypes
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
-
-
-def _worker_init() -> None:
-    import signal
-
-    # the parent's SIGTERM handler (raise, clean up, exit 143) is not the worker's job:
-    # a worker told to stop just stops; the parent journals only finished runs
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent()
-    os.environ["OMP_NUM_THREADS"] = "1"
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover - scikit-learn depends on threadpoolctl
-        pass
-
-
-def _take(it: Iterator[Run], n: int) -> list[Run]:
-    out = []
-    for _ in range(n):
-        try:
-            out.append(next(it))
-        except StopIteration:
-            break
-    return out

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from dpkit.anonymity.experiment import run_experiment
+from dpkit.sweep.tasks.kanon import run_experiment
 
-from .conftest import BCW, BCW_SCHEMA
+ROOT = Path(__file__).resolve().parents[2]
+BCW = ROOT / "sample_data" / "breast-cancer-wisconsin" / "breast-cancer-wisconsin.csv"
+BCW_SCHEMA = ROOT / "taxonomies" / "breast-cancer-wisconsin.yaml"
+
 
 BASE = {"data": str(BCW), "schema": str(BCW_SCHEMA), "target": "class", "positive": "4", "split": 0}
 

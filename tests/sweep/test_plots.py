@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpkit.evaluate.experiments import parse_experiment
-from dpkit.evaluate.plots import _wants_log, metric_label, param_label, plot_all
-from dpkit.evaluate.summary import Group, Stat
+from dpkit.sweep.groups import Group, Stat
+from dpkit.sweep.plots import _wants_log, metric_label, param_label, plot_all
+from dpkit.sweep.spec import parse_experiment
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dpkit.errors import DpkitUsageError
-from dpkit.evaluate.experiments import load_experiment
-from dpkit.learn.experiment import run_experiment
+from dpkit.sweep.spec import load_experiment
+from dpkit.sweep.tasks.forest import run_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS = {"data": str(ROOT / "sample_data" / "iris" / "iris.csv"),

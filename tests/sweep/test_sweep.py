@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dpkit.evaluate import experiments as ex
-from dpkit.evaluate.experiments import (
-    ExperimentError,
-    derive_seed,
-    expand,
-    parse_experiment,
-    register_task,
-    run_sweep,
-)
+from dpkit.errors import DpkitError
+from dpkit.sweep import runner, spec
+from dpkit.sweep.runner import run_sweep
+from dpkit.sweep.spec import ExperimentError, derive_seed, expand, parse_experiment, register_task
 
 from . import fake_task
 
@@ -47,7 +42,7 @@ paper:
 def _fake_task():
     register_task("fake", fake_task.run_experiment)
     yield
-    ex.TASKS.pop("fake", None)
+    spec.TASKS.pop("fake", None)
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -235,7 +230,7 @@ def test_edited_yaml_leaves_stale_rows_out(tmp_path):
 
 def test_unavailable_task_module_is_one_clear_error(tmp_path):
     exp = parse_experiment(YAML.replace("task: fake", "task: dpkit.nonexistent.experiment"))
-    with pytest.raises(ex.DpkitError, match="not available"):
+    with pytest.raises(DpkitError, match="not available"):
         run_sweep(exp, tmp_path, jobs=1, plots=False)
 
 
@@ -245,8 +240,8 @@ CONFIGS = sorted((ROOT / "configs" / "experiments").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_shipped_experiments_parse_and_name_existing_files(path):
-    exp = ex.load_experiment(path)
-    assert exp.task in ex.TASKS
+    exp = spec.load_experiment(path)
+    assert exp.task in spec.TASKS
     assert exp.name == path.stem  # make reproduce writes results/<stem>, build_results reads it
     for run in expand(exp, repeats=1):
         for key in ("data", "test", "schema"):
@@ -258,14 +253,14 @@ def test_shipped_experiments_parse_and_name_existing_files(path):
 def test_plan_counts_done_runs(tmp_path):
     exp = parse_experiment(YAML)
     run_sweep(exp, tmp_path, jobs=1, repeats=1, plots=False)
-    rows = ex.plan(exp, tmp_path, repeats=2)
+    rows = runner.plan(exp, tmp_path, repeats=2)
     assert [(r["sweep"], r["points"], r["runs"], r["done"], r["todo"]) for r in rows] == [
         ("eps", 4, 8, 4, 4), ("h", 2, 4, 2, 2)]
-    assert ex.plan(exp, tmp_path / "nothing")[0]["done"] == 0
+    assert runner.plan(exp, tmp_path / "nothing")[0]["done"] == 0
 
 
 def test_pool_is_exact_over_underlying_runs():
-    from dpkit.evaluate.summary import Group, Stat, pool
+    from dpkit.sweep.groups import Group, Stat, pool
 
     values = {("a", 0): [1.0, 2.0, 4.0], ("a", 1): [3.0], ("b", 0): [5.0, 7.0], ("b", 1): [6.0, 6.5]}
     groups = []
@@ -303,7 +298,7 @@ def test_second_sweep_on_same_directory_is_refused(tmp_path):
     exp = parse_experiment(YAML)
     with open(tmp_path / ".sweep.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(ex.DpkitError, match="another 'dpkit evaluate sweep' is writing"):
+        with pytest.raises(DpkitError, match="another 'dpkit evaluate sweep' is writing"):
             run_sweep(exp, tmp_path, jobs=1, plots=False)
     # released: runs
     assert run_sweep(exp, tmp_path, jobs=1, repeats=1, plots=False).executed == 6

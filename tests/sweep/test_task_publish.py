@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from dpkit.errors import DpkitUsageError
-from dpkit.release.experiment import run_experiment
+from dpkit.sweep.tasks.publish import run_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS = {"data": str(ROOT / "sample_data/iris/iris.csv"), "schema": str(ROOT / "taxonomies/iris.yaml"),

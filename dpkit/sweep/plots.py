@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from dpkit.evaluate.experiments import Experiment, Plot
-    from dpkit.evaluate.summary import Group
+from dpkit.sweep.groups import Group, pool
+from dpkit.sweep.spec import Experiment, Plot
 
 PARAM_LABELS = {
     "epsilon": "privacy budget ε",
@@ -141,7 +140,6 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    from dpkit.evaluate.summary import pool
 
     sweep = exp.sweep(plot.sweep)
     line_params = list(plot.lines)
