@@ -17,7 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dpkit.version import __version__
 
 #: public name -> the module that defines it
 _EXPORTS = {

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpkit import __version__
+from dpkit.version import __version__
 from dpkit.privacy.accountant import Accountant
 
 REPORT_VERSION = 1

@@ -272,7 +272,7 @@ class ForestModel:
     # ------------------------------------------------------------------ (de)serialization
 
     def to_dict(self) -> dict[str, Any]:
-        from dpkit import __version__
+        from dpkit.version import __version__
 
         return {
             "format": FORMAT,
