@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpkit.version import __version__
 from dpkit.privacy.accountant import Accountant
+from dpkit.version import __version__
 
 REPORT_VERSION = 1
 
