@@ -31,6 +31,9 @@ _EXPORTS = {
     "load_forest": "dpkit.api.forest",
     "cluster": "dpkit.api.cluster",
     "Clustering": "dpkit.api.cluster",
+    "kanon_select": "dpkit.api.kanon",
+    "KAnonymousTable": "dpkit.api.kanon",
+    "check_kanon": "dpkit.api.kanon",
     "DiffPRFsClassifier": "dpkit.api.estimators",
     "DPQTKMeans": "dpkit.api.estimators",
     "DpkitError": "dpkit.errors",
@@ -54,6 +57,9 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "load_forest",
     "cluster",
     "Clustering",
+    "kanon_select",
+    "KAnonymousTable",
+    "check_kanon",
     "DiffPRFsClassifier",
     "DPQTKMeans",
     "DpkitError",
@@ -70,6 +76,7 @@ if TYPE_CHECKING:
     from dpkit.api.estimators import DiffPRFsClassifier, DPQTKMeans
     from dpkit.api.forest import Forest, forest, load_forest
     from dpkit.api.generalize import generalize
+    from dpkit.api.kanon import KAnonymousTable, check_kanon, kanon_select
     from dpkit.api.publish import Release, publish
     from dpkit.data.schema import Schema, load_schema
     from dpkit.errors import (

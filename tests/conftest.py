@@ -3,8 +3,6 @@
 import pytest
 from hypothesis import settings
 
-from dpkit.cli.options import reset_state
-
 # No per-example deadline (CI machines are slow and shared) and a fixed example sequence, so
 # a property test fails the same way on every run; explicit @settings still override this.
 settings.register_profile("dpkit", deadline=None, derandomize=True, print_blob=True)
@@ -12,11 +10,14 @@ settings.load_profile("dpkit")
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cli_state():
-    """-q/-v are process-wide flags; one CliRunner test must not silence the next."""
-    reset_state()
+def _fresh_console():
+    """The owner's verbosity is process-wide: one test's must not leak into the next (the CLI's
+    -q/-v are reset by tests/cli/conftest.py)."""
+    from dpkit.console import set_verbose
+
+    set_verbose(False)
     yield
-    reset_state()
+    set_verbose(False)
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import private
-from dpkit.data.counting import values_present
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
@@ -26,26 +25,19 @@ if TYPE_CHECKING:
     from dpkit.data.schema import Schema
 
 
-class KeptCodes(Mapping):
-    """``name -> (codes over the rows kept, n_values)``, gathered when asked for.
+class Codes(Mapping):
+    """``name -> (codes over the rows used, n_values)`` of a string frame's columns, gathered
+    when asked for (:meth:`~dpkit.engine.string_frame.NumpyStringFrame.take`: on the numpy
+    engine a view of the column, no copy)."""
 
-    The codes of every input row stay where they are (for a table read as ``category``
-    they *are* the table's codes, shared); a column's codes over the rows kept after
-    dropping missing values are gathered on access and dropped by the caller, so the
-    selection holds one gathered column at a time, not a second copy of the table.
-    """
-
-    def __init__(self, codes: dict[str, tuple[np.ndarray, int]], keep: np.ndarray | None,
-                 names: list[str] | None = None) -> None:
-        self._codes = codes
-        self._keep = keep
-        self._names = list(codes) if names is None else list(names)
+    def __init__(self, frame: Any, names: list[str]) -> None:
+        self._frame = frame
+        self._names = list(names)
 
     def __getitem__(self, name: str) -> tuple[np.ndarray, int]:
         if name not in self._names:
             raise KeyError(name)
-        codes, m = self._codes[name]
-        return (codes if self._keep is None else codes[self._keep]), m
+        return self._frame.take([name], None)[name], self._frame.n_values(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -53,75 +45,65 @@ class KeptCodes(Mapping):
     def __len__(self) -> int:
         return len(self._names)
 
-    def subset(self, names: list[str]) -> KeptCodes:
-        """The same view restricted to ``names``."""
-        return KeptCodes(self._codes, self._keep, names)
-
 
 @dataclass
 class Prepared:
-    """Rows kept, the candidate quasi-identifiers and their codes; typed features on demand.
+    """The rows used (a string frame: rows with a missing value dropped), the candidate
+    quasi-identifiers and how the ranker types them.
 
-    Every column the selection reads is held as integer codes (first-seen order, as
-    ``pandas.factorize`` numbers them) plus its distinct values (``values``), never as one
-    Python object per cell: the ranker's typed features are built from them for the rows it
-    trains on only (:meth:`features_of`). Rows dropped for a missing value are a mask
-    (``keep``) over the input ``table``, not a copy of it: :attr:`codes`, :meth:`project`
-    and :meth:`column` apply it to the columns asked for.
+    Every column the selection reads is a column of :attr:`frame`: integer codes of its
+    distinct strings (first-seen order, as ``pandas.factorize`` numbers them) plus the strings
+    (``frame.values(name)``) — never one Python object per cell. The ranker's typed features
+    are built for the rows it trains on only (:meth:`features_of`).
     """
 
-    table: pd.DataFrame  # the input as given (every row; strings or categories)
+    frame: Any  # a string frame (dpkit.engine.string_frame) of the rows used
     candidates: list[str]
     dropped_identifiers: list[str]
-    all_codes: dict[str, tuple[np.ndarray, int]]  # used columns' value codes over every input row
-    values: dict[str, np.ndarray] = field(default_factory=dict)  # distinct values of each used column
+    used: list[str]
     lookups: dict[str, tuple[np.ndarray, Any]] = field(default_factory=dict)  # code -> feature, categories
-    keep: np.ndarray | None = None  # rows used (a boolean mask over ``table``); None: every row
-    n_rows: int = 0  # how many rows are used
+    n_rows: int = 0
 
     @property
-    def codes(self) -> KeptCodes:
-        """``name -> (codes over the rows used, n_values)`` (gathered on access)."""
-        return KeptCodes(self.all_codes, self.keep)
+    def header(self) -> list[str]:
+        """The input's columns, in order."""
+        return list(self.frame.header)
 
     @property
-    def frame(self) -> pd.DataFrame:
-        """The rows used, every column (a copy when rows were dropped; prefer :meth:`project`)."""
-        if self.keep is None:
-            return self.table
-        return self.table.loc[self.keep].reset_index(drop=True)
+    def codes(self) -> Codes:
+        """``name -> (codes over the rows used, n_values)`` of every used column."""
+        return Codes(self.frame, self.used)
 
-    def column(self, name: str) -> Any:
-        """The values of column ``name`` (a pandas array, as read) in the rows used."""
-        values = self.table[name].array
-        return values if self.keep is None else values[self.keep]
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """The distinct strings of every used column, in code order."""
+        return {c: self.frame.values(c) for c in self.used}
 
-    def project(self, columns: list[str]) -> pd.DataFrame:
-        """The rows used on ``columns`` only: one gather per column, never the whole table."""
+    def table(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows used as a DataFrame of their strings (default: every column of the frame,
+        in input order)."""
         import pandas as pd
 
-        if self.keep is None:
-            return self.table[columns]
-        return pd.DataFrame({c: self.column(c) for c in columns}, columns=columns, copy=False)
+        names = [c for c in self.header if c in set(self.frame.column_names())] if columns is None else columns
+        return pd.DataFrame({c: self.column(c) for c in names}, columns=list(names))
 
-    def _index(self) -> pd.Index:
-        import pandas as pd
-
-        return self.table.index if self.keep is None else pd.RangeIndex(self.n_rows)
+    def column(self, name: str) -> np.ndarray:
+        """The strings of column ``name`` in the rows used."""
+        return self.frame.values(name)[self.frame.take([name], None)[name]]
 
     def features_of(self, rows: np.ndarray | None = None) -> pd.DataFrame:
         """The candidates typed for the ranker (``category`` or float), for ``rows`` (default all)."""
         import pandas as pd
 
+        got = self.frame.take(self.candidates, rows)
         out: dict[str, Any] = {}
         for c in self.candidates:
-            codes = self.codes[c][0] if rows is None else self.codes[c][0][rows]
             lut, categories = self.lookups[c]
             if categories is None:
-                out[c] = lut[codes]
+                out[c] = lut[got[c]]
             else:
-                out[c] = pd.Categorical.from_codes(lut[codes], categories=categories)
-        index = self._index() if rows is None else self._index()[rows]
+                out[c] = pd.Categorical.from_codes(lut[got[c]], categories=categories)
+        index = pd.RangeIndex(self.n_rows) if rows is None else pd.Index(np.asarray(rows))
         return pd.DataFrame(out, index=index) if out else pd.DataFrame(index=index)
 
     @property
@@ -129,40 +111,20 @@ class Prepared:
         """Every row's typed features (:meth:`features_of` all rows)."""
         return self.features_of(None)
 
-    def labels(self, column: str) -> tuple[np.ndarray, list[Any]]:
-        """Codes of ``column`` numbered by its sorted distinct values, and those values."""
-        codes, _ = self.codes[column]
-        values = self.values[column]
-        order = np.argsort(values, kind="stable")  # as pandas.factorize(sort=True) orders them
-        # the smallest integer type: one label per record stays in memory during the selection
+    def label_table(self, column: str) -> tuple[np.ndarray, list[Any]]:
+        """``(rank, classes)``: ``rank[code]`` numbers the codes of ``column`` by its sorted
+        distinct values (as ``pandas.factorize(sort=True)``), ``classes`` those values."""
+        values = self.frame.values(column)
+        order = np.argsort(values, kind="stable")
+        # the smallest integer type: one label per record may be gathered with it
         rank = np.empty(len(order), dtype=np.min_scalar_type(-max(len(order), 1)))
         rank[order] = np.arange(len(order))
-        return rank[codes], list(values[order])
+        return rank, list(values[order])
 
-
-def column_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, distinct values)`` of a column, numbered in first-seen order.
-
-    The numbering of ``pandas.factorize`` (so every result is the same whichever way the
-    table was read); a ``category`` column is renumbered from its codes alone — one pass
-    over small integers, no Python object per cell.
-    """
-    import pandas as pd
-
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        raw = np.asarray(series.cat.codes)
-        if (raw < 0).any():  # a missing cell (NaN): the exact path numbers it too
-            codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
-            return codes, np.asarray(uniques, dtype=object)
-        seen = pd.unique(raw)  # the codes present, in first-seen order
-        if len(seen) == len(series.cat.categories) and (seen == np.arange(len(seen))).all():
-            # already first-seen order (the columnar reader's): the column's own codes, no copy
-            return raw, np.asarray(series.cat.categories, dtype=object)
-        lut = np.zeros(len(series.cat.categories), dtype=raw.dtype)
-        lut[seen] = np.arange(len(seen))
-        return lut[raw], np.asarray(series.cat.categories, dtype=object)[seen]
-    codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
-    return codes, np.asarray(uniques, dtype=object)
+    def labels(self, column: str) -> tuple[np.ndarray, list[Any]]:
+        """Codes of ``column`` numbered by its sorted distinct values, and those values."""
+        rank, classes = self.label_table(column)
+        return rank[self.frame.take([column], None)[column]], classes
 
 
 def parse_columns(value: str | None, option: str) -> list[str] | None:
@@ -180,28 +142,31 @@ def parse_columns(value: str | None, option: str) -> list[str] | None:
     return names
 
 
-def require_columns(df: pd.DataFrame, names: list[str], option: str, source: str) -> None:
-    """Unknown column names are a usage error listing the header."""
-    missing = [n for n in names if n not in df.columns]
+def require_columns(header: Any, names: list[str], option: str, source: str) -> None:
+    """Unknown column names are a usage error listing the header (a list of names, or a
+    DataFrame whose columns are the header)."""
+    header = [str(c) for c in getattr(header, "columns", header)]
+    missing = [n for n in names if n not in header]
     if missing:
-        header = ", ".join(list(df.columns)[:12]) + (", ..." if len(df.columns) > 12 else "")
-        _one_column_header(df, missing, source)
+        shown = ", ".join(header[:12]) + (", ..." if len(header) > 12 else "")
+        _one_column_header(header, missing, source)
         raise DpkitUsageError(
-            f"{option}: column(s) {', '.join(map(repr, missing))} not in {source} (columns: {header})"
+            f"{option}: column(s) {', '.join(map(repr, missing))} not in {source} (columns: {shown})",
+            param=option,
         )
 
 
-def _one_column_header(df: pd.DataFrame, missing: list[str], source: str) -> None:
-    """A header read as one column holding a ';', tab or '|' means a wrong --delimiter."""
-    if len(df.columns) == 1 and any(d in str(df.columns[0]) for d in ";\t|"):
+def _one_column_header(header: list[str], missing: list[str], source: str) -> None:
+    """A header read as one column holding a ';', tab or '|' means a wrong delimiter."""
+    if len(header) == 1 and any(d in str(header[0]) for d in ";\t|"):
         raise DataError(
             f"{source}: column(s) {', '.join(map(repr, missing))} not found: the header is one "
-            f"column ({str(df.columns[0])[:40]!r}) — wrong --delimiter?"
+            f"column ({str(header[0])[:40]!r}) — wrong delimiter?", param="delimiter"
         )
 
 
 def prepare(
-    df: pd.DataFrame,
+    data: Any,
     *,
     target: str,
     quasi_identifiers: list[str] | None,
@@ -210,102 +175,120 @@ def prepare(
     schema: Schema | None,
     source: str,
 ) -> Prepared:
-    """Validate the column roles and build the candidate features.
+    """Validate the column roles and build the candidate features, over a string frame
+    (:mod:`dpkit.engine.string_frame`) or a DataFrame of strings (read into one).
 
     Candidates: ``quasi_identifiers`` if given, else every column (every non-ignored schema
     column with a schema) other than the target, the kept columns and the sensitive column.
     Identifier-like columns are refused when named, and left out with a warning otherwise.
+    Rows with a missing token in a used column are dropped (or refused) as the schema says.
     """
     import pandas as pd
 
-    require_columns(df, [target], "--target", source)
-    require_columns(df, keep, "--keep", source)
+    from dpkit.engine.keys import Col, Flag, Lookup
+
+    if isinstance(data, pd.DataFrame):
+        from dpkit.engine.string_frame import NumpyStringFrame
+
+        data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
+    frame = data
+    header = list(frame.header)
+    require_columns(header, [target], "target", source)
+    require_columns(header, keep, "keep", source)
     if sensitive is not None:
-        require_columns(df, [sensitive], "--sensitive", source)
+        require_columns(header, [sensitive], "sensitive", source)
     reserved = {target, *keep} | ({sensitive} if sensitive else set())
     if quasi_identifiers is not None:
-        require_columns(df, quasi_identifiers, "--quasi-identifiers", source)
+        require_columns(header, quasi_identifiers, "quasi_identifiers", source)
         for c in quasi_identifiers:
             if c == target:
-                raise DpkitUsageError(f"--quasi-identifiers: {c!r} is the target; a feature cannot be the target")
+                raise DpkitUsageError(f"quasi_identifiers: {c!r} is the target; a feature cannot be the target",
+                                      param="quasi_identifiers")
             if c in keep:
-                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and in --keep; choose one")
+                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and kept as it is; choose one",
+                                      param="keep")
             if c == sensitive:
-                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and --sensitive; choose one")
+                raise DpkitUsageError(f"column {c!r} is both a quasi-identifier and the sensitive column; choose one",
+                                      param="sensitive")
         candidates = list(quasi_identifiers)
         if schema is not None:
             for c in candidates:
                 if schema.column(c).kind == "ignore":
-                    raise DpkitUsageError(f"--quasi-identifiers: column {c!r} is declared 'ignore' in {schema.path}")
+                    raise DpkitUsageError(f"quasi_identifiers: column {c!r} is declared 'ignore' in {schema.path}",
+                                          param="quasi_identifiers")
     elif schema is not None:
         candidates = [c for c in schema.predictors(target) if c not in reserved]
-        absent = [c for c in candidates if c not in df.columns]
+        absent = [c for c in candidates if c not in header]
         if absent:
-            _one_column_header(df, absent, source)
+            _one_column_header(header, absent, source)
             hint = " — is the schema for a different data set?" if len(absent) == len(candidates) else ""
             raise DataError(
                 f"{source}: column(s) {', '.join(map(repr, absent))} from schema {schema.path} not "
-                f"found in the header ({', '.join(list(df.columns)[:8])}"
-                f"{', ...' if len(df.columns) > 8 else ''}){hint}"
+                f"found in the header ({', '.join(header[:8])}"
+                f"{', ...' if len(header) > 8 else ''}){hint}"
             )
     else:
-        candidates = [c for c in df.columns if c not in reserved]
+        candidates = [c for c in header if c not in reserved]
 
     if schema is not None:
         for c in candidates:
             schema.column(c)  # a usage error naming the schema when the column is not in it
 
-    # every column the selection reads is factorized once (one hash pass per column); the
-    # missing-value policy, the identifier test and the typed features then work on the
-    # distinct values only, not on every record
     used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
-    fac = {c: column_codes(df[c]) for c in used}
-    keep_rows: np.ndarray | None = None  # rows used; dropped rows stay in df, masked
+    # the missing-value policy on the distinct values only: a row is used when no used column
+    # holds a missing token (a Lookup of each column's codes: 0 a value, -1 a missing token)
+    kept = frame
     if schema is not None and schema.missing is not None:
-        is_missing = np.zeros(len(df), dtype=bool)
+        tokens = list(schema.missing_tokens)
+        present_keys = []
         for c in used:
-            codes, uniques = fac[c]
-            hit = np.flatnonzero(np.isin(np.asarray(uniques, dtype=object), list(schema.missing_tokens)))
-            if hit.size:
-                is_missing |= np.isin(codes, hit)
-        if is_missing.any():
+            hit = np.isin(np.asarray(frame.values(c), dtype=object), tokens)
+            if hit.any():
+                present_keys.append(Lookup(c, np.where(hit, -1, 0).astype(np.int8)))
+        if present_keys:
+            valid = Flag(tuple(present_keys), "all")
+            missing_rows = Flag(tuple(Lookup(k.name, np.where(k.table < 0, 0, -1).astype(np.int8))
+                                      for k in present_keys), "any")
             if schema.missing_policy == "error":
-                r = int(np.flatnonzero(is_missing)[0])
-                where = private(f"{source}:{r + 2}", source)
-                raise DataError(
-                    f"{where}: a missing value ({schema.missing!r}) in the columns used; "
-                    f"set missing_policy: drop in {schema.path} to drop such rows"
-                )
-            warnings.warn(
-                private(
-                    f"{source}: dropped {int(is_missing.sum())} row(s) with a missing value "
-                    f"({schema.missing!r}) in the columns used",
-                    f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
-                ),
-                DpkitWarning,
-                stacklevel=2,
-            )
-            keep_rows = ~is_missing
-            if not keep_rows.any():
-                raise DataError(f"{source}: no rows left after dropping rows with missing values")
-        del is_missing
-    kept = KeptCodes({c: (codes, len(u)) for c, (codes, u) in fac.items()}, keep_rows)
+                r = frame.first_row(missing_rows)
+                if r is not None:
+                    where = private(f"{source}:{r + 2}", source)
+                    raise DataError(
+                        f"{where}: a missing value ({schema.missing!r}) in the columns used; "
+                        f"set missing_policy: drop in {schema.path} to drop such rows"
+                    )
+            else:
+                kept = frame.where(valid)
+                dropped = frame.count() - kept.count()
+                if dropped:
+                    warnings.warn(
+                        private(
+                            f"{source}: dropped {dropped} row(s) with a missing value "
+                            f"({schema.missing!r}) in the columns used",
+                            f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
+                        ),
+                        DpkitWarning,
+                        stacklevel=2,
+                    )
+                if kept.count() == 0:
+                    raise DataError(f"{source}: no rows left after dropping rows with missing values")
+    n = kept.count()
+    counts = dict(zip(used, kept.many([("counts", [Col(c)], [kept.n_values(c)]) for c in used]), strict=True))
+    present = {c: counts[c] > 0 for c in used}
 
     def first_row(c: str, bad_codes: np.ndarray) -> int:
-        """The input row (0-based) of the first kept record of ``c`` holding one of ``bad_codes``."""
-        hit = np.isin(fac[c][0], bad_codes)
-        if keep_rows is not None:
-            hit &= keep_rows
-        return int(np.flatnonzero(hit)[0])
+        """The input row (0-based) of the first used record of ``c`` holding one of ``bad_codes``."""
+        mark = np.full(frame.n_values(c), -1, dtype=np.int8)
+        mark[bad_codes] = 0
+        return int(kept.first_row(Lookup(c, mark)))
 
-    n = len(df) if keep_rows is None else int(keep_rows.sum())
-    present = {c: values_present(kept[c][0], len(u)) for c, (_, u) in fac.items()}
     ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
     if ids:
         if quasi_identifiers is not None:
             raise DataError(
                 f"column {ids[0]!r} has a different value in every record (an identifier): it "
-                "cannot be a quasi-identifier of a k-anonymous table; drop it from --quasi-identifiers"
+                "cannot be a quasi-identifier of a k-anonymous table; drop it from the quasi-identifiers",
+                param="quasi_identifiers",
             )
         warnings.warn(
             f"left out identifier-like column(s) {', '.join(map(repr, ids))} (a different value in "
@@ -317,8 +300,7 @@ def prepare(
 
     lookups: dict[str, tuple[np.ndarray, Any]] = {}
     for c in candidates:
-        _, uniques = fac[c]
-        values = np.asarray(uniques, dtype=object)
+        values = np.asarray(frame.values(c), dtype=object)
         col = schema.columns[c] if schema is not None else None
         if col is not None and col.kind == "categorical":
             leaf = col.leaf_code
@@ -345,13 +327,13 @@ def prepare(
                 if not finite[present[c]].all():
                     bad = np.flatnonzero(~finite & present[c])
                     first = first_row(c, bad)
-                    v = values[bad[0]]
+                    v = _value_at(frame, kept, c, bad, first)  # the first offending row's value
                     what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not a finite number"
                     raise DataError(private(f"{source}:{first + 2}: numeric column {c!r} {what}",
                                             f"{source}: numeric column {c!r} has a value that is not a finite number"))
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
-                    clipped = int(np.isin(kept[c][0], np.flatnonzero(out)).sum())
+                    clipped = int(counts[c][out].sum())
                     warnings.warn(
                         private(
                             f"{source}: clipped {clipped} value(s) of "
@@ -368,6 +350,22 @@ def prepare(
                 lookups[c] = (nums, None)
             else:
                 lookups[c] = (np.arange(len(values)), pd.Index(values))
-    return Prepared(table=df, candidates=candidates, dropped_identifiers=ids,
-                    all_codes={c: (codes, len(u)) for c, (codes, u) in fac.items()},
-                    values={c: u for c, (_, u) in fac.items()}, lookups=lookups, keep=keep_rows, n_rows=n)
+    if kept is not frame and hasattr(frame, "unpersist"):
+        frame.unpersist()
+    return Prepared(frame=kept, candidates=candidates, dropped_identifiers=ids, used=used, lookups=lookups, n_rows=n)
+
+
+def _value_at(frame: Any, kept: Any, column: str, bad: np.ndarray, first: int) -> Any:
+    """The value of ``column`` at input row ``first`` (one of the codes ``bad``): the first
+    offending value, as a message quotes it."""
+    values = np.asarray(frame.values(column), dtype=object)
+    if len(bad) == 1:
+        return values[bad[0]]
+    for code in bad:  # the code whose first kept row is ``first``
+        mark = np.full(len(values), -1, dtype=np.int8)
+        mark[code] = 0
+        from dpkit.engine.keys import Lookup
+
+        if kept.first_row(Lookup(column, mark)) == first:
+            return values[code]
+    return values[bad[0]]

@@ -99,7 +99,7 @@ def kanon_generalize(
 ) -> Generalization:
     """Generalize and suppress ``df`` into a k-anonymous (ℓ-diverse) table of good utility."""
     if not 0 <= max_suppression < 1:
-        raise DpkitUsageError(f"--max-suppression must be in [0, 1), got {max_suppression}")
+        raise DpkitUsageError(f"max_suppression must be in [0, 1), got {max_suppression}", param="max_suppression")
     keep = list(keep or [])
     prep = prepare(
         df, target=target, quasi_identifiers=quasi_identifiers, keep=keep,
@@ -108,10 +108,7 @@ def kanon_generalize(
     n = prep.n_rows
     start = time.perf_counter()
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
-    selector.fit(
-        prep, None, codes=prep.codes, labels=prep.labels(target),
-        sensitive_codes=prep.codes[sensitive] if sensitive else None,
-    )
+    selector.fit_prepared(prep, target, sensitive)
     rank_seconds = time.perf_counter() - start
     start = time.perf_counter()
     ranking = list(selector.ranking_)
@@ -187,7 +184,7 @@ def kanon_generalize(
     kept_rows = ~suppressed_rows
     chosen = dict(zip(ranking, levels, strict=True))
     kept_qis = [c for c in ranking if chosen[c] < ladders[c].height]
-    out_cols = [c for c in prep.table.columns if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
+    out_cols = [c for c in prep.header if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
     import pandas as pd
 
     data: dict[str, Any] = {}

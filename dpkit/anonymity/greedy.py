@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.data.counting import distinct_per_group, refine_groups
 from dpkit.errors import DataError, DpkitUsageError
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ class Trial:
 class GreedyResult:
     selected: list[str]
     trials: list[Trial]
-    groups: np.ndarray
     sizes: np.ndarray
     l_per_class: np.ndarray | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -59,44 +57,72 @@ def factorize(values: Any) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
+#: the derived column of a frame that holds each record's equivalence class during the pass
+CLASS = "__class"
+
+
 def greedy_forward(
     order: list[str],
     scores: dict[str, float],
-    codes: dict[str, tuple[np.ndarray, int]],
-    n_rows: int,
+    frame: Any,
     k: int,
     *,
-    sensitive: tuple[np.ndarray, int] | None = None,
+    sensitive: str | None = None,
     l: int | None = None,  # noqa: E741 — the ℓ of ℓ-diversity
 ) -> GreedyResult:
     """Algorithm 1's loop: keep each feature of ``order`` that leaves the table k-anonymous.
 
-    ``codes[name] = (value codes, n_values)``. With ``sensitive`` and ``l`` a feature is
-    also rejected if some class would hold fewer than ``l`` distinct sensitive values.
+    ``frame`` is any frame (:mod:`dpkit.engine`) whose columns are value codes (a string frame,
+    or :func:`codes_frame` of arrays). The classes are the non-empty cells of (class so far,
+    candidate) — one :meth:`~dpkit.engine.frame.Frame.cells` answer per trial — and a kept
+    feature refines the frame's class column (:class:`~dpkit.engine.keys.CellIndex`). With
+    ``sensitive`` and ``l`` a feature is also rejected if some class would hold fewer than
+    ``l`` distinct sensitive values.
     """
-    groups = np.zeros(n_rows, dtype=np.int32)  # refine_groups' own id type (< 2^31 records)
-    sizes = np.array([n_rows], dtype=np.int64)
+    from dpkit.engine.keys import CellIndex, Col, Flag
+
+    n = frame.count()
+    frame = frame.with_column(CLASS, Flag(()))  # one class: every record
+    n_classes = 1
+    sizes = np.array([n], dtype=np.int64)
     l_class = None
+    m_s = frame.n_values(sensitive) if sensitive is not None else 0
     if sensitive is not None:
-        l_class = distinct_per_group(groups, 1, sensitive[0], sensitive[1])
+        cells, _ = frame.cells([Col(CLASS), Col(sensitive)], [1, m_s])
+        l_class = np.array([len(cells)], dtype=np.int64)
     selected: list[str] = []
     trials: list[Trial] = []
     for name in order:
-        c, m = codes[name]
-        new_groups, new_sizes = refine_groups(groups, len(sizes), c, m)
-        smallest = int(new_sizes.min())
+        m = frame.n_values(name)
+        keys = [Col(CLASS), Col(name)]
+        if sensitive is None:
+            pairs, new_sizes = frame.cells(keys, [n_classes, m])
+            new_l = None
+        else:
+            triples, counts = frame.cells([*keys, Col(sensitive)], [n_classes, m, m_s])
+            pairs, first, per = np.unique(triples[:, :2], axis=0, return_index=True, return_counts=True)
+            new_sizes = np.add.reduceat(counts, first) if len(counts) else counts
+            new_l = per.astype(np.int64)
+        smallest = int(new_sizes.min()) if len(new_sizes) else 0
         ok = smallest >= k
-        new_l = None
         smallest_l = None
-        if sensitive is not None:
-            new_l = distinct_per_group(new_groups, len(new_sizes), sensitive[0], sensitive[1])
+        if new_l is not None:
             smallest_l = int(new_l.min())
             ok = ok and (l is None or smallest_l >= l)
         trials.append(Trial(name, float(scores.get(name, 0.0)), ok, smallest, smallest_l))
         if ok:
             selected.append(name)
-            groups, sizes, l_class = new_groups, new_sizes, new_l
-    return GreedyResult(selected, trials, groups, sizes, l_class)
+            frame = frame.with_column(CLASS, CellIndex(tuple(keys), (n_classes, m), pairs))
+            n_classes, sizes, l_class = len(pairs), np.asarray(new_sizes, dtype=np.int64), new_l
+    return GreedyResult(selected, trials, sizes, l_class)
+
+
+def codes_frame(codes: dict[str, tuple[np.ndarray, int]], n_rows: int, source: str = "<codes>") -> Any:
+    """A string frame over value codes given as arrays (``name -> (codes, n_values)``)."""
+    from dpkit.engine.string_frame import NumpyStringFrame
+
+    return NumpyStringFrame({c: np.asarray(v) for c, (v, _) in codes.items()},
+                            {c: np.arange(m) for c, (_, m) in codes.items()}, n_rows, source, list(codes))
 
 
 class KAnonymitySelector:
@@ -142,97 +168,99 @@ class KAnonymitySelector:
 
     def _validate(self, n_rows: int, sensitive: Any) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer):
-            raise DpkitUsageError(f"-k must be a whole number ≥ 1, got {self.k!r}")
+            raise DpkitUsageError(f"k must be a whole number ≥ 1, got {self.k!r}", param="k")
         if self.k < 1:
-            raise DpkitUsageError(f"-k must be ≥ 1, got {self.k}")
+            raise DpkitUsageError(f"k must be ≥ 1, got {self.k}", param="k")
         if self.k > n_rows:
             from dpkit.console import private
 
             raise DataError(private(
-                f"-k {self.k} is larger than the table ({n_rows} records): no table of "
+                f"k {self.k} is larger than the table ({n_rows} records): no table of "
                 f"{n_rows} records is {self.k}-anonymous; choose k ≤ {n_rows}",
-                f"-k {self.k} is larger than the table: no table that small is {self.k}-anonymous; "
+                f"k {self.k} is larger than the table: no table that small is {self.k}-anonymous; "
                 "choose a smaller k",
-            ))
+            ), param="k")
         if self.ranker not in RANKERS:
-            raise DpkitUsageError(f"--ranker must be one of {', '.join(RANKERS)}, got {self.ranker!r}")
+            raise DpkitUsageError(f"ranker must be one of {', '.join(RANKERS)}, got {self.ranker!r}", param="ranker")
         if self.l is not None:
             if sensitive is None:
-                raise DpkitUsageError("--l needs --sensitive COLUMN (the column that must be ℓ-diverse)")
+                raise DpkitUsageError("l needs a sensitive column (the column that must be ℓ-diverse)", param="l")
             if isinstance(self.l, bool) or not isinstance(self.l, int | np.integer) or self.l < 1:
-                raise DpkitUsageError(f"--l must be a whole number ≥ 1, got {self.l!r}")
+                raise DpkitUsageError(f"l must be a whole number ≥ 1, got {self.l!r}", param="l")
 
-    def fit(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        sensitive: Any = None,
-        partition: pd.DataFrame | None = None,
-        codes: dict[str, tuple[np.ndarray, int]] | None = None,
-        labels: tuple[np.ndarray, list[Any]] | None = None,
-        sensitive_codes: tuple[np.ndarray, int] | None = None,
-    ) -> KAnonymitySelector:
+    def fit(self, X: pd.DataFrame, y: Any, *, sensitive: Any = None, partition: pd.DataFrame | None = None
+            ) -> KAnonymitySelector:
         """Rank the columns of ``X`` for predicting ``y`` and select greedily.
 
         ``X``: candidate quasi-identifiers, ``category`` or numeric columns (what the ranker
-        sees), or an object with ``candidates``, ``frame`` and ``features_of(rows)`` (a
-        :class:`dpkit.anonymity.frame.Prepared`: the features are then built for the
-        ranking sample only). ``partition``: the same columns as released (e.g. the CSV
-        strings); records are equal on a feature when their ``partition`` values are equal
-        (default ``X``). ``sensitive``: values of the ℓ-diversity column, aligned with
-        ``X``. ``codes``: the partition already factorized (``name -> (codes, n_values)``),
-        to skip that pass; ``labels`` (class codes numbered by sorted class, classes) and
-        ``sensitive_codes`` (codes, n_values) likewise for ``y`` and ``sensitive``.
+        sees). ``partition``: the same columns as released (e.g. the CSV strings); records are
+        equal on a feature when their ``partition`` values are equal (default ``X``).
+        ``sensitive``: values of the ℓ-diversity column, aligned with ``X``.
         """
-        if hasattr(X, "features_of"):
-            columns, features_of = list(X.candidates), X.features_of
-            n_rows = X.n_rows if hasattr(X, "n_rows") else len(X.frame)
-        else:
-            columns, n_rows = list(X.columns), len(X)
+        import pandas as pd
 
-            def features_of(rows: np.ndarray | None) -> pd.DataFrame:
-                return X if rows is None else X.iloc[rows]
+        from dpkit.engine.string_frame import NumpyStringFrame
 
-        has_sensitive = sensitive is not None or sensitive_codes is not None
-        self._validate(n_rows, sensitive if sensitive is not None else sensitive_codes)
-        y_codes, classes = labels if labels is not None else _class_codes(y)
+        part = X if partition is None else partition
+        columns = [str(c) for c in X.columns]
+        table = pd.DataFrame({c: part[c].to_numpy() for c in columns}, columns=columns)
+        table["__y"] = np.asarray(y)
+        if sensitive is not None:
+            table["__s"] = np.asarray(sensitive)
+        frame = NumpyStringFrame.of(table, list(table.columns), "<data>")
+
+        def features_of(rows: np.ndarray | None) -> pd.DataFrame:
+            return X if rows is None else X.iloc[rows]
+
+        return self.fit_frame(frame, columns, "__y", features_of, sensitive="__s" if sensitive is not None else None)
+
+    def fit_prepared(self, prep: Any, target: str, sensitive: str | None = None) -> KAnonymitySelector:
+        """:meth:`fit_frame` over a :class:`dpkit.anonymity.frame.Prepared` (its candidates, its
+        typed features, its rows)."""
+        return self.fit_frame(prep.frame, list(prep.candidates), target, prep.features_of, sensitive=sensitive)
+
+    def fit_frame(self, frame: Any, columns: list[str], target: str, features_of: Any, *,
+                  sensitive: str | None = None) -> KAnonymitySelector:
+        """Rank ``columns`` of a frame of value codes (a string frame) for predicting ``target``
+        and select greedily (Wang & Wan, Algorithm 1). ``features_of(rows)``: the candidates
+        typed for the ranker, for the frame's rows ``rows`` (None: every row)."""
+        from dpkit.engine.keys import Col, Lookup
+
+        n_rows = frame.count()
+        self._validate(n_rows, sensitive)
+        values = frame.values(target)
+        order = np.argsort(values, kind="stable")  # classes sorted (as factorize(sort=True))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        classes = list(values[order])
         if len(classes) < 2:
             raise DataError(
                 f"the target has one class ({classes[0]!r}) in every record: there is nothing "
                 "to rank the features by; choose another target"
             )
         self.classes_ = classes
-        if codes is None:
-            part = X if partition is None else partition
-            codes = {c: factorize(part[c].to_numpy()) for c in columns}
-        elif hasattr(codes, "subset"):
-            codes = codes.subset(columns)  # a lazy view: one column's codes gathered at a time
-        else:
-            codes = {c: codes[c] for c in columns}
-        sens = sensitive_codes
-        if sens is None and has_sensitive:
-            sens = factorize(np.asarray(sensitive))
-        if sens is not None and self.l is not None and sens[1] < self.l:
-            raise DataError(
-                f"the sensitive column has only {sens[1]} distinct value(s): no table can be "
-                f"{self.l}-diverse on it; choose --l ≤ {sens[1]}"
-            )
+        if sensitive is not None and self.l is not None:
+            m_s = frame.n_values(sensitive)
+            if m_s < self.l:
+                raise DataError(
+                    f"the sensitive column has only {m_s} distinct value(s): no table can be "
+                    f"{self.l}-diverse on it; choose l ≤ {m_s}", param="l"
+                )
         start = time.perf_counter()
         if self.ranker == "xgboost":
             from dpkit.anonymity.xgb_ka import DEFAULT_DEPTH, DEFAULT_TREES, xgboost_gains
 
-            rows, yr = None, y_codes
+            rows = None
             if self.rank_sample and n_rows > self.rank_sample:
                 # plain numpy randomness: k-anonymity, not DP; seeded for reproducibility
                 rng = np.random.default_rng(0 if self.random_state is None else int(self.random_state))
                 rows = np.sort(rng.choice(n_rows, size=int(self.rank_sample), replace=False))
-                yr = y_codes[rows]
+            yr = rank[frame.take([target], rows)[target]]
             # XGBoost wants the classes numbered 0..C-1: renumber those the sample holds
             present, yr = np.unique(yr, return_inverse=True)
             if len(present) < 2:  # a very rare class left out of the sample: use every record
-                rows, yr = None, y_codes
-                present = np.arange(len(classes))
+                rows = None
+                present, yr = np.unique(rank[frame.take([target], None)[target]], return_inverse=True)
             # the typed features of the sampled rows only (bounded memory at any table size)
             Xr = features_of(rows)
             self.rank_rows_ = len(yr)
@@ -243,25 +271,24 @@ class KAnonymitySelector:
                 max_depth=self.max_depth or DEFAULT_DEPTH,
             )
         else:
-            from dpkit.anonymity.hamdist import hamming_scores
+            from dpkit.anonymity.hamdist import pair_difference
 
             self.rank_rows_ = n_rows
-            scores = hamming_scores(codes, y_codes, len(classes))
+            label = Lookup(target, rank)
+            tables = frame.many([("counts", [Col(c), label], [frame.n_values(c), len(classes)]) for c in columns])
+            scores = {c: pair_difference(t) for c, t in zip(columns, tables, strict=True)}
         self.rank_seconds_ = time.perf_counter() - start
         # highest score first; ties keep the input column order (stable sort)
         position = {c: i for i, c in enumerate(columns)}
         self.ranking_ = sorted(columns, key=lambda c: (-scores[c], position[c]))
         self.scores_ = scores
         start = time.perf_counter()
-        result = greedy_forward(
-            self.ranking_, scores, codes, n_rows, int(self.k), sensitive=sens, l=self.l
-        )
+        result = greedy_forward(self.ranking_, scores, frame, int(self.k), sensitive=sensitive, l=self.l)
         self.select_seconds_ = time.perf_counter() - start
         chosen = set(result.selected)
         self.selected_ = [c for c in columns if c in chosen]
         self.selection_order_ = list(result.selected)
         self.trials_ = result.trials
-        self.class_of_record_ = result.groups
         self.class_sizes_ = result.sizes
         self.l_per_class_ = result.l_per_class
         return self
@@ -269,10 +296,3 @@ class KAnonymitySelector:
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         """``X`` projected on the selected features (input order)."""
         return X[self.selected_]
-
-
-def _class_codes(y: Any) -> tuple[np.ndarray, list[Any]]:
-    import pandas as pd
-
-    codes, labels = pd.factorize(np.asarray(y), sort=True, use_na_sentinel=False)
-    return codes.astype(np.int64), list(labels)

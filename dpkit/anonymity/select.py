@@ -31,14 +31,27 @@ ALGORITHMS = {"xgboost": "xgb-ka", "hamming": "greedy-hamdist"}
 
 @dataclass
 class Selection:
-    output: pd.DataFrame
+    """The result: the selector, the candidates, the report's release section, and the rows
+    used (a string frame: :meth:`write` writes the output columns of them)."""
+
+    frame: Any
     selector: KAnonymitySelector
     candidates: list[str]
     release: dict[str, Any]
+    columns: list[str]
+
+    @property
+    def output(self) -> pd.DataFrame:
+        """The output table (``category`` columns of the strings as read)."""
+        return self.frame.categories(self.columns)
+
+    def write(self, path: str, *, delimiter: str = ",") -> None:
+        """Write the output columns of the rows used (CSV or Parquet; atomically)."""
+        self.frame.write_rows(self.columns, path, delimiter=delimiter)
 
 
 def kanon_select(
-    df: pd.DataFrame,
+    data: Any,
     *,
     target: str,
     k: int,
@@ -53,7 +66,8 @@ def kanon_select(
     rank_sample: int | None = DEFAULT_RANK_SAMPLE,
     source: str = "<data>",
 ) -> Selection:
-    """Select a k-anonymous set of quasi-identifiers of ``df`` and project the table on it.
+    """Select a k-anonymous set of quasi-identifiers of ``data`` (a string frame of any engine,
+    or a DataFrame of strings) and project the table on it.
 
     If no candidate can be kept, the output is the target (and kept columns) alone — one
     equivalence class, k-anonymous since k ≤ the number of records — with a warning, or a
@@ -61,32 +75,30 @@ def kanon_select(
     """
     keep = list(keep or [])
     prep = prepare(
-        df, target=target, quasi_identifiers=quasi_identifiers, keep=keep,
+        data, target=target, quasi_identifiers=quasi_identifiers, keep=keep,
         sensitive=sensitive, schema=schema, source=source,
     )
     selector = KAnonymitySelector(k, ranker=ranker, l=l, random_state=seed, rank_sample=rank_sample)
-    selector.fit(
-        prep, None, codes=prep.codes, labels=prep.labels(target),
-        sensitive_codes=prep.codes[sensitive] if sensitive else None,
-    )
+    selector.fit_prepared(prep, target, sensitive)
     if not selector.selected_:
         what = f"{k}-anonymous" + (f" and {l}-diverse" if l else "")
         if require_features:
             raise DataError(
                 f"no quasi-identifier can be kept with the table {what} "
-                "(--require-features); lower -k or name other --quasi-identifiers"
+                "(require_features); lower k or name other quasi-identifiers", param="require_features"
             )
         if prep.candidates:
             warnings.warn(
                 f"no quasi-identifier can be kept with the table {what}: writing the target "
-                "(and kept columns) only; pass --require-features to refuse instead",
+                "(and kept columns) only; require features to refuse instead",
                 DpkitWarning,
                 stacklevel=2,
             )
     chosen = set(selector.selected_) | {target, *keep} | ({sensitive} if sensitive else set())
-    output = prep.project([c for c in prep.table.columns if c in chosen])
+    columns = [c for c in prep.header if c in chosen]
     release = _release(selector, prep.candidates, prep.dropped_identifiers, ranker, k, sensitive, l)
-    return Selection(output=output, selector=selector, candidates=prep.candidates, release=release)
+    return Selection(frame=prep.frame, selector=selector, candidates=prep.candidates, release=release,
+                     columns=columns)
 
 
 def _release(

@@ -11,6 +11,7 @@ Everything returned here is *exact* and therefore private: it must only flow int
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -98,6 +99,13 @@ def cell_keys(codes: Sequence[np.ndarray], shape: Sequence[int]) -> tuple[np.nda
             flat *= int(shape[j])
             flat += c
         keys.append(flat)
+    if len(keys) == 1:
+        cells = math.prod(int(shape[j]) for j in groups[0])
+        if cells <= max(_DENSE_LIMIT, 2 * n):
+            # few cells for the rows: one O(n) bincount instead of a sort (the same answer)
+            counts = np.bincount(keys[0], minlength=cells)
+            ids = np.flatnonzero(counts)
+            return ids.reshape(-1, 1), counts[ids].astype(np.int64)
     return _unique_rows(keys[0] if len(keys) == 1 else np.stack(keys, axis=1))
 
 

@@ -74,6 +74,39 @@ class Frame(Protocol):
         ...
 
 
+@runtime_checkable
+class StringFrame(Frame, Protocol):
+    """A frame whose columns are codes of the values *as written* (k-anonymity's classes are on
+    the released strings), numbered in order of first appearance, plus what a selection over
+    rows needs (:mod:`dpkit.engine.string_frame`; ``load_strings`` makes one on either engine).
+    Its answers are exact and row-level (k-anonymity releases rows): never a DP input."""
+
+    header: list[str]
+
+    def values(self, column: str) -> np.ndarray:
+        """The distinct strings of ``column``, in code order."""
+        ...
+
+    def n_values(self, column: str) -> int:
+        ...
+
+    def take(self, columns: Sequence[str], positions: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The codes of ``columns`` at the sorted row ``positions`` (None: every row)."""
+        ...
+
+    def first_row(self, key: Key) -> int | None:
+        """The input position of the first row where ``key`` is ≥ 0."""
+        ...
+
+    def where(self, key: Key) -> StringFrame:
+        """The rows where ``key`` is ≥ 0, numbered from 0 again."""
+        ...
+
+    def write_rows(self, columns: Sequence[str], output: str, *, delimiter: str = ",", mode: int = 0o644) -> None:
+        """Write the rows' ``columns`` as read (CSV, or Parquet by extension), atomically."""
+        ...
+
+
 def as_frame(table: object) -> Frame:
     """``table`` as a frame: an :class:`EncodedTable` is wrapped in the numpy engine."""
     if isinstance(table, Frame):

@@ -139,6 +139,69 @@ class Uniform(Key):
 
 
 @dataclass(frozen=True, eq=False)
+class Flag(Key):
+    """0 where every key (``mode="all"``) or some key (``mode="any"``) is ≥ 0, else −1: a row
+    filter (:meth:`dpkit.engine.frame.Frame.where`) or a marker of rows with a property
+    (``first_rows``)."""
+
+    keys: tuple[Key, ...]
+    mode: str = "all"
+
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        codes = [k.evaluate(columns, start, n) >= 0 for k in self.keys]
+        if not codes:
+            if n is None:
+                n = len(next(iter(columns.values())))
+            return np.zeros(n, dtype=np.int8)
+        hit = np.logical_and.reduce(codes) if self.mode == "all" else np.logical_or.reduce(codes)
+        return np.where(hit, 0, -1).astype(np.int8)
+
+    def reads(self) -> set[str]:
+        return set().union(*(k.reads() for k in self.keys)) if self.keys else set()
+
+    def uses_position(self) -> bool:
+        return any(k.uses_position() for k in self.keys)
+
+
+@dataclass(frozen=True, eq=False)
+class CellIndex(Key):
+    """The index of the record's cell of ``keys`` (shape ``shape``) among ``cells``, the
+    ``(m, d)`` cells of a :meth:`~dpkit.engine.frame.Frame.cells` answer (lexicographic order);
+    −1 for a record in no listed cell. Refining a partition by one more column: the classes of
+    (class, value) numbered as ``cells`` lists them."""
+
+    keys: tuple[Key, ...]
+    shape: tuple[int, ...]
+    cells: np.ndarray
+
+    def _packed(self, codes: list[np.ndarray]) -> np.ndarray:
+        flat = np.zeros(len(codes[0]) if codes else 0, dtype=np.int64)
+        for c, s in zip(codes, self.shape, strict=True):
+            flat *= int(s)
+            flat += np.asarray(c, dtype=np.int64)
+        return flat
+
+    def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
+        codes = [k.evaluate(columns, start, n) for k in self.keys]
+        valid = np.logical_and.reduce([c >= 0 for c in codes]) if codes else None
+        flat = self._packed(codes)
+        table = self._packed([np.asarray(self.cells[:, j]) for j in range(len(self.keys))])
+        idx = np.searchsorted(table, flat)
+        idx = np.minimum(idx, max(len(table) - 1, 0))
+        found = (table[idx] == flat) if len(table) else np.zeros(len(flat), dtype=bool)
+        if valid is not None:
+            found &= valid
+        out = np.where(found, idx, -1)
+        return out.astype(np.int32) if len(table) < 2**31 else out
+
+    def reads(self) -> set[str]:
+        return set().union(*(k.reads() for k in self.keys)) if self.keys else set()
+
+    def uses_position(self) -> bool:
+        return any(k.uses_position() for k in self.keys)
+
+
+@dataclass(frozen=True, eq=False)
 class Nearest(Key):
     """The index of the nearest of the public ``centres`` (squared Euclidean) to the point
     of ``columns``, both shifted by ``offset`` first (``counting.nearest_centre``)."""

@@ -45,7 +45,7 @@ def test_schema_types_missing_and_clipping(schema, owner_verbose) -> None:
     assert any("dropped 1 row" in m for m in messages)
     assert any("clipped 1 value" in m for m in messages)
     assert p.candidates == ["age", "col"]  # id is 'ignore'
-    assert p.frame["age"].tolist() == ["10", "20", "60", "10", "20"]  # values as written
+    assert p.table()["age"].tolist() == ["10", "20", "60", "10", "20"]  # values as written
     assert p.features["age"].tolist() == [10.0, 20.0, 50.0, 10.0, 20.0]  # the ranker sees clipped numbers
     assert isinstance(p.features["col"].dtype, pd.CategoricalDtype)
     assert list(p.features["col"].cat.categories) == ["red", "green", "blue"]  # from the taxonomy
@@ -73,7 +73,7 @@ def test_without_schema_numbers_are_numeric() -> None:
 
 def test_roles_conflict() -> None:
     df = pd.DataFrame({"a": ["1", "1"], "b": ["x", "y"], "y": ["p", "q"]})
-    with pytest.raises(DpkitUsageError, match="both a quasi-identifier and in --keep"):
+    with pytest.raises(DpkitUsageError, match="both a quasi-identifier and kept"):
         prepare(df, target="y", quasi_identifiers=["a"], keep=["a"], sensitive=None, schema=None, source="d")
     p = prepare(df, target="y", quasi_identifiers=None, keep=["b"], sensitive=None, schema=None, source="d")
     assert p.candidates == ["a"]
@@ -90,8 +90,9 @@ def test_schema_mismatch_empty_cells_and_delimiter_hint(schema, owner_verbose) -
         prepare(_df(col=["red", "", "red", "green", "red", "blue"]), target="y", quasi_identifiers=None,
                 keep=[], sensitive=None, schema=schema, source="d")
     semi = pd.DataFrame({"a;b;y": ["1;2;0", "1;2;1"]})
-    with pytest.raises(DataError, match="wrong --delimiter"):
+    with pytest.raises(DataError, match="wrong delimiter") as info:
         prepare(semi, target="y", quasi_identifiers=None, keep=[], sensitive=None, schema=None, source="d")
+    assert info.value.param == "delimiter"  # the CLI names --delimiter
 
 
 def test_category_columns_give_the_codes_of_string_columns(schema) -> None:
@@ -99,7 +100,7 @@ def test_category_columns_give_the_codes_of_string_columns(schema) -> None:
     as the same table of strings: same codes (first-seen order), labels and typed features."""
     import numpy as np
 
-    from dpkit.anonymity.frame import column_codes
+    from dpkit.engine.string_frame import column_codes
 
     strings = _df()
     cats = strings.copy()
@@ -121,7 +122,7 @@ def test_category_columns_give_the_codes_of_string_columns(schema) -> None:
     assert p.labels("y")[1] == q.labels("y")[1] == ["0", "1"]
     rows = np.array([0, 2])
     sample = q.features_of(rows)
-    assert list(sample.index) == list(q.frame.index[rows])
+    assert list(sample.index) == [0, 2]
     pd.testing.assert_frame_equal(sample, q.features.iloc[rows])
 
 
@@ -132,9 +133,9 @@ def test_labels_are_numbered_by_sorted_class() -> None:
     assert classes == ["a", "b", "c"] and codes.tolist() == [1, 0, 2]
 
 
-def test_dropped_rows_are_a_mask_not_a_copy(schema) -> None:
-    """Rows dropped for a missing value are masked: the input table is kept as it is, and
-    codes, columns and projections of the rows used are gathered only when asked for."""
+def test_dropped_rows_leave_the_rows_used(schema) -> None:
+    """Rows dropped for a missing value leave a string frame of the rows used: their codes
+    (shared with the category columns as read while no row is dropped), strings and labels."""
     import numpy as np
 
     cats = pd.DataFrame({c: pd.Categorical(v, categories=pd.unique(v)) for c, v in _df().items()})  # as read
@@ -142,16 +143,20 @@ def test_dropped_rows_are_a_mask_not_a_copy(schema) -> None:
         warnings.simplefilter("ignore")
         p = prepare(cats, target="y", quasi_identifiers=None, keep=["id"], sensitive=None, schema=schema,
                     source="d")
-    assert p.table is cats and p.n_rows == 5 and p.keep.tolist() == [True, True, False, True, True, True]
-    expected = cats.loc[p.keep].reset_index(drop=True)
-    pd.testing.assert_frame_equal(p.frame, expected)
-    pd.testing.assert_frame_equal(p.project(["age", "y"]), expected[["age", "y"]])
+        clean = pd.DataFrame({c: pd.Categorical(v, categories=pd.unique(v))
+                              for c, v in _df(age=["10", "20", "30", "40", "10", "20"]).items()})
+        whole = prepare(clean, target="y", quasi_identifiers=None, keep=["id"], sensitive=None, schema=schema,
+                        source="d")
+    assert p.n_rows == 5 and p.frame.rows.tolist() == [0, 1, 3, 4, 5]  # input positions of the rows used
+    expected = cats.loc[[0, 1, 3, 4, 5]].reset_index(drop=True).astype(str)
+    pd.testing.assert_frame_equal(p.table(), expected, check_dtype=False)
     assert list(p.column("col")) == ["red", "blue", "green", "red", "blue"]
     codes, m = p.codes["col"]
     assert codes.tolist() == [0, 1, 2, 0, 1] and m == 3
     # the category codes of a table read in first-seen order are used as they are (shared)
-    assert np.shares_memory(p.all_codes["col"][0], cats["col"].cat.codes.to_numpy())
-    assert list(p.codes) == ["age", "col", "y"] and list(p.codes.subset(["col"])) == ["col"]
+    assert whole.frame.rows is None
+    assert np.shares_memory(whole.codes["col"][0], clean["col"].cat.codes.to_numpy())
+    assert list(p.codes) == ["age", "col", "y"]
     assert list(p.features_of(np.array([1, 4])).index) == [1, 4]
     labels, classes = p.labels("y")
     assert labels.dtype == np.int8 and labels.tolist() == [0, 1, 1, 0, 1] and classes == ["0", "1"]

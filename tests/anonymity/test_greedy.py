@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpkit.anonymity.greedy import KAnonymitySelector, factorize, greedy_forward
+from dpkit.anonymity.greedy import KAnonymitySelector, codes_frame, factorize, greedy_forward
 from dpkit.anonymity.select import kanon_select
 from dpkit.errors import DataError, DpkitUsageError
 
@@ -22,15 +22,15 @@ def test_greedy_keeps_features_in_rank_order_and_skips_breakers() -> None:
         "b": ["1", "2", "3", "4", "5", "6"],
         "c": ["p", "p", "q", "q", "r", "r"],
     })
-    codes = {c: factorize(df[c]) for c in df.columns}
-    res = greedy_forward(["a", "b", "c"], {}, codes, len(df), 2)
+    codes = codes_frame({c: factorize(df[c]) for c in df.columns}, len(df))
+    res = greedy_forward(["a", "b", "c"], {}, codes, 2)
     assert res.selected == ["a", "c"]
     assert [t.kept for t in res.trials] == [True, False, True]
     assert res.trials[1].smallest_class == 1
     assert sorted(res.sizes.tolist()) == [2, 2, 2]
     # with k = 3 nothing survives (a's class 'y' has 2 records); with k = 1 everything does
-    assert greedy_forward(["a", "b", "c"], {}, codes, len(df), 3).selected == []
-    assert greedy_forward(["c", "b", "a"], {}, codes, len(df), 1).selected == ["c", "b", "a"]
+    assert greedy_forward(["a", "b", "c"], {}, codes, 3).selected == []
+    assert greedy_forward(["c", "b", "a"], {}, codes, 1).selected == ["c", "b", "a"]
 
 
 @pytest.mark.parametrize("ranker", ["xgboost", "hamming"])

@@ -40,7 +40,7 @@ def _load(data: str, schema: str | None, target: str):
         warnings.simplefilter("ignore")
         # applies the schema's missing-value policy once, for every cell of the sweep
         prep = prepare(df, target=target, quasi_identifiers=None, keep=[], sensitive=None, schema=sch, source=data)
-    return prep.frame, sch
+    return prep.table(), sch
 
 
 def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from dpkit.cli import cli as main
 
-from .test_spark import ADULT, SCHEMA, _invoke, parquet, spark  # noqa: F401 — the session fixtures
+from test_spark import ADULT, SCHEMA, _invoke, parquet, spark  # noqa: F401 — the session fixtures
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]
 
@@ -65,18 +65,15 @@ def test_hamming_from_parquet_without_schema(tmp_path, parquet):  # noqa: F811 �
                                               "--keep", "fnlwgt"])
 
 
-def test_distributed_ranking_is_still_k_anonymous(tmp_path, monkeypatch):
-    """Above ONE_WORKER_ROWS XGBoost trains on two workers: the output stays k-anonymous."""
+def test_ranking_on_every_row_is_the_same_on_spark(tmp_path):
+    """--rank-sample 0: XGBoost trains in this process on every row, taken from Spark in position
+    order; without a schema the non-numeric columns' categories are numbered on Spark (first
+    seen, over every row) as pandas.factorize numbers them: the same ranking, bytes and report."""
     pycanon = pytest.importorskip("pycanon.anonymity")
-    from dpkit.engine import spark_kanon
-
     small = tmp_path / "adult-3000.csv"
     small.write_text("".join(ADULT.read_text().splitlines(keepends=True)[:3001]))
-    monkeypatch.setattr(spark_kanon, "ONE_WORKER_ROWS", 100)
-    out = tmp_path / "out.csv"
-    # no schema: the non-numeric columns' categories are numbered on Spark (first seen)
-    _kanon([small, "--target", "income", "-k", "10", "--rank-sample", "0", "-o", out, "--engine", "spark", "-q"])
-    rel = json.loads((tmp_path / "out.report.json").read_text())["release"]
+    out = _same(tmp_path, small, small, ["--target", "income", "-k", "10", "--rank-sample", "0"])
+    rel = json.loads((tmp_path / "spark.report.json").read_text())["release"]
     df = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert len(df) == 3000 and rel["selected"]
     assert pycanon.k_anonymity(df, rel["selected"]) >= 10

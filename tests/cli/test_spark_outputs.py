@@ -1,7 +1,7 @@
 """Row-level outputs on Spark (docs/spark.md): `generalize`, `cluster --assign`, and the scans
 of `cluster --allow-data-bounds` and `taxonomy validate` give the numpy engine's bytes.
 
-Runs on the session of tests/engine/test_spark.py (``local-cluster[2,1,1024]``, 512 KiB
+Runs on the session of tests/cli/test_spark.py (``local-cluster[2,1,1024]``, 512 KiB
 splits: the adult file is read as ~8 partitions, so rows cross partition borders and the
 part files must be concatenated in order).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from .test_spark import ADULT, SCHEMA, _invoke, _run, parquet, spark  # noqa: F401 (fixtures)
+from test_spark import ADULT, SCHEMA, _invoke, _run, parquet, spark  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.spark
 

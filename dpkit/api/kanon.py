@@ -1,0 +1,292 @@
+"""``dpkit.kanon_select``: a k-anonymous table by choosing — or generalizing — its quasi-identifiers.
+
+XGB-KA (Wang & Wan: quasi-identifiers ranked by XGBoost gain, kept greedily while the table stays
+k-anonymous) or the Greedy-Hamdist baseline, on either engine through a string frame
+(:mod:`dpkit.engine.string_frame`); with ``generalize``, a Flash lattice search over the schema's
+hierarchies with suppression (numpy engine). This is k-anonymity, not differential privacy:
+the report states k, never an ε. ``dpkit kanon-select`` is this function and a print;
+``--check-only`` is :func:`check_kanon`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options, schema_of, source_path
+from dpkit.errors import DataError, DpkitUsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dpkit.anonymity.checks import KAnonymityCheck
+    from dpkit.data.schema import Schema
+
+
+@dataclass
+class KAnonymousTable:
+    """The result of :func:`kanon_select`: the output rows and the report (k, the ranking, the
+    selected or generalized columns, the class-size distribution)."""
+
+    report: dict[str, Any]
+    candidates: list[str]
+    columns: list[str]
+    _frame: Any = field(default=None, repr=False)  # a string frame of the rows (selection)
+    _table: Any = field(default=None, repr=False)  # the rows as a DataFrame (generalization)
+
+    @property
+    def selected(self) -> list[str]:
+        return list(self.report["release"]["selected"])
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The output rows (``category`` columns of the strings written)."""
+        if self._table is None:
+            self._table = self._frame.categories(self.columns)
+        return self._table
+
+    def write(self, path: str | os.PathLike, *, delimiter: str = ",") -> None:
+        """Write the output (CSV, or Parquet by extension; atomically; ``-`` is stdout). On the
+        Spark engine the rows are written by Spark."""
+        path = os.fspath(path)
+        if self._frame is not None:
+            self._frame.write_rows(self.columns, path, delimiter=delimiter)
+            return
+        from dpkit.data.category_csv import write_categories
+
+        write_categories(self._table, path, delimiter=delimiter)
+
+    def write_report(self, path: str | os.PathLike) -> None:
+        from dpkit.report import write_report
+
+        write_report(self.report, os.fspath(path))
+
+
+def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: str, keep: list[str],
+          sensitive: str | None) -> list[str] | None:
+    """The columns the selection can use (None: every column; the reader skips the others when
+    the header has them all)."""
+    if quasi_identifiers is None and schema is None:
+        return None
+    qis = quasi_identifiers if quasi_identifiers is not None else schema.predictors(target)  # type: ignore[union-attr]
+    return list(dict.fromkeys([*qis, target, *keep] + ([sensitive] if sensitive else [])))
+
+
+def kanon_select(
+    data: Any,
+    *,
+    k: int,
+    schema: Schema | str | os.PathLike | None = None,
+    target: str | None = None,
+    generalize: bool = False,
+    quasi_identifiers: list[str] | None = None,
+    ranker: str = "xgboost",
+    keep: list[str] | None = None,
+    sensitive: str | None = None,
+    l: int | None = None,  # noqa: E741 — the ℓ of ℓ-diversity
+    require_features: bool = False,
+    seed: int | None = None,
+    rank_sample: int | None = None,
+    max_suppression: float | None = None,
+    max_lattice: int | None = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
+    output: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    output_delimiter: str = ",",
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+) -> KAnonymousTable:
+    """A k-anonymous (and, with ``sensitive`` and ``l``, ℓ-diverse) release of ``data``.
+
+    Parameters
+    ----------
+    data : path, ReadOptions or pandas.DataFrame
+        The table, read as written: equivalence classes are on its strings.
+    k : int
+        Every equivalence class keeps at least ``k`` records.
+    schema : Schema or path, optional
+        Column types for the ranker, ignored columns, missing values; required with
+        ``generalize`` (its taxonomies and bounds are the hierarchies).
+    target : str, optional
+        The class column (default: the schema's target).
+    generalize : bool
+        Generalize along the schema's hierarchies and suppress at most ``max_suppression`` of
+        the records (Flash, Kohlmayer et al. 2012) instead of keeping or dropping columns.
+    quasi_identifiers, keep, sensitive, l :
+        The candidates (default: every non-target column, or the schema's predictors), columns
+        copied as they are, the ℓ-diversity column and ℓ.
+    ranker : {"xgboost", "hamming"}
+    seed, rank_sample :
+        The XGBoost ranking's seed (default 0) and at most how many records it trains on
+        (default 100,000; 0: all).
+    max_suppression, max_lattice :
+        With ``generalize`` (defaults 0.02 and 20,000 lattice nodes).
+    output, report : path, optional
+        Also write the output rows and the report (atomically).
+
+    Returns
+    -------
+    KAnonymousTable
+    """
+    from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE
+    from dpkit.engine import engine_name
+    from dpkit.run import check_distinct_paths
+
+    keep = list(keep or [])
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
+    if l is not None and sensitive is None:
+        raise DpkitUsageError("l needs a sensitive column (the column that must be ℓ-diverse)", param="sensitive")
+    if generalize and schema is None:
+        raise DpkitUsageError("generalize needs a schema (its taxonomies and bounds are the hierarchies)",
+                              param="schema")
+    spark = engine_name(engine) == "spark"
+    if spark and generalize:
+        raise DpkitUsageError("generalize runs on the numpy engine only for now", param="engine")
+    schema_obj, schema_name = schema_of(schema, allow_draft=True)
+    target = target or (schema_obj.target if schema_obj is not None else None)
+    if target is None:
+        raise DpkitUsageError("target is required (the class column), unless the schema names one", param="target")
+    out = None if output is None else os.fspath(output)
+    rep = None if report is None else os.fspath(report)
+    check_distinct_paths([source_path(data), schema_name], [out, rep])
+    rank_sample = DEFAULT_RANK_SAMPLE if rank_sample is None else rank_sample
+    used = _used(quasi_identifiers, schema_obj, target, keep, sensitive)
+    reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                   ("column_names", column_names)) if v is not None}
+    parameters: dict[str, Any] = {
+        "k": k, "target": target, "ranker": ranker, "quasi_identifiers": quasi_identifiers, "schema": schema_name,
+        "keep": keep, "sensitive": sensitive, "l": l, "require_features": require_features, "seed": seed,
+        "rank_sample": rank_sample,
+    }
+    if generalize:
+        result = _generalize(data, reading, used, k=k, target=target, schema=schema_obj, qis=quasi_identifiers,
+                             ranker=ranker, keep=keep, sensitive=sensitive, l=l, require_features=require_features,
+                             seed=seed, rank_sample=rank_sample, max_suppression=max_suppression,
+                             max_lattice=max_lattice, parameters=parameters)
+    else:
+        from dpkit.anonymity.select import ALGORITHMS
+        from dpkit.anonymity.select import kanon_select as select
+        from dpkit.engine.string_frame import load_strings
+        from dpkit.report import build_kanon_report
+
+        if is_dataframe(data):
+            frame_in, source = load_strings(data, used, engine=engine), DATAFRAME
+        else:
+            opts = read_options(data, **reading)
+            if spark and out is not None:
+                from dpkit.engine.spark_frame import session
+                from dpkit.engine.spark_write import check_output
+
+                check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
+            frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name
+        sel = select(frame_in, target=target, k=k, quasi_identifiers=quasi_identifiers, schema=schema_obj,
+                     ranker=ranker, keep=keep, sensitive=sensitive, l=l, require_features=require_features,
+                     seed=seed, rank_sample=rank_sample, source=source)
+        doc = build_kanon_report(command="kanon-select", algorithm=ALGORITHMS[ranker], k=k, parameters=parameters,
+                                 release=sel.release)
+        if l is not None:
+            doc["privacy"]["l"] = l
+            doc["privacy"]["sensitive"] = sensitive
+        result = KAnonymousTable(doc, list(sel.candidates), list(sel.columns), _frame=sel.frame)
+    if out is not None:
+        result.write(out, delimiter=output_delimiter)
+    if rep is not None:
+        result.write_report(rep)
+    return result
+
+
+def _generalize(data: Any, reading: dict[str, Any], used: list[str] | None, *, k: int, target: str, schema: Any,
+                qis: list[str] | None, ranker: str, keep: list[str], sensitive: str | None, l: int | None,  # noqa: E741
+                require_features: bool, seed: int | None, rank_sample: int, max_suppression: float | None,
+                max_lattice: int | None, parameters: dict[str, Any]) -> KAnonymousTable:
+    """The Flash search (numpy engine): the table generalized and suppressed, and its report."""
+    from dpkit.anonymity.generalization import (
+        DEFAULT_MAX_NODES,
+        DEFAULT_MAX_SUPPRESSION,
+        kanon_generalize,
+    )
+    from dpkit.anonymity.select import ALGORITHMS
+    from dpkit.data.table import read_table
+    from dpkit.engine.string_frame import _release_reader_memory
+    from dpkit.report import build_kanon_report
+
+    max_suppression = DEFAULT_MAX_SUPPRESSION if max_suppression is None else max_suppression
+    max_lattice = DEFAULT_MAX_NODES if max_lattice is None else max_lattice
+    if is_dataframe(data):
+        df, source = data, DATAFRAME
+    else:
+        opts = read_options(data, **reading)
+        df, source = read_table(opts, categorical=True, columns=used), opts.name
+        _release_reader_memory()
+    gen = kanon_generalize(
+        df, target=target, k=k, schema=schema, quasi_identifiers=qis, ranker=ranker, keep=keep,
+        sensitive=sensitive, l=l, max_suppression=max_suppression, max_nodes=max_lattice, seed=seed,
+        rank_sample=rank_sample, source=source,
+    )
+    if require_features and not gen.release["selected"]:
+        raise DataError("no quasi-identifier can be kept (require_features); lower k or allow more suppression",
+                        param="require_features")
+    parameters = {**parameters, "generalize": True, "max_suppression": max_suppression, "max_lattice": max_lattice}
+    doc = build_kanon_report(command="kanon-select", algorithm=ALGORITHMS[ranker] + "+flash", k=k,
+                             parameters=parameters, release=gen.release)
+    if l is not None:
+        doc["privacy"]["l"] = l
+        doc["privacy"]["sensitive"] = sensitive
+    doc["privacy"]["suppressed_records"] = gen.suppressed
+    return KAnonymousTable(doc, list(gen.release["candidates"]), list(gen.output.columns), _table=gen.output)
+
+
+@dataclass
+class KAnonymityReport:
+    """:func:`check_kanon`'s answer: the check itself and the table's size (private: the
+    command line shows it only to the data owner)."""
+
+    check: KAnonymityCheck
+    records: int
+
+    @property
+    def satisfied(self) -> bool:
+        return self.check.satisfied
+
+
+def check_kanon(
+    data: Any,
+    quasi_identifiers: list[str],
+    *,
+    k: int | None = None,
+    sensitive: str | None = None,
+    l: int | None = None,  # noqa: E741
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    header: bool = True,
+    column_names: list[str] | None = None,
+) -> KAnonymityReport:
+    """k (the smallest equivalence class), the records in classes below ``k``, and the distinct ℓ
+    of ``sensitive``, of a table as it is, on ``quasi_identifiers`` (nothing is selected)."""
+    from dpkit.anonymity.checks import check_table
+    from dpkit.anonymity.frame import require_columns
+    from dpkit.data.table import read_table
+    from dpkit.engine.string_frame import _release_reader_memory
+
+    if not quasi_identifiers:
+        raise DpkitUsageError("quasi_identifiers is required (the columns to check)", param="quasi_identifiers")
+    if l is not None and sensitive is None:
+        raise DpkitUsageError("l needs a sensitive column (the column that must be ℓ-diverse)", param="sensitive")
+    if is_dataframe(data):
+        df, source = data, DATAFRAME
+    else:
+        reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
+                                       ("column_names", column_names)) if v is not None}
+        opts = read_options(data, **reading)
+        df = read_table(opts, categorical=True, columns=[*quasi_identifiers] + ([sensitive] if sensitive else []))
+        source = opts.name
+        _release_reader_memory()
+    require_columns(df, quasi_identifiers, "quasi_identifiers", source)
+    if sensitive is not None:
+        require_columns(df, [sensitive], "sensitive", source)
+    return KAnonymityReport(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l), len(df))
