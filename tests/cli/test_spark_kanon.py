@@ -15,10 +15,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from test_spark import ADULT, SCHEMA, _invoke, parquet, spark  # noqa: F401 — the session fixtures
 
 from dpkit.cli import cli as main
-
-from test_spark import ADULT, SCHEMA, _invoke, parquet, spark  # noqa: F401 — the session fixtures
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]
 

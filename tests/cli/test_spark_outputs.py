@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from test_spark import ADULT, SCHEMA, _invoke, _run, parquet, spark  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.spark
