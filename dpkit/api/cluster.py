@@ -18,6 +18,7 @@ from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
     is_dataframe,
+    read_dialect,
     read_options,
     schema_of,
     source_path,
@@ -237,8 +238,7 @@ def cluster(
                      data_path=path if path is not None else data)
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
     schema_pts = points_schema(columns, lows, highs, source, data_schema)
-    reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                   ("column_names", column_names)) if v is not None}
+    reading = read_dialect(encoding, delimiter, header, column_names)
     raw = first = None
     if spark:
         if assign_out:

@@ -12,7 +12,15 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dpkit.api.inputs import DATAFRAME, is_dataframe, load, read_options, schema_of, source_path
+from dpkit.api.inputs import (
+    DATAFRAME,
+    is_dataframe,
+    load,
+    read_dialect,
+    read_options,
+    schema_of,
+    source_path,
+)
 from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
@@ -198,8 +206,7 @@ def forest(
     path = source_path(data)
     run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
                      outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data)
-    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                 ("column_names", column_names)) if v is not None}
+    reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
     with run:
         estimator.epsilon = run.epsilon

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpkit.api.inputs import read_options, schema_of, source_path
+from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ def generalize(
     check_distinct_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
     release = report.get("release") or {}
     params = report.get("parameters") or {}
-    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                 ("column_names", column_names)) if v is not None}
+    reading = read_dialect(encoding, delimiter, header, column_names)
     if report.get("command") == "kanon-select" and params.get("generalize"):
         if spark:
             # apply_release works on the raw strings of a whole table: not built for Spark yet

@@ -64,6 +64,13 @@ def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str 
                                column_names=names))
 
 
+def read_dialect(encoding: str | None = None, delimiter: str | None = None, header: bool | None = True,
+            column_names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The dialect options a library call was given (None: the reader's default)."""
+    given = {"encoding": encoding, "delimiter": delimiter, "header": header, "column_names": column_names}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def source_path(data: Any) -> str | None:
     """The file (or URI) ``data`` names, or None for data in memory."""
     if isinstance(data, ReadOptions):

@@ -14,7 +14,14 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options, schema_of, source_path
+from dpkit.api.inputs import (
+    DATAFRAME,
+    is_dataframe,
+    read_dialect,
+    read_options,
+    schema_of,
+    source_path,
+)
 from dpkit.errors import DataError, DpkitUsageError
 
 if TYPE_CHECKING:
@@ -156,8 +163,7 @@ def kanon_select(
     check_distinct_paths([source_path(data), schema_name], [out, rep])
     rank_sample = DEFAULT_RANK_SAMPLE if rank_sample is None else rank_sample
     used = _used(quasi_identifiers, schema_obj, target, keep, sensitive)
-    reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                   ("column_names", column_names)) if v is not None}
+    reading = read_dialect(encoding, delimiter, header, column_names)
     parameters: dict[str, Any] = {
         "k": k, "target": target, "ranker": ranker, "quasi_identifiers": quasi_identifiers, "schema": schema_name,
         "keep": keep, "sensitive": sensitive, "l": l, "require_features": require_features, "seed": seed,
@@ -280,8 +286,7 @@ def check_kanon(
     if is_dataframe(data):
         df, source = data, DATAFRAME
     else:
-        reading = {k2: v for k2, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                       ("column_names", column_names)) if v is not None}
+        reading = read_dialect(encoding, delimiter, header, column_names)
         opts = read_options(data, **reading)
         df = read_table(opts, categorical=True, columns=[*quasi_identifiers] + ([sensitive] if sensitive else []))
         source = opts.name

@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dpkit.api.inputs import load, schema_of, source_path
+from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning
 from dpkit.release import DEFAULT_ALGORITHM
 
@@ -162,8 +162,7 @@ def publish(
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name], outputs=[out, rep],
                      ledger=ledger, data_path=path if path is not None else data)
     order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
-    reading = {k: v for k, v in (("encoding", encoding), ("delimiter", delimiter), ("header", header),
-                                 ("column_names", column_names)) if v is not None}
+    reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)
     with run:
         model.epsilon = run.epsilon
