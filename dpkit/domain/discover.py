@@ -1,0 +1,260 @@
+"""Private schema discovery: a schema whose domains were learned under (ε, δ)-DP.
+
+I/O-free: takes the public metadata (:mod:`dpkit.domain.metadata`), the exact per-column
+counts (:mod:`dpkit.domain.profile`: from Frames), an accountant and a generator, and returns
+a :class:`~dpkit.data.schema.Schema` the private commands accept (docs/domain.md).
+
+Budget (defaults in :class:`DomainOptions`, the only place they live):
+
+* ε is split over the used columns in proportion to a weight per column (1 for a
+  categorical column, ``numeric_weight`` for a numeric one): basic composition over the
+  columns, as every record holds one value in each (docs/domain.md, "Many columns").
+* δ goes wholly to the categorical columns, in equal shares (the quantile mechanisms are
+  pure ε). With no categorical column nothing spends δ.
+* A categorical column: partition selection (:func:`dpkit.privacy.partition.partition_selection`)
+  with its (ε_j, δ_j). The released values become a flat ``values:`` list plus a catch-all
+  leaf ``(other)`` that every unreleased value is read as (``other: (other)``); the target
+  gets no catch-all: a record whose class was not released is read as missing
+  (``unlisted: missing``) and dropped.
+* A numeric column: its ε_j in the proportions ``numeric_parts`` over a rough median, the
+  lower and the upper bound on the public nice grid, and (``levels`` > 0) a binary interval
+  hierarchy of recursive medians (:mod:`dpkit.privacy.quantiles`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpkit.data.schema import (
+    CategoricalColumn,
+    Column,
+    IgnoredColumn,
+    IntervalNode,
+    NumericColumn,
+    Schema,
+    TaxonomyNode,
+)
+from dpkit.domain.metadata import ColumnMeta
+from dpkit.domain.profile import Categories
+from dpkit.errors import DataError, DpkitUsageError
+from dpkit.privacy.accountant import Accountant
+from dpkit.privacy.partition import partition_selection
+from dpkit.privacy.quantiles import (
+    BOUND_PRIOR,
+    Profile,
+    SplitNode,
+    lower_bound,
+    median_on_grid,
+    nice_grid,
+    split_tree,
+    upper_bound,
+)
+
+#: the catch-all leaf's name, and the spellings tried when a released value already has it
+OTHER_NAMES = ("(other)", "(other values)", "(any other value)", "(not listed)")
+EMPTY = ("error", "ignore")
+
+
+@dataclass(frozen=True)
+class DomainOptions:
+    """How the domain budget is spent (the defaults are documented in docs/domain.md)."""
+
+    #: a numeric column's share of ε relative to a categorical column's (1: equal shares)
+    numeric_weight: float = 1.0
+    #: levels of the numeric interval hierarchy (0: bounds only; publish then splits on its grid)
+    levels: int = 2
+    #: a numeric column's ε in these proportions: rough median, lower bound, upper bound, split levels
+    numeric_parts: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 2.0)
+    #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
+    bound_prior: float = BOUND_PRIOR
+    #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
+    empty: str = "error"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
+            raise DpkitUsageError(f"numeric_weight must be > 0, got {self.numeric_weight!r}")
+        if not isinstance(self.levels, int) or isinstance(self.levels, bool) or not 0 <= self.levels <= 8:
+            raise DpkitUsageError(f"levels must be an integer from 0 to 8, got {self.levels!r}")
+        if len(self.numeric_parts) != 4 or any(not (math.isfinite(p) and p >= 0) for p in self.numeric_parts) \
+                or min(self.numeric_parts[:3]) <= 0:
+            raise DpkitUsageError(f"numeric_parts must be 4 shares >= 0 (the first three > 0), got {self.numeric_parts!r}")
+        if self.empty not in EMPTY:
+            raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
+        if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
+            raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
+
+
+@dataclass
+class ColumnNote:
+    """What the discovery did to one column (public: for the YAML comments and the report)."""
+
+    name: str
+    kind: str
+    learned: str
+    epsilon: float = 0.0
+    delta: float = 0.0
+    threshold: int | None = None
+
+
+@dataclass
+class Discovery:
+    """The learned schema and the public account of how it was learned."""
+
+    schema: Schema
+    notes: list[ColumnNote] = field(default_factory=list)
+    #: a noisy record count (the largest over the categorical columns of the released noisy
+    #: counts, missing tokens included): post-processing, for the δ > 1/Ñ warning. None
+    #: when no categorical column was selected
+    noisy_records: int | None = None
+
+
+def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
+                   options: DomainOptions) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per used column: ε by weight, δ equally over the categorical columns."""
+    used = [m for m in metas if m.kind != "ignore"]
+    if not used:
+        raise DpkitUsageError("no column to learn: every column is ignored")
+    weights = [options.numeric_weight if m.kind == "numeric" else 1.0 for m in used]
+    total = math.fsum(weights)
+    n_cat = sum(m.kind == "categorical" for m in used)
+    out = {}
+    for m, w in zip(used, weights, strict=True):
+        out[m.name] = (epsilon * w / total, delta / n_cat if m.kind == "categorical" else 0.0)
+    return out
+
+
+def _other_name(values: Sequence[str]) -> str:
+    taken = set(values)
+    for name in OTHER_NAMES:
+        if name not in taken:
+            return name
+    i = 2
+    while f"(other {i})" in taken:
+        i += 1
+    return f"(other {i})"
+
+
+def _flat(name: str, values: Sequence[str], *, other: str | None, unlisted: str) -> CategoricalColumn:
+    leaves = tuple(values)
+    root_name = next(r for r in ("Any", "All", "Any value", "(all)") if r not in leaves)
+    kids = tuple(TaxonomyNode(v, (), i, i + 1, 1) for i, v in enumerate(leaves))
+    root = TaxonomyNode(root_name, kids, 0, len(leaves), 0)
+    return CategoricalColumn(name, root, leaves, other=other, unlisted=unlisted)
+
+
+def _interval(node: SplitNode) -> IntervalNode:
+    return IntervalNode(node.lo, node.hi, tuple(_interval(c) for c in node.children))
+
+
+def discover(
+    metas: Sequence[ColumnMeta],
+    categories: Mapping[str, Categories],
+    numbers: Mapping[str, Profile],
+    *,
+    target: str | None,
+    tokens: Sequence[str],
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    options: DomainOptions | None = None,
+    step: str = "domain",
+) -> Discovery:
+    """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
+
+    A predictor with no surviving value is refused (DataError naming it and the public
+    threshold) or, with ``options.empty == "ignore"``, declared ``ignore``; the target with
+    none is always refused. Such a refusal comes after the noise is drawn: it is itself a
+    DP outcome (post-processing), and the spend stays on the record.
+    """
+    opts = options or DomainOptions()
+    budgets = column_budgets(metas, epsilon, delta, opts)
+    columns: dict[str, Column] = {}
+    notes: list[ColumnNote] = []
+    record_estimates: list[int] = []
+    failures: list[str] = []
+    for m in metas:
+        if m.kind == "ignore":
+            columns[m.name] = IgnoredColumn(m.name)
+            notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
+            continue
+        eps_j, delta_j = budgets[m.name]
+        if m.kind == "categorical":
+            cat = categories[m.name]
+            sel = partition_selection(cat.counts, epsilon=eps_j, delta=delta_j, rng=rng, accountant=accountant,
+                                      step=f"{step}: categories of {m.name}", public=cat.public)
+            record_estimates.append(int(max(sel.noisy.sum(), 0)))
+            kept = [cat.values[i] for i in sel.selected if not cat.public[i]]
+            kept.sort(key=str)
+            note = ColumnNote(m.name, "categorical", "", eps_j, delta_j, sel.threshold)
+            if not kept:
+                if m.name == target:
+                    failures.append(f"the target {m.name!r}")
+                    note.learned = "no class survived"
+                elif opts.empty == "ignore":
+                    columns[m.name] = IgnoredColumn(m.name)
+                    note.learned = f"no value held by enough records (threshold {sel.threshold}): ignored"
+                    notes.append(note)
+                    continue
+                else:
+                    failures.append(repr(m.name))
+                    note.learned = "no value survived"
+                notes.append(note)
+                continue
+            if m.name == target:
+                columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
+                note.learned = (f"{len(kept)} classes (partition selection, threshold {sel.threshold}); "
+                                "records of any other class are read as missing")
+            else:
+                other = _other_name(kept)
+                columns[m.name] = _flat(m.name, [*kept, other], other=other, unlisted="other")
+                note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
+                                f"+ {other!r} for every other value")
+            notes.append(note)
+        else:
+            prof = numbers[m.name]
+            columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
+    if failures:
+        thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
+        raise DataError(
+            f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
+            f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records): raise epsilon, "
+            "or declare the column ignore (ignore=[...]; the CLI's --ignore)"
+        )
+    schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
+                    missing_policy="drop" if tokens or target is not None else "error",
+                    path="<learned schema>")
+    return Discovery(schema, notes, max(record_estimates) if record_estimates else None)
+
+
+def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
+             accountant: Accountant, step: str) -> tuple[NumericColumn, str]:
+    """Bounds (and a hierarchy of split points) of one numeric column."""
+    parts = list(opts.numeric_parts)
+    if opts.levels == 0:
+        parts[3] = 0.0
+    shares = [eps * p / math.fsum(parts) for p in parts]
+    grid = nice_grid(m.integer)
+    med = median_on_grid(prof, grid, epsilon=shares[0], rng=rng, accountant=accountant, step=f"{step} rough median")
+    lo = lower_bound(prof, grid, med, epsilon=shares[1], rng=rng, accountant=accountant,
+                     step=f"{step} lower bound", gamma=opts.bound_prior)
+    hi = upper_bound(prof, grid, med, epsilon=shares[2], rng=rng, accountant=accountant,
+                     step=f"{step} upper bound", gamma=opts.bound_prior)
+    if hi <= lo:  # both at an atom (e.g. a column that is mostly 0): the next grid point up
+        hi = float(grid[min(int(np.searchsorted(grid, lo, side="right")), grid.size - 1)])
+        if hi <= lo:  # pragma: no cover - lo at the grid's top
+            lo = float(grid[-2])
+    learned = "bounds (DP quantiles on the public nice grid)"
+    hierarchy = None
+    if opts.levels > 0 and shares[3] > 0:
+        tree = split_tree(prof, lo, hi, opts.levels, epsilon=shares[3], integer=m.integer, rng=rng,
+                          accountant=accountant, step=step)
+        if tree.children:
+            hierarchy = _interval(tree)
+            learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned
