@@ -221,11 +221,13 @@ def discover(
             notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
     if failures:
         thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
-        raise DataError(
+        err = DataError(
             f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
             f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records): raise epsilon, "
-            "or declare the column ignore (ignore=[...]; the CLI's --ignore)"
+            "or declare the column ignored (ignore=[...])"
         )
+        err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
+        raise err
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
                     missing_policy="drop" if tokens or target is not None else "error",
                     path="<learned schema>")
