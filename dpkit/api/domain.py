@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +139,8 @@ def learn_schema(
     integer: Names = None,
     ignore: Names = None,
     missing: str | Sequence[str] | None = "auto",
+    values: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
     options: DomainOptions | None = None,
     source: str = "<data>",
 ) -> Learned:
@@ -146,7 +148,10 @@ def learn_schema(
 
     Spends ``epsilon`` and ``delta`` from ``accountant`` (which must have the δ budget) with
     ``rng``; nothing is spent when the metadata is refused. The metadata (types, missing tokens)
-    is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`).
+    is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
+    (column → its public value list) and ``bounds`` (column → public (lo, hi)), which are taken
+    as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
+    are learned).
     """
     from dpkit.domain import profile
     from dpkit.domain.discover import discover
@@ -154,7 +159,7 @@ def learn_schema(
 
     tokens, guessed = resolve_tokens(df, missing)
     metas = resolve_columns(df, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
-                            integer=integer, ignore=ignore)
+                            integer=integer, ignore=ignore, values=values, bounds=bounds)
     provisional = profile.provisional_schema(df, metas, tokens, target)
     cat_frame, num_frames = profile.frames_of(df, provisional, source)
     cats = {m.name: profile.categories(cat_frame, m.name, tokens) for m in metas
@@ -177,6 +182,8 @@ def infer_schema(
     integer: Names = None,
     ignore: Names = None,
     missing: str | Sequence[str] | None = "auto",
+    values: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
     levels: int = 2,
     numeric_weight: float = 1.0,
     empty: str = "error",
@@ -191,7 +198,8 @@ def infer_schema(
     ``data``: a CSV/Parquet path or a DataFrame. ``target``: the class column (categorical; its
     rare classes are read as missing). ``numeric``/``categorical``/``integer``/``ignore``: column
     lists (or comma-separated) overriding the guessed types; ``missing``: the missing token(s),
-    ``"auto"`` (detected) or None. ``levels``: levels of each numeric interval hierarchy (0:
+    ``"auto"`` (detected) or None. ``values``/``bounds``: public value lists / bounds of some
+    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric interval hierarchy (0:
     bounds only). ``numeric_weight``: a numeric column's share of ε against a categorical one's.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
@@ -211,7 +219,8 @@ def infer_schema(
         df, source = read_strings(data, encoding=encoding, delimiter=delimiter)
         learned = learn_schema(df, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                accountant=run.accountant, numeric=numeric, categorical=categorical,
-                               integer=integer, ignore=ignore, missing=missing, options=options, source=source)
+                               integer=integer, ignore=ignore, missing=missing, values=values, bounds=bounds,
+                               options=options, source=source)
         disc = learned.discovery
         if disc.noisy_records is not None and d > 1 / max(disc.noisy_records, 1):
             warnings.warn(

@@ -356,6 +356,10 @@ def import_(
 @click.option("--categorical", default=None, metavar="A,B", help="Private mode: columns to read as categorical.")
 @click.option("--integer", default=None, metavar="A,B", help="Private mode: numeric columns of whole numbers.")
 @click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Private mode: columns to declare ignore.")
+@click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
+              help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
+@click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
+              help="Private mode: a numeric column's public bounds (taken as given; repeatable).")
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
               help="Private mode: levels of each numeric column's interval hierarchy of DP medians "
               "(default 2; 0: bounds only).")
@@ -371,7 +375,8 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
           numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
           ignore_cols: str | None = None, levels: int | None = None, report: str | None = None,
-          seed: str | None = None, ledger: str | None = None) -> None:
+          seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
+          public_bounds: tuple[str, ...] = ()) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
     \b
@@ -396,10 +401,12 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     """
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
                     "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
+                    "--values": public_values or None, "--bounds": public_bounds or None,
                     "--ledger": ledger if ledger and epsilon is not None else None}
     if epsilon is not None:
         _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
-                       integer, ignore_cols, levels, report, seed, ledger)
+                       integer, ignore_cols, levels, report, seed, ledger, _pairs(public_values, "--values"),
+                       _pairs(public_bounds, "--bounds"))
         return
     from dpkit.errors import DpkitUsageError
 
@@ -425,10 +432,26 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     _say(f"wrote draft {_shown(output)}: {schema_summary(schema)} — review it before use (not private)")
 
 
+def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``COL=TEXT`` flags as a mapping (a usage error naming ``flag`` otherwise)."""
+    from dpkit.errors import DpkitUsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        col, sep, text = item.partition("=")
+        if not sep or not col.strip() or not text.strip():
+            raise DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
+        if col.strip() in out:
+            raise DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
+        out[col.strip()] = text.strip()
+    return out
+
+
 def _infer_private(data: str, output: str, target: str | None, missing: str, encoding: str, delimiter: str | None,
                    epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
                    integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
-                   seed: str | None, ledger: str | None) -> None:
+                   seed: str | None, ledger: str | None, values: dict[str, str] | None = None,
+                   bounds: dict[str, str] | None = None) -> None:
     """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
     from dpkit.api.domain import check_delta, infer_schema
     from dpkit.cli.options import read_options
@@ -451,10 +474,21 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
                 break
         report = base + ".report.json"
     opts = read_options(data, encoding, delimiter)
+    public_values = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
+    public_bounds = {}
+    for c, text in (bounds or {}).items():
+        lo, sep, hi = text.partition(":")
+        try:
+            public_bounds[c] = (float(lo), float(hi))
+        except ValueError:
+            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}") from None
+        if not sep:
+            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}")
     try:
         learned = infer_schema(
             opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
+            values=public_values or None, bounds=public_bounds or None,
             levels=2 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
             output=output if output != "-" else None, report=report, ledger=ledger,
         )

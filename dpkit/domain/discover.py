@@ -112,12 +112,21 @@ class Discovery:
     noisy_records: int | None = None
 
 
+def learns(m: ColumnMeta, options: DomainOptions) -> bool:
+    """Does column ``m`` spend budget? Not when ignored, given a public value list, or given
+    public bounds with no split levels to learn."""
+    if m.kind == "categorical":
+        return m.values is None
+    return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
+
+
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
                    options: DomainOptions) -> dict[str, tuple[float, float]]:
-    """(ε_j, δ_j) per used column: ε by weight, δ equally over the categorical columns."""
-    used = [m for m in metas if m.kind != "ignore"]
-    if not used:
+    """(ε_j, δ_j) per column that learns something: ε by weight, δ equally over the learned
+    categorical columns. Columns taken wholly as public get nothing."""
+    if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
+    used = [m for m in metas if learns(m, options)]
     weights = [options.numeric_weight if m.kind == "numeric" else 1.0 for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
@@ -182,6 +191,16 @@ def discover(
             columns[m.name] = IgnoredColumn(m.name)
             notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
             continue
+        if m.kind == "categorical" and m.values is not None:
+            columns[m.name] = (_flat(m.name, m.values, other=None, unlisted="missing") if m.name == target else
+                               _flat(m.name, [*m.values, _other_name(m.values)], other=_other_name(m.values),
+                                     unlisted="other"))
+            notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
+            continue
+        if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer)
+            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
+            continue
         eps_j, delta_j = budgets[m.name]
         if m.kind == "categorical":
             cat = categories[m.name]
@@ -237,6 +256,13 @@ def discover(
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
              accountant: Accountant, step: str) -> tuple[NumericColumn, str]:
     """Bounds (and a hierarchy of split points) of one numeric column."""
+    if m.bounds is not None:  # public bounds: the whole ε learns the split points
+        lo, hi = m.bounds
+        tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
+                          accountant=accountant, step=step)
+        hierarchy = _interval(tree) if tree.children else None
+        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy),
+                f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     parts = list(opts.numeric_parts)
     if opts.levels == 0:
         parts[3] = 0.0

@@ -11,7 +11,8 @@ noise is drawn, so a bad override is refused with nothing spent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,10 @@ class ColumnMeta:
     integer: bool = False
     given: bool = False
     why: str = ""
+    #: a public value list the user gave (``values=``): not learned, nothing spent on it
+    values: tuple[str, ...] | None = None
+    #: public bounds the user gave (``bounds=``): only split points are learned, if any
+    bounds: tuple[float, float] | None = None
 
 
 def _names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
@@ -88,6 +93,8 @@ def resolve_columns(
     categorical: str | Iterable[str] | None = None,
     integer: str | Iterable[str] | None = None,
     ignore: str | Iterable[str] | None = None,
+    values: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
 ) -> list[ColumnMeta]:
     """Each column's type: as given, else guessed (every non-missing value a finite number:
     numeric, integer when all are whole; identifier-like names: ignore; else categorical).
@@ -107,6 +114,23 @@ def resolve_columns(
                 raise DpkitUsageError(f"column {name!r} is given two types ({given[name]} and {kind})")
             given[name] = kind
     ints = set(_names(integer, "integer", columns))
+    public_values: dict[str, tuple[str, ...]] = {}
+    for name in _names(list(values or {}), "values", columns):
+        vals = tuple(dict.fromkeys(str(v) for v in values[name]))  # type: ignore[index]
+        if not vals or given.get(name, "categorical") != "categorical":
+            raise DpkitUsageError(f"values: column {name!r} needs a non-empty list and a categorical type")
+        given[name] = "categorical"
+        public_values[name] = vals
+    public_bounds: dict[str, tuple[float, float]] = {}
+    for name in _names(list(bounds or {}), "bounds", columns):
+        try:
+            lo, hi = (float(x) for x in bounds[name])  # type: ignore[index]
+        except (TypeError, ValueError):
+            raise DpkitUsageError(f"bounds: column {name!r} needs two numbers (lo, hi)") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or given.get(name, "numeric") != "numeric":
+            raise DpkitUsageError(f"bounds: column {name!r} needs finite lo < hi and a numeric type, got {bounds[name]!r}")  # type: ignore[index]
+        given[name] = "numeric"
+        public_bounds[name] = (lo, hi)
     if target is not None and given.get(target, "categorical") != "categorical":
         raise DpkitUsageError(f"the target {target!r} must be categorical, not {given[target]}")
     out: list[ColumnMeta] = []
@@ -115,7 +139,7 @@ def resolve_columns(
         present = values[~np.isin(values, list(tokens))] if tokens else values
         kind = given.get(name)
         if name == target:
-            out.append(ColumnMeta(name, "categorical", given=True, why="the target"))
+            out.append(ColumnMeta(name, "categorical", given=True, why="the target", values=public_values.get(name)))
             continue
         if kind == "ignore":
             out.append(ColumnMeta(name, "ignore", given=True))
@@ -128,10 +152,11 @@ def resolve_columns(
                     f"token); declare the token with missing=, or the column categorical"
                 )
             whole = bool(present.size) and bool(np.all(np.floor(nums) == nums))
-            out.append(ColumnMeta(name, "numeric", integer=name in ints or whole, given=True))
+            out.append(ColumnMeta(name, "numeric", integer=name in ints or whole, given=True,
+                                  bounds=public_bounds.get(name)))
             continue
         if kind == "categorical":
-            out.append(ColumnMeta(name, "categorical", given=True))
+            out.append(ColumnMeta(name, "categorical", given=True, values=public_values.get(name)))
             continue
         # guessed (public metadata the user confirms; the header says it was guessed)
         if present.size == 0:

@@ -37,7 +37,7 @@ def schema_data(schema: Schema, notes: Sequence[ColumnNote]) -> dict[str, Any]:
     for name, spec in data["columns"].items():
         note = by_name.get(name)
         if note is not None and note.learned:
-            spec["_comment"] = ("learned under DP: " if note.kind != "ignore" else "") + note.learned
+            spec["_comment"] = ("learned under DP: " if note.kind not in ("ignore", "public") else "") + note.learned
     return data
 
 
@@ -69,9 +69,21 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
         + (", ".join(repr(t) for t in tokens) if tokens else "(none)")
         + (" (detected in the data)" if tokens_guessed else "") + ";",
         "  - the column types (categorical / numeric / integer / ignore)"
-        + (": " + ", ".join(guessed) + " guessed from the data — confirm them" if guessed else ", as given") + ".",
+        + (": " + _wrap(guessed) + " guessed from the data — confirm them" if guessed else ", as given") + ".",
     ]
+    given_values = [m.name for m in metas if m.values is not None]
+    given_bounds = [m.name for m in metas if m.bounds is not None]
+    if given_values:
+        lines.append("  - the value lists of " + _wrap(given_values) + " (given).")
+    if given_bounds:
+        lines.append("  - the bounds of " + _wrap(given_bounds) + " (given).")
     return lines
+
+
+def _wrap(names: Sequence[str]) -> str:
+    """Names joined, a line break every few so the comment stays readable."""
+    chunks = [", ".join(names[i:i + 6]) for i in range(0, len(names), 6)]
+    return ",\n#      ".join(chunks)
 
 
 def render(discovery: Discovery, header_lines: Sequence[str]) -> str:

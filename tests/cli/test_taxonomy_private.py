@@ -131,3 +131,17 @@ def test_adult_schema_runs_publish_forest_and_cluster(capsys, tmp_path) -> None:
         code, _, err = dpkit(capsys, *argv, "--seed", KEY, "-q") if argv[0] != "forest" or argv[1] == "train" \
             else dpkit(capsys, *argv, "-q")
         assert code == 0, (argv, err)
+
+
+def test_public_values_and_bounds_flags(capsys, tmp_path, small) -> None:  # noqa: ANN001
+    out = tmp_path / "s.yaml"
+    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--target", "y", "--epsilon", "1", "--delta", "1e-6",
+                         "--ignore", "id_text", "--values", "y=yes,no", "--bounds", "x=0:100", "--levels", "0",
+                         "-o", out)
+    assert code == 0, err
+    s = load_schema(out)
+    assert s.columns["y"].leaves == ("yes", "no") and (s.columns["x"].lo, s.columns["x"].hi) == (0, 100)
+    for bad in (["--bounds", "x=0"], ["--bounds", "x=a:b"], ["--values", "y"], ["--values", "y=a", "--values", "y=b"]):
+        code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--epsilon", "1", "--delta", "1e-6", "--ignore",
+                             "id_text", "-o", out, *bad)
+        assert code == 2 and bad[0] in one_line_error(err)

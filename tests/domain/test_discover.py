@@ -197,3 +197,30 @@ def test_the_other_leaf_gets_a_free_name() -> None:
     s = infer_schema(df, epsilon=2.0, delta=1e-6, seed=KEY)
     assert s.columns["c"].leaves == ("(other)", "a", "(other values)")
     assert s.columns["c"].other == "(other values)"
+
+
+def test_public_values_and_bounds_are_taken_as_given_and_cost_nothing(csv) -> None:  # noqa: ANN001
+    s = learn(csv, values={"income": ["lo", "hi", "mid"]}, bounds={"age": (0, 100)}, levels=0)
+    assert s.columns["income"].leaves == ("lo", "hi", "mid") and s.columns["income"].unlisted == "missing"
+    age = s.columns["age"]
+    assert (age.lo, age.hi, age.hierarchy) == (0, 100, None)
+    steps = [x["step"] for x in s.report["spends"]]
+    assert steps == ["domain: categories of color"]  # the one column still learned gets all of ε
+    assert s.report["privacy"]["epsilon_spent"] == pytest.approx(1.0)
+    assert "the value lists of income (given)" in s.yaml and "the bounds of age (given)" in s.yaml
+    h = learn(csv, bounds={"age": (0, 100)}, levels=2).columns["age"]
+    assert (h.lo, h.hi) == (0, 100) and h.hierarchy is not None  # with levels: only split points learned
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"values": {"age": []}}, "non-empty list"),
+    ({"values": {"age": ["1"]}, "numeric": ["age"]}, "categorical type"),
+    ({"bounds": {"age": (5, 1)}}, "finite lo < hi"),
+    ({"bounds": {"color": (0, 1)}, "categorical": ["color"]}, "numeric type"),
+    ({"bounds": {"age": ("a", 1)}}, "two numbers"),
+])
+def test_bad_public_values_or_bounds(kw, match) -> None:  # noqa: ANN001
+    df, _ = read_strings(table(300))
+    with pytest.raises(DpkitUsageError, match=match):
+        learn_schema(df, target="income", epsilon=1.0, delta=1e-6, rng=make_rng(1),
+                     accountant=Accountant(1.0, delta=1e-6), ignore=["note"], **kw)
