@@ -184,7 +184,7 @@ def infer_schema(
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
-    levels: int = 2,
+    levels: int = 0,
     numeric_weight: float = 1.0,
     empty: str = "error",
     encoding: str = "utf-8-sig",
@@ -199,8 +199,9 @@ def infer_schema(
     rare classes are read as missing). ``numeric``/``categorical``/``integer``/``ignore``: column
     lists (or comma-separated) overriding the guessed types; ``missing``: the missing token(s),
     ``"auto"`` (detected) or None. ``values``/``bounds``: public value lists / bounds of some
-    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric interval hierarchy (0:
-    bounds only). ``numeric_weight``: a numeric column's share of ε against a categorical one's.
+    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
+    interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
+    numeric column's share of ε against a categorical one's.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``seed``: as every private command's.

@@ -362,7 +362,7 @@ def import_(
               help="Private mode: a numeric column's public bounds (taken as given; repeatable).")
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
               help="Private mode: levels of each numeric column's interval hierarchy of DP medians "
-              "(default 2; 0: bounds only).")
+              "(default 0: bounds only; publish then splits on its grid).")
 @click.option("--report", default=None, type=click.Path(dir_okay=False),
               help="Private mode: the JSON report (default: OUTPUT.report.json; required with -o -).")
 @click.option("--seed", type=str, default=None, metavar="N",
@@ -489,7 +489,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
             opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
             values=public_values or None, bounds=public_bounds or None,
-            levels=2 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
+            levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
             output=output if output != "-" else None, report=report, ledger=ledger,
         )
     except DataError as exc:

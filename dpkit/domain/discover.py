@@ -16,9 +16,9 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   leaf ``(other)`` that every unreleased value is read as (``other: (other)``); the target
   gets no catch-all: a record whose class was not released is read as missing
   (``unlisted: missing``) and dropped.
-* A numeric column: its ε_j in the proportions ``numeric_parts`` over a rough median, the
-  lower and the upper bound on the public nice grid, and (``levels`` > 0) a binary interval
-  hierarchy of recursive medians (:mod:`dpkit.privacy.quantiles`).
+* A numeric column: its ε_j for both bounds at once on the public nice grid and, with
+  ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
+  (:mod:`dpkit.privacy.quantiles`).
 """
 
 from __future__ import annotations
@@ -47,11 +47,9 @@ from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
     Profile,
     SplitNode,
-    lower_bound,
-    median_on_grid,
+    bounds_on_grid,
     nice_grid,
     split_tree,
-    upper_bound,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
@@ -66,9 +64,9 @@ class DomainOptions:
     #: a numeric column's share of ε relative to a categorical column's (1: equal shares)
     numeric_weight: float = 1.0
     #: levels of the numeric interval hierarchy (0: bounds only; publish then splits on its grid)
-    levels: int = 2
-    #: a numeric column's ε in these proportions: rough median, lower bound, upper bound, split levels
-    numeric_parts: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 2.0)
+    levels: int = 0
+    #: with levels > 0, the share of a numeric column's ε for the split points (the rest: bounds)
+    split_share: float = 0.4
     #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
     bound_prior: float = BOUND_PRIOR
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
@@ -79,9 +77,8 @@ class DomainOptions:
             raise DpkitUsageError(f"numeric_weight must be > 0, got {self.numeric_weight!r}")
         if not isinstance(self.levels, int) or isinstance(self.levels, bool) or not 0 <= self.levels <= 8:
             raise DpkitUsageError(f"levels must be an integer from 0 to 8, got {self.levels!r}")
-        if len(self.numeric_parts) != 4 or any(not (math.isfinite(p) and p >= 0) for p in self.numeric_parts) \
-                or min(self.numeric_parts[:3]) <= 0:
-            raise DpkitUsageError(f"numeric_parts must be 4 shares >= 0 (the first three > 0), got {self.numeric_parts!r}")
+        if not (math.isfinite(self.split_share) and 0 < self.split_share < 1):
+            raise DpkitUsageError(f"split_share must be between 0 and 1 (exclusive), got {self.split_share!r}")
         if self.empty not in EMPTY:
             raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
@@ -263,24 +260,14 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         hierarchy = _interval(tree) if tree.children else None
         return (NumericColumn(m.name, lo, hi, m.integer, hierarchy),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
-    parts = list(opts.numeric_parts)
-    if opts.levels == 0:
-        parts[3] = 0.0
-    shares = [eps * p / math.fsum(parts) for p in parts]
+    eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
-    med = median_on_grid(prof, grid, epsilon=shares[0], rng=rng, accountant=accountant, step=f"{step} rough median")
-    lo = lower_bound(prof, grid, med, epsilon=shares[1], rng=rng, accountant=accountant,
-                     step=f"{step} lower bound", gamma=opts.bound_prior)
-    hi = upper_bound(prof, grid, med, epsilon=shares[2], rng=rng, accountant=accountant,
-                     step=f"{step} upper bound", gamma=opts.bound_prior)
-    if hi <= lo:  # both at an atom (e.g. a column that is mostly 0): the next grid point up
-        hi = float(grid[min(int(np.searchsorted(grid, lo, side="right")), grid.size - 1)])
-        if hi <= lo:  # pragma: no cover - lo at the grid's top
-            lo = float(grid[-2])
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=opts.bound_prior)
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
-    if opts.levels > 0 and shares[3] > 0:
-        tree = split_tree(prof, lo, hi, opts.levels, epsilon=shares[3], integer=m.integer, rng=rng,
+    if opts.levels > 0:
+        tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps - eps_bounds, integer=m.integer, rng=rng,
                           accountant=accountant, step=step)
         if tree.children:
             hierarchy = _interval(tree)

@@ -6,26 +6,22 @@ grid, with integer utilities built from exact rank counts, sampled **exactly**
 columns: 1) to ~10¹⁶ — because nothing about the column's range is known in advance; the
 mechanisms below are built so that the width costs (almost) nothing:
 
-1. :func:`median_on_grid` — a rough median m̂ on the nice grid: utility −|L(b) − R(b)|,
-   L(b) = #{x < b}, R(b) = #{x ≥ b} (sensitivity 1: adding a record moves L − R by one),
-   uniform base measure. Candidates outside the data have utility −n, so for εn/2 ≫ ln|G|
-   (|G| ≈ 500: ln ≈ 6) the output lies inside the data.
-2. :func:`lower_bound` / :func:`upper_bound` — the grid point below (above) which few records
-   lie: utility −#{x < b} (−#{x > b}), sensitivity 1 and *monotone* (adding a record can only
-   lower every utility), so the mechanism may use exp(ε·u) (McSherry & Talwar Thm 6; Dwork &
-   Roth §3.4), over the candidates between m̂ and the grid's end, with a public geometric
-   prior e^{γ·j} that favours the candidate nearest m̂. All candidates below the data tie
-   (utility 0); without the prior the wide grid would make the output a uniform pick among
-   ~150 of them (−10¹⁶ as likely as 15); with it their total mass is a geometric series,
-   ≤ 1/(1 − e^{−γ}) times the mass of the tightest, so the bound is the nice number below the
-   data or one or two steps looser, and it only clips values where fewer than ~γ/ε records
-   lie per grid step. γ = g·(ε) with g = ⌈γ/ε⌉ an integer: the prior stays an integer score.
-3. :func:`split_tree` — split points by recursive medians inside [lo, hi] on a fine public
+1. :func:`bounds_on_grid` — both bounds at once: a pair lo < hi of the nice grid, utility
+   −#{x < lo} − #{x > hi} (sensitivity 1: a record cannot lie below lo and above hi; monotone:
+   adding a record can only lower every utility, so exp(ε·u) suffices — McSherry & Talwar
+   Thm 6; Dwork & Roth §3.4), with a public prior e^{−γ·(j − i)} on the pair's width in grid
+   steps. All pairs that clip nothing tie; without the prior the wide grid would make
+   [−10¹⁶, 10¹⁶] as likely as [15, 100]; with it their total mass is ≤ 1/(1 − e^{−γ})² times the
+   tightest pair's, so the bounds are the round numbers around the data or a step or two looser,
+   and a sparse tail is clipped only where fewer than ~γ/ε records lie per grid step. Pairs far
+   from the data clip all n records: mass ~|G|²·e^{−εn}, negligible once εn ≫ 2 ln|G| ≈ 12.
+   The prior is folded into the integer scores as g = ⌈γ/(s/t)⌉ per step (γ' = g·s/t ≥ γ).
+2. :func:`split_tree` — split points by recursive medians inside [lo, hi] on a fine public
    grid (the integers, or lo + j·step with a "nice" step, ≤ 2²⁰ points): the root's median,
    then the median of each half, …, to ``levels`` levels (Kaplan, Schnapp & Stemmer,
    "Differentially private approximate quantiles", ICML 2022). The nodes of a level hold
    disjoint records, so one level costs its ε once (parallel composition, McSherry 2009);
-   each search is confined to its node's public interval, so only steps 1–2 ever pay for the
+   each search is confined to its node's public interval, so only step 1 ever pays for the
    wide grid. Utility −|L − R| inside the node (sensitivity 1), exp(ε·u/2).
 
 Why not JointExp (Gillenwater, Joseph & Kulesza, ICML 2021)? It samples all m quantiles at
@@ -40,7 +36,8 @@ measure the recursive scheme equal to or better than JointExp for m ≥ ~8 quant
 **Error bound** (tested in tests/privacy/test_quantiles.py): the exponential mechanism over a
 finite grid G returns, with probability ≥ 1 − e^{−t}, a point whose utility is within
 (2Δ/ε)·(ln|G| + t) of the best (Dwork & Roth Thm 3.11; Δ/ε for a monotone utility), i.e. a
-rank error |L − R| ≤ OPT + (2/ε)(ln|G| + t) for the medians.
+rank error |L − R| ≤ OPT + (2/ε)(ln|G| + t) for the medians, and a clipped count (plus the
+prior's γ'·width) within (1/ε)(ln(|G|²/2) + t) of the best for the bounds.
 
 **Exact sampling.** P(i) ∝ ℓ_i·e^{(s/t)·(score_i − max)} with integer lengths ℓ_i (grid points
 in piece i) and integer scores; s/t ≤ ε/(2Δ) is :func:`~dpkit.privacy.exact.noise_fraction`'s
@@ -74,7 +71,8 @@ INTEGER_DECADES = range(0, 16)
 #: the fine grid of split points has at most this many steps
 FINE_STEPS = 2**20
 #: γ of the bounds' prior (nats per grid step): one step looser is worth ~γ/ε clipped records
-BOUND_PRIOR = 0.5
+#: (0.25 measured best of 0.125/0.25/0.5 on Adult and breast-cancer, docs/domain.md)
+BOUND_PRIOR = 0.25
 
 
 # --------------------------------------------------------------------------- the exact sampler
@@ -99,67 +97,155 @@ def sample_pieces(rng: np.random.Generator, lengths: np.ndarray, scores: np.ndar
     c = s / t
     with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
         logw = np.where(pos, np.log(np.where(pos, ln, 1).astype(np.float64)) - c * gap, -np.inf)
-        m = float(logw.max())
-        p = np.exp(logw - m)
+        p = np.exp(logw - float(logw.max()))
     cum = np.cumsum(p)
-    total = float(cum[-1])
     k = int(ln.size)
     # float error of every boundary, relative to the total (≥ 1: the largest term is e^0):
     # exponents ≤ ~250 in magnitude where a term is not negligible (2^-60 S), each carried with
     # relative error < 10⁻¹³; negligible terms are off by < 2^-59 each; the cumulative sum
     # adds ≤ k·2^-53 — all inside 1e-11 + k·2^-50, doubled: the total is a boundary too
-    margin = total * (2e-11 + k * 2.0**-49)
+    margin = float(cum[-1]) * (2e-11 + k * 2.0**-49)
+    lengths_, gaps = [int(x) for x in ln], [top - int(x) for x in sc]
+
+    def exact_cum(ctx_a: decimal.Decimal) -> list[decimal.Decimal]:
+        cache: dict[int, decimal.Decimal] = {}
+        out, acc = [], decimal.Decimal(0)
+        for length, g in zip(lengths_, gaps, strict=True):
+            if length > 0:
+                e = cache.get(g)
+                if e is None:
+                    e = cache[g] = (-(ctx_a * g)).exp()
+                acc = acc + length * e
+            out.append(acc)
+        return out
+
+    return _invert(rng, cum, margin, pos, exact_cum, s, t)
+
+
+def sample_pairs(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, s: int, t: int) -> tuple[int, int]:
+    """(i, j), i < j, drawn exactly with P ∝ exp((s/t)·(a[i] + b[j])) (integer a, b; len ≥ 2).
+
+    The weight is separable, so i is drawn from its marginal e^{c·a_i}·Σ_{j>i} e^{c·b_j} (one
+    pass: suffix sums, in log space) and then j > i from e^{c·b_j}: O(len) where the |G|²/2
+    pairs would each need a term. Both draws are exact (the inversion of :func:`_invert`).
+    """
+    av = np.asarray(a, dtype=np.int64)
+    bv = np.asarray(b, dtype=np.int64)
+    n = int(av.size)
+    if av.ndim != 1 or av.shape != bv.shape or n < 2:
+        raise DpkitUsageError("sample_pairs needs two matching 1-D score vectors of length >= 2")
+    c = s / t
+    amax, bmax = int(av.max()), int(bv.max())
+    with np.errstate(under="ignore"):
+        la = -c * (amax - av).astype(np.float64)
+        lb = -c * (bmax - bv).astype(np.float64)
+        # log Σ_{j>i} e^{lb_j}: the reversed running log-sum-exp (relative error ≤ n·2^-52)
+        suffix = np.full(n, -np.inf)
+        suffix[:-1] = np.logaddexp.accumulate(lb[::-1])[::-1][1:]
+        logw = la + suffix
+        p = np.exp(logw - float(logw[:-1].max()))
+    cum = np.cumsum(p)
+    # each marginal weight: ≤ 3 exponentials' error (< 10⁻¹³ each where not negligible) and
+    # the log-sum-exp's n·2^-52; the cumulative sum n·2^-53
+    margin = float(cum[-1]) * (2e-11 + 4 * n * 2.0**-49)
+    pos = np.ones(n, dtype=bool)
+    pos[-1] = False  # the last index has no j > i
+    ga = [amax - int(x) for x in av]
+    gb = [bmax - int(x) for x in bv]
+
+    def exact_cum(ctx_a: decimal.Decimal) -> list[decimal.Decimal]:
+        ea = [(-(ctx_a * g)).exp() for g in ga]
+        eb = [(-(ctx_a * g)).exp() for g in gb]
+        suf, acc = [decimal.Decimal(0)] * n, decimal.Decimal(0)
+        for j in range(n - 1, 0, -1):
+            acc = acc + eb[j]
+            suf[j - 1] = acc
+        out, tot = [], decimal.Decimal(0)
+        for i in range(n):
+            tot = tot + ea[i] * suf[i]
+            out.append(tot)
+        return out
+
+    i = _invert(rng, cum, margin, pos, exact_cum, s, t, terms=3 * n)
+    j = i + 1 + sample_pieces(rng, np.ones(n - i - 1, dtype=np.int64), bv[i + 1:], s, t)
+    return i, j
+
+
+def _invert(rng: np.random.Generator, cum: np.ndarray, margin: float, positive: np.ndarray,
+            exact_cum: object, s: int, t: int, terms: int | None = None) -> int:
+    """The index i with C_{i−1} ≤ U·C_last < C_i for an exactly uniform U, C the cumulative weights.
+
+    ``cum``: float cumulative weights, each within ``margin`` of the truth (up to a common
+    factor); ``exact_cum(a)``: the same in ``decimal`` at the context's precision (a = s/t),
+    each operation correctly rounded; ``positive``: which indices have weight > 0. Floats decide
+    when U's 64 bits put U·C_last farther than the margin from every boundary; otherwise U is
+    refined 64 bits at a time and the decimals' precision raised until one index is certain.
+    """
+    k = int(cum.size)
+    total = float(cum[-1])
     w = int(rng.bit_generator.random_raw())
     t_lo = w * _TWO_M64 * total * (1 - 2.0**-50)
     t_hi = (w + 1) * _TWO_M64 * total * (1 + 2.0**-50)
     j = int(np.searchsorted(cum, t_lo, side="right"))
     if j < k:
         left = float(cum[j - 1]) + margin if j > 0 else 0.0
-        if t_lo >= left and t_hi <= float(cum[j]) - margin and pos[j]:
+        if t_lo >= left and t_hi <= float(cum[j]) - margin and positive[j]:
             return j
-    return _decide_pieces(rng, w, ln, sc, top, s, t)
-
-
-def _decide_pieces(rng: np.random.Generator, w: int, ln: np.ndarray, sc: np.ndarray, top: int, s: int, t: int) -> int:
-    """The exact path of :func:`sample_pieces`: U ∈ [w/2^n, (w+1)/2^n), refined by 64 bits at
-    a time, against weights computed in ``decimal`` to a relative 10^{1−prec} each."""
-    nbits = 64
-    prec = 80
-    lengths = [int(x) for x in ln]
-    gaps = [top - int(x) for x in sc]
+    nbits, prec = 64, 80
+    n_terms = terms if terms is not None else k
     while True:
         with decimal.localcontext() as ctx:
             ctx.prec = prec
             ctx.Emin = decimal.MIN_EMIN
             ctx.Emax = decimal.MAX_EMAX
             d = decimal.Decimal
-            a = d(s) / d(t)
-            cache: dict[int, decimal.Decimal] = {}
-            cum: list[decimal.Decimal] = []
-            acc = d(0)
-            for length, g in zip(lengths, gaps, strict=True):
-                if length > 0:
-                    e = cache.get(g)
-                    if e is None:
-                        e = cache[g] = (-(a * g)).exp()
-                    acc = acc + length * e
-                cum.append(acc)
-            total = acc
-            k = len(cum)
+            exact = exact_cum(d(s) / d(t))  # type: ignore[operator]
+            tot = exact[-1]
             # each operation errs by a relative 10^{1−prec}; a term e^{−x} whose argument is
-            # large errs by x·e^{−x}·ℓ·10^{1−prec} absolutely, negligible against the total
-            # (≥ 1): a bound of (k + 4)·10^{22−prec}·total covers lengths·x up to 10^20
-            tol = total * (k + 4) * d(10) ** (22 - prec)
+            # large errs by x·e^{−x}·ℓ·10^{1−prec} absolutely, negligible against the largest
+            # term: (terms + 4)·10^{22−prec}·total covers lengths·x up to 10^20
+            tol = tot * (n_terms + 4) * d(10) ** (22 - prec)
             scale = d(2) ** nbits
-            # U·S lies in [t_lo + tol, t_hi − tol]; every true boundary within tol of cum[i]
-            t_lo = d(w) / scale * total - 2 * tol
-            t_hi = d(w + 1) / scale * total + 2 * tol
-            lo_i = _bisect(cum, t_lo)
-            if lo_i == _bisect(cum, t_hi) and lo_i < k and lengths[lo_i] > 0:
-                return lo_i
+            # U·S lies in [lo + tol, hi − tol]; every true boundary within tol of exact[i]
+            lo = d(w) / scale * tot - 2 * tol
+            hi = d(w + 1) / scale * tot + 2 * tol
+            i = _bisect(exact, lo)
+            if i == _bisect(exact, hi) and i < k and positive[i]:
+                return i
         w = (w << 64) | int(rng.bit_generator.random_raw())
         nbits += 64
         prec += 25
+
+
+def _decide_pieces(rng: np.random.Generator, w: int, ln: np.ndarray, sc: np.ndarray, top: int, s: int, t: int) -> int:
+    """:func:`sample_pieces` forced onto its exact path with the 64 bits ``w`` already drawn
+    (for tests of the decimal path's distribution)."""
+
+    class _First:
+        def __init__(self) -> None:
+            self.bit_generator = self
+            self.first = True
+
+        def random_raw(self) -> int:
+            if self.first:
+                self.first = False
+                return w
+            return int(rng.bit_generator.random_raw())
+
+    pos = np.asarray(ln) > 0
+    # a float path that never decides (an infinite margin) leaves only the exact one
+    gaps = [top - int(x) for x in sc]
+    lengths_ = [int(x) for x in ln]
+
+    def exact_cum(ctx_a: decimal.Decimal) -> list[decimal.Decimal]:
+        out, acc = [], decimal.Decimal(0)
+        for length, g in zip(lengths_, gaps, strict=True):
+            if length > 0:
+                acc = acc + length * (-(ctx_a * g)).exp()
+            out.append(acc)
+        return out
+
+    return _invert(_First(), np.cumsum(pos.astype(float)), float("inf"), pos, exact_cum, s, t)  # type: ignore[arg-type]
 
 
 def _bisect(cum: list, x: object) -> int:
@@ -286,60 +372,39 @@ class Profile:
 # --------------------------------------------------------------------------- mechanisms
 
 
-def median_on_grid(
-    profile: Profile, grid: np.ndarray, *, epsilon: float, rng: np.random.Generator,
-    accountant: Accountant, step: str,
-) -> float:
-    """A rough median on the public ``grid``: utility −|L(b) − R(b)|, sensitivity 1, uniform
-    base measure (module docstring, 1)."""
-    g = np.asarray(grid, dtype=np.float64)
-    left = profile.below(g)
-    score = -np.abs(2 * left - profile.n)
-    i, _ = exponential_pieces(np.ones(g.size, dtype=np.int64), score, epsilon=epsilon, rng=rng,
-                              accountant=accountant, step=step, mechanism="exponential (exact), median on the nice grid")
-    return float(g[i])
-
-
 def _prior_steps(epsilon: float, gamma: float) -> int:
     """g with g·s/t ≥ γ, s/t the exact fraction the monotone mechanism uses for ``epsilon``."""
     s, t = exact.noise_fraction(epsilon)
     return max(1, math.ceil(Fraction(gamma) * t / s))
 
 
-def lower_bound(
-    profile: Profile, grid: np.ndarray, median: float, *, epsilon: float, rng: np.random.Generator,
+def bounds_on_grid(
+    profile: Profile, grid: np.ndarray, *, epsilon: float, rng: np.random.Generator,
     accountant: Accountant, step: str, gamma: float = BOUND_PRIOR,
-) -> float:
-    """A lower bound on the public ``grid`` at or below ``median`` (a public point): utility
-    −#{x < b} (monotone, sensitivity 1) plus the public prior γ per step towards ``median``."""
-    g = np.asarray(grid, dtype=np.float64)
-    cand = g[g <= median]
-    if cand.size == 0:
-        cand = g[:1]
-    k = _prior_steps(epsilon, gamma)
-    score = -profile.below(cand) + k * np.arange(cand.size, dtype=np.int64)
-    i, _ = exponential_pieces(np.ones(cand.size, dtype=np.int64), score, epsilon=epsilon, rng=rng,
-                              accountant=accountant, step=step, monotone=True,
-                              mechanism="exponential (exact, monotone), lower bound on the nice grid")
-    return float(cand[i])
+) -> tuple[float, float]:
+    """Both bounds at once: a pair lo < hi of the public ``grid`` by one exponential mechanism.
 
-
-def upper_bound(
-    profile: Profile, grid: np.ndarray, median: float, *, epsilon: float, rng: np.random.Generator,
-    accountant: Accountant, step: str, gamma: float = BOUND_PRIOR,
-) -> float:
-    """The mirror of :func:`lower_bound`: utility −#{x > b} over the grid at or above ``median``."""
+    Utility −#{x < lo} − #{x > hi}: adding a record changes at most one term by one (it cannot
+    lie below lo and above hi), so the sensitivity is 1, and the utility is monotone, so
+    exp(ε·u) suffices (McSherry & Talwar Thm 6). A public prior e^{−γ·(j − i)} on the pair's
+    width in grid steps breaks the ties between the pairs that clip nothing: their total mass
+    is ≤ 1/(1 − e^{−γ})² times the tightest one's, so the bounds are the round numbers around
+    the data or a step or two looser, and a tail is clipped only where fewer than ~γ/ε records
+    lie per grid step. Pairs far from the data clip all n records: their mass is ~|G|·e^{−εn},
+    so the pair lands around the data once εn ≫ ln|G| — a sixth of the ε·n the median-then-
+    bounds scheme needed (one mechanism instead of three, and monotone).
+    """
     g = np.asarray(grid, dtype=np.float64)
-    cand = g[g >= median]
-    if cand.size == 0:
-        cand = g[-1:]
+    below = profile.below(g)
+    above = profile.n - profile.at_most(g)
     k = _prior_steps(epsilon, gamma)
-    above = profile.n - profile.at_most(cand)
-    score = -above - k * np.arange(cand.size, dtype=np.int64)
-    i, _ = exponential_pieces(np.ones(cand.size, dtype=np.int64), score, epsilon=epsilon, rng=rng,
-                              accountant=accountant, step=step, monotone=True,
-                              mechanism="exponential (exact, monotone), upper bound on the nice grid")
-    return float(cand[i])
+    idx = np.arange(g.size, dtype=np.int64)
+    eps = validate_epsilon(epsilon)
+    s, t = _fraction(eps, 1)  # monotone: exp(ε·u)
+    accountant.spend(step, "exponential (exact, monotone), bounds on the nice grid", eps, 1.0)
+    # score(i, j) = −below_i − above_j − k·(j − i) = (−below_i + k·i) + (−above_j − k·j)
+    i, j = sample_pairs(rng, -below + k * idx, -above - k * idx, s, t)
+    return float(g[i]), float(g[j])
 
 
 @dataclass(frozen=True)

@@ -95,3 +95,19 @@ def test_forest_predict_reads_unlisted_values_as_the_catch_all() -> None:
     assert _Reader("m.json").feature(0, feats[0].to_dict()) == feats[0]  # the model file keeps it
     with pytest.raises(DataError, match="other must be one of its values"):
         _Reader("m.json").feature(0, {**feats[0].to_dict(), "other": "nope"})
+
+
+def test_kanon_select_reads_unlisted_values_as_the_catch_all(tmp_path, capsys) -> None:  # noqa: ANN001
+    from dpkit.cli import cli
+    from dpkit.cli.boundary import run
+
+    schema = tmp_path / "s.yaml"
+    schema.write_text("target: y\ncolumns:\n  a: {type: categorical, values: [x, (other)], other: (other)}\n"
+                      "  b: {type: categorical, values: [p, q]}\n  y: {type: categorical, values: ['0', '1']}\n")
+    data = tmp_path / "d.csv"
+    g = np.random.default_rng(0)
+    rows = ["a,b,y"] + [f"{'x' if i % 3 else 'rare' + str(i)},{'pq'[i % 2]},{g.integers(0, 2)}" for i in range(300)]
+    data.write_text("\n".join(rows) + "\n")
+    code = run(cli, ["kanon-select", str(data), "--schema", str(schema), "-k", "5", "--target", "y",
+                     "-o", str(tmp_path / "k.csv"), "-q"])
+    assert code == 0, capsys.readouterr().err

@@ -186,7 +186,7 @@ def test_column_budgets_split_epsilon_by_weight_and_delta_over_categories() -> N
 
 
 @pytest.mark.parametrize("kw", [{"numeric_weight": 0}, {"levels": 9}, {"levels": True}, {"empty": "x"},
-                                {"numeric_parts": (0, 1, 1, 1)}, {"bound_prior": -1}])
+                                {"split_share": 1.0}, {"split_share": 0}, {"bound_prior": -1}])
 def test_domain_options_are_checked(kw) -> None:  # noqa: ANN001
     with pytest.raises(DpkitUsageError):
         DomainOptions(**kw)

@@ -12,25 +12,26 @@ from scipy import stats
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, exact, make_rng
 from dpkit.privacy.quantiles import (
+    BOUND_PRIOR,
     Profile,
     _decide_pieces,
+    _prior_steps,
+    bounds_on_grid,
     exponential_pieces,
-    lower_bound,
-    median_on_grid,
     nice_grid,
     nice_step,
+    sample_pairs,
     sample_pieces,
     split_tree,
-    upper_bound,
 )
 
 
 class RiggedRng:
     """Raw 64-bit words chosen by the test, then ordinary ones (as in test_exact.py)."""
 
-    def __init__(self, *words: int) -> None:
+    def __init__(self, *words: int, seed: int = 1) -> None:
         self.words = list(words)
-        self._real = make_rng(1).bit_generator
+        self._real = make_rng(seed).bit_generator
         self.bit_generator = self
 
     def random_raw(self, size=None):  # noqa: ANN001, ANN201
@@ -90,12 +91,45 @@ def test_a_draw_on_a_boundary_is_decided_exactly() -> None:
     assert sample_pieces(RiggedRng(2**63 - 1, 2**64 - 1), np.array([1, 1]), np.array([0, 0]), s, t) == 0
 
 
+@pytest.mark.statistical
+def test_pair_sampler_matches_the_joint_distribution() -> None:
+    """P(i, j) ∝ e^{c(a_i + b_j)} over i < j: chi-square against the brute-force pmf."""
+    a = np.array([0, -1, 3, 2, -5, 0])
+    b = np.array([1, 0, -2, 4, 0, -1])
+    s, t = exact.noise_fraction(0.8)
+    rng = make_rng(12)
+    n = 40_000
+    i, j = np.triu_indices(a.size, 1)
+    index = {(x, y): k for k, (x, y) in enumerate(zip(i.tolist(), j.tolist(), strict=True))}
+    got = np.bincount([index[sample_pairs(rng, a, b, s, t)] for _ in range(n)], minlength=i.size)
+    p = np.exp(s / t * (a[i] + b[j]).astype(float))
+    p /= p.sum()
+    keep = p * n >= 5
+    _, pval = stats.chisquare(got[keep], p[keep] / p[keep].sum() * got[keep].sum())
+    assert pval > 1e-4, (got, p * n)
+
+
+@pytest.mark.statistical
+def test_pair_sampler_decides_a_straddled_boundary_exactly() -> None:
+    """Equal scores, n = 3: the first index has marginal weights 2 : 1 : 0, so U = 2/3 is a
+    boundary. w = ⌊(2/3)·2^64⌋ puts U in an interval that straddles it; the float path cannot
+    tell, the decimal path refines U and returns i = 0 with probability frac(2^65/3) = 2/3."""
+    s, t = exact.noise_fraction(1.0)
+    w = (2 * 2**64) // 3
+    z = np.zeros(3, dtype=np.int64)
+    firsts = [sample_pairs(RiggedRng(w, seed=k), z, z, s, t)[0] for k in range(3000)]
+    assert set(firsts) <= {0, 1}
+    assert abs(np.mean(np.array(firsts) == 0) - 2 / 3) < 4.5 * math.sqrt(2 / 9 / 3000)
+
+
 def test_sampler_refuses_bad_input() -> None:
     s, t = exact.noise_fraction(1.0)
     with pytest.raises(DpkitUsageError):
         sample_pieces(make_rng(0), np.array([0, 0]), np.array([1, 2]), s, t)
     with pytest.raises(DpkitUsageError):
         sample_pieces(make_rng(0), np.array([1]), np.array([1, 2]), s, t)
+    with pytest.raises(DpkitUsageError):
+        sample_pairs(make_rng(0), np.array([1]), np.array([1]), s, t)
 
 
 def test_exponential_pieces_spends_and_returns_a_point_inside() -> None:
@@ -136,20 +170,31 @@ def rank_error(profile: Profile, point: float) -> int:
 
 
 @pytest.mark.statistical
-def test_median_error_within_the_exponential_mechanism_bound() -> None:
-    """|L − R| at the output ≤ OPT + (2/ε)(ln|G| + t) with probability ≥ 1 − e^{-t}
-    (Dwork & Roth Thm 3.11); t = ln 20: at most 5% of 1,000 runs may exceed it (measured 0)."""
+def test_bounds_error_within_the_exponential_mechanism_bound() -> None:
+    """Clipped records + the prior's width penalty (in units of ε) at the output ≤ the best +
+    (1/ε)(ln(|G|²/2) + t) with probability ≥ 1 − e^{-t} (monotone utility, Dwork & Roth Thm
+    3.11); t = ln 20: at most 5% of 500 runs may exceed it."""
     rng = make_rng(5)
-    x = np.random.default_rng(0).integers(0, 1000, 5000)
+    x = np.random.default_rng(0).lognormal(3, 1, 3000).round()
     prof = Profile.of(x)
     g = nice_grid(True)
-    eps = 0.02
-    opt = min(rank_error(prof, b) for b in g)
-    bound = opt + 2 / eps * (math.log(g.size) + math.log(20))
-    errs = [rank_error(prof, median_on_grid(prof, g, epsilon=eps, rng=rng, accountant=Accountant(eps), step="m"))
-            for _ in range(1000)]
-    assert np.mean(np.array(errs) > bound) <= 0.05
-    assert np.median(errs) < bound  # and not vacuous
+    eps = 0.05
+    s_, t_ = exact.noise_fraction(eps)
+    k = _prior_steps(eps, BOUND_PRIOR)
+
+    def cost(lo: float, hi: float) -> float:
+        i, j = int(np.searchsorted(g, lo)), int(np.searchsorted(g, hi))
+        clipped = int(prof.below(np.array([lo]))[0]) + prof.n - int(prof.at_most(np.array([hi]))[0])
+        return clipped + k * (j - i)  # the integer score's negative
+
+    i, j = np.triu_indices(g.size, 1)
+    below, above = prof.below(g), prof.n - prof.at_most(g)
+    best = int((below[i] + above[j] + k * (j - i)).min())
+    bound = best + (t_ / s_) * (math.log(i.size) + math.log(20))
+    costs = [cost(*bounds_on_grid(prof, g, epsilon=eps, rng=rng, accountant=Accountant(eps), step="b"))
+             for _ in range(500)]
+    assert np.mean(np.array(costs) > bound) <= 0.05
+    assert np.median(costs) < bound
 
 
 @pytest.mark.statistical
@@ -172,45 +217,49 @@ def test_split_median_error_within_the_bound_on_the_fine_grid() -> None:
 
 @pytest.mark.statistical
 def test_bounds_hug_dense_data_on_the_wide_grid() -> None:
-    """30k ages in [17, 90], ε = 0.05 per bound. Below the data every candidate ties (nothing
-    clipped), so the prior alone spreads the lower bound geometrically: P(k steps below 15)
-    = (1 − r)·r^k, r = e^{−γ'} (γ' = g·ε ≥ γ = 0.5); candidates inside the data cost ~60 nats
-    and never win. Likewise above 90 for the upper bound. 2,000 runs, 4.5σ bands."""
-    from dpkit.privacy.quantiles import BOUND_PRIOR, _prior_steps
-
+    """30k ages in [17, 90], ε = 0.05. Pairs that clip nothing tie, so the prior alone spreads
+    each bound geometrically: P(k steps below 15) = (1 − r)·r^k, r = e^{−γ'} (γ' = g·ε ≥ γ), and
+    the same above 100; pairs that clip cost ≥ 1,500 records·ε = 75 nats and never win.
+    2,000 runs, 4.5σ bands."""
     rng = make_rng(8)
     x = np.random.default_rng(2).integers(17, 91, 30_000)
     prof = Profile.of(x)
     g = nice_grid(True)
     n = 2000
-    los, his = [], []
-    for _ in range(n):
-        acc = Accountant(1.0)
-        m = median_on_grid(prof, g, epsilon=0.05, rng=rng, accountant=acc, step="m")
-        assert 20 <= m <= 80
-        los.append(lower_bound(prof, g, m, epsilon=0.05, rng=rng, accountant=acc, step="lo"))
-        his.append(upper_bound(prof, g, m, epsilon=0.05, rng=rng, accountant=acc, step="hi"))
+    pairs = [bounds_on_grid(prof, g, epsilon=0.05, rng=rng, accountant=Accountant(1.0), step="b") for _ in range(n)]
     s_, t_ = exact.noise_fraction(0.05)
     r = math.exp(-_prior_steps(0.05, BOUND_PRIOR) * s_ / t_)
     j15, j100 = int(np.searchsorted(g, 15)), int(np.searchsorted(g, 100))
-    steps_lo = j15 - np.searchsorted(g, los)
-    steps_hi = np.searchsorted(g, his) - j100
+    steps_lo = j15 - np.searchsorted(g, [p[0] for p in pairs])
+    steps_hi = np.searchsorted(g, [p[1] for p in pairs]) - j100
     for steps in (steps_lo, steps_hi):
         assert steps.min() >= 0  # never inside the data
         for k in range(3):
             p = (1 - r) * r**k
             assert abs(np.mean(steps == k) - p) <= 4.5 * math.sqrt(p * (1 - p) / n), (k, np.mean(steps == k), p)
-        assert np.mean(steps >= 12) <= r**12 + 4.5 * math.sqrt(r**12 / n)
+        assert np.mean(steps >= 20) <= r**20 + 4.5 * math.sqrt(r**20 / n)
 
 
-def test_bounds_spend_once_each_and_use_the_monotone_mechanism() -> None:
+def test_bounds_spend_once_with_the_monotone_mechanism() -> None:
     prof = Profile.of(np.arange(100))
     acc = Accountant(1.0)
-    g = nice_grid(True)
-    lo = lower_bound(prof, g, 50.0, epsilon=0.2, rng=make_rng(1), accountant=acc, step="lo")
-    hi = upper_bound(prof, g, 50.0, epsilon=0.2, rng=make_rng(1), accountant=acc, step="hi")
-    assert lo <= 50 <= hi
-    assert acc.spent == pytest.approx(0.4) and all("monotone" in s.mechanism for s in acc.spends)
+    lo, hi = bounds_on_grid(prof, nice_grid(True), epsilon=0.2, rng=make_rng(1), accountant=acc, step="b")
+    assert lo < hi and lo <= 50 <= hi
+    assert acc.spent == pytest.approx(0.2) and len(acc.spends) == 1 and "monotone" in acc.spends[0].mechanism
+
+
+@pytest.mark.statistical
+def test_bounds_need_few_records_once_epsilon_n_is_large() -> None:
+    """εn ≈ 30 (breast-cancer's 683 records at ε = 0.044): the bounds are around [1, 10] —
+    a few steps loose (the prior's γ' ≈ 0.26 per step spreads them) — in nearly every run,
+    not somewhere on a grid of 30 decades."""
+    x = np.random.default_rng(3).integers(1, 11, 683)
+    prof = Profile.of(x)
+    rng = make_rng(9)
+    pairs = [bounds_on_grid(prof, nice_grid(True), epsilon=0.044, rng=rng, accountant=Accountant(1.0), step="b")
+             for _ in range(300)]
+    ok = [-30 <= lo <= 1 and 10 <= hi <= 100 for lo, hi in pairs]
+    assert np.mean(ok) > 0.9
 
 
 # --------------------------------------------------------------------------- the split tree
