@@ -117,8 +117,6 @@ def _summary(accs: list[float | None]) -> str:
 
 def _numeric_variants(runs: int) -> list[tuple[str, list[float | None]]]:
     """Adult with the hand categorical taxonomies and four treatments of the numeric columns."""
-    import numpy as np
-
     from dpkit.data.importers import dump_schema
     from dpkit.data.schema import IntervalNode, NumericColumn, load_schema
     from dpkit.domain.discover import DomainOptions, _numeric
@@ -161,7 +159,6 @@ def _numeric_variants(runs: int) -> list[tuple[str, list[float | None]]]:
                                 DomainOptions(levels=levels), rng, acc, n)[0] for n in nums}
             accs.append(_publish(write(cols, f"num{levels}-{s}"), s, 1.0 - eps_num, ADULT, ADULT_TEST))
         out.append((f"{label}, ε = {eps_num} for the 5 numeric columns", accs))
-    del np
     return out
 
 

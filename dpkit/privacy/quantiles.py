@@ -297,7 +297,7 @@ def exponential_pieces(
 
 
 def nice_grid(integer: bool) -> np.ndarray:
-    """The public grid of bounds and rough medians: 0 and ±m·10^e (m in :data:`MANTISSAS`;
+    """The public grid of the bounds: 0 and ±m·10^e (m in :data:`MANTISSAS`;
     integer columns: the integers 1–9, then m·10^e for e ≥ 1), ascending."""
     pos: set[float] = set()
     for e in INTEGER_DECADES if integer else REAL_DECADES:
