@@ -14,7 +14,8 @@ Composition rules used:
 (ε, δ): a spend may carry a δ > 0 (partition selection, :mod:`dpkit.privacy.partition`); δs
 add up under the same basic composition (Dwork & Roth Thm 3.16: k mechanisms, each
 (ε_i, δ_i)-DP, are (Σε_i, Σδ_i)-DP) against a separate δ budget, 0 unless the run asked for
-one. A run that never spends δ keeps the pure-ε report, byte for byte.
+one. A run that never spends δ keeps the pure-ε report, byte for byte. The parts of a
+:meth:`Accountant.parallel` scope have no δ budget (no parallel mechanism spends δ yet).
 """
 
 from __future__ import annotations
