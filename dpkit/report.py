@@ -43,23 +43,31 @@ def build_report(
     acc = accountant.to_report()
     if guarantee is None and seeded and not seed_is_key:
         guarantee = SEEDED_GUARANTEE
-    privacy = {
+    # (ε, δ) whenever the run has a δ budget or spent a δ (partition selection); a pure-ε run
+    # keeps exactly the block it always had ("epsilon-dp", "delta": 0, no other δ key)
+    approximate = "delta_budget" in acc
+    if approximate:
+        model = "(epsilon, delta)-dp"
+        words = f"(epsilon, delta)-DP with epsilon={acc['epsilon_spent']:.6g}, delta={acc['delta_spent']:.6g}"
+    else:
+        model, words = "epsilon-dp", f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g}"
+    privacy: dict[str, Any] = {
         # a run whose domain came from the data (--allow-data-bounds) or whose noise came from
         # a guessable seed guarantees nothing
-        "model": "none" if guarantee and guarantee.startswith("none") else "epsilon-dp",
+        "model": "none" if guarantee and guarantee.startswith("none") else model,
         "neighbours": "add/remove one record",
         "epsilon_budget": acc["epsilon_budget"],
         "epsilon_spent": acc["epsilon_spent"],
         "epsilon_unspent": acc["epsilon_unspent"],
-        "delta": 0,
-        "seeded": bool(seeded),
-        "guarantee": guarantee
-        or (
-            f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g} while the seed (a 128+ bit key) stays secret"
-            if seeded
-            else f"epsilon-DP with epsilon={acc['epsilon_spent']:.6g}"
-        ),
+        "delta": acc["delta_spent"] if approximate else 0,
     }
+    if approximate:
+        privacy["delta_budget"] = acc["delta_budget"]
+        privacy["delta_spent"] = acc["delta_spent"]
+    privacy["seeded"] = bool(seeded)
+    privacy["guarantee"] = guarantee or (
+        f"{words} while the seed (a 128+ bit key) stays secret" if seeded else words
+    )
     return {
         "dpkit_version": __version__,
         "report_version": REPORT_VERSION,

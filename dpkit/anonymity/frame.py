@@ -304,7 +304,8 @@ def prepare(
         col = schema.columns[c] if schema is not None else None
         if col is not None and col.kind == "categorical":
             leaf = col.leaf_code
-            mapped = np.array([leaf.get(v, -1) for v in values], dtype=np.int64)
+            unlisted = col.other_code  # a learned schema's catch-all leaf (other:), else -1
+            mapped = np.array([leaf.get(v, unlisted) for v in values], dtype=np.int64)
             bad = (mapped < 0) & present[c]
             if bad.any():
                 first = first_row(c, np.flatnonzero(bad))

@@ -1,9 +1,10 @@
-"""`dpkit taxonomy` — check, draft and convert schema/taxonomy files (format: docs/formats.md).
+"""`dpkit taxonomy` — check, draft, learn and convert schema/taxonomy files (format: docs/formats.md).
 
 Thin layer: the work is in :mod:`dpkit.data.schema`, :mod:`dpkit.data.table`
-(:func:`~dpkit.data.table.check_coverage`), :mod:`dpkit.data.importers` and
-:mod:`dpkit.data.infer`. None of these commands spends privacy budget; ``infer`` reads
-the data to draft a schema and says loudly that such a draft is not private.
+(:func:`~dpkit.data.table.check_coverage`), :mod:`dpkit.data.importers`,
+:mod:`dpkit.data.infer` and :mod:`dpkit.api.domain`. Only ``infer --epsilon`` spends privacy
+budget (it learns the schema under (ε, δ)-DP, docs/domain.md); plain ``infer`` reads the data
+to draft a schema and says loudly that such a draft is not private.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _write(text: str, output: str) -> None:
 @click.group(name="taxonomy", context_settings=CONTEXT_SETTINGS)
 @global_options
 def command() -> None:
-    """Check, draft and convert schema/taxonomy files (no privacy budget is spent).
+    """Check, draft, learn and convert schema/taxonomy files (only `infer --epsilon` spends budget).
 
     \b
     Example:
@@ -338,27 +339,80 @@ def import_(
 @command.command(name="infer", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Draft schema YAML to write [default: '-', stdout].")
+              help="Schema YAML to write [default: '-', stdout].")
 @click.option("--target", default=None, help="The class column (always categorical).")
 @click.option("--max-categories", type=click.IntRange(min=2), default=50, show_default=True,
-              help="Text columns with more distinct values are declared 'ignore'.")
+              help="Draft mode: text columns with more distinct values are declared 'ignore'.")
 @click.option("--missing", "missing", default="auto", show_default=True, metavar="TOKEN",
               help="The missing-value token; 'auto' picks one of ? '' NA N/A NaN null if present; "
               "'none' declares none.")
+@click.option("--epsilon", "--eps", "epsilon", type=str, default=None, metavar="ε",
+              help="Learn the domains under (ε, δ)-DP with this ε (needs --delta): a schema the "
+              "private commands accept. Without it: a NON-private draft to review.")
+@click.option("--delta", type=str, default=None, metavar="δ",
+              help="δ of the private mode, > 0 and at most 1e-3 (e.g. 1e-6): the chance a value held by "
+              "one record is listed.")
+@click.option("--numeric", default=None, metavar="A,B", help="Private mode: columns to read as numeric.")
+@click.option("--categorical", default=None, metavar="A,B", help="Private mode: columns to read as categorical.")
+@click.option("--integer", default=None, metavar="A,B", help="Private mode: numeric columns of whole numbers.")
+@click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Private mode: columns to declare ignore.")
+@click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
+              help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
+@click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
+              help="Private mode: a numeric column's public bounds (taken as given; repeatable).")
+@click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
+              help="Private mode: levels of each numeric column's interval hierarchy of DP medians "
+              "(default 0: bounds only; publish then splits on its grid).")
+@click.option("--report", default=None, type=click.Path(dir_okay=False),
+              help="Private mode: the JSON report (default: OUTPUT.report.json; required with -o -).")
+@click.option("--seed", type=str, default=None, metavar="N",
+              help="Private mode: reproducible noise (a plain integer is not private; a 0x key of 32-64 hex digits is).")
+@click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+              help="Private mode: the privacy ledger that books this run's ε (and δ); also $DPKIT_LEDGER.")
 @input_options
 @global_options
 def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
-          encoding: str, delimiter: str) -> None:
-    """Draft a schema from DATA.csv for a person to review — NOT private as it stands.
+          encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
+          numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
+          ignore_cols: str | None = None, levels: int | None = None, report: str | None = None,
+          seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
+          public_bounds: tuple[str, ...] = ()) -> None:
+    """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
-    Numeric columns get bounds rounded outward to round numbers, text columns a flat list
-    of their values, identifier-like columns 'ignore'. Category lists and bounds read from
-    the data reveal it: replace them with public knowledge before any private release.
+    \b
+    With --epsilon E --delta D (docs/domain.md): the category lists are learned by
+    partition selection (a value held by few records is never listed; unlisted values read
+    as '(other)'), the numeric bounds and interval hierarchies by DP quantiles, all under
+    (E, D)-DP. The schema is accepted by publish, forest and cluster; its header says what
+    was learned and what was taken as public (column names, types, missing tokens: check
+    them, override with --numeric/--categorical/--integer/--ignore). Writes a report.
+
+    \b
+    Without --epsilon: a NON-private draft for a person to review. Numeric columns get
+    bounds rounded outward, text columns a flat list of their values, identifier-like
+    columns 'ignore'. Category lists and bounds read from the data reveal it: replace them
+    with public knowledge before any private release.
 
     \b
     Example:
+      dpkit taxonomy infer sample_data/adult/train.csv --target income \\
+          --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
+    private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
+                    "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
+                    "--values": public_values or None, "--bounds": public_bounds or None,
+                    "--ledger": ledger if ledger and epsilon is not None else None}
+    if epsilon is not None:
+        _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
+                       integer, ignore_cols, levels, report, seed, ledger, _pairs(public_values, "--values"),
+                       _pairs(public_bounds, "--bounds"))
+        return
+    from dpkit.errors import DpkitUsageError
+
+    given = [flag for flag, value in private_only.items() if value is not None]
+    if given:
+        raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
     from dpkit.cli.options import read_options
     from dpkit.data.importers import dump_schema, schema_summary
     from dpkit.data.infer import DRAFT_HEADER, infer_schema
@@ -376,3 +430,73 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     schema = parse_schema(text, output)
     _write(text, output)
     _say(f"wrote draft {_shown(output)}: {schema_summary(schema)} — review it before use (not private)")
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    """``COL=TEXT`` flags as a mapping (a usage error naming ``flag`` otherwise)."""
+    from dpkit.errors import DpkitUsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        col, sep, text = item.partition("=")
+        if not sep or not col.strip() or not text.strip():
+            raise DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
+        if col.strip() in out:
+            raise DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
+        out[col.strip()] = text.strip()
+    return out
+
+
+def _infer_private(data: str, output: str, target: str | None, missing: str, encoding: str, delimiter: str | None,
+                   epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
+                   integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
+                   seed: str | None, ledger: str | None, values: dict[str, str] | None = None,
+                   bounds: dict[str, str] | None = None) -> None:
+    """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
+    from dpkit.api.domain import check_delta, infer_schema
+    from dpkit.cli.options import read_options
+    from dpkit.data.importers import schema_summary
+    from dpkit.errors import DataError, DpkitUsageError
+
+    if delta is None:
+        raise DpkitUsageError("--epsilon learns the schema under (epsilon, delta)-DP: give --delta too (e.g. 1e-6)")
+    d = check_delta(delta, "--delta")
+    if data == "-":
+        raise DpkitUsageError("the private mode reads a file, not stdin ('-')")
+    _check_output(output, [data])
+    if report is None:
+        if output == "-":
+            raise DpkitUsageError("the schema goes to stdout (no -o FILE), so the report needs a file: give --report FILE")
+        base = output
+        for ext in (".yaml", ".yml"):
+            if base.lower().endswith(ext):
+                base = base[: -len(ext)]
+                break
+        report = base + ".report.json"
+    opts = read_options(data, encoding, delimiter)
+    public_values = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
+    public_bounds = {}
+    for c, text in (bounds or {}).items():
+        lo, sep, hi = text.partition(":")
+        try:
+            public_bounds[c] = (float(lo), float(hi))
+        except ValueError:
+            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}") from None
+        if not sep:
+            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}")
+    try:
+        learned = infer_schema(
+            opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
+            integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
+            values=public_values or None, bounds=public_bounds or None,
+            levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
+            output=output if output != "-" else None, report=report, ledger=ledger,
+        )
+    except DataError as exc:
+        if getattr(exc, "param", None) == "ignore":
+            raise DataError(str(exc).replace("ignore=[...]", "--ignore COLUMN")) from None
+        raise
+    if output == "-":
+        click.echo(learned.yaml, nl=False)
+    _say(f"wrote {_shown(output)}: {schema_summary(learned)}, learned under (epsilon, delta)-DP "
+         f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={d:g}); report {report}")

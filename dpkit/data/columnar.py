@@ -367,14 +367,17 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
     """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
 
     Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
-    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). The table has the
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). A value that is
+    neither gets the catch-all leaf's code when the column has ``other:``, and -2 (missing)
+    with ``unlisted: missing``. The table has the
     column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
     reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
     """
     if index is None:
         index = leaf_index(col)
+    unlisted = {"other": col.other_code, "missing": -2}.get(col.unlisted, -1)
     stripped = [v.strip() if isinstance(v, str) else v for v in values]
-    return np.array([index.get(v, -2 if v in tokens else -1) for v in stripped],
+    return np.array([index.get(v, -2 if v in tokens else unlisted) for v in stripped],
                     dtype=code_dtype(len(col.leaves)))
 
 

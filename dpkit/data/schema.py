@@ -24,6 +24,9 @@ from dpkit.errors import SchemaError
 
 COLUMN_TYPES = ("categorical", "numeric", "ignore")
 MISSING_POLICIES = ("drop", "error")
+#: what loading does with a categorical value that is not a leaf: refuse it (the default),
+#: read it as the leaf named by ``other:`` (a catch-all), or read it as missing
+UNLISTED = ("error", "other", "missing")
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,16 @@ class CategoricalColumn:
     name: str
     root: TaxonomyNode
     leaves: tuple[str, ...]
+    #: the catch-all leaf that values outside ``leaves`` are read as (``unlisted == "other"``)
+    other: str | None = None
+    #: ``error`` (default), ``other`` or ``missing``: see :data:`UNLISTED`
+    unlisted: str = "error"
     kind: str = field(default="categorical", init=False)
+
+    @cached_property
+    def other_code(self) -> int:
+        """The leaf code unlisted values get (``unlisted == "other"``), else -1."""
+        return self.leaf_code[self.other] if self.unlisted == "other" and self.other is not None else -1
 
     # Computed once per column (algorithms look these up in loops); cached_property writes
     # to the instance __dict__, which a frozen dataclass allows. Treat the dicts as read-only.
@@ -285,7 +297,7 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 
 COLUMN_KEYS = {
-    "categorical": {"type", "hierarchy", "values", "root", "description"},
+    "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
     "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
     "ignore": {"type", "description"},
 }
@@ -334,7 +346,21 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(hnode, f"column {name!r}: a hierarchy has exactly one root (e.g. Any), found {len(top)}")
         root_name, rk, rv = top[0]
         root = _build_tree(ctx, name, root_name, rk, rv)
-    return CategoricalColumn(name, root, _leaves(root))
+    leaves = _leaves(root)
+    if "other" in pairs and "unlisted" in pairs:
+        raise ctx.fail(pairs["unlisted"][0], f"column {name!r}: give one of 'other' (a catch-all leaf) or 'unlisted: missing'")
+    if "other" in pairs:
+        other = _scalar(ctx, pairs["other"][1], f"other of {name!r}")
+        if other not in leaves:
+            raise ctx.fail(pairs["other"][1], f"column {name!r}: other {other!r} must be one of the column's leaves")
+        return CategoricalColumn(name, root, leaves, other=other, unlisted="other")
+    if "unlisted" in pairs:
+        how = _scalar(ctx, pairs["unlisted"][1], f"unlisted of {name!r}")
+        if how not in ("error", "missing"):
+            raise ctx.fail(pairs["unlisted"][1], f"column {name!r}: unlisted must be error or missing "
+                           f"(for a catch-all leaf write other: LEAF), got {how!r}")
+        return CategoricalColumn(name, root, leaves, unlisted=how)
+    return CategoricalColumn(name, root, leaves)
 
 
 TOP_KEYS = {"target", "columns", "missing", "missing_policy", "source", "description", "name", "draft"}
@@ -453,6 +479,10 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
                 cols[name] = {"type": "categorical", "values": list(col.leaves)}
             else:
                 cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root)}}
+            if col.unlisted == "other":
+                cols[name]["other"] = col.other
+            elif col.unlisted == "missing":
+                cols[name]["unlisted"] = "missing"
     out: dict[str, Any] = {}
     if schema.target:
         out["target"] = schema.target

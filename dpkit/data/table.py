@@ -391,6 +391,14 @@ def encode(
                 rows[bad[is_tok]] = True
                 first_missing[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
+        if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
+            # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
+            if col.unlisted == "other":
+                conv[bad] = col.other_code
+            else:
+                rows[bad] = True
+                first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            bad = bad[:0]
         failed[c] = bad
     if first_missing:
         if schema.missing_policy == "error":
@@ -617,7 +625,8 @@ def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>", 
         considered = ~np.isin(values, tokens) if tokens else np.ones(len(df), dtype=bool)
         if isinstance(col, CategoricalColumn):
             codes = _leaf_codes(values, col)
-            bad = (codes < 0) & considered
+            # with other: or unlisted: missing every value is covered
+            bad = (codes < 0) & considered & (col.unlisted == "error")
         else:
             assert isinstance(col, NumericColumn)
             try:

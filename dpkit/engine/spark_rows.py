@@ -96,7 +96,7 @@ def _batch_coverage(df: Any, schema: Any, present: list[str], tokens: list[str])
         values = df[c].to_numpy()
         considered = ~np.isin(values, tokens) if tokens else np.ones(n, dtype=bool)
         if isinstance(col, CategoricalColumn):
-            bad = (_leaf_codes(values, col) < 0) & considered
+            bad = (_leaf_codes(values, col) < 0) & considered & (col.unlisted == "error")
         else:
             try:
                 nums = np.asarray(values, dtype=object).astype(np.float64)

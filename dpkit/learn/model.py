@@ -65,12 +65,17 @@ class Feature:
     hi: float = 0.0
     integer: bool = False
     categories: tuple[str, ...] = ()
+    #: the catch-all category unlisted values are read as (a schema's ``other:``), if any
+    other: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "numeric":
             return {"name": self.name, "type": "numeric", "bounds": [self.lo, self.hi],
                     "integer": self.integer}
-        return {"name": self.name, "type": "categorical", "values": list(self.categories)}
+        out: dict[str, Any] = {"name": self.name, "type": "categorical", "values": list(self.categories)}
+        if self.other is not None:
+            out["other"] = self.other
+        return out
 
 
 def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
@@ -84,7 +89,8 @@ def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
         if isinstance(col, NumericColumn):
             out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer)))
         elif isinstance(col, CategoricalColumn):
-            out.append(Feature(name, "categorical", categories=tuple(col.leaves)))
+            out.append(Feature(name, "categorical", categories=tuple(col.leaves),
+                               other=col.other if col.unlisted == "other" else None))
         else:
             raise DpkitUsageError(f"column {name!r} is declared 'ignore' in {schema.path}")
     return out
@@ -223,6 +229,9 @@ class ForestModel:
             if feat.kind == "categorical":
                 codes = pd.Index(list(feat.categories)).get_indexer(values).astype(float)
                 bad = (codes < 0) & ~is_missing
+                if feat.other is not None and bad.any():  # unlisted values are the catch-all (issue 22)
+                    codes[bad] = feat.categories.index(feat.other)
+                    bad[:] = False
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
@@ -371,7 +380,10 @@ class _Reader:
             v = f.get("values")
             if not (isinstance(v, list) and v and all(isinstance(x, str) for x in v)):
                 raise self.fail(where, "a categorical feature needs a list of values")
-            return Feature(f["name"], "categorical", categories=tuple(v))
+            other = f.get("other")
+            if other is not None and other not in v:
+                raise self.fail(where, "a categorical feature's other must be one of its values")
+            return Feature(f["name"], "categorical", categories=tuple(v), other=other)
         raise self.fail(where, f"unknown type {f.get('type')!r} (numeric or categorical)")
 
     def tree(self, node: Any, where: str, features: list[Feature], index: dict[str, int],

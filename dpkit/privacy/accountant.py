@@ -10,6 +10,12 @@ Composition rules used:
 - parallel: the same ε spent on disjoint parts of the data is recorded once, with scope
   ``parallel`` (McSherry 2009); :meth:`Accountant.parallel` enforces that every part stays
   within the level's ε.
+
+(ε, δ): a spend may carry a δ > 0 (partition selection, :mod:`dpkit.privacy.partition`); δs
+add up under the same basic composition (Dwork & Roth Thm 3.16: k mechanisms, each
+(ε_i, δ_i)-DP, are (Σε_i, Σδ_i)-DP) against a separate δ budget, 0 unless the run asked for
+one. A run that never spends δ keeps the pure-ε report, byte for byte. The parts of a
+:meth:`Accountant.parallel` scope have no δ budget (no parallel mechanism spends δ yet).
 """
 
 from __future__ import annotations
@@ -26,16 +32,30 @@ TOLERANCE = 1e-9
 
 
 class BudgetExceededError(DpkitError):
-    """A spend would take the run over its ε budget; states requested and remaining ε."""
+    """A spend would take the run over its ε (or δ) budget; states requested and remaining."""
 
-    def __init__(self, requested: float, remaining: float, step: str = "") -> None:
+    def __init__(self, requested: float, remaining: float, step: str = "", what: str = "epsilon") -> None:
         where = f" for {step!r}" if step else ""
         super().__init__(
-            f"privacy budget exceeded{where}: requested epsilon={requested:.6g}, "
-            f"remaining epsilon={max(remaining, 0.0):.6g}"
+            f"privacy budget exceeded{where}: requested {what}={requested:.6g}, "
+            f"remaining {what}={max(remaining, 0.0):.6g}"
         )
         self.requested = requested
         self.remaining = remaining
+
+
+def validate_delta(delta: object, name: str = "delta", *, allow_zero: bool = True) -> float:
+    """Return ``delta`` as a float in [0, 1) (or (0, 1) without ``allow_zero``), else a usage error."""
+    if isinstance(delta, bool):
+        raise DpkitUsageError(f"{name} must be a number in [0, 1), got {delta!r}")
+    try:
+        value = float(delta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"{name} must be a number in [0, 1), got {delta!r}") from None
+    if not math.isfinite(value) or value < 0 or value >= 1 or (value == 0 and not allow_zero):
+        low = "0 <=" if allow_zero else "0 <"
+        raise DpkitUsageError(f"{name} must be a number with {low} {name} < 1, got {delta!r}")
+    return value
 
 
 def validate_epsilon(epsilon: object, name: str = "epsilon") -> float:
@@ -82,22 +102,29 @@ class Budget:
 
 @dataclass(frozen=True)
 class Spend:
-    """One accounted use of a mechanism: what the report lists under ``spends``."""
+    """One accounted use of a mechanism: what the report lists under ``spends``.
+
+    ``delta`` is listed only when it is > 0, so pure-ε reports keep their five keys.
+    """
 
     step: str
     mechanism: str
     epsilon: float
     sensitivity: float
     scope: str = "sequential"
+    delta: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "step": self.step,
             "mechanism": self.mechanism,
             "epsilon": self.epsilon,
             "sensitivity": self.sensitivity,
             "scope": self.scope,
         }
+        if self.delta > 0:
+            out["delta"] = self.delta
+        return out
 
 
 class Accountant:
@@ -107,8 +134,10 @@ class Accountant:
     :class:`BudgetExceededError` and records nothing.
     """
 
-    def __init__(self, budget: float | Budget) -> None:
+    def __init__(self, budget: float | Budget, *, delta: float = 0.0) -> None:
         self.budget = budget if isinstance(budget, Budget) else Budget(validate_epsilon(budget))
+        #: the run's δ budget: 0 (pure ε-DP, the default) unless the run asked for one
+        self.delta_budget = validate_delta(delta)
         self._spends: list[Spend] = []
 
     @property
@@ -122,6 +151,24 @@ class Accountant:
     @property
     def remaining(self) -> float:
         return max(self.budget.epsilon - self.spent, 0.0)
+
+    @property
+    def delta_spent(self) -> float:
+        return math.fsum(s.delta for s in self._spends)
+
+    @property
+    def delta_remaining(self) -> float:
+        return max(self.delta_budget - self.delta_spent, 0.0)
+
+    def check_delta(self, delta: float, step: str = "") -> None:
+        """Raise :class:`BudgetExceededError` if ``delta`` more would exceed the δ budget."""
+        if delta < 0 or not math.isfinite(delta):
+            raise DpkitUsageError(f"delta for {step or 'a step'} must be finite and >= 0")
+        if delta == 0:
+            return
+        total = math.fsum([*(s.delta for s in self._spends), float(delta)])
+        if not total <= self.delta_budget * (1 + TOLERANCE):
+            raise BudgetExceededError(delta, self.delta_remaining, step, what="delta")
 
     def check(self, epsilon: float, step: str = "") -> None:
         """Raise :class:`BudgetExceededError` if ``epsilon`` more would exceed the budget."""
@@ -139,10 +186,13 @@ class Accountant:
         epsilon: float,
         sensitivity: float = 1.0,
         scope: str = "sequential",
+        delta: float = 0.0,
     ) -> None:
-        """Record that ``mechanism`` spent ``epsilon`` at ``step`` (after checking it fits)."""
+        """Record that ``mechanism`` spent ``epsilon`` (and ``delta``) at ``step`` (after
+        checking both fit; a refused spend records nothing)."""
         self.check(epsilon, step)
-        self._spends.append(Spend(step, mechanism, float(epsilon), float(sensitivity), scope))
+        self.check_delta(delta, step)
+        self._spends.append(Spend(step, mechanism, float(epsilon), float(sensitivity), scope, float(delta)))
 
     def split(self, weights: Sequence[float], epsilon: float | None = None) -> list[float]:
         """Divide ``epsilon`` (default: what remains) in proportion to ``weights``.
@@ -181,14 +231,23 @@ class Accountant:
             sens = max((s.sensitivity for s in scope.all_spends()), default=1.0)
             self.spend(step, mechanisms, used, sens, scope="parallel")
 
+    @property
+    def approximate(self) -> bool:
+        """True when the run is (ε, δ)-DP rather than pure ε-DP: a δ budget or a δ spend > 0."""
+        return self.delta_budget > 0 or any(s.delta > 0 for s in self._spends)
+
     def to_report(self) -> dict[str, object]:
-        """The ``privacy`` and ``spends`` parts of the report."""
-        return {
+        """The ``privacy`` and ``spends`` parts of the report (δ keys only for an (ε, δ) run)."""
+        out: dict[str, object] = {
             "epsilon_budget": self.budget.epsilon,
             "epsilon_spent": self.spent,
             "epsilon_unspent": self.remaining,
-            "spends": [s.to_dict() for s in self._spends],
         }
+        if self.approximate:
+            out["delta_budget"] = self.delta_budget
+            out["delta_spent"] = self.delta_spent
+        out["spends"] = [s.to_dict() for s in self._spends]
+        return out
 
 
 class ParallelScope:

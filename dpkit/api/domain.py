@@ -1,0 +1,251 @@
+"""``dpkit.infer_schema``: a schema whose domains are learned under (ε, δ)-DP (issue 22).
+
+Two entry points:
+
+* :func:`infer_schema` — one private run of its own (a :class:`~dpkit.run.PrivateRun`: ε, δ and
+  seed checks, the accountant, the ledger, the report), on a path (CSV or Parquet, read as the
+  CLI reads it) or a pandas DataFrame. Returns a :class:`LearnedSchema`: a
+  :class:`~dpkit.data.schema.Schema` the private commands accept, with ``.yaml`` (the text, with a
+  provenance/spend header) and ``.report`` (the run's report). ``dpkit taxonomy infer --epsilon``
+  is this function.
+* :func:`learn_schema` — the same discovery *inside* another run (its accountant and generator):
+  what ``publish``/``forest train``/``cluster`` without ``--schema`` call with their domain share.
+
+docs/domain.md: the mechanisms, what is learned and what is taken as public, the defaults.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from dpkit.data.schema import Schema
+from dpkit.errors import DpkitUsageError, DpkitWarning
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.domain.discover import Discovery, DomainOptions
+    from dpkit.domain.metadata import ColumnMeta
+    from dpkit.privacy.accountant import Accountant
+
+#: the largest δ accepted: a δ near 1/N lets a mechanism release a record's data outright
+MAX_DELTA = 1e-3
+#: the share of a private command's ε that learns the domain when it runs without a schema
+DOMAIN_SHARE = 0.1
+
+Names = str | Iterable[str] | None
+
+
+def check_delta(delta: object, name: str = "delta") -> float:
+    """δ as a float with 0 < δ ≤ :data:`MAX_DELTA`, else a usage error naming ``name``."""
+    bad = f"{name} must be a number > 0 and at most {MAX_DELTA:g} (e.g. 1e-6), got {delta!r}"
+    if isinstance(delta, bool):
+        raise DpkitUsageError(bad)
+    try:
+        value = float(delta)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DpkitUsageError(bad) from None
+    if not (math.isfinite(value) and 0 < value <= MAX_DELTA):
+        raise DpkitUsageError(bad)
+    return value
+
+
+def check_share(share: object, name: str = "domain_share") -> float:
+    """A share of ε strictly inside (0, 1), else a usage error naming ``name``."""
+    try:
+        value = float(share)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}") from None
+    if isinstance(share, bool) or not (math.isfinite(value) and 0 < value < 1):
+        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class LearnedSchema(Schema):
+    """A :class:`Schema` learned under DP, with its YAML text and the report of its run."""
+
+    yaml: str = ""
+    report: dict[str, Any] = field(default_factory=dict)
+    #: a noisy record count (post-processing of the category counts), None without categories
+    noisy_records: int | None = None
+
+    def write(self, path: str) -> None:
+        """Write :attr:`yaml` to ``path`` atomically (``-``: stdout)."""
+        from dpkit.data.table import atomic_output
+
+        with atomic_output(path) as fh:
+            fh.write(self.yaml)
+
+
+@dataclass
+class Learned:
+    """What :func:`learn_schema` returns: the schema, the account of each column, the metadata."""
+
+    schema: Schema
+    discovery: Discovery
+    metas: list[ColumnMeta]
+    tokens: tuple[str, ...]
+    tokens_guessed: bool
+
+    def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
+        """The schema as YAML with the provenance header (what was learned, what was public)."""
+        from dpkit import __version__
+        from dpkit.domain.render import header, render
+
+        lines = header(source=source, epsilon=epsilon, delta=delta, metas=self.metas, tokens=self.tokens,
+                       tokens_guessed=self.tokens_guessed, target=self.schema.target, discovery=self.discovery,
+                       version=__version__, seeded_plain=seeded_plain)
+        return render(self.discovery, lines)
+
+
+def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
+    """``data`` as a DataFrame of stripped strings and its name in messages.
+
+    A path is read by the CLI's rules (:class:`~dpkit.data.source.ReadOptions`, CSV or Parquet,
+    the delimiter sniffed when None); a DataFrame's numbers become their ``str`` and NaN/None
+    the empty string (declare it with ``missing=`` or let ``"auto"`` find it).
+    """
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        out = pd.DataFrame({str(c): [("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip())
+                                     for v in data[c].tolist()] for c in data.columns}, dtype=object)
+        return out, "<DataFrame>"
+    if not isinstance(data, str):
+        raise DpkitUsageError(f"data must be a path or a pandas DataFrame, got {type(data).__name__}")
+    from dpkit.data.source import ReadOptions
+    from dpkit.data.table import read_table, resolve
+
+    opts = resolve(ReadOptions(data, encoding=encoding, delimiter=delimiter))
+    return read_table(opts), opts.name
+
+
+def learn_schema(
+    df: pd.DataFrame,
+    *,
+    target: str | None,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    numeric: Names = None,
+    categorical: Names = None,
+    integer: Names = None,
+    ignore: Names = None,
+    missing: str | Sequence[str] | None = "auto",
+    values: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
+    options: DomainOptions | None = None,
+    source: str = "<data>",
+) -> Learned:
+    """Learn the schema of ``df`` (strings, e.g. from :func:`read_strings`) inside a run.
+
+    Spends ``epsilon`` and ``delta`` from ``accountant`` (which must have the δ budget) with
+    ``rng``; nothing is spent when the metadata is refused. The metadata (types, missing tokens)
+    is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
+    (column → its public value list) and ``bounds`` (column → public (lo, hi)), which are taken
+    as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
+    are learned).
+    """
+    from dpkit.domain import profile
+    from dpkit.domain.discover import discover
+    from dpkit.domain.metadata import resolve_columns, resolve_tokens
+
+    tokens, guessed = resolve_tokens(df, missing)
+    metas = resolve_columns(df, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
+                            integer=integer, ignore=ignore, values=values, bounds=bounds)
+    provisional = profile.provisional_schema(df, metas, tokens, target)
+    cat_frame, num_frames = profile.frames_of(df, provisional, source)
+    cats = {m.name: profile.categories(cat_frame, m.name, tokens) for m in metas
+            if m.kind == "categorical" and cat_frame is not None}
+    nums = {name: profile.numbers(f, name) for name, f in num_frames.items()}
+    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon, delta=delta, rng=rng,
+                    accountant=accountant, options=options)
+    return Learned(disc.schema, disc, metas, tokens, guessed)
+
+
+def infer_schema(
+    data: str | pd.DataFrame,
+    *,
+    target: str | None = None,
+    epsilon: float,
+    delta: float,
+    seed: int | str | None = None,
+    numeric: Names = None,
+    categorical: Names = None,
+    integer: Names = None,
+    ignore: Names = None,
+    missing: str | Sequence[str] | None = "auto",
+    values: Mapping[str, Sequence[str]] | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
+    levels: int = 0,
+    numeric_weight: float = 1.0,
+    empty: str = "error",
+    encoding: str = "utf-8-sig",
+    delimiter: str | None = None,
+    output: str | None = None,
+    report: str | None = None,
+    ledger: str | None = None,
+) -> LearnedSchema:
+    """Learn ``data``'s schema under (``epsilon``, ``delta``)-DP — one private run.
+
+    ``data``: a CSV/Parquet path or a DataFrame. ``target``: the class column (categorical; its
+    rare classes are read as missing). ``numeric``/``categorical``/``integer``/``ignore``: column
+    lists (or comma-separated) overriding the guessed types; ``missing``: the missing token(s),
+    ``"auto"`` (detected) or None. ``values``/``bounds``: public value lists / bounds of some
+    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
+    interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
+    numeric column's share of ε against a categorical one's.
+    ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
+    ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
+    the run only once they exist). ``seed``: as every private command's.
+
+    Refuses 0 ≥ δ or δ > 1e-3; warns when δ > 1/Ñ (Ñ a noisy record count).
+    """
+    from dpkit.domain.discover import DomainOptions
+    from dpkit.run import PrivateRun
+
+    d = check_delta(delta)
+    options = DomainOptions(numeric_weight=float(numeric_weight), levels=int(levels), empty=empty)
+    path = data if isinstance(data, str) else None
+    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
+                     outputs=[output, report], ledger=ledger, data_path=path, delta=d)
+    with run:
+        df, source = read_strings(data, encoding=encoding, delimiter=delimiter)
+        learned = learn_schema(df, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
+                               accountant=run.accountant, numeric=numeric, categorical=categorical,
+                               integer=integer, ignore=ignore, missing=missing, values=values, bounds=bounds,
+                               options=options, source=source)
+        disc = learned.discovery
+        if disc.noisy_records is not None and d > 1 / max(disc.noisy_records, 1):
+            warnings.warn(
+                f"delta={d:g} is above 1/N for this data (N ≈ {disc.noisy_records}, a noisy count): "
+                "a value held by one record is released with probability up to delta; use delta well "
+                "below 1/N (e.g. 1e-6)", DpkitWarning, stacklevel=2)
+        text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
+                            seeded_plain=run.seeded and not run.private)
+        from dpkit.domain.render import schema_data
+
+        release = {"schema": {k: v for k, v in schema_data(learned.schema, []).items()},
+                   "noisy_records": disc.noisy_records}
+        params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
+                  "numeric_weight": options.numeric_weight, "missing": list(learned.tokens),
+                  "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas}}
+        rep = run.report(params, release)
+        if output:
+            from dpkit.data.table import atomic_output
+
+            with atomic_output(output) as fh:
+                fh.write(text)
+        if report:
+            from dpkit.report import write_report
+
+            write_report(rep, report)
+    base = {f.name: getattr(learned.schema, f.name) for f in fields(Schema)}
+    return LearnedSchema(**base, yaml=text, report=rep, noisy_records=disc.noisy_records)

@@ -1,0 +1,275 @@
+"""Private schema discovery: a schema whose domains were learned under (ε, δ)-DP.
+
+I/O-free: takes the public metadata (:mod:`dpkit.domain.metadata`), the exact per-column
+counts (:mod:`dpkit.domain.profile`: from Frames), an accountant and a generator, and returns
+a :class:`~dpkit.data.schema.Schema` the private commands accept (docs/domain.md).
+
+Budget (defaults in :class:`DomainOptions`, the only place they live):
+
+* ε is split over the used columns in proportion to a weight per column (1 for a
+  categorical column, ``numeric_weight`` for a numeric one): basic composition over the
+  columns, as every record holds one value in each (docs/domain.md, "Many columns").
+* δ goes wholly to the categorical columns, in equal shares (the quantile mechanisms are
+  pure ε). With no categorical column nothing spends δ.
+* A categorical column: partition selection (:func:`dpkit.privacy.partition.partition_selection`)
+  with its (ε_j, δ_j). The released values become a flat ``values:`` list plus a catch-all
+  leaf ``(other)`` that every unreleased value is read as (``other: (other)``); the target
+  gets no catch-all: a record whose class was not released is read as missing
+  (``unlisted: missing``) and dropped.
+* A numeric column: its ε_j for both bounds at once on the public nice grid and, with
+  ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
+  (:mod:`dpkit.privacy.quantiles`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpkit.data.schema import (
+    CategoricalColumn,
+    Column,
+    IgnoredColumn,
+    IntervalNode,
+    NumericColumn,
+    Schema,
+    TaxonomyNode,
+)
+from dpkit.domain.metadata import ColumnMeta
+from dpkit.domain.profile import Categories
+from dpkit.errors import DataError, DpkitUsageError
+from dpkit.privacy.accountant import Accountant
+from dpkit.privacy.partition import partition_selection
+from dpkit.privacy.quantiles import (
+    BOUND_PRIOR,
+    Profile,
+    SplitNode,
+    bounds_on_grid,
+    nice_grid,
+    split_tree,
+)
+
+#: the catch-all leaf's name, and the spellings tried when a released value already has it
+OTHER_NAMES = ("(other)", "(other values)", "(any other value)", "(not listed)")
+EMPTY = ("error", "ignore")
+
+
+@dataclass(frozen=True)
+class DomainOptions:
+    """How the domain budget is spent (the defaults are documented in docs/domain.md)."""
+
+    #: a numeric column's share of ε relative to a categorical column's (1: equal shares)
+    numeric_weight: float = 1.0
+    #: levels of the numeric interval hierarchy (0: bounds only; publish then splits on its grid)
+    levels: int = 0
+    #: with levels > 0, the share of a numeric column's ε for the split points (the rest: bounds)
+    split_share: float = 0.4
+    #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
+    bound_prior: float = BOUND_PRIOR
+    #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
+    empty: str = "error"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
+            raise DpkitUsageError(f"numeric_weight must be > 0, got {self.numeric_weight!r}")
+        if not isinstance(self.levels, int) or isinstance(self.levels, bool) or not 0 <= self.levels <= 8:
+            raise DpkitUsageError(f"levels must be an integer from 0 to 8, got {self.levels!r}")
+        if not (math.isfinite(self.split_share) and 0 < self.split_share < 1):
+            raise DpkitUsageError(f"split_share must be between 0 and 1 (exclusive), got {self.split_share!r}")
+        if self.empty not in EMPTY:
+            raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
+        if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
+            raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
+
+
+@dataclass
+class ColumnNote:
+    """What the discovery did to one column (public: for the YAML comments and the report)."""
+
+    name: str
+    kind: str
+    learned: str
+    epsilon: float = 0.0
+    delta: float = 0.0
+    threshold: int | None = None
+
+
+@dataclass
+class Discovery:
+    """The learned schema and the public account of how it was learned."""
+
+    schema: Schema
+    notes: list[ColumnNote] = field(default_factory=list)
+    #: a noisy record count (the largest over the categorical columns of the released noisy
+    #: counts, missing tokens included): post-processing, for the δ > 1/Ñ warning. None
+    #: when no categorical column was selected
+    noisy_records: int | None = None
+
+
+def learns(m: ColumnMeta, options: DomainOptions) -> bool:
+    """Does column ``m`` spend budget? Not when ignored, given a public value list, or given
+    public bounds with no split levels to learn."""
+    if m.kind == "categorical":
+        return m.values is None
+    return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
+
+
+def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
+                   options: DomainOptions) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per column that learns something: ε by weight, δ equally over the learned
+    categorical columns. Columns taken wholly as public get nothing."""
+    if all(m.kind == "ignore" for m in metas):
+        raise DpkitUsageError("no column to learn: every column is ignored")
+    used = [m for m in metas if learns(m, options)]
+    weights = [options.numeric_weight if m.kind == "numeric" else 1.0 for m in used]
+    total = math.fsum(weights)
+    n_cat = sum(m.kind == "categorical" for m in used)
+    out = {}
+    for m, w in zip(used, weights, strict=True):
+        out[m.name] = (epsilon * w / total, delta / n_cat if m.kind == "categorical" else 0.0)
+    return out
+
+
+def _other_name(values: Sequence[str]) -> str:
+    taken = set(values)
+    for name in OTHER_NAMES:
+        if name not in taken:
+            return name
+    i = 2
+    while f"(other {i})" in taken:
+        i += 1
+    return f"(other {i})"
+
+
+def _flat(name: str, values: Sequence[str], *, other: str | None, unlisted: str) -> CategoricalColumn:
+    leaves = tuple(values)
+    root_name = next(r for r in ("Any", "All", "Any value", "(all)") if r not in leaves)
+    kids = tuple(TaxonomyNode(v, (), i, i + 1, 1) for i, v in enumerate(leaves))
+    root = TaxonomyNode(root_name, kids, 0, len(leaves), 0)
+    return CategoricalColumn(name, root, leaves, other=other, unlisted=unlisted)
+
+
+def _interval(node: SplitNode) -> IntervalNode:
+    return IntervalNode(node.lo, node.hi, tuple(_interval(c) for c in node.children))
+
+
+def discover(
+    metas: Sequence[ColumnMeta],
+    categories: Mapping[str, Categories],
+    numbers: Mapping[str, Profile],
+    *,
+    target: str | None,
+    tokens: Sequence[str],
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    options: DomainOptions | None = None,
+    step: str = "domain",
+) -> Discovery:
+    """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
+
+    A predictor with no surviving value is refused (DataError naming it and the public
+    threshold) or, with ``options.empty == "ignore"``, declared ``ignore``; the target with
+    none is always refused. Such a refusal comes after the noise is drawn: it is itself a
+    DP outcome (post-processing), and the spend stays on the record.
+    """
+    opts = options or DomainOptions()
+    budgets = column_budgets(metas, epsilon, delta, opts)
+    columns: dict[str, Column] = {}
+    notes: list[ColumnNote] = []
+    record_estimates: list[int] = []
+    failures: list[str] = []
+    for m in metas:
+        if m.kind == "ignore":
+            columns[m.name] = IgnoredColumn(m.name)
+            notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
+            continue
+        if m.kind == "categorical" and m.values is not None:
+            columns[m.name] = (_flat(m.name, m.values, other=None, unlisted="missing") if m.name == target else
+                               _flat(m.name, [*m.values, _other_name(m.values)], other=_other_name(m.values),
+                                     unlisted="other"))
+            notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
+            continue
+        if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer)
+            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
+            continue
+        eps_j, delta_j = budgets[m.name]
+        if m.kind == "categorical":
+            cat = categories[m.name]
+            sel = partition_selection(cat.counts, epsilon=eps_j, delta=delta_j, rng=rng, accountant=accountant,
+                                      step=f"{step}: categories of {m.name}", public=cat.public)
+            record_estimates.append(int(max(sel.noisy.sum(), 0)))
+            kept = [cat.values[i] for i in sel.selected if not cat.public[i]]
+            kept.sort(key=str)
+            note = ColumnNote(m.name, "categorical", "", eps_j, delta_j, sel.threshold)
+            if not kept:
+                if m.name == target:
+                    failures.append(f"the target {m.name!r}")
+                    note.learned = "no class survived"
+                elif opts.empty == "ignore":
+                    columns[m.name] = IgnoredColumn(m.name)
+                    note.learned = f"no value held by enough records (threshold {sel.threshold}): ignored"
+                    notes.append(note)
+                    continue
+                else:
+                    failures.append(repr(m.name))
+                    note.learned = "no value survived"
+                notes.append(note)
+                continue
+            if m.name == target:
+                columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
+                note.learned = (f"{len(kept)} classes (partition selection, threshold {sel.threshold}); "
+                                "records of any other class are read as missing")
+            else:
+                other = _other_name(kept)
+                columns[m.name] = _flat(m.name, [*kept, other], other=other, unlisted="other")
+                note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
+                                f"+ {other!r} for every other value")
+            notes.append(note)
+        else:
+            prof = numbers[m.name]
+            columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
+    if failures:
+        thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
+        err = DataError(
+            f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
+            f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records): raise epsilon, "
+            "or declare the column ignored (ignore=[...])"
+        )
+        err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
+        raise err
+    schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
+                    missing_policy="drop" if tokens or target is not None else "error",
+                    path="<learned schema>")
+    return Discovery(schema, notes, max(record_estimates) if record_estimates else None)
+
+
+def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
+             accountant: Accountant, step: str) -> tuple[NumericColumn, str]:
+    """Bounds (and a hierarchy of split points) of one numeric column."""
+    if m.bounds is not None:  # public bounds: the whole ε learns the split points
+        lo, hi = m.bounds
+        tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
+                          accountant=accountant, step=step)
+        hierarchy = _interval(tree) if tree.children else None
+        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy),
+                f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
+    eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
+    grid = nice_grid(m.integer)
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=opts.bound_prior)
+    learned = "bounds (DP quantiles on the public nice grid)"
+    hierarchy = None
+    if opts.levels > 0:
+        tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps - eps_bounds, integer=m.integer, rng=rng,
+                          accountant=accountant, step=step)
+        if tree.children:
+            hierarchy = _interval(tree)
+            learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned

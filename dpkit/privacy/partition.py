@@ -1,0 +1,170 @@
+"""Differentially private partition selection: which values of a column may be named at all.
+
+Korolova, Kenthapadi, Mishra & Ntoulas (WWW 2009) and, for the tight analysis and the optimal
+mechanism, Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition
+selection", PoPETs 2022(1) (DVGM below). A value (a *partition*) is released when its noisy
+count clears a threshold τ chosen so that a value held by a single record is released with
+probability at most δ. Values nobody holds are never considered (their count is not even
+noised): that is what makes the release of a value set possible at all, and why the
+guarantee is (ε, δ) and not pure ε.
+
+**The mechanism.** Each record contributes to at most one cell (one value of one column), so
+the column's histogram has L1 sensitivity 1 under add/remove-one. Every present value v gets
+c_v + Z_v, Z_v ~ DLap(a) i.i.d. — P(Z = k) = (1 − q)/(1 + q)·q^|k|, q = e^{−a}, drawn exactly
+(:mod:`dpkit.privacy.exact`; a = s/t ≤ ε, the exact fraction of
+:func:`~dpkit.privacy.exact.noise_fraction`). v is released iff c_v + Z_v ≥ τ. Cells whose
+existence is public (a declared missing token) are noised too but never thresholded.
+
+**The threshold for the discrete Laplace** (not the continuous one). For k ≥ 1,
+P(Z ≥ k) = Σ_{j≥k} (1 − q)/(1 + q)·q^j = q^k/(1 + q). A value held by one record is released
+with probability P(1 + Z ≥ τ) = P(Z ≥ τ − 1) = q^{τ−1}/(1 + q), so the smallest safe τ is
+
+    τ(a, δ) = 1 + max(1, ⌈ ln(1 / (δ·(1 + q))) / a ⌉)          (DLap threshold)
+
+(at least 2: τ = 1 would release a singleton with probability 1/(1 + q) > 1/2). It is
+computed in exact decimal arithmetic against the a actually used, and checked: q^{τ−1}/(1+q)
+≤ δ always, and q^{τ−2}/(1+q) > δ when τ > 2 (minimality; tests/privacy/test_partition.py).
+
+**Proof sketch** ((ε, δ)-DP for one column, DVGM Thm 1 for Δ₀ = 1). Let D' = D plus one record
+r with value v. (i) If v is present in D, the two runs noise the same set of cells and differ
+in one count by one: the noisy histogram is ε-DP (Laplace/geometric mechanism, Ghosh,
+Roughgarden & Sundararajan 2009) and thresholding is post-processing, so pure ε-DP holds.
+(ii) If v is absent from D (c_v = 1 in D'), every other cell has the same distribution in
+both runs and v's fate is independent of theirs; let p = P(v released | D') = q^{τ−1}/(1 + q)
+≤ δ. Then M(D) is distributed as M(D') given "v not released", so for any set S of outputs
+P[M(D') ∈ S] ≤ (1 − p)·P[M(D) ∈ S] + p ≤ P[M(D) ∈ S] + δ, and
+P[M(D') ∈ S] ≥ (1 − p)·P[M(D) ∈ S] gives P[M(D) ∈ S] ≤ P[M(D') ∈ S] + δ. So (ε, 0) in case
+(i), (0, δ) in case (ii): (ε, δ)-DP. Releasing the noisy counts of the selected values is
+covered by the same argument.
+
+**Many columns.** A record holds one value in *each* of m columns: removing it changes one
+cell per column, so the union of the m histograms has L1 sensitivity m and the record can be
+the only holder of up to m released values. dpkit runs one selection per column with
+(ε_j, δ_j) and Σ ε_j = ε, Σ δ_j = δ (basic composition, Dwork & Roth Thm 3.16) — equal
+shares by default (:mod:`dpkit.domain`). This is the same as DLap(ε/m) noise on the joint
+histogram plus a union bound m·δ/m over the record's m possibly-unique values.
+
+**The optimum, for reference.** DVGM show the best possible per-partition release
+probabilities are π(1) = δ, π(k) = min(e^ε π(k−1) + δ, 1 − e^{−ε}(1 − π(k−1) − δ), 1); DLap
+thresholding uses δ only at k = 1, which costs a few records of threshold at small ε
+(:func:`optimal_threshold_gap` measures it) and keeps every draw an exact integer.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpkit.errors import DpkitUsageError
+from dpkit.privacy import exact
+from dpkit.privacy.accountant import Accountant, validate_delta, validate_epsilon
+
+#: decimal digits for the threshold's exact check
+_DIGITS = 60
+
+
+def dlap_tail(k: int, s: int, t: int) -> decimal.Decimal:
+    """P(Z ≥ k) for Z ~ DLap(s/t), in 60-digit decimals: q^k/(1 + q) for k ≥ 1, else
+    1 − q^{1−k}/(1 + q) (q = e^{−s/t}; the distribution is symmetric)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = _DIGITS
+        ctx.Emin = -(10**9)
+        a = decimal.Decimal(s) / decimal.Decimal(t)
+        q = (-a).exp()
+        if k >= 1:
+            return (-(a * k)).exp() / (1 + q)
+        return 1 - (-(a * (1 - k))).exp() / (1 + q)
+
+
+def singleton_release_probability(tau: int, s: int, t: int) -> decimal.Decimal:
+    """P(1 + Z ≥ τ) = P(Z ≥ τ − 1): how often a value held by one record is released."""
+    return dlap_tail(tau - 1, s, t)
+
+
+def threshold(epsilon: float | Fraction, delta: float) -> int:
+    """The smallest τ ≥ 2 with P(Z ≥ τ − 1) ≤ ``delta`` for Z ~ DLap(a), a = the exact fraction
+    s/t ≤ ``epsilon`` that :func:`sample_discrete_laplace` uses (module docstring).
+
+    Derived in decimals and verified against ``delta`` exactly (a float δ is a dyadic rational,
+    so ``Decimal(delta)`` is exact); one more is added if the check lands within 10⁻⁴⁰ of δ.
+    """
+    d = validate_delta(delta, allow_zero=False)
+    s, t = exact.noise_fraction(epsilon)
+    with decimal.localcontext() as ctx:
+        ctx.prec = _DIGITS
+        ctx.Emin = -(10**9)
+        a = decimal.Decimal(s) / decimal.Decimal(t)
+        q = (-a).exp()
+        k = ((1 / (decimal.Decimal(d) * (1 + q))).ln() / a).to_integral_value(rounding=decimal.ROUND_CEILING)
+        k = max(int(k), 1)
+    tau = 1 + k
+    dd = decimal.Decimal(d)
+    # guard the rounding of the ln/division above: go up until the bound certainly holds
+    while singleton_release_probability(tau, s, t) > dd * (1 - decimal.Decimal(10) ** -40):
+        tau += 1
+    return tau
+
+
+def optimal_threshold_gap(epsilon: float, delta: float, horizon: int = 10**6) -> tuple[int, int]:
+    """(τ of DLap thresholding, the count at which DVGM's optimal mechanism first releases with
+    probability ≥ 1/2) — how much the exact integer mechanism gives away (docs/domain.md)."""
+    tau = threshold(epsilon, delta)
+    e = math.exp(epsilon)
+    pi, k = 0.0, 0
+    while pi < 0.5 and k < horizon:
+        k += 1
+        pi = min(e * pi + delta, 1 - (1 - pi - delta) / e, 1.0)
+    return tau, k
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What partition selection releases: which input cells survived and their noisy counts.
+
+    ``selected`` indexes the caller's cells (their names stay with the caller, which must
+    never show an unselected one); ``noisy`` holds the noisy counts of ``selected`` (public
+    cells included when they were asked for), ``threshold`` the public τ.
+    """
+
+    selected: np.ndarray
+    noisy: np.ndarray
+    threshold: int
+
+
+def partition_selection(
+    counts: np.ndarray | list[int],
+    *,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    public: np.ndarray | None = None,
+) -> Selection:
+    """Release the cells whose noisy count clears the DLap threshold: (ε, δ)-DP (module docstring).
+
+    ``counts``: exact counts (≥ 1 for data cells) of the values one column holds, each record
+    in at most one cell; ``public``: a boolean mask of cells whose existence is public (e.g.
+    the declared missing token): noised, released whatever their count. Spends ``epsilon`` and
+    ``delta`` in ``accountant`` before drawing.
+    """
+    eps = validate_epsilon(epsilon)
+    d = validate_delta(delta, allow_zero=False)
+    c = np.asarray(counts)
+    if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)) or (c.size and c.min() < 0):
+        raise DpkitUsageError("partition_selection needs a 1-D vector of counts >= 0")
+    pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
+    if pub.shape != c.shape:
+        raise DpkitUsageError("public must have the shape of counts")
+    tau = threshold(eps, d)
+    s, t = exact.noise_fraction(eps)
+    accountant.spend(step, f"partition selection (discrete laplace, threshold {tau})", eps, 1.0, delta=d)
+    noise = exact.discrete_laplace(rng, s, t, int(c.size)) if c.size else np.zeros(0, dtype=np.int64)
+    noisy = c.astype(np.int64) + noise
+    keep = pub | (noisy >= tau)
+    sel = np.flatnonzero(keep)
+    return Selection(selected=sel, noisy=noisy[sel], threshold=tau)
