@@ -227,6 +227,7 @@ def cluster(
     if sum(o == "-" for o in outs) > 1:
         raise DpkitUsageError("only one output can go to stdout ('-')")
     data_schema, schema_name = schema_of(schema)
+    named = bool(columns)
     columns, resolved, source = resolve_bounds(columns, bounds, data_schema, schema_name, allow_data_bounds)
     from dpkit.engine import engine_name
 
@@ -252,7 +253,7 @@ def cluster(
         points = None
     else:
         frame, points, raw, first = _load_numpy(data, columns, schema_pts, resolved is None, bool(assign_out),
-                                                reading)
+                                                reading, named)
     guarantee = None
     if resolved is None:
         if points is not None:
@@ -309,7 +310,7 @@ def cluster(
 
 
 def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool, need_rows: bool,
-                reading: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+                reading: dict[str, Any], named: bool = True) -> tuple[Any, Any, Any, Any]:
     """(frame, points, (raw rows, source) or None, first line) on the numpy engine.
 
     The points are an ``(n, d)`` float array only where they are needed as one (data-derived
@@ -331,7 +332,7 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
         names = list(df.columns) if df is not None else header_of(opts)
         source, first = opts.name, first_line(opts)
     absent = [c for c in columns if c not in names]
-    if absent:
+    if absent and named:  # columns a schema named: the encoder's message (a different data set?)
         head = ", ".join(map(str, names[:8])) + (", ..." if len(names) > 8 else "")
         hint = " — the header is one column: wrong delimiter?" if len(names) == 1 else ""
         raise DataError(f"{source}: column(s) {', '.join(map(repr, absent))} to cluster on not found in the header "

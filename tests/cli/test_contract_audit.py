@@ -129,7 +129,8 @@ def test_cluster_names_columns_not_a_schema_for_an_absent_column(capsys, tmp_pat
     code, _, err = dpkit(capsys, "cluster", S1, "--columns", "x,z", "-k", "3", "--epsilon", "1",
                          "--bounds", "0:1,0:1", "-o", tmp_path / "c.csv")
     assert code == 1
-    assert err.strip() == f"dpkit: error: {S1}: --columns 'z' not found in the header (x, y, label)"
+    assert err.strip() == (f"dpkit: error: {S1}: column(s) 'z' to cluster on not found in the header (x, y, label) "
+                           "(--columns)")
     assert not (tmp_path / "c.csv").exists()
 
 
