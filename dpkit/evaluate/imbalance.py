@@ -1,0 +1,35 @@
+"""The one-class warning shared by ``forest predict`` and ``evaluate classify`` (issue 25).
+
+A model or a release that predicts one class for (almost) every row looks fine by accuracy on
+an imbalanced target (it scores the majority rate) and is useless. Both commands say so, once,
+on stderr. The share is computed from the predictions the user already holds, so the warning
+is post-processing and costs no budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: the share of one class among the predictions at and above which the warning is given
+ONE_CLASS_SHARE = 0.99
+
+
+def one_class_warning(predictions: Sequence[Any], *, hint: str | None = None) -> str | None:
+    """The warning for ``predictions`` when ≥ 99 % of them are one class, else ``None``.
+
+    ``hint`` is appended as what to try (the CLI passes e.g. "try --decision balanced").
+    Example: ``predicts 'no' for 99.6 % of rows; try --decision balanced``.
+    """
+    values = np.asarray(predictions, dtype=object)
+    if values.size == 0:
+        return None
+    labels, counts = np.unique(values.astype(str), return_counts=True)
+    top = int(np.argmax(counts))
+    share = counts[top] / values.size
+    if share < ONE_CLASS_SHARE:
+        return None
+    message = f"predicts {labels[top]!r} for {100 * share:.1f} % of rows"
+    return f"{message}; {hint}" if hint else message

@@ -1,0 +1,11 @@
+from dpkit.evaluate.imbalance import one_class_warning
+
+
+def test_warns_at_99_percent_one_class():
+    msg = one_class_warning(["no"] * 996 + ["yes"] * 4, hint="try --decision balanced")
+    assert msg == "predicts 'no' for 99.6 % of rows; try --decision balanced"
+
+
+def test_silent_below_99_percent_and_on_empty():
+    assert one_class_warning(["no"] * 98 + ["yes"] * 2) is None
+    assert one_class_warning([]) is None
