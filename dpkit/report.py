@@ -128,7 +128,7 @@ def dumps(report: dict[str, Any]) -> str:
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
     """Write ``report`` as JSON, atomically."""
-    from dpkit.data.table import atomic_output
+    from dpkit.data.output import atomic_output
 
     text = dumps(report)
     with atomic_output(path) as fh:

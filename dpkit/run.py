@@ -119,7 +119,7 @@ class PrivateRun:
         *,
         inputs: list[str | None],
         outputs: list[str | None],
-        ledger: str | None = None,
+        ledger: Any = None,
         data_path: str | None = None,
         delta: float = 0.0,
     ) -> None:
@@ -139,7 +139,8 @@ class PrivateRun:
         self.seeded = self.seed is not None
         # a plain integer seed can be searched: such a run is reproducible, not private
         self.private = self.seed is None or is_key(self.seed)
-        self.ledger_path = ledger or None
+        # a Ledger object or a path (the library's ``ledger=`` takes either)
+        self.ledger_path = getattr(ledger, "path", ledger) or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
         self._ledger = None
         self._ledger_entry = None

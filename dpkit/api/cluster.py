@@ -80,7 +80,7 @@ class Clustering:
 
     def write(self, path: str | os.PathLike, *, delimiter: str = ",") -> None:
         """Write the centroids (CSV or Parquet by extension, atomically)."""
-        from dpkit.data.table import write_csv
+        from dpkit.data.output import write_csv
 
         write_csv(self.centroids, os.fspath(path), delimiter=delimiter)
 
@@ -204,7 +204,7 @@ def cluster(
     import numpy as np
     import pandas as pd
 
-    from dpkit.data.table import write_csv
+    from dpkit.data.output import write_csv
     from dpkit.kmeans import OPTIONS, make_model
     from dpkit.kmeans.common import check_k, data_bounds
     from dpkit.run import PrivateRun, private_rows_mode

@@ -77,7 +77,7 @@ class LearnedSchema(Schema):
 
     def write(self, path: str) -> None:
         """Write :attr:`yaml` to ``path`` atomically (``-``: stdout)."""
-        from dpkit.data.table import atomic_output
+        from dpkit.data.output import atomic_output
 
         with atomic_output(path) as fh:
             fh.write(self.yaml)
@@ -95,8 +95,8 @@ class Learned:
 
     def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
         """The schema as YAML with the provenance header (what was learned, what was public)."""
-        from dpkit import __version__
         from dpkit.domain.render import header, render
+        from dpkit.version import __version__
 
         lines = header(source=source, epsilon=epsilon, delta=delta, metas=self.metas, tokens=self.tokens,
                        tokens_guessed=self.tokens_guessed, target=self.schema.target, discovery=self.discovery,
@@ -239,7 +239,7 @@ def infer_schema(
                   "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas}}
         rep = run.report(params, release)
         if output:
-            from dpkit.data.table import atomic_output
+            from dpkit.data.output import atomic_output
 
             with atomic_output(output) as fh:
                 fh.write(text)

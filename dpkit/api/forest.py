@@ -95,7 +95,7 @@ class Forest:
             for i, c in enumerate(self.model.classes):
                 out[f"p_{c}"] = np.round(probs[:, i], 6)
         if output is not None:
-            from dpkit.data.table import write_csv
+            from dpkit.data.output import write_csv
 
             write_csv(out, os.fspath(output), delimiter=output_delimiter)
         return out

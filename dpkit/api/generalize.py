@@ -92,8 +92,9 @@ def generalize(
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, is_dataframe
+    from dpkit.data.output import write_csv
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, load, write_csv
+    from dpkit.data.table import encode, load
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
@@ -172,7 +173,8 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
     """A `kanon-select --generalize` report: its kept columns at their chosen levels."""
     from dpkit.anonymity.apply import apply_release
     from dpkit.api.inputs import DATAFRAME, is_dataframe
-    from dpkit.data.table import read_table, write_csv
+    from dpkit.data.output import write_csv
+    from dpkit.data.table import read_table
 
     params = report.get("parameters") or {}
     if schema is None:

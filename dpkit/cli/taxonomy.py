@@ -1,7 +1,7 @@
 """`dpkit taxonomy` — check, draft, learn and convert schema/taxonomy files (format: docs/formats.md).
 
 Thin layer: the work is in :mod:`dpkit.data.schema`, :mod:`dpkit.data.table`
-(:func:`~dpkit.data.table.check_coverage`), :mod:`dpkit.data.importers`,
+(:func:`~dpkit.data.coverage.check_coverage`), :mod:`dpkit.data.importers`,
 :mod:`dpkit.data.infer` and :mod:`dpkit.api.domain`. Only ``infer --epsilon`` spends privacy
 budget (it learns the schema under (ε, δ)-DP, docs/domain.md); plain ``infer`` reads the data
 to draft a schema and says loudly that such a draft is not private.
@@ -49,7 +49,7 @@ def _shown(output: str) -> str:
 
 
 def _write(text: str, output: str) -> None:
-    from dpkit.data.table import atomic_output
+    from dpkit.data.output import atomic_output
 
     with atomic_output(output) as fh:
         fh.write(text)
@@ -125,7 +125,8 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
             emit_json(result)
         return
     from dpkit.cli.options import engine_of, read_options
-    from dpkit.data.table import check_coverage, first_line, read_table
+    from dpkit.data.coverage import check_coverage
+    from dpkit.data.table import first_line, read_table
 
     name = "<stdin>" if data == "-" else data
     opts = read_options(data, encoding, delimiter)

@@ -1,5 +1,5 @@
 """Writing a table of ``category`` columns (k-anonymity's output) fast, with the bytes of
-:func:`dpkit.data.table.write_csv`.
+:func:`dpkit.data.output.write_csv`.
 
 Every distinct row is formatted once by the csv module (as pandas' ``to_csv`` does) and the
 records are written as those lines, a million at a time — no Python string per cell; a table
@@ -28,7 +28,7 @@ def write_categories(df: Any, path: str, *, delimiter: str = ",", mode: int = 0o
     import numpy as np
     import pandas as pd
 
-    from dpkit.data.table import atomic_output, is_parquet_path, write_csv
+    from dpkit.data.output import atomic_output, is_parquet_path, write_csv
 
     cols = [df[c] for c in df.columns]
     cards = [len(s.cat.categories) if isinstance(s.dtype, pd.CategoricalDtype) else 0 for s in cols]
@@ -89,7 +89,7 @@ def _write_unquoted(df: Any, path: str, delimiter: str, mode: int = 0o644) -> bo
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from dpkit.data.table import atomic_output
+    from dpkit.data.output import atomic_output
 
     cols = [df[c] for c in df.columns]
     dictionaries = []

@@ -74,48 +74,6 @@ def label_rows(frame: Any, options: Any, labeller: Any, column: str, output: str
 # --------------------------------------------------------------------------- taxonomy validate
 
 
-def _batch_coverage(df: Any, schema: Any, present: list[str], tokens: list[str]) -> dict[str, Any]:
-    """One batch's share of :func:`dpkit.data.table.check_coverage` (the same rules), with
-    every uncovered value (its first row in the batch, its count) so that batches add up."""
-    import pandas as pd
-
-    from dpkit.data.schema import CategoricalColumn
-    from dpkit.data.table import _leaf_codes
-
-    n = len(df)
-    out: dict[str, Any] = {"bad": [], "bounds": [], "missing": None, "missing_rows": 0}
-    if tokens and present:
-        per_col = np.stack([np.isin(df[c].to_numpy(), tokens) for c in present], axis=1)
-        is_missing = per_col.any(axis=1)
-        if is_missing.any():
-            r = int(np.flatnonzero(is_missing)[0])
-            out["missing"] = (r, present[int(np.flatnonzero(per_col[r])[0])])
-            out["missing_rows"] = int(np.count_nonzero(is_missing))
-    for c in present:
-        col = schema.columns[c]
-        values = df[c].to_numpy()
-        considered = ~np.isin(values, tokens) if tokens else np.ones(n, dtype=bool)
-        if isinstance(col, CategoricalColumn):
-            bad = (_leaf_codes(values, col) < 0) & considered & (col.unlisted == "error")
-        else:
-            try:
-                nums = np.asarray(values, dtype=object).astype(np.float64)
-            except (ValueError, TypeError):
-                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(nums) & considered
-            ok = ~bad & considered
-            below = int(np.count_nonzero(nums[ok] < col.lo))
-            above = int(np.count_nonzero(nums[ok] > col.hi))
-            if below or above:
-                out["bounds"].append((c, below, above))
-        if bad.any():
-            rows = np.flatnonzero(bad)
-            uniq, first, counts = np.unique(values[rows].astype(str), return_index=True, return_counts=True)
-            for v, f, k in zip(uniq.tolist(), rows[first].tolist(), counts.tolist(), strict=True):
-                out["bad"].append((c, v, int(f), int(k)))
-    return out
-
-
 def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_listed: int = 5) -> tuple[Any, list[str]]:
     """``taxonomy validate``'s scan on Spark: (a :class:`~dpkit.data.table.Coverage` equal to
     the numpy engine's, the column names). One job: every batch lists its uncovered values
@@ -127,7 +85,7 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from dpkit.data.table import Coverage
+    from dpkit.data.coverage import Coverage, batch_coverage
     from dpkit.engine.spark_frame import _collect
     from dpkit.engine.spark_write import raw_strings
 
@@ -148,7 +106,7 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
             if n == 0:
                 continue
             sub = pa.RecordBatch.from_arrays([batch.column(p) for p in positions], names=present)
-            found = _batch_coverage(raw_strings(sub, present, parquet), schema, present, tokens)
+            found = batch_coverage(raw_strings(sub, present, parquet), schema, present, tokens)
             rows = [("rows", "", "", seen, n)]
             rows += [("bad", c, v, seen + f, k) for c, v, f, k in found["bad"]]
             rows += [("below", c, "", 0, b) for c, b, _ in found["bounds"] if b]

@@ -483,7 +483,7 @@ def load_model(path: str | Path) -> ForestModel:
 
 def save_model(model: ForestModel, path: str | Path) -> None:
     """Write ``model`` as JSON, atomically (complete or absent); ``-`` is stdout."""
-    from dpkit.data.table import atomic_output
+    from dpkit.data.output import atomic_output
 
     text = dumps_model(model.to_dict())
     with atomic_output(path) as fh:

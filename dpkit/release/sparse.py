@@ -73,7 +73,7 @@ def write_release(table: NoisyTable, path: str, *, counts: bool = False, columns
     DataFrame with one row per released record. A ``.parquet``/``.pq`` path is written as
     Parquet (dictionary-encoded columns).
     """
-    from dpkit.data.table import atomic_output, is_parquet_path
+    from dpkit.data.output import atomic_output, is_parquet_path
 
     names = table.cut.columns + [table.cut.target]
     labels = list(table.cut.labels().values()) + [table.class_labels]
@@ -143,7 +143,7 @@ def _write_release_parquet(table: NoisyTable, path: str, names: list[str], label
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dpkit.data.table import atomic_output
+    from dpkit.data.output import atomic_output
 
     cells = np.asarray(table.cells, dtype=np.int64).reshape(-1, len(names))
     reps = np.asarray(table.counts, dtype=np.int64)

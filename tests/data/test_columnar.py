@@ -14,9 +14,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dpkit.data.columnar import code_dtype, sniff_delimiter
+from dpkit.data.coverage import check_coverage
+from dpkit.data.output import write_csv
 from dpkit.data.schema import parse_schema
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import check_coverage, encode, load, read_csv, read_table, write_csv
+from dpkit.data.table import encode, load, read_csv, read_table
 from dpkit.errors import DataError, SchemaError
 
 SCHEMA_TEXT = """\

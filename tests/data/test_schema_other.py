@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpkit.data.coverage import check_coverage
 from dpkit.data.schema import parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import check_coverage, encode, load
+from dpkit.data.table import encode, load
 from dpkit.errors import DataError, SchemaError
 
 SCHEMA = """

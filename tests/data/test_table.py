@@ -10,15 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dpkit.data.coverage import check_coverage
+from dpkit.data.output import atomic_output, write_csv
 from dpkit.data.schema import load_schema, parse_schema
-from dpkit.data.table import (
-    atomic_output,
-    check_coverage,
-    encode,
-    load_table,
-    read_csv,
-    write_csv,
-)
+from dpkit.data.table import encode, load_table, read_csv
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 

@@ -21,8 +21,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpkit.data.output import write_csv
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
-from dpkit.data.table import encode, read_csv, write_csv
+from dpkit.data.table import encode, read_csv
 from dpkit.errors import DpkitError
 
 

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from dpkit.data.table import atomic_output
+from dpkit.data.output import atomic_output
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.ledger import Ledger, LedgerError, fingerprint
 from dpkit.run import PrivateRun
