@@ -194,18 +194,6 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
 # --------------------------------------------------------------------------- import
 
 
-def _renames(values: tuple[str, ...]) -> dict[str, str]:
-    from dpkit.errors import DpkitUsageError
-
-    out = {}
-    for v in values:
-        old, sep, new = v.partition("=")
-        if not sep or not old.strip() or not new.strip():
-            raise DpkitUsageError(f"--rename takes OLD=NEW, got {v!r}")
-        out[old.strip()] = new.strip()
-    return out
-
-
 @command.command(name="import", context_settings=CONTEXT_SETTINGS)
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path())
 @click.option(
@@ -252,86 +240,17 @@ def import_(
           --rename classes=income --rename martial-status=marital-status \\
           --ignore fnlwgt --target income -o adult.yaml
     """
-    from pathlib import Path
+    from dpkit.api.taxonomy import import_schema
+    from dpkit.cli.options import read_options
 
-    from dpkit.data import importers
-    from dpkit.errors import DpkitUsageError, SchemaError
-
-    for s in sources:
-        if not Path(s).exists():
-            from dpkit.errors import DataError
-
-            # a missing input file is a data error (exit 1) as in every other command
-            raise DataError(f"{s}: file not found")
     _check_output(output, list(sources) + ([data] if data else []))
-    if len(hierarchy_delimiter) != 1:
-        raise DpkitUsageError(f"--hierarchy-delimiter must be one character, got {hierarchy_delimiter!r}")
-    if fmt == "auto":
-        fmt = "arx" if all(Path(s).is_dir() or s.lower().endswith(".csv") for s in sources) else "diffgen"
-    review: list[str] = []
-    if fmt == "arx":
-        columns = importers.import_arx(sources, delimiter=hierarchy_delimiter, encoding=encoding, numeric=numeric)
-        review = importers.arx_bounds_to_review(columns)
-    else:
-        columns = {}
-        for s in sources:
-            p = Path(s)
-            if p.is_dir():
-                raise DpkitUsageError(f"{s}: a folder; --format diffgen reads one text file per SOURCE")
-            try:
-                text = p.read_text(encoding=encoding)
-            except UnicodeDecodeError as exc:
-                raise SchemaError(f"{s}: not valid {encoding} (byte {exc.start}); pass --encoding") from None
-            for name, spec in importers.import_diffgen(text, s).items():
-                if name in columns:
-                    raise SchemaError(f"{s}: attribute {name!r} is also in an earlier SOURCE")
-                columns[name] = spec
-    renames = _renames(rename)
-    if target is None:
-        target = importers.guess_target(columns, renames)
-    header = [f"Imported by `dpkit taxonomy import --format {fmt}` from {', '.join(sources)}."]
-    extra, missing, order = None, None, None
-    if data:
-        import warnings
-
-        from dpkit.cli.options import read_options
-        from dpkit.data.table import read_table
-        from dpkit.errors import DpkitWarning
-
-        df = read_table(read_options(data, encoding, delimiter))
-        drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
-        if drafted.absent:
-            warnings.warn(
-                f"{data}: imported column(s) not in its header: {', '.join(drafted.absent)} (use --rename?)",
-                DpkitWarning,
-                stacklevel=1,
-            )
-        if drafted.columns:
-            header.append(f"Columns {', '.join(drafted.columns)}: DRAFTED FROM {data} — NOT PRIVATE; review them.")
-        extra, missing, order = drafted.columns, drafted.missing, drafted.order
-    schema_data, schema = importers.build_schema(
-        columns, target=target, rename=renames, ignore=ignore_cols, extra=extra, missing=missing, order=order,
+    imported = import_schema(
+        sources, format=fmt, target=target, rename=list(rename), ignore=ignore_cols, numeric=numeric,
+        data=read_options(data, encoding, delimiter) if data else None,
+        hierarchy_delimiter=hierarchy_delimiter, encoding=encoding, output_name=output,
     )
-    if review:
-        import warnings
-
-        from dpkit.errors import PrivacyLeakWarning
-
-        header.append(f"Columns {', '.join(review)}: bounds from the ARX hierarchy's values — review them.")
-        warnings.warn(
-            f"numeric bounds of {', '.join(map(repr, review))} were set from the ARX hierarchy's values, "
-            "which are often generated from the data: the schema is marked 'draft: true'; replace them "
-            "with public bounds, then delete the draft line",
-            PrivacyLeakWarning, stacklevel=1,
-        )
-    if extra or review:  # domains drafted from the data: the schema is a draft until reviewed
-        schema_data = {"draft": True, **schema_data}
-    text = importers.dump_schema(schema_data, header)
-    from dpkit.data.schema import parse_schema
-
-    parse_schema(text, output)  # what is written must load
-    _write(text, output)
-    _say(f"wrote {_shown(output)}: {importers.schema_summary(schema)}")
+    _write(imported.text, output)
+    _say(f"wrote {_shown(output)}: {imported.summary}")
 
 
 # --------------------------------------------------------------------------- infer
@@ -414,23 +333,14 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
         raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
+    from dpkit.api.taxonomy import draft_schema
     from dpkit.cli.options import read_options
-    from dpkit.data.importers import dump_schema, schema_summary
-    from dpkit.data.infer import DRAFT_HEADER, infer_schema
-    from dpkit.data.schema import parse_schema
-    from dpkit.data.table import read_table
 
     _check_output(output, [data])
-    name = "<stdin>" if data == "-" else data
-    df = read_table(read_options(data, encoding, delimiter))
-    drafted = infer_schema(
-        df, target=target, max_categories=max_categories,
-        missing=None if missing.lower() == "none" else missing, source=name,
-    )
-    text = dump_schema(drafted, [*DRAFT_HEADER, f"Source: {name}"])
-    schema = parse_schema(text, output)
-    _write(text, output)
-    _say(f"wrote draft {_shown(output)}: {schema_summary(schema)} — review it before use (not private)")
+    drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
+                           missing=None if missing.lower() == "none" else missing, output_name=output)
+    _write(drafted.text, output)
+    _say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")
 
 
 def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -1,0 +1,163 @@
+"""Schema files from other tools and drafts from data: ``dpkit taxonomy import`` and ``infer``.
+
+:func:`import_schema` converts ARX hierarchy CSVs or DiffGen brace-format taxonomies;
+:func:`draft_schema` drafts a schema from a table (NOT private: it reads the domains from the
+data, so the result carries ``draft: true`` and the private commands refuse it until a person
+has replaced every value with public knowledge). The private way to learn a schema is
+:func:`dpkit.api.domain.infer_schema`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpkit.data.schema import Schema
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning, SchemaError
+
+
+@dataclass
+class SchemaText:
+    """A schema as the YAML text to write (with its header comments) and as parsed."""
+
+    text: str
+    schema: Schema
+    #: the format the sources were read as ("arx", "diffgen") or "draft"
+    kind: str
+
+    @property
+    def summary(self) -> str:
+        from dpkit.data.importers import schema_summary
+
+        return schema_summary(self.schema)
+
+
+def _parse_renames(rename: dict[str, str] | list[str] | tuple[str, ...] | None) -> dict[str, str]:
+    if rename is None or isinstance(rename, dict):
+        return dict(rename or {})
+    out = {}
+    for v in rename:
+        old, sep, new = v.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise DpkitUsageError(f"rename takes OLD=NEW, got {v!r}", param="rename")
+        out[old.strip()] = new.strip()
+    return out
+
+
+def import_schema(
+    sources: list[str] | tuple[str, ...],
+    *,
+    format: str = "auto",  # noqa: A002 (the command line's --format)
+    target: str | None = None,
+    rename: dict[str, str] | list[str] | tuple[str, ...] | None = None,
+    ignore: list[str] | tuple[str, ...] = (),
+    numeric: str = "intervals",
+    data: Any = None,
+    hierarchy_delimiter: str = ";",
+    encoding: str = "utf-8-sig",
+    delimiter: str | None = None,
+    output_name: str = "<schema>",
+) -> SchemaText:
+    """Convert ARX hierarchies (``format="arx"``) or DiffGen taxonomies (``"diffgen"``) to a schema.
+
+    ``auto`` reads folders and ``.csv`` files as ARX, anything else as DiffGen. With ``data``,
+    the columns of that table that no hierarchy covers are drafted from it (NOT private) and
+    the schema is marked ``draft: true``; so is a schema whose numeric bounds came from ARX
+    values. The text is checked like any schema before it is returned.
+    """
+    from dpkit.data import importers
+    from dpkit.data.schema import parse_schema
+
+    for s in sources:
+        if not Path(s).exists():
+            raise DataError(f"{s}: file not found")  # exit 1, as a missing input everywhere
+    if len(hierarchy_delimiter) != 1:
+        raise DpkitUsageError(f"hierarchy_delimiter must be one character, got {hierarchy_delimiter!r}",
+                              param="hierarchy_delimiter")
+    fmt = format
+    if fmt == "auto":
+        fmt = "arx" if all(Path(s).is_dir() or s.lower().endswith(".csv") for s in sources) else "diffgen"
+    review: list[str] = []
+    columns: dict[str, Any]
+    if fmt == "arx":
+        columns = importers.import_arx(sources, delimiter=hierarchy_delimiter, encoding=encoding, numeric=numeric)
+        review = importers.arx_bounds_to_review(columns)
+    else:
+        columns = {}
+        for s in sources:
+            p = Path(s)
+            if p.is_dir():
+                raise DpkitUsageError(f"{s}: a folder; the diffgen format is one text file per source")
+            try:
+                text = p.read_text(encoding=encoding)
+            except UnicodeDecodeError as exc:
+                raise SchemaError(f"{s}: not valid {encoding} (byte {exc.start}); give its encoding",
+                                  param="encoding") from None
+            for name, spec in importers.import_diffgen(text, s).items():
+                if name in columns:
+                    raise SchemaError(f"{s}: attribute {name!r} is also in an earlier source")
+                columns[name] = spec
+    renames = _parse_renames(rename)
+    if target is None:
+        target = importers.guess_target(columns, renames)
+    header = [f"Imported by `dpkit taxonomy import --format {fmt}` from {', '.join(sources)}."]
+    extra, missing, order = None, None, None
+    if data:
+        from dpkit.api.inputs import read_options
+        from dpkit.data.table import read_table
+
+        df = read_table(read_options(data, encoding=encoding, delimiter=delimiter))
+        drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
+        if drafted.absent:
+            warnings.warn(f"{data}: imported column(s) not in its header: {', '.join(drafted.absent)} "
+                          "(rename them?)", DpkitWarning, stacklevel=2)
+        if drafted.columns:
+            header.append(f"Columns {', '.join(drafted.columns)}: DRAFTED FROM {data} — NOT PRIVATE; review them.")
+        extra, missing, order = drafted.columns, drafted.missing, drafted.order
+    schema_data, _ = importers.build_schema(
+        columns, target=target, rename=renames, ignore=list(ignore), extra=extra, missing=missing, order=order,
+    )
+    if review:
+        header.append(f"Columns {', '.join(review)}: bounds from the ARX hierarchy's values — review them.")
+        warnings.warn(
+            f"numeric bounds of {', '.join(map(repr, review))} were set from the ARX hierarchy's values, "
+            "which are often generated from the data: the schema is marked 'draft: true'; replace them "
+            "with public bounds, then delete the draft line",
+            PrivacyLeakWarning, stacklevel=2,
+        )
+    if extra or review:  # domains drafted from the data: the schema is a draft until reviewed
+        schema_data = {"draft": True, **schema_data}
+    text = importers.dump_schema(schema_data, header)
+    return SchemaText(text, parse_schema(text, output_name), fmt)  # what is written must load
+
+
+def draft_schema(
+    data: Any,
+    *,
+    target: str | None = None,
+    max_categories: int = 50,
+    missing: str | None = "auto",
+    encoding: str = "utf-8-sig",
+    delimiter: str | None = None,
+    output_name: str = "<schema>",
+) -> SchemaText:
+    """A NON-private draft schema read from ``data`` (``draft: true``), for a person to review.
+
+    Numeric columns get bounds rounded outward, text columns a flat list of their values,
+    identifier-like columns (more than ``max_categories`` values) ``ignore``; ``missing`` is
+    the missing token (``"auto"`` picks a common one if present; None declares none).
+    """
+    from dpkit.api.inputs import read_options
+    from dpkit.data.importers import dump_schema
+    from dpkit.data.infer import DRAFT_HEADER, infer_schema
+    from dpkit.data.schema import parse_schema
+    from dpkit.data.table import read_table
+
+    opts = read_options(data, encoding=encoding, delimiter=delimiter)
+    name = opts.name
+    df = read_table(opts)
+    drafted = infer_schema(df, target=target, max_categories=max_categories, missing=missing, source=name)
+    text = dump_schema(drafted, [*DRAFT_HEADER, f"Source: {name}"])
+    return SchemaText(text, parse_schema(text, output_name), "draft")
