@@ -37,7 +37,8 @@ def apply_release(
     if absent:
         raise DataError(f"{source}: column(s) {', '.join(map(repr, absent))} of the release are not in the header")
     if cut_json and schema is None:
-        raise DataError(f"{source}: the release generalizes {', '.join(cut_json)}; pass --schema")
+        raise DataError(f"{source}: the release generalizes {', '.join(cut_json)}; give its schema",
+                        param="schema")
     wanted = selected + ([target] if target and target in df.columns else [])
     if schema is not None and schema.missing is not None:
         miss = np.zeros(len(df), dtype=bool)

@@ -121,7 +121,8 @@ def read_arx_rows(path: str | Path, *, delimiter: str = ";", encoding: str = "ut
     except IsADirectoryError:
         raise SchemaError(f"{p}: is a directory") from None
     except UnicodeDecodeError as exc:
-        raise SchemaError(f"{p}: not valid {encoding} (byte {exc.start}); pass --encoding") from None
+        raise SchemaError(f"{p}: not valid {encoding} (byte {exc.start}); give its encoding",
+                          param="encoding") from None
     except OSError as exc:
         raise SchemaError(f"{p}: cannot read: {exc.strerror}") from None
     rows = []
@@ -136,7 +137,8 @@ def read_arx_rows(path: str | Path, *, delimiter: str = ";", encoding: str = "ut
     if all(len(r) == 1 for r in rows) and len(rows) > 1 and delimiter == ";":
         first = rows[0][0]
         if "," in first or "\t" in first:
-            raise SchemaError(f"{p}:1: one value per row — ARX hierarchies are ';'-separated; pass --delimiter")
+            raise SchemaError(f"{p}:1: one value per row — ARX hierarchies are ';'-separated; give the delimiter",
+                              param="hierarchy_delimiter")
     return rows
 
 
@@ -306,7 +308,7 @@ def arx_folder_files(folder: Path) -> list[Path]:
 
         warnings.warn(
             f"{folder}: skipped {', '.join(skipped)} (not named <name>_hierarchy_<attribute>.csv, like the "
-            f"other files: ARX's data file?); pass a data file as --data to draft the columns no hierarchy covers",
+            f"other files: ARX's data file?); give the data file (data) to draft the columns no hierarchy covers",
             DpkitWarning, stacklevel=3,
         )
     return named
@@ -335,7 +337,7 @@ def import_arx(
     ``numeric="categorical"`` keeps it as a tree of the values as written.
     """
     if numeric not in ("bounds", "intervals", "categorical"):
-        raise DpkitUsageError(f"--numeric must be bounds, intervals or categorical, got {numeric!r}")
+        raise DpkitUsageError(f"numeric must be bounds, intervals or categorical, got {numeric!r}", param="numeric")
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -597,12 +599,13 @@ def build_schema(
     rename = dict(rename or {})
     for old in rename:
         if old not in columns:
-            raise DpkitUsageError(f"--rename {old}=...: no imported column {old!r} (have: {', '.join(columns)})")
+            raise DpkitUsageError(f"rename {old}=...: no imported column {old!r} (have: {', '.join(columns)})",
+                                  param="rename")
     cols: dict[str, Any] = {}
     for name, spec in columns.items():
         new = rename.get(name, name)
         if new in cols:
-            raise DpkitUsageError(f"two columns would be named {new!r}; check --rename")
+            raise DpkitUsageError(f"two columns would be named {new!r}; check the renames", param="rename")
         cols[new] = spec
     for name, spec in (extra or {}).items():
         cols.setdefault(name, spec)
@@ -610,16 +613,17 @@ def build_schema(
         cols = {n: cols[n] for n in order if n in cols} | {n: v for n, v in cols.items() if n not in order}
     for name in ignore:
         if name not in cols:
-            raise DpkitUsageError(f"--ignore {name}: no such column (have: {', '.join(cols)})")
+            raise DpkitUsageError(f"ignore {name}: no such column (have: {', '.join(cols)})", param="ignore")
         cols[name] = {"type": "ignore"}
     data: dict[str, Any] = {}
     if source:
         data["source"] = source
     if target is not None:
         if target not in cols:
-            raise DpkitUsageError(f"--target {target!r} is not a column (have: {', '.join(cols)})")
+            raise DpkitUsageError(f"target {target!r} is not a column (have: {', '.join(cols)})", param="target")
         if cols[target].get("type") != "categorical":
-            raise DpkitUsageError(f"--target {target!r} must be categorical, but it was imported as {cols[target].get('type')}")
+            raise DpkitUsageError(f"target {target!r} must be categorical, but it was imported as "
+                                  f"{cols[target].get('type')}", param="target")
         data["target"] = target
     if missing is not None:
         data["missing"] = missing

@@ -145,9 +145,10 @@ def infer_schema(
     import numpy as np
 
     if max_categories < 2:
-        raise DpkitUsageError(f"--max-categories must be at least 2, got {max_categories}")
+        raise DpkitUsageError(f"max_categories must be at least 2, got {max_categories}", param="max_categories")
     if target is not None and target not in df.columns:
-        raise DpkitUsageError(f"--target {target!r} is not a column of {source} (have: {', '.join(df.columns)})")
+        raise DpkitUsageError(f"target {target!r} is not a column of {source} (have: {', '.join(df.columns)})",
+                              param="target")
     token = detect_missing(df) if missing == "auto" else missing
     n = len(df)
     columns: dict[str, Any] = {}
@@ -191,7 +192,8 @@ def infer_schema(
             if name == target:
                 raise DataError(
                     f"{source}: target {name!r} has more than {max_categories} distinct values; "
-                    "raise --max-categories or choose another target"
+                    "raise max_categories or choose another target",
+                    param="max_categories",
                 )
             columns[name] = {
                 "type": "ignore",

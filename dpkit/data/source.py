@@ -47,7 +47,7 @@ _STDIN: list = []  # [the stdin stream, its bytes]: stdin is read once, then ser
 def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: str = ",") -> bytes:
     """The bytes of ``path`` (or stdin for ``-``), with friendly errors."""
     if delimiter is not None and len(delimiter) != 1:
-        raise DpkitUsageError(f"--delimiter must be one character, got {delimiter!r}")
+        raise DpkitUsageError(f"delimiter must be one character, got {delimiter!r}", param="delimiter")
     try:
         if str(path) == "-":
             if _STDIN and _STDIN[0] is sys.stdin:

@@ -26,7 +26,7 @@ def engine_name(value: str | None = None) -> str:
 
     name = value or os.environ.get("DPKIT_ENGINE") or "numpy"
     if name not in ENGINES:
-        raise DpkitUsageError(f"--engine must be one of {', '.join(ENGINES)}, got {name!r}")
+        raise DpkitUsageError(f"engine must be one of {', '.join(ENGINES)}, got {name!r}", param="engine")
     return name
 
 

@@ -130,7 +130,7 @@ def session(master: str | None = None) -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise DpkitUsageError("--engine spark needs pyspark: pip install 'dpkit[spark]'") from None
+        raise DpkitUsageError("engine spark needs pyspark: pip install 'dpkit[spark]'", param="engine") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -281,7 +281,7 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
     from dpkit.data.table import resolve
 
     if options.path == "-":
-        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
+        raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
     options = resolve(options)  # a local file's delimiter sniffed as the numpy engine does
     spark = spark or session(master)
     wanted = list(columns) if columns is not None else schema.used_columns()

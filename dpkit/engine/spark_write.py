@@ -126,7 +126,7 @@ def check_output(spark: Any, output: str) -> None:
             kind != "file" and not _is_uri(output)):
         if not _is_local_master(spark):
             raise DpkitUsageError(
-                f"-o {output}: with --spark-master {spark.sparkContext.master} the executors cannot write "
+                f"{output}: with the Spark master {spark.sparkContext.master} the executors cannot write "
                 "to this machine's disk; give a URI they share (hdfs://.../out/, s3a://...) for a "
                 "directory of part files, or file:///PATH on a file system every executor mounts")
     if kind == "file" and output != "-":

@@ -101,9 +101,9 @@ def check_k_supported(k: int, n_hat: int, epsilon_n: float | None) -> None:
     if k <= n_hat + slack:
         return
     if epsilon_n is None:
-        raise DataError(f"k={k} is more clusters than the --n-estimate {n_hat} rows; use a smaller -k")
+        raise DataError(f"k={k} is more clusters than the n_estimate {n_hat} rows; use a smaller k")
     raise DataError(f"k={k} is more clusters than the data has rows (noisy size {n_hat} ± {slack}); "
-                    "use a smaller -k (the noisy size spent its share of ε)")
+                    "use a smaller k (the noisy size spent its share of ε)")
 
 
 def data_bounds(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

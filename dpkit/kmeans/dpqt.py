@@ -198,7 +198,7 @@ class DPQTKMeans:
         if per_level * cap < math.log2(k):
             raise DpkitUsageError(
                 f"k={k} is larger than the {2 ** (per_level * cap)} buckets a tree of height {cap} "
-                f"can have in {d} dimension(s); use a smaller k or a larger --max-height"
+                f"can have in {d} dimension(s); use a smaller k or a larger max_height", param="max_height"
             )
         return k, lows, highs
 

@@ -139,7 +139,7 @@ def test_arx_other_problems(tmp_path):
     # in a folder, ARX's naming wins: x.csv (ARX's data file, say) is skipped with a warning
     with pytest.warns(Warning, match="skipped x.csv"):
         assert set(import_arx([d])) == {"x"}
-    with pytest.raises(SchemaError, match="';'-separated; pass --delimiter"):
+    with pytest.raises(SchemaError, match="';'-separated; give the delimiter"):
         import_arx([write(tmp_path, "comma.csv", "a,X,*\nb,X,*\n")])
     assert set(import_arx([write(tmp_path, "comma.csv", "a,X,*\nb,X,*\n")], delimiter=",")) == {"comma"}
     with pytest.raises(DpkitUsageError):
@@ -241,13 +241,13 @@ def test_diffgen_error_line_numbers():
 
 def test_build_schema_usage_errors():
     cols = import_diffgen("a:discrete\n{Any {x} {y}}\nn:continuous\n{0-1 {ignored}}\n")
-    with pytest.raises(DpkitUsageError, match="--rename b=...: no imported column"):
+    with pytest.raises(DpkitUsageError, match="rename b=...: no imported column"):
         build_schema(cols, rename={"b": "c"})
-    with pytest.raises(DpkitUsageError, match="--target 'n' must be categorical"):
+    with pytest.raises(DpkitUsageError, match="target 'n' must be categorical"):
         build_schema(cols, target="n")
-    with pytest.raises(DpkitUsageError, match="--target 'zz' is not a column"):
+    with pytest.raises(DpkitUsageError, match="target 'zz' is not a column"):
         build_schema(cols, target="zz")
-    with pytest.raises(DpkitUsageError, match="--ignore q"):
+    with pytest.raises(DpkitUsageError, match="ignore q"):
         build_schema(cols, ignore=["q"])
     with pytest.raises(DpkitUsageError, match="two columns would be named 'n'"):
         build_schema(cols, rename={"a": "n"})

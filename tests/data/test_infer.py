@@ -80,7 +80,7 @@ def test_errors():
     df = frame(t=[f"v{i}" for i in range(10)] * 2)
     with pytest.raises(DataError, match="target 't' has more than 5 distinct values"):
         infer_schema(df, target="t", max_categories=5)
-    with pytest.raises(DpkitUsageError, match="--target 'x' is not a column"):
+    with pytest.raises(DpkitUsageError, match="target 'x' is not a column"):
         infer_schema(df, target="x")
     with pytest.raises(DpkitUsageError, match="at least 2"):
         infer_schema(df, max_categories=1)
