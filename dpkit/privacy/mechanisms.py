@@ -226,19 +226,21 @@ def report_noisy_max(
     e^{ε/k} under an integer shift of ΔD — all the Dwork & Roth Claim 3.9 proof uses — so the
     mechanism is ε-DP with no δ: no float noise with a bounded support. ``noise="exponential"``
     (one-sided Exp noise) is equivalent in distribution to :func:`permute_and_flip` (Ding et
-    al. 2021) and is sampled as that mechanism, exactly.
+    al. 2021) and is sampled as that mechanism, exactly — as is Laplace noise too wide for
+    64-bit integers (ε/(kΔD) < 1e-17, a choice all but uniform; same ε).
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
     if noise not in ("laplace", "exponential"):
         raise DpkitUsageError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
-    if noise == "exponential":
+    scores, sens_int = _exact_scale(u, sens)
+    noise_eps = Fraction(eps) / (sens_int * (1 if monotone else 2))
+    if noise == "exponential" or noise_eps < Fraction(_MIN_NOISE_EPSILON):
+        # one-sided Exp noise is permute-and-flip; so is a Laplace scale beyond 64-bit integer
+        # noise (ε/Δ < 1e-17: the choice is all but uniform) — the same ε, exactly, any ε
         factor = Fraction(eps) / (Fraction(sens) * (1 if monotone else 2))
         accountant.spend(step, f"report-noisy-max ({noise})", eps, sens)
         return _permute_and_flip_exact(rng, _gaps(u, factor))
-    scores, sens_int = _exact_scale(u, sens)
-    noise_eps = Fraction(eps) / (sens_int * (1 if monotone else 2))
-    _noise_epsilon(noise_eps)  # a usage error before spending when D makes the noise too wide
     # spend (which checks the budget) before drawing: a refused call draws nothing
     accountant.spend(step, f"report-noisy-max ({noise})", eps, sens)
     draws = sample_discrete_laplace(rng, noise_eps, len(scores)).tolist()
