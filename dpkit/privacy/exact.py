@@ -224,3 +224,85 @@ def _inversion(rng: np.random.Generator, s: int, t: int, size: int, limit: int, 
     for i in np.flatnonzero(~beyond & ~sure):
         out[i] = _decide_exactly(rng, int(w[i]), s, t, limit, skips)
     return out
+
+
+# --------------------------------------------------------------------------- selection
+# Exact coins for the selection mechanisms (exponential mechanism, permute-and-flip): no
+# float exp() that underflows to 0 and no 53-bit coin, so every candidate keeps its exact,
+# positive probability however far it trails (issue 24, item 4).
+
+
+def uniform_below(rng: np.random.Generator, n: int) -> int:
+    """An exact uniform integer in [0, n) from the run generator's raw 64-bit words.
+
+    Rejection sampling on ⌈log2 n⌉ bits (von Neumann): every value has probability exactly
+    1/n; the expected number of rounds is below 2.
+    """
+    if n <= 0:
+        raise ValueError("uniform_below needs n > 0")
+    if n == 1:
+        return 0
+    bits = (n - 1).bit_length()
+    words = -(-bits // 64)
+    while True:
+        raw = rng.bit_generator.random_raw(words)
+        v = 0
+        for w in raw.tolist():
+            v = (v << 64) | int(w)
+        v >>= words * 64 - bits
+        if v < n:
+            return v
+
+
+def bernoulli(rng: np.random.Generator, p: Fraction) -> bool:
+    """An exact Bernoulli(p) coin for a rational 0 ≤ p ≤ 1."""
+    return uniform_below(rng, p.denominator) < p.numerator
+
+
+def bernoulli_exp(rng: np.random.Generator, x: Fraction) -> bool:
+    """An exact Bernoulli(e^{-x}) coin for a rational x ≥ 0 (Canonne, Kamath & Steinke 2020,
+    "The Discrete Gaussian for Differential Privacy", Alg. 1).
+
+    For x ≤ 1: draw A_k ~ Bernoulli(x/k) for k = 1, 2, ... until the first A_k = 0; the
+    returned coin is 1 iff that k is odd — P = Σ (−x)^j/j! = e^{-x} exactly. For x > 1,
+    e^{-x} = (e^{-1})^{⌊x⌋} · e^{-(x − ⌊x⌋)}: ⌊x⌋ + 1 independent coins, stopping at the
+    first 0 (so a large x costs ~1.6 coins on average, not ⌊x⌋).
+    """
+    if x < 0:
+        raise ValueError("bernoulli_exp needs x >= 0")
+    whole = math.floor(x)
+    for _ in range(whole):
+        if not _bernoulli_exp_unit(rng, Fraction(1)):
+            return False
+    return _bernoulli_exp_unit(rng, x - whole)
+
+
+def _bernoulli_exp_unit(rng: np.random.Generator, x: Fraction) -> bool:
+    """Bernoulli(e^{-x}) for 0 ≤ x ≤ 1 (CKS 2020 Alg. 1, first case)."""
+    k = 1
+    while bernoulli(rng, x / k):
+        k += 1
+    return k % 2 == 1
+
+
+def bernoulli_exp_probability(x: Fraction, terms: int = 60) -> tuple[Fraction, Fraction]:
+    """Exact bounds [lo, hi] on the probability that :func:`bernoulli_exp` returns 1.
+
+    The law of the sampler written symbolically (for tests): P(x ≤ 1) = Σ_j (−x)^j / j!, an
+    alternating series whose partial sums bracket it; for x > 1 the product of ⌊x⌋ such
+    factors at x = 1 and one at x − ⌊x⌋. Both bounds are rationals, so a test can check that
+    the probability is positive and within a stated factor of e^{-x} without floats.
+    """
+    def unit(y: Fraction) -> tuple[Fraction, Fraction]:
+        s, term, sums = Fraction(0), Fraction(1), []
+        for j in range(terms + 1):
+            s += term
+            sums.append(s)
+            term = term * (-y) / (j + 1)
+        a, b = sums[-1], sums[-2]
+        return min(a, b), max(a, b)
+
+    whole = math.floor(x)
+    lo1, hi1 = unit(Fraction(1))
+    lof, hif = unit(x - whole)
+    return lo1**whole * lof, hi1**whole * hif

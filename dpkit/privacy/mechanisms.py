@@ -15,6 +15,7 @@ score); report-noisy-max and the exponential mechanism may then use half the noi
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -173,6 +174,37 @@ def _utilities(utilities: ArrayLike) -> np.ndarray:
     return u
 
 
+#: the largest integer sensitivity ΔD of exactly scaled utilities; beyond it they are rounded
+_MAX_SCALED_SENSITIVITY = 2**20
+
+
+def _exact_scale(u: np.ndarray, sens: float) -> tuple[list[int], int]:
+    """Utilities on an integer grid and their integer sensitivity there: (scores, Δ').
+
+    Floats are dyadic rationals: over their common denominator D (a power of two) u·D and
+    Δ·D are exact integers — used when Δ·D ≤ 2^20 (counts: D = 1). Otherwise (e.g. floats
+    with 50 fraction bits) the utilities are rounded to the grid 1/G, G = 2^k with Δ·G ≈ 2^10:
+    rounding is monotone and moves a difference by less than one grid step, so the scaled
+    sensitivity is ⌈Δ·G⌉ + 1 (≈ 0.1% more noise, still exact and pure).
+    """
+    fr = [Fraction(float(v)) for v in u]
+    fs = Fraction(sens)
+    d = 1
+    for f in [*fr, fs]:
+        d = math.lcm(d, f.denominator)
+    if fs * d <= _MAX_SCALED_SENSITIVITY:
+        return [int(f * d) for f in fr], int(fs * d)
+    g = Fraction(2) ** (10 - math.floor(math.log2(sens)))
+    return [round(f * g) for f in fr], math.ceil(fs * g) + 1
+
+
+def _gaps(u: np.ndarray, factor: Fraction, mask: np.ndarray | None = None) -> list[Fraction]:
+    """x_i = factor · (u* − u_i) ≥ 0 as exact fractions (u* the best candidate in ``mask``)."""
+    fr = [Fraction(float(v)) for v in u]
+    best = max(f for f, ok in zip(fr, mask if mask is not None else [True] * len(fr), strict=True) if ok)
+    return [factor * (best - f) for f in fr]
+
+
 def report_noisy_max(
     utilities: ArrayLike,
     *,
@@ -186,23 +218,58 @@ def report_noisy_max(
 ) -> int:
     """Index of the largest ``utility + noise`` (report-noisy-max, Dwork & Roth §3.3).
 
-    Laplace noise of scale Δ/ε suffices for monotone utilities (MAXGDDP Thm 1), 2Δ/ε in
-    general. ``noise="exponential"`` (one-sided Exp noise) is equivalent in distribution to
-    :func:`permute_and_flip` (Ding et al. 2021), not to the exponential mechanism (that one
-    is report-noisy-max with Gumbel noise), and is offered for comparison.
+    Exact (issue 24): the utilities are scaled to integers over their common (dyadic)
+    denominator D, the noise is exact discrete Laplace DLap(ε/(kΔD)) (k = 1 for monotone
+    utilities, MAXGDDP Thm 1; 2 in general) and ties are broken uniformly at random. That is
+    report-noisy-max with the continuous noise Z + V, Z ~ DLap, V ~ U[0, 1) (ties of Z are
+    decided by the V's, i.e. uniformly), whose density ∝ e^{-ε|⌊z⌋|/(kΔD)} changes by at most
+    e^{ε/k} under an integer shift of ΔD — all the Dwork & Roth Claim 3.9 proof uses — so the
+    mechanism is ε-DP with no δ: no float noise with a bounded support. ``noise="exponential"``
+    (one-sided Exp noise) is equivalent in distribution to :func:`permute_and_flip` (Ding et
+    al. 2021) and is sampled as that mechanism, exactly — as is Laplace noise too wide for
+    64-bit integers (ε/(kΔD) < 1e-17, a choice all but uniform; same ε).
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
-    scale = (sens if monotone else 2 * sens) / eps
     if noise not in ("laplace", "exponential"):
         raise DpkitUsageError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
+    scores, sens_int = _exact_scale(u, sens)
+    noise_eps = Fraction(eps) / (sens_int * (1 if monotone else 2))
+    if noise == "exponential" or noise_eps < Fraction(_MIN_NOISE_EPSILON):
+        # one-sided Exp noise is permute-and-flip; so is a Laplace scale beyond 64-bit integer
+        # noise (ε/Δ < 1e-17: the choice is all but uniform) — the same ε, exactly, any ε
+        factor = Fraction(eps) / (Fraction(sens) * (1 if monotone else 2))
+        accountant.spend(step, f"report-noisy-max ({noise})", eps, sens)
+        return _permute_and_flip_exact(rng, _gaps(u, factor))
     # spend (which checks the budget) before drawing: a refused call draws nothing
     accountant.spend(step, f"report-noisy-max ({noise})", eps, sens)
-    if noise == "laplace":
-        draws = rng.laplace(0.0, scale, u.size)
-    else:
-        draws = rng.exponential(scale, u.size)
-    return int(np.argmax(u + draws))
+    draws = sample_discrete_laplace(rng, noise_eps, len(scores)).tolist()
+    noisy = [s + z for s, z in zip(scores, draws, strict=True)]
+    top = max(noisy)
+    ties = [i for i, v in enumerate(noisy) if v == top]
+    return ties[exact.uniform_below(rng, len(ties))] if len(ties) > 1 else ties[0]
+
+
+def _exponential_exact(rng: np.random.Generator, gaps: list[Fraction], measure: list[int]) -> int:
+    """Index i with probability ∝ measure_i · e^{-gaps_i}, exactly.
+
+    Rejection sampling: propose i with probability measure_i / Σ measure (an exact uniform
+    integer), accept with an exact Bernoulli(e^{-gap_i}) coin (CKS 2020 Alg. 1). The accepted
+    index has exactly the target law — every candidate of positive measure keeps a positive
+    probability, however far it trails. The expected number of proposals is
+    Σ μ / Σ μ·e^{-gap} ≤ Σ μ / μ(best), which depends on the data: a timing channel, outside
+    the output-only model of docs/ledger.md.
+    """
+    cum: list[int] = []
+    total = 0
+    for m in measure:
+        total += m
+        cum.append(total)
+    while True:
+        r = exact.uniform_below(rng, total)
+        i = bisect.bisect_right(cum, r)
+        if exact.bernoulli_exp(rng, gaps[i]):
+            return i
 
 
 def exponential(
@@ -218,24 +285,43 @@ def exponential(
 ) -> int:
     """The exponential mechanism, P(i) ∝ μ_i · exp(ε·u_i / (2Δ)) (McSherry & Talwar 2007).
 
-    Sampled by Gumbel-max (argmax of log-weight + Gumbel noise), which needs no normalising
-    sum and so cannot overflow. ``monotone`` uses exp(ε·u/Δ). ``log_base_measure`` is log μ.
+    Sampled exactly (issue 24): rejection from μ with exact Bernoulli(e^{-ε(u*−u_i)/2Δ}) coins
+    (Canonne, Kamath & Steinke 2020, Alg. 1) on the exact rationals of the float utilities —
+    no float exp() underflow, so pure ε with no δ. ``monotone`` uses exp(ε·u/Δ).
+    ``log_base_measure`` is log μ (−inf for measure 0); μ = exp(log μ) is taken as the exact
+    rational of that float (for lengths, :func:`exponential_interval` passes integers).
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
-    logw = (eps / (sens if monotone else 2 * sens)) * u
+    measure = [1] * u.size
     if log_base_measure is not None:
         mu = np.asarray(log_base_measure, dtype=float)
         if mu.shape != u.shape:
             raise DpkitUsageError("log_base_measure must have the shape of utilities")
         if np.any(np.isnan(mu)) or np.any(mu == np.inf):
-            # argmax would always pick a NaN entry; +inf is not a measure
             raise DpkitUsageError("log_base_measure must be finite or -inf (measure 0)")
-        logw = logw + mu
-    if not np.any(np.isfinite(logw)):
+        with np.errstate(over="ignore"):
+            w = np.exp(mu)
+        if not np.all(np.isfinite(w)):
+            raise DpkitUsageError("log_base_measure is too large")
+        fr = [Fraction(float(v)) for v in w]
+        d = 1
+        for f in fr:
+            d = math.lcm(d, f.denominator)
+        measure = [int(f * d) for f in fr]
+    return _exponential_measure(u, measure, eps, sens, monotone, rng, accountant, step)
+
+
+def _exponential_measure(u: np.ndarray, measure: list[int], eps: float, sens: float, monotone: bool,
+                         rng: np.random.Generator, accountant: Accountant, step: str) -> int:
+    """:func:`exponential` with integer base measures (checked, then spent, then drawn)."""
+    positive = np.array([m > 0 for m in measure])
+    if not positive.any():
         raise DpkitUsageError("the exponential mechanism needs at least one candidate of positive measure")
-    accountant.spend(step, "exponential (gumbel-max)", eps, sens)
-    return int(np.argmax(logw + rng.gumbel(size=u.size)))
+    factor = Fraction(eps) / (Fraction(sens) * (1 if monotone else 2))
+    gaps = _gaps(u, factor, positive)
+    accountant.spend(step, "exponential (exact)", eps, sens)
+    return _exponential_exact(rng, gaps, measure)
 
 
 def exponential_interval(
@@ -281,18 +367,9 @@ def exponential_interval(
         e = (e - lo_pub) / resolution  # monotone in e: the order of the edges is kept
         e[0], e[-1] = 0.0, float(_INTERVAL_GRID)
     lengths = np.ceil(e[1:]) - np.ceil(e[:-1])
-    with np.errstate(divide="ignore"):
-        log_mu = np.log(lengths)
-    i = exponential(
-        u,
-        epsilon=epsilon,
-        rng=rng,
-        accountant=accountant,
-        step=step,
-        sensitivity=sensitivity,
-        monotone=monotone,
-        log_base_measure=log_mu,
-    )
+    eps, sens = _check(epsilon, sensitivity)
+    # integer measures (numbers of grid points) go to the exact sampler as they are
+    i = _exponential_measure(u, [int(x) for x in lengths], eps, sens, monotone, rng, accountant, step)
     j = int(rng.integers(int(math.ceil(e[i])), int(math.ceil(e[i + 1]))))
     if integer:
         return float(j)
@@ -313,17 +390,26 @@ def permute_and_flip(
 
     Visit candidates in random order; accept r with probability exp(ε(u_r − u*)/(2Δ))
     (ε/Δ when monotone), u* the maximum utility. The best candidate is accepted surely, so
-    the loop ends within one pass.
+    the loop ends within one pass. The coins are exact Bernoulli(e^{-x}) draws on the exact
+    rationals x (Canonne, Kamath & Steinke 2020, Alg. 1): a float exp() would underflow to 0
+    for a candidate trailing by more than ~745·2Δ/ε and a 53-bit coin could never accept
+    below 2⁻⁵³ (issue 24) — here every candidate keeps its exact probability: pure ε, no δ.
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
+    factor = Fraction(eps) / (Fraction(sens) * (1 if monotone else 2))
+    gaps = _gaps(u, factor)
     accountant.spend(step, "permute-and-flip", eps, sens)
-    factor = eps / (sens if monotone else 2 * sens)
-    p = np.exp(factor * (u - u.max()))
-    order = rng.permutation(u.size)
-    coins = rng.random(u.size)
-    hits = coins < p[order]  # hits[j]: the j-th visited candidate is accepted
-    return int(order[int(np.argmax(hits))])
+    return _permute_and_flip_exact(rng, gaps)
+
+
+def _permute_and_flip_exact(rng: np.random.Generator, gaps: list[Fraction]) -> int:
+    """Visit a uniform permutation (exact: numpy's bounded integers are rejection-sampled) and
+    accept candidate r with an exact Bernoulli(e^{-gaps_r}) coin; gap 0 (the best) always is."""
+    for r in rng.permutation(len(gaps)).tolist():
+        if exact.bernoulli_exp(rng, gaps[r]):
+            return int(r)
+    raise AssertionError("unreachable: the best candidate has gap 0")  # pragma: no cover
 
 
 # --------------------------------------------------------------------------- sparse tables
