@@ -41,7 +41,14 @@ class SchemaError(DpkitError):
 
 
 class DpkitWarning(UserWarning):
-    """Something the user should know but that does not stop the run (e.g. values clipped)."""
+    """Something the user should know but that does not stop the run (e.g. values clipped).
+
+    ``param``: as for :class:`DpkitError`, the parameter the advice is about, when it is about one.
+    """
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class PrivacyLeakWarning(DpkitWarning):

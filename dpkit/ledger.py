@@ -107,12 +107,12 @@ def fingerprint(path: str | Path) -> str:
     """sha256 of the file's bytes, read in chunks (the only thing read before the check)."""
     if str(path) == "-":
         raise DpkitUsageError(
-            "--ledger needs the data as a file, not stdin: the ledger identifies a data set by "
-            "its bytes before reading it"
+            "ledger needs the data as a file, not stdin: the ledger identifies a data set by "
+            "its bytes before reading it", param="ledger"
         )
     if "://" in str(path):
         raise DpkitUsageError(
-            f"--ledger needs the data as a local file or directory, not the URI {path}: the ledger "
+            f"ledger needs the data as a local file or directory, not the URI {path}: the ledger "
             "identifies a data set by its bytes (or a directory by its listing) before reading it"
         )
     return file_digest(path)
@@ -152,9 +152,9 @@ def _check_cap(cap: Any) -> float:
     try:
         value = float(cap)
     except (TypeError, ValueError):
-        raise DpkitUsageError(f"--cap must be a number > 0, got {cap!r}") from None
+        raise DpkitUsageError(f"cap must be a number > 0, got {cap!r}", param="cap") from None
     if not math.isfinite(value) or value <= 0:
-        raise DpkitUsageError(f"--cap must be a finite number > 0, got {cap!r}")
+        raise DpkitUsageError(f"cap must be a finite number > 0, got {cap!r}", param="cap")
     return value
 
 
@@ -168,8 +168,8 @@ class Ledger:
         if not self.path.exists():
             if not create:
                 raise LedgerError(
-                    f"ledger {self.path} does not exist; register the data set first with "
-                    f"'dpkit budget init DATA.csv --name NAME --cap EPSILON --ledger {self.path}'"
+                    f"ledger {self.path} does not exist; register the data set first "
+                    f"('dpkit budget init' on the command line, Ledger.register in Python)"
                 )
             if not self.path.parent.is_dir():
                 raise DataError(f"ledger {self.path}: directory {self.path.parent} does not exist")
@@ -282,7 +282,7 @@ class Ledger:
         """
         name = str(name).strip()
         if not name:
-            raise DpkitUsageError("--name must not be empty")
+            raise DpkitUsageError("name must not be empty", param="name")
         digest = fingerprint(data_path)
         with self._write() as con:
             row = con.execute(
@@ -299,17 +299,17 @@ class Ledger:
                     raise LedgerError(f"no data set named {name!r} in {self.path} to append to")
                 if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
                     raise DpkitUsageError(
-                        f"data set {name!r} has cap {existing[1]:g}; --append keeps it (omit --cap)"
-                    )
+                        f"data set {name!r} has cap {existing[1]:g}; appending keeps it (give no cap)",
+                        param="cap")
                 ds_id = existing[0]
             else:
                 if existing is not None:
                     raise LedgerError(
-                        f"data set {name!r} already exists in {self.path}; use --append to add "
-                        f"a new version of its file, or choose another --name"
+                        f"data set {name!r} already exists in {self.path}; append a new version of "
+                        f"its file to it, or choose another name", param="append"
                     )
                 if cap is None:
-                    raise DpkitUsageError("--cap is required to register a new data set")
+                    raise DpkitUsageError("cap is required to register a new data set", param="cap")
                 ds_id = con.execute(
                     "INSERT INTO datasets(name, cap, created) VALUES (?, ?, ?)",
                     (name, _check_cap(cap), _now()),
@@ -327,8 +327,8 @@ class Ledger:
         if row is None:
             raise LedgerError(
                 f"{data_path} is not registered in ledger {self.path} (no data set has these exact "
-                f"bytes); run 'dpkit budget init {data_path} --name NAME --cap EPSILON "
-                f"--ledger {self.path}' (with --append to add a new version of a known data set)"
+                f"bytes); register it first ('dpkit budget init' on the command line, Ledger.register "
+                f"in Python), or append it as a new version of a known data set"
             )
         return int(row[0]), str(row[1]), float(row[2])
 

@@ -76,7 +76,7 @@ def generalize(
         return _kanon(report, where, schema, data, out, output_delimiter, reading)
     if report.get("command") != "publish" or "cut" not in release:
         raise DataError(
-            f"{where}: not a `dpkit publish` report (no release.cut), nor a `kanon-select --generalize` one"
+            f"{where}: not a `dpkit publish` report (no release.cut), nor a kanon-select one made with generalize"
         )
     schema_obj = _schema(schema, params, where)
     from dpkit.release.cut import Cut

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -22,7 +23,7 @@ def _print_warning(message, category, filename, lineno, file=None, line=None) ->
     if state_for().quiet and not issubclass(category, PrivacyLeakWarning):
         return  # -q silences warnings, except that a release is not private
     label = "warning" if issubclass(category, DpkitWarning) else category.__name__
-    click.echo(f"dpkit: {label}: {message}", err=True)
+    click.echo(f"dpkit: {label}: {cli_message(message)}", err=True)
 
 
 def _silence_stdout() -> None:
@@ -113,11 +114,16 @@ def flag(param: str) -> str:
 def cli_message(exc: BaseException) -> str:
     """The error's message as the command line says it: the library names a parameter
     (``levels must be ...``), the CLI its flag (``--levels must be ...``); a message about a
-    parameter that does not start with its name gets the flag after it, in brackets."""
+    parameter that does not start with its name writes ``name=`` where the flag goes, or gets the
+    flag after it, in brackets."""
     text = str(exc)
     param = getattr(exc, "param", None)
     if not param:
         return text
+    # mid-sentence, the library writes the keyword as Python spells it: ``pass delimiter= ...``
+    mention = re.compile(rf"(?<![\w-]){re.escape(param)}=(?!\w)")
+    if mention.search(text):
+        return mention.sub(flag(param), text)
     if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
                                                                    or text[len(param)] == "_")):
         return flag(param) + text[len(param):]

@@ -153,8 +153,8 @@ def resolve_delimiter(options: ReadOptions, raw: bytes | None = None) -> str:
     d = sniff_delimiter(text.lstrip("\ufeff"))
     if d != ",":
         warnings.warn(
-            f"{options.name}: fields are separated by {_NAMES[d]} (sniffed; pass --delimiter to choose)",
-            DpkitWarning,
+            DpkitWarning(f"{options.name}: fields are separated by {_NAMES[d]} (sniffed; pass delimiter= "
+                         "to choose)", param="delimiter"),
             stacklevel=3,
         )
     return d

@@ -306,11 +306,10 @@ def arx_folder_files(folder: Path) -> list[Path]:
 
         from dpkit.errors import DpkitWarning
 
-        warnings.warn(
+        warnings.warn(DpkitWarning(
             f"{folder}: skipped {', '.join(skipped)} (not named <name>_hierarchy_<attribute>.csv, like the "
-            f"other files: ARX's data file?); give the data file (data) to draft the columns no hierarchy covers",
-            DpkitWarning, stacklevel=3,
-        )
+            f"other files: ARX's data file?); give the data file to draft the columns no hierarchy covers",
+            param="data"), stacklevel=3)
     return named
 
 #: the comment on a numeric column whose bounds came from an ARX hierarchy's values

@@ -133,18 +133,18 @@ def _read_text(options: ReadOptions, raw: bytes | None = None) -> tuple[bytes, s
     name = options.name
     path, encoding = options.path, options.encoding
     if options.delimiter is not None and len(options.delimiter) != 1:
-        raise DpkitUsageError(f"--delimiter must be one character, got {options.delimiter!r}")
+        raise DpkitUsageError(f"delimiter must be one character, got {options.delimiter!r}", param="delimiter")
     if raw is None:
         raw = read_raw(path, encoding=encoding)
     try:
         text = raw.decode(encoding)
     except LookupError:
-        raise DpkitUsageError(f"unknown --encoding {encoding!r}") from None
+        raise DpkitUsageError(f"encoding {encoding!r} is unknown", param="encoding") from None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(
             f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; "
-            f"pass --encoding (e.g. --encoding latin-1)"
+            f"pass encoding= (e.g. latin-1)", param="encoding"
         ) from None
     if not text or text.isspace():  # (text.strip() would copy the whole file)
         raise DataError(f"{name}: the file is empty; expected a header row and data rows")
@@ -172,10 +172,10 @@ def _header(name: str, text: str, delimiter: str, options: ReadOptions) -> list[
         names = [c.strip() for c in options.column_names]
         if len(names) != len(first):
             raise DataError(
-                f"{name}:1: --column-names gives {len(names)} name(s), the first row has "
-                f"{len(first)} field(s); give one name per column"
+                f"{name}:1: column_names= gives {len(names)} name(s), the first row has "
+                f"{len(first)} field(s); give one name per column", param="column_names"
             )
-        header, where = names, "--column-names"
+        header, where = names, "the column names given"
     else:
         header, where = [h.strip() for h in first], f"{name}:1: the header"
     seen: set[str] = set()
@@ -185,7 +185,8 @@ def _header(name: str, text: str, delimiter: str, options: ReadOptions) -> list[
         if h in seen:
             raise DataError(
                 f"{name}:1: duplicate column name {h!r}; column names must be unique"
-                if options.header else f"--column-names: duplicate column name {h!r}; names must be unique"
+                if options.header else f"the column names given repeat {h!r}; names must be unique",
+                param=None if options.header else "column_names",
             )
         seen.add(h)
     return header
@@ -221,13 +222,13 @@ def _parse_strings(
         if bad is not None and bad[0] > 0:
             raise DataError(
                 f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, saw {bad[1]}); "
-                f"check --delimiter and quoting"
+                f"check delimiter= and quoting", param="delimiter"
             ) from None
         line = _parser_error_line(msg)
         where = f"{name}:{line}" if line else name
         raise DataError(
             f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
-            f"{len(header)} fields — check --delimiter and quoting"
+            f"{len(header)} fields — check delimiter= and quoting", param="delimiter"
         ) from None
     except (pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"{name}: cannot parse CSV: {exc}") from None
@@ -235,7 +236,7 @@ def _parse_strings(
         # the C parser and the csv module disagree on the header (e.g. NUL bytes)
         raise DataError(
             f"{name}:1: cannot parse the header (read {len(header)} column names, the parser "
-            f"saw {len(df.columns)}); check --delimiter, --encoding and quoting"
+            f"saw {len(df.columns)}); check delimiter=, encoding and quoting", param="delimiter"
         )
     if require_rows and len(df) == 0:
         raise DataError(f"{name}: has a header but no data rows")
@@ -248,7 +249,7 @@ def _parse_strings(
             where = f"{name}:{line}" if line > 0 else f"{name}: a record"
             raise DataError(
                 f"{where}: ragged row (expected {len(header)} fields, saw {got}); "
-                f"check --delimiter and quoting"
+                f"check delimiter= and quoting", param="delimiter"
             )
     df.columns = header
     # Stripping is a Python call per value: only pay for it when some field has
@@ -534,7 +535,7 @@ def load(options: ReadOptions, schema: Schema, columns: Sequence[str] | None = N
         return columnar.load_parquet(options, schema, wanted)
     name = options.name
     if options.delimiter is not None and len(options.delimiter) != 1:
-        raise DpkitUsageError(f"--delimiter must be one character, got {options.delimiter!r}")
+        raise DpkitUsageError(f"delimiter must be one character, got {options.delimiter!r}", param="delimiter")
     stdin = read_raw("-") if options.path == "-" else None
     fixed = resolve(options)
     delimiter = fixed.delimiter or ","

@@ -105,9 +105,11 @@ def resolve_weight_column(df: pd.DataFrame, target: str, weight_column: str | No
     """The column holding sample weights: as given, else ``count`` if present and not the target."""
     if weight_column is not None:
         if weight_column not in df.columns:
-            raise DpkitUsageError(f"{source}: --weight-column {weight_column!r} is not a column ({', '.join(df.columns[:8])})")
+            raise DpkitUsageError(f"{source}: weight column {weight_column!r} is not a column "
+                                  f"({', '.join(df.columns[:8])})", param="weight_column")
         if weight_column == target:
-            raise DpkitUsageError(f"--weight-column {weight_column!r} is the target; choose another column")
+            raise DpkitUsageError(f"weight_column {weight_column!r} is the target; choose another column",
+                                  param="weight_column")
         return weight_column
     if "count" in df.columns and target != "count":
         return "count"
@@ -306,9 +308,9 @@ def dpkit_model_predictor(model_path: str) -> Callable[[pd.DataFrame], np.ndarra
     predict = getattr(learn_model, "predict_frame", None) if learn_model is not None else None
     if predict is None:
         raise DpkitUsageError(
-            "--dpkit-model needs dpkit's forest module (dpkit.learn.model.predict_frame), "
-            "which this version of dpkit does not have yet; use `dpkit forest predict` and --predictions"
-        )
+            "dpkit_model needs dpkit's forest module (dpkit.learn.model.predict_frame), "
+            "which this version of dpkit does not have yet; give predictions made by the forest instead",
+            param="dpkit_model")
     model = learn_model.load_model(model_path)
     return lambda frame: np.asarray(predict(model, frame, source=model_path), dtype=object)
 
@@ -347,12 +349,13 @@ def score_tables(
         predictions = np.asarray(predictor(test_ds.X), dtype=object)
     else:
         if train is None:
-            raise DpkitUsageError("give a training table (--train) or predictions (--predictions)")
+            raise DpkitUsageError("give a training table (train) or predictions (predictions)", param="train")
         train_ds = load_dataset(train, target, schema=schema, weight_column=weight_column, source=sources[0])
         predictions = fit_predict(train_ds, test_ds, model=model, schema=schema, seed=seed)
     labels = class_labels(test_ds.y, predictions)
     if positive is not None and positive not in labels:
-        raise DpkitUsageError(f"--positive {positive!r} is not a class of the test table ({', '.join(map(str, labels))})")
+        raise DpkitUsageError(f"positive {positive!r} is not a class of the test table "
+                              f"({', '.join(map(str, labels))})", param="positive")
     out: dict[str, Any] = {"model": model if train_ds is not None else "predictions"}
     out.update(classification_report(test_ds.y, predictions, positive=positive, labels=labels))
     positive = out["positive"]

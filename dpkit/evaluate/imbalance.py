@@ -31,5 +31,5 @@ def one_class_warning(predictions: Sequence[Any], *, hint: str | None = None) ->
     share = counts[top] / values.size
     if share < ONE_CLASS_SHARE:
         return None
-    message = f"predicts {labels[top]!r} for {100 * share:.1f} % of rows"
+    message = f"predicts {str(labels[top])!r} for {100 * share:.1f} % of rows"
     return f"{message}; {hint}" if hint else message

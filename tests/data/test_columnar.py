@@ -113,7 +113,7 @@ def test_no_header_row_fast_load_and_line_numbers(tmp_path, monkeypatch):
 
 def test_column_names_must_match_the_width(tmp_path):
     p = write(tmp_path, "x1,3,1,no\n")
-    with pytest.raises(DataError, match="--column-names gives 2 name"):
+    with pytest.raises(DataError, match="column_names= gives 2 name"):
         read_csv(p, header=False, column_names=["a", "n"])
 
 

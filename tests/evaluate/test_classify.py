@@ -136,7 +136,7 @@ def test_predictions_and_positive(owner_verbose):
     assert out["precision"] == pytest.approx(float(np.mean(test["y"] == "yes")))
     with pytest.raises(DataError, match="must align"):
         read_predictions(pred, "y", 49, "p.csv")
-    with pytest.raises(DpkitUsageError, match="--positive 'maybe'"):
+    with pytest.raises(DpkitUsageError, match="positive 'maybe'"):
         score_tables(None, test, "y", predictions=labels, positive="maybe")
 
 

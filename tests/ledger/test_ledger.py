@@ -102,7 +102,7 @@ def test_register_twice_and_append(tmp_path, book, data):
 
 @pytest.mark.parametrize("cap", ["0", "-1", "nan", "inf", "abc"])
 def test_bad_cap(tmp_path, data, cap):
-    with pytest.raises(DpkitUsageError, match="--cap"):
+    with pytest.raises(DpkitUsageError, match="^cap"):
         Ledger(tmp_path / "l.db", create=True).register(data, "x", cap)
 
 

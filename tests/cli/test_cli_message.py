@@ -1,0 +1,22 @@
+"""The CLI speaks of flags where the library names parameters (dpkit/cli/boundary.py)."""
+
+from dpkit.cli.boundary import cli_message
+from dpkit.errors import DpkitError, DpkitWarning
+
+
+def test_a_message_starting_with_the_parameter_starts_with_the_flag():
+    assert cli_message(DpkitError("selection_share must be in (0, 1)", param="selection_share")) == (
+        "--selection-share must be in (0, 1)")
+
+
+def test_a_keyword_mention_mid_sentence_becomes_the_flag():
+    err = DpkitError("d.csv:3: ragged row; check delimiter= and quoting", param="delimiter")
+    assert cli_message(err) == "d.csv:3: ragged row; check --delimiter and quoting"
+    warn = DpkitWarning("d.csv: fields are separated by ';' (sniffed; pass delimiter= to choose)", param="delimiter")
+    assert cli_message(warn) == "d.csv: fields are separated by ';' (sniffed; pass --delimiter to choose)"
+
+
+def test_otherwise_the_flag_follows_in_brackets_and_plain_messages_pass():
+    assert cli_message(DpkitError("no such class", param="positive")) == "no such class (--positive)"
+    assert cli_message(DpkitError("plain")) == "plain"
+    assert cli_message(ValueError("x")) == "x"
