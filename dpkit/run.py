@@ -120,10 +120,11 @@ class PrivateRun:
         inputs: list[str | None],
         outputs: list[str | None],
         ledger: Any = None,
-        data_path: str | None = None,
+        data_path: Any = None,
         delta: float = 0.0,
+        identity: dict[str, Any] | None = None,
     ) -> None:
-        from dpkit.privacy import Accountant, check_seed, is_key, make_rng
+        from dpkit.privacy import Accountant, check_seed, is_key
         from dpkit.privacy.accountant import validate_delta
 
         self.command = command
@@ -135,7 +136,6 @@ class PrivateRun:
         check_distinct_paths(inputs, outputs)
         self.outputs = [o for o in outputs if o]
         self.accountant = Accountant(self.epsilon, delta=self.delta)
-        self.rng = make_rng(self.seed)
         self.seeded = self.seed is not None
         # a plain integer seed can be searched: such a run is reproducible, not private
         self.private = self.seed is None or is_key(self.seed)
@@ -157,6 +157,24 @@ class PrivateRun:
                 raise DpkitUsageError(f"ledger: '{command}' has no data to account", param="ledger")
             self._ledger = Ledger(self.ledger_path)
             self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon)
+        self.rng = self._make_rng(identity or {})
+
+    def _make_rng(self, identity: dict[str, Any]) -> Any:
+        """The run's generator. A secret key is never used as it is: the run's own key is
+        derived from it and the run's identity — the input's fingerprint, command, algorithm,
+        ε, δ and ``identity`` (every parameter that shapes the output) — so a key reused on
+        neighbouring inputs, or under other parameters, draws independent noise, and the same
+        key, input, command and parameters give the same bytes (issue 24 item 1; docs/ledger.md,
+        "seeded runs")."""
+        from dpkit.privacy import is_key, make_rng
+        from dpkit.privacy.rng import run_context
+
+        if not is_key(self.seed):
+            return make_rng(self.seed)
+        digest = self._fingerprint or _input_fingerprint(self.data_path)
+        context = run_context(v=1, command=self.command, algorithm=self.algorithm, epsilon=self.epsilon,
+                              delta=self.delta, input=digest, parameters=identity)
+        return make_rng(self.seed, context=context)
 
     def __enter__(self) -> PrivateRun:
         if self._ledger is not None:
@@ -208,6 +226,61 @@ class PrivateRun:
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
             seed_is_key=is_key(self.seed),
         )
+
+
+#: arguments that do not shape a run's output: where it is read from and written to, how
+#: it is booked and on which engine it runs (engines give the same bytes)
+_NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histogram", "assign", "engine",
+                           "spark_master", "epsilon", "delta"})
+
+
+def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
+    """A library call's arguments as a keyed run's identity (:meth:`PrivateRun._make_rng`).
+
+    ``call`` is the function's ``locals()`` on entry; ``resolved`` replaces some by what they
+    stand for (the loaded schema rather than its path). A config file counts by its bytes.
+    """
+    from dpkit.data.fingerprint import file_digest
+
+    out = {k: _number_or_text(v) for k, v in call.items() if k not in _NOT_IDENTITY}
+    out.update(resolved)
+    if isinstance(out.get("config"), str | os.PathLike) and os.path.isfile(out["config"]):
+        out["config"] = file_digest(out["config"])
+    return out
+
+
+def _number_or_text(value: Any) -> Any:
+    """An option as the library reads it: the command line's ``"13"`` is the number 13, so a
+    CLI run and the same library call share a key (docs/library.md: same bytes)."""
+    if isinstance(value, dict):
+        return {k: _number_or_text(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_number_or_text(v) for v in value]
+    if isinstance(value, str):
+        for parse in (int, float):
+            try:
+                return parse(value)
+            except ValueError:
+                pass
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _input_fingerprint(data: Any) -> str:
+    """The fingerprint a keyed run derives its key from: a file's, a directory's or a pandas
+    DataFrame's (dpkit/data/fingerprint.py). Data dpkit cannot hash here (a URI, a Spark
+    DataFrame) cannot take a key: its neighbours would draw the same noise."""
+    from dpkit.data.fingerprint import input_digest
+
+    try:
+        if data is None:
+            raise TypeError
+        return input_digest(data)
+    except (TypeError, DpkitUsageError):
+        raise DpkitUsageError("a seed key needs data dpkit can fingerprint (a file, a directory of files or a "
+                              "pandas DataFrame) so that each data set gets its own noise; leave seed= out "
+                              "for a run keyed by the OS", param="seed") from None
 
 
 def _delta_kw(method: Any, delta: float) -> dict[str, float]:

@@ -201,13 +201,14 @@ def cluster(
     -------
     Clustering
     """
+    call = dict(locals())  # the arguments, before any import: a keyed run's identity
     import numpy as np
     import pandas as pd
 
     from dpkit.data.output import write_csv
     from dpkit.kmeans import OPTIONS, make_model
     from dpkit.kmeans.common import check_k, data_bounds
-    from dpkit.run import PrivateRun, private_rows_mode
+    from dpkit.run import PrivateRun, call_identity, private_rows_mode
 
     if k is None:
         raise DpkitUsageError("k (the number of clusters) is required", param="k")
@@ -236,7 +237,8 @@ def cluster(
     path = source_path(data)
     run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
                      outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
-                     data_path=path if path is not None else data)
+                     data_path=path if path is not None else data,
+                     identity=call_identity(call, schema=data_schema))
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
     schema_pts = points_schema(columns, lows, highs, source, data_schema)
     reading = read_dialect(encoding, delimiter, header, column_names)

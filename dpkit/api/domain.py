@@ -208,14 +208,16 @@ def infer_schema(
 
     Refuses 0 ≥ δ or δ > 1e-3; warns when δ > 1/Ñ (Ñ a noisy record count).
     """
+    call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.domain.discover import DomainOptions
-    from dpkit.run import PrivateRun
+    from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
     options = DomainOptions(numeric_weight=float(numeric_weight), levels=int(levels), empty=empty)
     path = data if isinstance(data, str) else None
     run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
-                     outputs=[output, report], ledger=ledger, data_path=path, delta=d)
+                     outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
+                     delta=d, identity=call_identity(call))
     with run:
         df, source = read_strings(data, encoding=encoding, delimiter=delimiter)
         learned = learn_schema(df, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,

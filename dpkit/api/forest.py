@@ -178,8 +178,9 @@ def forest(
     -------
     Forest
     """
+    call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
-    from dpkit.run import PrivateRun
+    from dpkit.run import PrivateRun, call_identity
 
     schema_obj, schema_name = schema_of(schema)
     if schema_obj is None:
@@ -205,7 +206,8 @@ def forest(
     rep = None if report is None else os.fspath(report)
     path = source_path(data)
     run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
-                     outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data)
+                     outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data,
+                     identity=call_identity(call, schema=schema_obj, target=target))
     reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
     with run:

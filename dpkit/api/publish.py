@@ -141,8 +141,9 @@ def publish(
     -------
     Release
     """
+    call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.release import MAXGDDP_ONLY, make_model
-    from dpkit.run import PrivateRun
+    from dpkit.run import PrivateRun, call_identity
 
     schema_obj, schema_name = schema_of(schema)
     if schema_obj is None:
@@ -160,7 +161,8 @@ def publish(
     rep = None if report is None else os.fspath(report)
     path = source_path(data)
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name], outputs=[out, rep],
-                     ledger=ledger, data_path=path if path is not None else data)
+                     ledger=ledger, data_path=path if path is not None else data,
+                     identity=call_identity(call, schema=schema_obj, target=target))
     order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
     reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)

@@ -7,9 +7,16 @@ stream, so nobody can predict or replay the noise.
 A seed makes a run reproducible, in one of two forms (docs/formats.md, "seeded runs"):
 
 * a **key** — ``0x`` and 32 to 64 hex digits (128 to 256 bits, e.g. ``openssl rand -hex 16``
-  with ``0x`` in front) — keys the same ChaCha20 generator. Nobody can search 2^128 keys, so
-  the release stays ε-DP as long as the key stays secret; the report keeps
-  ``model: epsilon-dp`` and says ``seeded: true``.
+  with ``0x`` in front). A run never uses the key itself: :func:`run_key` derives the run's
+  own ChaCha20 key from it with HKDF-SHA256 (RFC 5869) over the run's identity — the input's
+  fingerprint, the command, the algorithm, ε, δ and every parameter that shapes the output.
+  So one key may be reused across runs and data sets: neighbouring inputs, or the same input
+  under other parameters, draw independent noise (the second privacy review, issue 24 item 1),
+  while the same key, input, command and parameters give the same bytes. Nobody can search
+  2^100 or more keys, so the release stays ε-DP as long as the key stays secret (a
+  computational assumption: HKDF-SHA256 and ChaCha20 are pseudo-random); the report keeps
+  ``model: epsilon-dp`` and says ``seeded: true``. Keys that are plainly not random (below
+  2^100, or fewer than 8 distinct hex digits) are refused (:func:`check_seed`).
 * a plain non-negative **integer** (``--seed 3``) feeds PCG64 for experiments. Small seeds
   can be tried one by one to strip the noise, so the report says
   ``model: none``, ``guarantee: none (seeded: reproducible, not private)``.
@@ -17,8 +24,12 @@ A seed makes a run reproducible, in one of two forms (docs/formats.md, "seeded r
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import re
 import secrets
+from typing import Any
 
 import numpy as np
 
@@ -35,14 +46,60 @@ def is_key(seed: Seed | None) -> bool:
     return isinstance(seed, str) and _KEY.fullmatch(seed) is not None
 
 
-def make_rng(seed: Seed | None = None) -> np.random.Generator:
-    """A generator for one run: ChaCha20 keyed by the OS (None) or by a hex key, else PCG64."""
+#: a key below 2^100, or written with fewer distinct hex digits, was not drawn at random
+WEAK_KEY_BITS = 100
+MIN_KEY_DIGITS = 8
+#: HKDF's salt: names the derivation, so a dpkit run key is never another protocol's key
+_HKDF_SALT = b"dpkit run key v1"
+HOW_TO_KEY = "make one with: openssl rand -hex 16 (and 0x in front)"
+
+
+def make_rng(seed: Seed | None = None, *, context: bytes | None = None) -> np.random.Generator:
+    """A generator for one run: ChaCha20 keyed by the OS (None) or by a hex key, else PCG64.
+
+    With a key and a ``context`` (the run's identity, :func:`run_context`), ChaCha20 is keyed
+    by :func:`run_key` of the two, as every private run is (:class:`dpkit.run.PrivateRun`);
+    without one, by the key itself — the same stream on every call, for tests and callers
+    who derive their own keys.
+    """
     if seed is None or is_key(seed):
         from randomgen import ChaCha
 
-        key = secrets.randbits(256) if seed is None else int(str(seed), 16)
+        if seed is None:
+            key = secrets.randbits(256)
+        else:
+            key = int(str(seed), 16) if context is None else run_key(str(seed), context)
         return np.random.Generator(ChaCha(key=key, counter=0, rounds=20))
     return np.random.Generator(np.random.PCG64(check_seed(seed)))
+
+
+def run_key(key: str, context: bytes) -> int:
+    """The 256-bit ChaCha20 key of one run: HKDF-SHA256 (RFC 5869, extract then one expand
+    block) of the user's secret ``key`` with ``info = context``.
+
+    Two runs share noise only when they share key and context, i.e. when they are the same
+    run on the same bytes (issue 24 item 1). HKDF is a PRF in ``info`` under the key, so for
+    anyone without the key the streams of different contexts are independent.
+    """
+    prk = hmac.new(_HKDF_SALT, bytes.fromhex(key[2:]), hashlib.sha256).digest()
+    okm = hmac.new(prk, context + b"\x01", hashlib.sha256).digest()
+    return int.from_bytes(okm, "big")
+
+
+def run_context(**identity: Any) -> bytes:
+    """A canonical encoding of a run's identity (sorted JSON; numbers by ``repr``, sets
+    sorted, anything else by ``repr``): equal identities give equal bytes."""
+    return json.dumps(identity, sort_keys=True, default=_canonical, separators=(",", ":")).encode()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    return repr(value)
 
 
 def check_seed(seed: object) -> Seed:
@@ -50,20 +107,25 @@ def check_seed(seed: object) -> Seed:
 
     Anything else — negative, fractional, a short hex string — is a usage error naming it.
     """
-    bad = f"--seed must be a non-negative integer or a key of 0x + 32 to 64 hex digits, got {seed!r}"
+    bad = f"seed must be a non-negative integer or a key of 0x + 32 to 64 hex digits, got {seed!r}"
     if isinstance(seed, bool):
-        raise DpkitUsageError(bad)
+        raise DpkitUsageError(bad, param="seed")
     if isinstance(seed, str) and seed.strip().lower().startswith("0x"):
         key = seed.strip().lower()
         if not is_key(key):
-            raise DpkitUsageError(bad)
+            raise DpkitUsageError(bad, param="seed")
+        # a key is only as strong as its randomness: 0x000…0003 is a seed in disguise
+        # (issue 24 item 2); a random 128-bit key fails either test with odds of about 2^-24
+        if int(key, 16) < 2**WEAK_KEY_BITS or len(set(key[2:])) < MIN_KEY_DIGITS:
+            raise DpkitUsageError(f"seed key {seed} does not look random (below 2^{WEAK_KEY_BITS} or fewer than "
+                                  f"{MIN_KEY_DIGITS} distinct hex digits); {HOW_TO_KEY}", param="seed")
         return key
     try:
         value = int(str(seed), 10) if isinstance(seed, str) else int(seed)  # type: ignore[call-overload]
     except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
-        raise DpkitUsageError(bad) from None
+        raise DpkitUsageError(bad, param="seed") from None
     if value < 0 or (not isinstance(seed, str) and value != seed):
-        raise DpkitUsageError(bad)
+        raise DpkitUsageError(bad, param="seed")
     return value
 
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 ADULT = REPO / "sample_data" / "adult" / "train.csv"
 ADULT_TEST = REPO / "sample_data" / "adult" / "test.csv"
 SCHEMA = REPO / "taxonomies" / "adult.yaml"
-KEY = "0x" + "3c" * 16
+KEY = "0xb2a95fa64d14dd085f47e420ccf8040e"
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +52,16 @@ def test_same_key_same_release_and_written_files_match_table(release: dpkit.Rele
     assert json.loads((tmp_path / "r.report.json").read_text()) == json.loads(json.dumps(release.report))
 
 
-def test_dataframe_input_is_read_as_the_csv_is(release: dpkit.Release) -> None:
+def test_dataframe_input_is_read_as_the_csv_is() -> None:
+    # a plain seed draws the same stream whatever the input; a key would not: a run's key is
+    # derived from the input's fingerprint, and a file's bytes are not a DataFrame's values
+    release = dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, seed=7)
     df = pd.read_csv(ADULT, dtype=str, keep_default_na=False)
-    from_frame = dpkit.publish(df, schema=dpkit.load_schema(SCHEMA), epsilon=1.0, seed=KEY)
+    from_frame = dpkit.publish(df, schema=dpkit.load_schema(SCHEMA), epsilon=1.0, seed=7)
     assert from_frame.report["release"] == release.report["release"]
     # typed columns (ints, NaN) are read as their text: the same release
     typed = pd.read_csv(ADULT, na_values=["?"], skipinitialspace=True)
-    typed_release = dpkit.publish(typed.fillna("?"), schema=SCHEMA, epsilon=1.0, seed=KEY)
+    typed_release = dpkit.publish(typed.fillna("?"), schema=SCHEMA, epsilon=1.0, seed=7)
     assert typed_release.report["release"]["cut"] == release.report["release"]["cut"]
 
 

@@ -267,6 +267,7 @@ CASES = [
     Case("seed-string", 2, r"--seed must be a non-negative integer or a key of 0x \+ 32 to 64 hex digits, got 'abc'", seed="abc", needs=("dp",)),
     Case("seed-negative", 2, r"--seed must be a non-negative integer or a key of 0x \+ 32 to 64 hex digits, got '-3'", seed="-3", needs=("dp",)),
     Case("seed-short-key", 2, r"--seed must be a non-negative integer or a key of 0x \+ 32 to 64 hex digits, got '0xabc'", seed="0xabc", needs=("dp",)),
+    Case("seed-weak-key", 2, r"--seed key 0x0{31}3 does not look random \(below 2\^100 or fewer than 8 distinct hex digits\); make one with: openssl rand -hex 16", seed="0x" + "0" * 31 + "3", needs=("dp",)),
     Case("yaml-syntax", 1, r"schema\.yaml:\d+:\d+: YAML syntax error",
          schema=SCHEMA.replace("bounds: [0, 10]}", "bounds: [0, 10}", 1), needs=("schema",)),
     Case("yaml-duplicate-key", 1, r"schema\.yaml:\d+:\d+: duplicate key 'x'",

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 ADULT = str(REPO / "sample_data" / "adult" / "train.csv")
 ADULT_TEST = str(REPO / "sample_data" / "adult" / "test.csv")
 SCHEMA = str(REPO / "taxonomies" / "adult.yaml")
-KEY = "0x" + "a5" * 16
+KEY = "0x55332833bf0dfa7c7cf40eb2e2e93e33"
 
 
 def _cli(args: list[str]) -> None:

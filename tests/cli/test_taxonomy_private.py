@@ -17,7 +17,7 @@ from dpkit.data.schema import load_schema
 ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "sample_data/adult/train.csv"
 RARE = "ZZ-RARE"
-KEY = "0x" + "5a17" * 8
+KEY = "0x1e96bfab8f7b11f2d1d0c56d5594bff3"
 
 
 def dpkit(capsys, *args) -> tuple[int, str, str]:  # noqa: ANN001

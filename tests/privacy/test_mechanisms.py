@@ -474,7 +474,7 @@ def test_check_seed_accepts(seed: object) -> None:
     "seed", ["1.5", -1, "-1", "abc", "", True, False, 1.5, math.nan, math.inf, None, [1], "0x10"]
 )
 def test_check_seed_rejects(seed: object) -> None:
-    with pytest.raises(DpkitUsageError, match="--seed must be a non-negative integer"):
+    with pytest.raises(DpkitUsageError, match="seed must be a non-negative integer"):
         check_seed(seed)
 
 

@@ -17,7 +17,7 @@ from dpkit.report import SEEDED_GUARANTEE, build_report
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from test_publish import files, publish  # noqa: E402, F401  (fixture and helper reused)
 
-KEY = "0x" + "3f" * 16  # 128 bits
+KEY = "0xa750c4c407aca0b9476d5e16cd50923c"  # 128 bits
 
 
 def test_check_seed_forms() -> None:
