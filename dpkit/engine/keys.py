@@ -223,10 +223,16 @@ class Nearest(Key):
 
 @dataclass(frozen=True, eq=False)
 class RowHash(Key):
-    """A keyed hash of the row's 0-based position in the input, reduced to ``[0, modulo)``.
+    """A keyed pseudo-random function of the row's 0-based position, reduced to ``[0, modulo)``.
 
-    The key is drawn from the run's rng, so the assignment is uniform and independent per
-    position for anyone who does not know it; both engines number rows in input order.
+    SipHash-2-4 (Aumasson & Bernstein 2012) of the position as 8 little-endian bytes under the
+    128-bit ``key`` (low 64 bits k0, high 64 bits k1), then ``mod modulo``. The key is drawn
+    from the run's rng and never released, so — assuming SipHash-2-4 is a PRF, the
+    computational assumption docs/forest.md states — the assignment is indistinguishable from
+    uniform and independent per position for anyone without it (second privacy review, issue 24
+    item 3: the former ``splitmix64(p XOR K)`` with a 63-bit key was invertible). The modulo
+    bias is below ``modulo / 2^64``. Both engines number rows in input order and evaluate this
+    same function.
     """
 
     key: int
@@ -235,8 +241,10 @@ class RowHash(Key):
     def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
         if n is None:
             n = len(next(iter(columns.values())))
+        if self.modulo == 1:  # one tree: nothing to hash
+            return np.zeros(n, dtype=np.int64)
         pos = np.arange(start, start + n, dtype=np.uint64)
-        h = splitmix64(pos ^ np.uint64(self.key & 0xFFFFFFFFFFFFFFFF))
+        h = siphash24(pos, self.key & 0xFFFFFFFFFFFFFFFF, (self.key >> 64) & 0xFFFFFFFFFFFFFFFF)
         return (h % np.uint64(self.modulo)).astype(np.int64)
 
     def uses_position(self) -> bool:
@@ -285,18 +293,57 @@ class Route(Key):
         return self.node.uses_position()
 
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+def siphash24(words: np.ndarray, k0: int, k1: int) -> np.ndarray:
+    """SipHash-2-4 of each uint64 in ``words``, taken as an 8-byte little-endian message, under
+    the key (k0, k1) — vectorized over numpy uint64 with wrapping arithmetic.
 
+    The reference algorithm (Aumasson & Bernstein, "SipHash: a fast short-input PRF", 2012,
+    §2) for a message of exactly one 8-byte block: compress the block, then the final block
+    ``8 << 56`` (the length byte), each with 2 SipRounds, then 4 finalization rounds.
+    tests/engine/test_siphash.py checks it against the paper's test vector through a scalar
+    transcription of the reference code.
+    """
+    m = np.asarray(words, dtype=np.uint64)
+    v0 = np.full(m.shape, np.uint64(k0 ^ 0x736F6D6570736575), dtype=np.uint64)
+    v1 = np.full(m.shape, np.uint64(k1 ^ 0x646F72616E646F6D), dtype=np.uint64)
+    v2 = np.full(m.shape, np.uint64(k0 ^ 0x6C7967656E657261), dtype=np.uint64)
+    v3 = np.full(m.shape, np.uint64(k1 ^ 0x7465646279746573), dtype=np.uint64)
+    tmp = np.empty_like(m)
 
-def splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finalizer, vectorized over uint64 (wrapping arithmetic)."""
-    z = x.astype(np.uint64, copy=True)
-    with np.errstate(over="ignore"):
-        z += np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return z
+    def rotl(x: np.ndarray, b: int) -> None:  # in place: x = (x << b) | (x >> (64 - b))
+        np.right_shift(x, np.uint64(64 - b), out=tmp)
+        np.left_shift(x, np.uint64(b), out=x)
+        np.bitwise_or(x, tmp, out=x)
+
+    def rounds(count: int) -> None:
+        for _ in range(count):
+            np.add(v0, v1, out=v0)
+            rotl(v1, 13)
+            np.bitwise_xor(v1, v0, out=v1)
+            rotl(v0, 32)
+            np.add(v2, v3, out=v2)
+            rotl(v3, 16)
+            np.bitwise_xor(v3, v2, out=v3)
+            np.add(v0, v3, out=v0)
+            rotl(v3, 21)
+            np.bitwise_xor(v3, v0, out=v3)
+            np.add(v2, v1, out=v2)
+            rotl(v1, 17)
+            np.bitwise_xor(v1, v2, out=v1)
+            rotl(v2, 32)
+
+    np.bitwise_xor(v3, m, out=v3)
+    rounds(2)
+    np.bitwise_xor(v0, m, out=v0)
+    last = np.uint64(8 << 56)
+    np.bitwise_xor(v3, last, out=v3)
+    rounds(2)
+    np.bitwise_xor(v0, last, out=v0)
+    np.bitwise_xor(v2, np.uint64(0xFF), out=v2)
+    rounds(4)
+    np.bitwise_xor(v0, v1, out=v0)
+    np.bitwise_xor(v2, v3, out=v2)
+    return np.bitwise_xor(v0, v2, out=v0)
 
 
 def columns_of(key: Key) -> set[str]:

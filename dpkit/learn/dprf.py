@@ -400,12 +400,14 @@ def choose_features(rng: np.random.Generator, candidates: Sequence[int], k: int)
 
 
 def partition_key(rng: np.random.Generator) -> int:
-    """The secret key of the record → tree hash (:class:`~dpkit.engine.keys.RowHash`).
+    """The secret 128-bit key of the record → tree PRF (:class:`~dpkit.engine.keys.RowHash`,
+    SipHash-2-4).
 
-    Data-independent randomness: 63 random bits, never released; kept as a named function
-    so tests can tell it from mechanism draws.
+    Data-independent randomness from the run's generator (ChaCha20 by default), never
+    released; kept as a named function so tests can tell it from mechanism draws.
     """
-    return int(rng.integers(0, 2**63 - 1, dtype=np.int64))
+    low, high = (int(w) for w in rng.integers(0, 2**64, size=2, dtype=np.uint64))
+    return low | (high << 64)
 
 
 #: the derived column holding each record's node at the level being grown
