@@ -21,6 +21,14 @@ REPORT_VERSION = 1
 SEEDED_GUARANTEE = "none (seeded: reproducible, not private)"
 
 
+#: the neighbouring relation of a run (issue 24 item 8): a record outside the schema's domain
+#: makes the whole run refuse, so the guarantee is about records within it
+NEIGHBOURS = "add/remove one record within the schema's domain"
+#: ... unless such records are dropped, each on its own (``on_invalid="drop"``): a record-wise
+#: filter, so any record may then be added or removed
+NEIGHBOURS_DROPPING = "add/remove any one record (records outside the schema's domain are dropped)"
+
+
 def build_report(
     *,
     command: str,
@@ -31,6 +39,7 @@ def build_report(
     release: dict[str, Any] | None = None,
     guarantee: str | None = None,
     seed_is_key: bool = False,
+    neighbours: str | None = None,
 ) -> dict[str, Any]:
     """A differential-privacy report: the accountant's spends plus public parameters.
 
@@ -55,7 +64,7 @@ def build_report(
         # a run whose domain came from the data (--allow-data-bounds) or whose noise came from
         # a guessable seed guarantees nothing
         "model": "none" if guarantee and guarantee.startswith("none") else model,
-        "neighbours": "add/remove one record",
+        "neighbours": neighbours or NEIGHBOURS,
         "epsilon_budget": acc["epsilon_budget"],
         "epsilon_spent": acc["epsilon_spent"],
         "epsilon_unspent": acc["epsilon_unspent"],

@@ -147,6 +147,8 @@ class PrivateRun:
         #: why this run's release is not private (booked in the ledger as "not private: …")
         self.not_private: list[str] = [] if self.private else ["seeded with a plain integer"]
         self._fingerprint: str | None = None
+        #: the report's neighbouring relation (dpkit.report.NEIGHBOURS unless set)
+        self.neighbours: str | None = None
         if self.ledger_path:
             # the ledger check comes before the data is parsed (commands build PrivateRun
             # first): a run that would pass the cap is refused having read only the
@@ -224,7 +226,7 @@ class PrivateRun:
         return build_report(
             command=self.command, algorithm=self.algorithm, accountant=self.accountant,
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
-            seed_is_key=is_key(self.seed),
+            seed_is_key=is_key(self.seed), neighbours=self.neighbours,
         )
 
 
@@ -265,6 +267,18 @@ def _number_or_text(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+ON_INVALID = ("error", "drop")
+
+
+def check_on_invalid(on_invalid: str, schema: Any) -> Any:
+    """The schema a run reads with: as given (``"error"``: a record outside the domain refuses
+    the run), or dropping such records one by one (``"drop"``, :meth:`Schema.dropping_invalid`)."""
+    if on_invalid not in ON_INVALID:
+        raise DpkitUsageError(f"on_invalid must be one of {', '.join(ON_INVALID)}, got {on_invalid!r}",
+                              param="on_invalid")
+    return schema.dropping_invalid() if on_invalid == "drop" and schema is not None else schema
 
 
 def _input_fingerprint(data: Any) -> str:

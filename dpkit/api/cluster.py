@@ -271,7 +271,9 @@ def cluster(
                       "differentially private (the report says so); give public bounds instead",
                       PrivacyLeakWarning, stacklevel=2)
     model = make_model(algorithm, k, run.epsilon, resolved, options)
-    mark = NOT_PRIVATE_SUFFIX if guarantee else ""
+    # a plain integer seed is as non-private as data bounds: its outputs are marked the same
+    # way (second privacy review, issue 24 item 5)
+    mark = NOT_PRIVATE_SUFFIX if guarantee or not run.private else ""
     label = "cluster" + mark
     with run:
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
@@ -304,6 +306,7 @@ def cluster(
         release = _release(model, algorithm, centres)
         if guarantee:
             params["bounds"] = "read from the data (not reported)"
+        if mark:
             release["not_private_outputs"] = [o for o in (out, hist, assign_out) if o]
         result.report = run.report(params, release, guarantee=guarantee)
         if rep is not None:

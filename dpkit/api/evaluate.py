@@ -52,7 +52,8 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
     from dpkit.evaluate.clustering import evaluate_centroids
 
     cdf = read_csv(centroids)
-    cols = list(columns) if columns else [c for c in cdf.columns if c != "cluster"]
+    # the label column is "cluster", or "cluster_not_private" for a run that was not private
+    cols = list(columns) if columns else [c for c in cdf.columns if c not in ("cluster", "cluster_not_private")]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
     opts = read_options(data, **reading)

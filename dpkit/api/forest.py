@@ -142,6 +142,7 @@ def forest(
     delimiter: str | None = None,
     header: bool = True,
     column_names: list[str] | None = None,
+    on_invalid: str = "error",
     **options: Any,
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
@@ -169,6 +170,11 @@ def forest(
     config : str, optional
         The parameter file the options came from (the command line's ``--config``), recorded
         in the report.
+    on_invalid : {"error", "drop"}
+        A record outside the schema's domain (a value outside its taxonomy; a missing value
+        the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
+        ``"drop"`` drops each such record on its own — the report's neighbouring relation then
+        covers any record (docs/formats.md).
     **options
         ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("max", "info-gain",
         "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
@@ -180,9 +186,11 @@ def forest(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
-    from dpkit.run import PrivateRun, call_identity
+    from dpkit.report import NEIGHBOURS_DROPPING
+    from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
+    schema_obj = check_on_invalid(on_invalid, schema_obj)
     if schema_obj is None:
         raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
     target = target or schema_obj.target
@@ -208,6 +216,8 @@ def forest(
     run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
                      outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data,
                      identity=call_identity(call, schema=schema_obj, target=target))
+    if on_invalid == "drop":
+        run.neighbours = NEIGHBOURS_DROPPING
     reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
     with run:
@@ -217,14 +227,19 @@ def forest(
         parameters = {"data": path, "schema": schema_name, "target": target, "columns": predictors,
                       **estimator.get_params(), "config": config}
         model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
-        model.privacy = {"epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
-                         "seeded": run.seeded, "neighbours": "add/remove one record"}
+        release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
+                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t)}
+        report = run.report(parameters, release)
+        # the model file says what the report says (issue 24 item 5): a plain-seed model is
+        # marked "model: none", as every output of a run that is not private
+        privacy = report["privacy"]
+        model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],
+                         "epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
+                         "seeded": run.seeded, "neighbours": privacy["neighbours"]}
         result = Forest(model)
         if out is not None:
             result.save(out)
-        release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
-                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t)}
-        result.report = run.report(parameters, release)
+        result.report = report
         result.report["spends_by_tree"] = estimator.spends_by_tree_
         if rep is not None:
             result.write_report(rep)

@@ -99,6 +99,7 @@ def publish(
     delimiter: str | None = None,
     header: bool = True,
     column_names: list[str] | None = None,
+    on_invalid: str = "error",
     **options: Any,
 ) -> Release:
     """Release an ε-differentially private, generalized copy of a classification table.
@@ -132,6 +133,11 @@ def publish(
         ledger then books the run complete only once both exist.
     counts : bool
         ``output`` holds one row per cell with a ``count`` column.
+    on_invalid : {"error", "drop"}
+        A record outside the schema's domain (a value outside its taxonomy; a missing value
+        the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
+        ``"drop"`` drops each such record on its own — the report's neighbouring relation then
+        covers any record (docs/formats.md).
     **options
         The publisher's options, with its defaults (``dpkit.release.maxgddp.MaxGDDP``):
         ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``,
@@ -143,9 +149,11 @@ def publish(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.release import MAXGDDP_ONLY, make_model
-    from dpkit.run import PrivateRun, call_identity
+    from dpkit.report import NEIGHBOURS_DROPPING
+    from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
+    schema_obj = check_on_invalid(on_invalid, schema_obj)
     if schema_obj is None:
         raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
     target = _target(schema_obj, schema_name, target)
@@ -163,6 +171,8 @@ def publish(
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name], outputs=[out, rep],
                      ledger=ledger, data_path=path if path is not None else data,
                      identity=call_identity(call, schema=schema_obj, target=target))
+    if on_invalid == "drop":
+        run.neighbours = NEIGHBOURS_DROPPING
     order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
     reading = read_dialect(encoding, delimiter, header, column_names)
     frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)

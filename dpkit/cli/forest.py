@@ -10,6 +10,7 @@ from dpkit.cli.options import (
     engine_options,
     global_options,
     input_options,
+    on_invalid_option,
     output_options,
     privacy_options,
 )
@@ -61,6 +62,7 @@ def command() -> None:
 @input_options
 @engine_options
 @privacy_options
+@on_invalid_option
 @output_options
 @json_result_option
 @global_options
@@ -96,7 +98,7 @@ def _train(p: dict) -> None:
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"],
         epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
         engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
-        config=p["config"], **options,
+        config=p["config"], on_invalid=p.get("on_invalid") or "error", **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

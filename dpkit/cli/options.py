@@ -218,6 +218,15 @@ def privacy_options(f: Callable) -> Callable:
     return f
 
 
+def on_invalid_option(f: Callable) -> Callable:
+    """--on-invalid for the commands that read a schema's domain (publish, forest train)."""
+    return click.option(
+        "--on-invalid", type=click.Choice(["error", "drop"]), default=None,
+        help="A record outside the schema's domain (a value outside its taxonomy, a missing value): "
+        "'error' (default) refuses the run; 'drop' drops each such record on its own.",
+    )(f)
+
+
 def output_options(f: Callable) -> Callable:
     """-o/--output (default '-': stdout, as csvkit) and --report (required then)."""
     f = click.option(

@@ -13,6 +13,7 @@ from dpkit.cli.options import (
     engine_options,
     global_options,
     input_options,
+    on_invalid_option,
     output_options,
     privacy_options,
 )
@@ -42,6 +43,7 @@ from dpkit.cli.results import json_result_option
 @click.option("--counts", is_flag=True, default=None,
               help="One row per released cell with a 'count' column instead of repeated records.")
 @privacy_options
+@on_invalid_option
 @output_options
 @json_result_option
 @input_options
@@ -90,7 +92,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"], epsilon=p["epsilon"],
         target=p["target"], seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"),
         spark_master=p.get("spark_master"), output=p["output"], report=report_path, counts=bool(p["counts"]),
-        output_delimiter=output_delimiter(), **options,
+        output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error", **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

@@ -130,6 +130,18 @@ class Schema:
         elif self.missing_tokens and self.missing is None:
             object.__setattr__(self, "missing", self.missing_tokens[0])
 
+    def dropping_invalid(self) -> Schema:
+        """This schema with every record outside its domain dropped on its own (``on_invalid
+        drop``, issue 24 item 8): a categorical value outside its taxonomy reads as missing
+        (``unlisted: missing``) and missing values are dropped. Numbers outside the bounds are
+        clipped either way; a value that is not a number still refuses the run."""
+        import dataclasses
+
+        cols = {n: dataclasses.replace(c, unlisted="missing")
+                if isinstance(c, CategoricalColumn) and c.unlisted == "error" else c
+                for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="drop")
+
     def column(self, name: str) -> Column:
         from dpkit.errors import DpkitUsageError
 

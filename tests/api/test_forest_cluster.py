@@ -58,10 +58,10 @@ def test_forest_defaults_live_in_the_estimator() -> None:
 
 def test_cluster_returns_centroids_histogram_and_assignment() -> None:
     c = dpkit.cluster(S1, columns=["x", "y"], k=15, epsilon=1.0, bounds="0:1e6,0:1e6", seed=2)
-    assert list(c.centroids.columns) == ["cluster", "x", "y"] and len(c.centroids) == 15
+    assert list(c.centroids.columns) == ["cluster_not_private", "x", "y"] and len(c.centroids) == 15
     assert c.report["parameters"]["bounds_source"] == "--bounds" and c.histogram is not None
     assigned = c.assign(S1)
-    assert len(assigned) == len(pd.read_csv(S1)) and set(assigned["cluster"]) <= {str(i) for i in range(15)}
+    assert len(assigned) == len(pd.read_csv(S1)) and set(assigned[c.label]) <= {str(i) for i in range(15)}
     df = pd.read_csv(S1)
     same = dpkit.cluster(df, columns=["x", "y"], k=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], seed=2)
     np.testing.assert_array_equal(same.centres, c.centres)  # a plain seed: same noise whatever the input form

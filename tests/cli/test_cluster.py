@@ -52,7 +52,8 @@ def test_dpqt_end_to_end(capsys, tmp_path: Path, small: Path) -> None:
     assert code == 0, err
     assert stdout == ""
     c = pd.read_csv(out)
-    assert list(c.columns) == ["cluster", "x", "y"] and len(c) == 15
+    # a plain seed is not private: the label says so (issue 24 item 5)
+    assert list(c.columns) == ["cluster_not_private", "x", "y"] and len(c) == 15
     assert c[["x", "y"]].stack().between(0, 1e6).all()
     rep = check_report(tmp_path / "c.report.json", 1.0)
     assert rep["algorithm"] == "dpqt" and rep["privacy"]["seeded"] is True
@@ -84,13 +85,13 @@ def test_histogram_and_assign(capsys, tmp_path: Path, small: Path) -> None:
                          "--bounds", BOX, "--histogram", hist, "--assign", asg, "--seed", 2, "-o", out)
     assert code == 0, err
     h = pd.read_csv(hist)
-    assert list(h.columns) == ["x_lo", "x_hi", "y_lo", "y_hi", "count"]
-    assert (h["count"] >= 0).all()
+    assert list(h.columns) == ["x_lo", "x_hi", "y_lo", "y_hi", "count_not_private"]  # a plain seed
+    assert (h["count_not_private"] >= 0).all()
     assert ((h.x_hi - h.x_lo) * (h.y_hi - h.y_lo)).sum() == pytest.approx(1e12)
     a = pd.read_csv(asg)
     src = pd.read_csv(small)
-    assert len(a) == len(src) and list(a.columns) == ["x", "y", "label", "cluster"]
-    assert set(a["cluster"]) <= set(range(4))
+    assert len(a) == len(src) and list(a.columns) == ["x", "y", "label", "cluster_not_private"]
+    assert set(a["cluster_not_private"]) <= set(range(4))
 
 
 def test_help_says_assign_is_private(capsys) -> None:

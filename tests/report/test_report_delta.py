@@ -19,7 +19,7 @@ PURE = """{
   "algorithm": "maxgddp",
   "privacy": {
     "model": "epsilon-dp",
-    "neighbours": "add/remove one record",
+    "neighbours": "add/remove one record within the schema's domain",
     "epsilon_budget": 1.0,
     "epsilon_spent": 0.5,
     "epsilon_unspent": 0.5,
