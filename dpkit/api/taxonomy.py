@@ -161,3 +161,97 @@ def draft_schema(
     drafted = infer_schema(df, target=target, max_categories=max_categories, missing=missing, source=name)
     text = dump_schema(drafted, [*DRAFT_HEADER, f"Source: {name}"])
     return SchemaText(text, parse_schema(text, output_name), "draft")
+
+
+def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "utf-8-sig",
+                    delimiter: str | None = None, engine: str | None = None,
+                    spark_master: str | None = None) -> dict[str, Any]:
+    """Check a schema file and, given ``data``, that it covers every value (``dpkit taxonomy
+    validate``).
+
+    Returns the result as the CLI's ``--json`` prints it, with ``"message"``: the one line the
+    command says. Raises :class:`~dpkit.errors.SchemaError` for a bad schema and
+    :class:`~dpkit.errors.DataError` when the data holds values outside it; warns about values
+    outside the numeric bounds and unused columns. Values, line numbers and counts of the data
+    are exact only under the private-detail rule (:func:`dpkit.console.private`: a terminal or
+    ``-v``), so a cron log keeps none (second privacy review, issue 24 item 6).
+    """
+    from dpkit.console import private
+    from dpkit.data.coverage import check_coverage
+    from dpkit.data.importers import schema_summary
+    from dpkit.data.schema import load_schema
+    from dpkit.data.table import first_line, read_table, resolve
+
+    schema_path = str(schema)
+    sch = load_schema(schema_path, allow_draft=True)
+    if sch.draft:
+        warnings.warn(f"{schema_path}: is a draft (draft: true) read from the data; publish, forest and cluster "
+                      "refuse it until its domains are public and the 'draft' line is deleted", PrivacyLeakWarning,
+                      stacklevel=2)
+    summary = f"ok: {schema_path} — {schema_summary(sch)}"
+    result: dict[str, Any] = {"ok": True, "schema": schema_path, "draft": bool(sch.draft),
+                              "columns": len(sch.columns), "target": sch.target, "summary": schema_summary(sch)}
+    if data is None:
+        result["message"] = summary
+        return result
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import engine_name
+
+    opts = data if isinstance(data, ReadOptions) else resolve(ReadOptions(str(data), encoding=encoding,
+                                                                          delimiter=delimiter))
+    name = "<stdin>" if opts.path == "-" else opts.path
+    if engine_name(engine) == "spark":
+        from dpkit.engine.spark_frame import session
+        from dpkit.engine.spark_rows import coverage
+
+        if opts.path == "-":
+            raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
+        # the same Coverage as check_coverage's, from one Spark job (aggregates only)
+        cov, names = coverage(session(spark_master), opts, sch, first_line=first_line(opts))
+    else:
+        df = read_table(opts)
+        cov = check_coverage(df, sch, source=name, first_line=first_line(opts))
+        names = [str(c) for c in df.columns]
+    if cov.missing_columns:
+        raise DataError(
+            f"{name}: column(s) {', '.join(map(repr, cov.missing_columns))} of {schema_path} are not in the header "
+            f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}); check delimiter= or that the schema is "
+            "for this data set", param="delimiter")
+    if cov.uncovered:
+        empty = any(v == "" for vals in cov.uncovered.values() for v, _ in vals)
+        hint = ("declare a missing token (missing: ...) for empty values" if empty and sch.missing is None
+                else f"add them to {schema_path} or fix the data")
+        listing = private(_listing(cov), f"in column(s) {', '.join(map(repr, cov.uncovered))}")
+        raise DataError(f"{name}: values not covered by {schema_path}: {listing}; {hint}")
+    if cov.missing_rows and sch.missing_policy == "error":
+        line, col = cov.missing_first or (0, "?")
+        raise DataError(f"{private(f'{name}:{line}', name)}: column {col!r} is missing ({sch.missing!r}) and "
+                        f"missing_policy is error; set missing_policy: drop in {schema_path} to drop such rows")
+    for col, (below, above) in cov.out_of_bounds.items():
+        c = sch.columns[col]
+        bounds = f"the public bounds [{c.lo:g}, {c.hi:g}]; loading clips them"
+        warnings.warn(private(f"{name}: column {col!r} has {below} value(s) below and {above} above {bounds}",
+                              f"{name}: column {col!r} has values outside {bounds}"), DpkitWarning, stacklevel=2)
+    extra = [c for c in names if c not in sch.columns]
+    if extra:
+        warnings.warn(f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
+                      DpkitWarning, stacklevel=2)
+    tail = "all values covered"
+    if cov.missing_rows:
+        dropped = f"row(s) with the missing token {sch.missing!r} are dropped on load"
+        tail += f" ({private(f'{cov.missing_rows} {dropped}', dropped)})"
+    # whether rows hold the missing token, not how many (an exact count of the data)
+    result.update(data=name, covered=True, rows_with_missing=bool(cov.missing_rows),
+                  columns_out_of_bounds=sorted(cov.out_of_bounds), unused_columns=[str(c) for c in extra],
+                  message=f"{summary}; {name}: {tail}")
+    return result
+
+
+def _listing(cov: Any) -> str:
+    """The first uncovered values of each column, with their lines (the owner's detail)."""
+    parts = []
+    for col, values in cov.uncovered.items():
+        shown = ", ".join(f"{v!r} (line {line})" for v, line in values)
+        more = cov.uncovered_distinct[col] - len(values)
+        parts.append(f"{col}: {shown}{f' and {more} more' if more > 0 else ''}")
+    return "; ".join(parts)

@@ -13,6 +13,7 @@ import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
+    engine_of,
     engine_options,
     global_options,
     input_options,
@@ -69,15 +70,6 @@ def command() -> None:
 # --------------------------------------------------------------------------- validate
 
 
-def _listing(cov) -> str:  # noqa: ANN001 (Coverage; imported lazily)
-    parts = []
-    for col, values in cov.uncovered.items():
-        shown = ", ".join(f"{v!r} (line {line})" for v, line in values)
-        more = cov.uncovered_distinct[col] - len(values)
-        parts.append(f"{col}: {shown}{f' and {more} more' if more > 0 else ''}")
-    return "; ".join(parts)
-
-
 @command.command(name="validate", context_settings=CONTEXT_SETTINGS)
 @click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=True, allow_dash=True))
@@ -98,96 +90,19 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     Example:
       dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
     """
-    import warnings
+    from dpkit.api.taxonomy import validate_schema
+    from dpkit.cli.options import read_options
 
-    from dpkit.data.importers import schema_summary
-    from dpkit.data.schema import load_schema
-    from dpkit.errors import DataError, DpkitWarning
-
-    schema = load_schema(schema_path, allow_draft=True)
-    if schema.draft:
-        from dpkit.errors import PrivacyLeakWarning
-
-        warnings.warn(
-            f"{schema_path}: is a draft (draft: true) read from the data; publish, forest and "
-            "cluster refuse it until its domains are public and the 'draft' line is deleted",
-            PrivacyLeakWarning,
-            stacklevel=2,
-        )
-    summary = f"ok: {schema_path} — {schema_summary(schema)}"
-    result = {"ok": True, "schema": schema_path, "draft": bool(schema.draft), "columns": len(schema.columns),
-              "target": schema.target, "summary": schema_summary(schema)}
-    if data is None:
-        _say(summary)
-        if as_json:
-            from dpkit.cli.results import emit_json
-
-            emit_json(result)
-        return
-    from dpkit.cli.options import engine_of, read_options
-    from dpkit.data.coverage import check_coverage
-    from dpkit.data.table import first_line, read_table
-
-    name = "<stdin>" if data == "-" else data
-    opts = read_options(data, encoding, delimiter)
-    if engine_of({"engine": engine}) == "spark":
-        from dpkit.engine.spark_frame import session
-        from dpkit.engine.spark_rows import coverage
+    if data is not None and data == "-" and engine_of({"engine": engine}) == "spark":
         from dpkit.errors import DpkitUsageError
 
-        if data == "-":
-            raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
-        # the same Coverage as check_coverage's, from one Spark job (aggregates only)
-        cov, names = coverage(session(spark_master), opts, schema, first_line=first_line(opts))
-    else:
-        df = read_table(opts)
-        cov = check_coverage(df, schema, source=name, first_line=first_line(opts))
-        names = [str(c) for c in df.columns]
-    if cov.missing_columns:
-        raise DataError(
-            f"{name}: column(s) {', '.join(map(repr, cov.missing_columns))} of {schema_path} are not "
-            f"in the header ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}); "
-            "check --delimiter, or that the schema is for this data set"
-        )
-    if cov.uncovered:
-        empty = any(v == "" for vals in cov.uncovered.values() for v, _ in vals)
-        hint = (
-            "declare a missing token (missing: ...) for empty values"
-            if empty and schema.missing is None
-            else f"add them to {schema_path} or fix the data"
-        )
-        raise DataError(f"{name}: values not covered by {schema_path}: {_listing(cov)}; {hint}")
-    if cov.missing_rows and schema.missing_policy == "error":
-        line, col = cov.missing_first or (0, "?")
-        raise DataError(
-            f"{name}:{line}: column {col!r} is missing ({schema.missing!r}) and missing_policy is "
-            f"error; set missing_policy: drop in {schema_path} to drop such rows"
-        )
-    for col, (below, above) in cov.out_of_bounds.items():
-        c = schema.columns[col]
-        warnings.warn(
-            f"{name}: column {col!r} has {below} value(s) below and {above} above the public "
-            f"bounds [{c.lo:g}, {c.hi:g}]; loading clips them",
-            DpkitWarning,
-            stacklevel=1,
-        )
-    extra = [c for c in names if c not in schema.columns]
-    if extra:
-        warnings.warn(
-            f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
-            DpkitWarning,
-            stacklevel=1,
-        )
-    tail = "all values covered"
-    if cov.missing_rows:
-        tail += f" ({cov.missing_rows} row(s) with the missing token {schema.missing!r} are dropped on load)"
-    _say(f"{summary}; {name}: {tail}")
+        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
+    result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
+                             engine=engine, spark_master=spark_master)
+    _say(result.pop("message"))
     if as_json:
         from dpkit.cli.results import emit_json
 
-        # whether rows hold the missing token, not how many (an exact count of the data)
-        result.update(data=name, covered=True, rows_with_missing=bool(cov.missing_rows),
-                      columns_out_of_bounds=sorted(cov.out_of_bounds), unused_columns=[str(c) for c in extra])
         emit_json(result)
 
 

@@ -220,9 +220,14 @@ def _collect(df: Any, kind: str = "aggregate") -> list[Any]:
 
 
 def _print_stats() -> None:
+    """The job timings; the rows per job (e.g. publish's occupied cells: a count of the private
+    data) only under the private-detail rule (dpkit.console; issue 24 item 6)."""
     import json
 
-    print("dpkit-spark-stats " + json.dumps(STATS), file=sys.stderr)
+    from dpkit.console import owner_watching
+
+    shown = STATS if owner_watching() else {k: v for k, v in STATS.items() if not k.endswith(" rows")}
+    print("dpkit-spark-stats " + json.dumps(shown), file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- reading

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,12 @@ def dpkit(capsys, *args) -> tuple[int, str, str]:
     code = run(cli, [str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+@pytest.fixture
+def owner(monkeypatch):  # noqa: ANN001
+    """The data owner's view (a terminal): values, lines and counts in full (dpkit.console)."""
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
 
 
 def one_line_error(err: str) -> str:
@@ -61,7 +68,7 @@ def test_validate_duplicated_leaf_exits_1_one_line(capsys, tmp_path):
     assert f"{bad}:" in line and "'Private' appears twice" in line
 
 
-def test_validate_uncovered_category_exits_1_one_line(capsys, tmp_path):
+def test_validate_uncovered_category_exits_1_one_line(capsys, tmp_path, owner):
     lines = ADULT.read_text().splitlines()[:40]
     lines[5] = lines[5].replace("Bachelors", "Bachelor", 1)
     lines[7] = lines[7].replace("Private", "Privat", 1)
@@ -75,7 +82,7 @@ def test_validate_uncovered_category_exits_1_one_line(capsys, tmp_path):
     assert "education: 'Bachelor' (line 6)" in line and "workclass: 'Privat' (line 8)" in line
 
 
-def test_validate_lists_at_most_five_per_column(capsys, tmp_path):
+def test_validate_lists_at_most_five_per_column(capsys, tmp_path, owner):
     data = tmp_path / "d.csv"
     data.write_text("species,sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\n"
                     + "".join(f"s{i},1,1,1,1\n" for i in range(8)))
@@ -85,7 +92,7 @@ def test_validate_lists_at_most_five_per_column(capsys, tmp_path):
     assert "'s4' (line 6) and 3 more" in line and "'s5'" not in line
 
 
-def test_validate_out_of_bounds_is_a_warning(capsys, tmp_path):
+def test_validate_out_of_bounds_is_a_warning(capsys, tmp_path, owner):
     data = tmp_path / "d.csv"
     data.write_text("species,sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,extra\n"
                     "setosa,11,1,1,-1,x\nvirginica,12,1,1,1,y\n")
@@ -97,7 +104,7 @@ def test_validate_out_of_bounds_is_a_warning(capsys, tmp_path):
     assert "never used: extra" in err
 
 
-def test_validate_missing_policy_error(capsys, tmp_path):
+def test_validate_missing_policy_error(capsys, tmp_path, owner):
     schema = tmp_path / "s.yaml"
     schema.write_text('missing: "?"\ncolumns:\n  a: {type: categorical, values: [x, y]}\n')
     data = tmp_path / "d.csv"
@@ -105,6 +112,26 @@ def test_validate_missing_policy_error(capsys, tmp_path):
     code, _, err = dpkit(capsys, "taxonomy", "validate", schema, data)
     assert code == 1
     assert "d.csv:3: column 'a' is missing ('?') and missing_policy is error" in one_line_error(err)
+
+
+def test_validate_log_form_holds_no_value_line_or_count(capsys, tmp_path):
+    """Issue 24 item 6: without a terminal or -v (a cron log, make demo), validate names the
+    columns but no raw value, line number or count of the data."""
+    lines = ADULT.read_text().splitlines()[:40]
+    lines[5] = lines[5].replace("Bachelors", "Bachelor", 1)
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(lines) + "\n")
+    code, _, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, data)
+    line = one_line_error(err)
+    assert code == 1 and "'education'" in line and "Bachelor" not in line and "line" not in line
+    assert "-v shows the detail" in line
+    iris = tmp_path / "i.csv"
+    iris.write_text("species,sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm\nsetosa,11,1,1,1\n")
+    code, _, err = dpkit(capsys, "taxonomy", "validate", ROOT / "taxonomies/iris.yaml", iris)
+    assert code == 0 and "'sepal_length_cm' has values outside the public bounds" in err and "1 value" not in err
+    code, _, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, ADULT)
+    assert code == 0 and "row(s) with the missing token '?' are dropped on load" in err
+    assert not re.search(r"\d+ row\(s\) with the missing token", err)
 
 
 def test_validate_empty_value_hint_and_missing_column(capsys, tmp_path):
