@@ -32,6 +32,15 @@ from scipy.stats import beta
 from dpkit.privacy import make_rng
 
 
+def chacha(i: int) -> Any:
+    """Run i's generator as a private run has it: ChaCha20 under a 256-bit key (derived here
+    from i, so the audit is reproducible; a run's own key is HKDF of the user's key or OS
+    randomness — the same generator class and stream)."""
+    import hashlib
+
+    return make_rng("0x" + hashlib.sha256(f"dpkit audit run {i}".encode()).hexdigest())
+
+
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided (1 − α) lower and upper bounds for a binomial proportion k/n."""
     lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
@@ -112,13 +121,16 @@ def search_audit(
     n: int = 3000,
     alpha: float = 1e-3,
     seed0: int = 0,
+    rng: Callable[[int], Any] = make_rng,
 ) -> AuditResult:
     """Audit ``release(data, rng) -> number`` with an event searched on half of the runs.
 
-    Returns the test half's bound (hits and n of the test half); ``str()`` names the event.
+    ``rng(i)`` makes run i's generator (default: PCG64 seeded i; :func:`chacha` gives the
+    ChaCha20 stream every private run uses). Returns the test half's bound (hits and n of the
+    test half); ``str()`` names the event.
     """
-    y_d = np.array([float(release(d, make_rng(seed0 + i))) for i in range(n)])
-    y_p = np.array([float(release(d_prime, make_rng(seed0 + n + i))) for i in range(n)])
+    y_d = np.array([float(release(d, rng(seed0 + i))) for i in range(n)])
+    y_p = np.array([float(release(d_prime, rng(seed0 + n + i))) for i in range(n)])
     half = n // 2
     tr_d, te_d, tr_p, te_p = y_d[:half], y_d[half:], y_p[:half], y_p[half:]
     best, best_score = None, -math.inf
