@@ -9,6 +9,7 @@ report, and prediction. ``dpkit forest train`` is :func:`forest`; ``dpkit forest
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DpkitUsageError
+from dpkit.errors import DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,15 +82,22 @@ class Forest:
                     **reading: Any) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
-        rows in input order. Spends nothing (the model is already private). ``output``: also
-        write it (CSV or Parquet, atomically)."""
+        rows in input order. Spends nothing (the model is already private). ``decision``:
+        ``argmax``, ``balanced`` (each class's probability over its prior, estimated from the
+        model's noisy leaf counts) or ``threshold:P`` (:meth:`ForestModel.decide`); warns when
+        99 % of the predictions are one class. ``output``: also write it (CSV or Parquet,
+        atomically)."""
         import numpy as np
         import pandas as pd
 
-        if decision != "argmax":
-            raise DpkitUsageError(f"decision must be 'argmax', got {decision!r}", param="decision")
+        from dpkit.evaluate.imbalance import one_class_warning
+
+        self.model.decide(np.zeros((0, len(self.model.classes))), decision)  # a bad rule fails before reading
         probs = self.model.predict_proba(self._features(data, reading))
-        labels = np.asarray(self.model.classes, dtype=object)[np.argmax(probs, axis=1)]
+        labels = self.model.decide(probs, decision)
+        warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
+        if warning:
+            warnings.warn(DpkitWarning(warning, param="decision"), stacklevel=2)
         out = pd.DataFrame({self.model.target: labels})
         if proba:
             for i, c in enumerate(self.model.classes):

@@ -121,9 +121,10 @@ def cli_message(exc: BaseException) -> str:
     if not param:
         return text
     # mid-sentence, the library writes the keyword as Python spells it: ``pass delimiter= ...``
-    mention = re.compile(rf"(?<![\w-]){re.escape(param)}=(?!\w)")
+    mention = re.compile(rf"(?<![\w-]){re.escape(param)}=(?:'([^']*)'|(?!\w))")
     if mention.search(text):
-        return mention.sub(flag(param), text)
+        # ``name='value'`` is how Python passes it, ``--name value`` how a shell does
+        return mention.sub(lambda m: flag(param) + (f" {m.group(1)}" if m.group(1) is not None else ""), text)
     if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
                                                                    or text[len(param)] == "_")):
         return flag(param) + text[len(param):]

@@ -8,7 +8,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 
 
 @click.command(name="classify", context_settings=CONTEXT_SETTINGS,
-               short_help="Classifier accuracy, precision, recall, F1: train on A, test on B.")
+               short_help="Classifier accuracy, balanced accuracy, P/R/F1, ROC AUC: train on A, test on B.")
 @click.option("--train", "train", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Training table: a released table (one row per record), a --counts table, or raw data.")
 @click.option("--test", "test", type=click.Path(dir_okay=False, allow_dash=True), required=True,
@@ -39,8 +39,11 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 @global_options
 def command(train, test, target, schema, model, positive, baseline, baseline_test, predictions,
             dpkit_model, weight_column, seed, delimiter_for, encoding, delimiter, as_json) -> None:
-    """Accuracy, precision, recall, F1 and confusion matrix of a classifier trained on
-    --train (e.g. a released table) and tested on --test.
+    """Accuracy, balanced accuracy, precision, recall, F1 (per class and macro), ROC AUC and
+    confusion matrix of a classifier trained on --train (e.g. a released table) and tested on
+    --test. ROC AUC comes from the classifier's probabilities, or from the p_<class> columns
+    of --predictions (`forest predict --proba`). Warns when 99 % of the predictions are one
+    class.
 
     Binary targets score the --positive class (default: the rarer class of --test);
     targets with more classes report macro averages. A 'count' column in --train
@@ -58,7 +61,12 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
     """
     from dpkit.data.table import read_table
     from dpkit.errors import DpkitUsageError
-    from dpkit.evaluate.classify import dpkit_model_predictor, read_predictions, score_tables
+    from dpkit.evaluate.classify import (
+        dpkit_model_predictor,
+        read_predictions,
+        score_tables,
+        scores_from_columns,
+    )
 
     given = [name for name, v in (("--train", train), ("--predictions", predictions), ("--dpkit-model", dpkit_model)) if v]
     if len(given) != 1:
@@ -86,16 +94,19 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
 
     test_df = read("test")
     train_df = read("train") if train else None
-    pred = None
+    pred = proba = None
     if predictions:
-        pred = read_predictions(read("predictions"), target, len(test_df), predictions)
-    predictor = dpkit_model_predictor(dpkit_model) if dpkit_model else None
+        pred_df = read("predictions")
+        pred = read_predictions(pred_df, target, len(test_df), predictions)
+        proba = scores_from_columns(pred_df, len(test_df))  # forest predict --proba's p_<class> columns
+    predictor = dpkit_model_predictor(dpkit_model, source=test) if dpkit_model else None
     result = score_tables(
         train_df, test_df, target, model=model, schema=sch, positive=positive,
         weight_column=weight_column, seed=seed,
         baseline_train=read("baseline") if baseline else None,
         baseline_test=read("baseline-test") if baseline_test else None,
         predictions=pred, predictor=predictor, sources=(train or "<train>", test, baseline or "", baseline_test or ""),
+        proba=proba,
     )
     if dpkit_model:
         result["model"] = "dpkit-forest"
@@ -130,7 +141,8 @@ def _print(result: dict, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))
         return
-    scalars = [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix")]
+    scalars = [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]
+    per_class = result.get("per_class", {})
     labels = [str(v) for v in result["labels"]]
     matrix = result["confusion_matrix"]
     if sys.stdout.isatty():
@@ -151,9 +163,18 @@ def _print(result: dict, as_json: bool) -> None:
         for label, row in zip(labels, matrix, strict=True):
             cm.add_row(label, *(str(x) for x in row))
         console.print(cm)
+        pc = Table(title="per class")
+        for name in ("class", "precision", "recall", "f1", "support"):
+            pc.add_column(name, justify="left" if name == "class" else "right")
+        for label, v in per_class.items():
+            pc.add_row(label, *(f"{v[k]:.4f}" for k in ("precision", "recall", "f1")), f"{v['support']:g}")
+        console.print(pc)
         return
     for k, v in scalars:
         click.echo(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}")
     click.echo(f"labels: {', '.join(labels)}")
     for label, row in zip(labels, matrix, strict=True):
         click.echo(f"confusion[{label}]: {' '.join(str(x) for x in row)}")
+    for label, v in per_class.items():
+        click.echo(f"class[{label}]: precision={v['precision']:.6g} recall={v['recall']:.6g} f1={v['f1']:.6g} "
+                   f"support={v['support']:g}")

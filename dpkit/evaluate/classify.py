@@ -243,20 +243,30 @@ def check_overlap(train: Dataset, test: Dataset, kinds: dict[str, str]) -> None:
 
 def fit_predict(train: Dataset, test: Dataset, *, model: str = "tree", schema: Schema | None = None, seed: int | None = 0) -> np.ndarray:
     """Fit ``model`` on ``train`` and return its predictions for ``test`` (labels as strings)."""
+    return fit_scores(train, test, model=model, schema=schema, seed=seed)[0]
+
+
+def fit_scores(train: Dataset, test: Dataset, *, model: str = "tree", schema: Schema | None = None,
+               seed: int | None = 0) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+    """(predictions, classes, scores): ``model`` fitted on ``train``, applied to ``test``.
+
+    ``scores`` has one column per class (``predict_proba``; a linear SVM's decision function
+    for two classes), for ROC AUC; ``None`` when the model gives none.
+    """
     missing = [c for c in train.X.columns if c not in test.X.columns]
     if missing:
         raise DataError(f"{test.source}: column(s) {', '.join(map(repr, missing))} of {train.source} not found")
     columns = list(train.X.columns)
     kinds = column_kinds([train.X, test.X], columns, schema)
     check_overlap(train, test, kinds)
-    classes = sorted(set(train.y.tolist()))
+    classes = sorted(set(train.y.astype(str).tolist()))
     if len(classes) == 1:
         warnings.warn(
             f"{train.source}: the training table has a single class ({classes[0]!r}); predicting it for every record",
             DpkitWarning,
             stacklevel=2,
         )
-        return np.array([classes[0]] * len(test.y), dtype=object)
+        return np.array([classes[0]] * len(test.y), dtype=object), classes, np.ones((len(test.y), 1))
     pipe = make_model(model, kinds, seed)
     fit_params = {} if train.weight is None else {"model__sample_weight": train.weight}
     with warnings.catch_warnings():
@@ -264,15 +274,49 @@ def fit_predict(train: Dataset, test: Dataset, *, model: str = "tree", schema: S
         warnings.filterwarnings("ignore", module="sklearn")
         pipe.fit(_to_frame(train, kinds), train.y.astype(str), **fit_params)
         test_frame = _to_frame(Dataset(test.X[columns], test.y, None, test.source), kinds)
-        return pipe.predict(test_frame).astype(object)
+        pred = pipe.predict(test_frame).astype(object)
+        fitted = [str(c) for c in pipe.classes_]
+        scores = None
+        if hasattr(pipe, "predict_proba"):
+            try:
+                scores = np.asarray(pipe.predict_proba(test_frame), dtype=float)
+            except AttributeError:  # a pipeline whose final step has no predict_proba
+                scores = None
+        if scores is None and hasattr(pipe, "decision_function") and len(fitted) == 2:
+            d = np.asarray(pipe.decision_function(test_frame), dtype=float)
+            scores = np.column_stack([-d, d])
+    return pred, fitted, scores
 
 
 def majority_floor(train: Dataset, test: Dataset) -> float:
     """Accuracy of always predicting the (weighted) majority class of ``train`` on ``test``."""
-    from dpkit.evaluate.metrics import accuracy, majority_class
+    return floor_report(train, test)["accuracy"]
+
+
+def floor_report(train: Dataset, test: Dataset, *, positive: Any = None,
+                 labels: list[Any] | None = None) -> dict[str, Any]:
+    """Every metric of the majority-class predictor (constant scores: ROC AUC 0.5)."""
+    from dpkit.evaluate.metrics import class_labels, classification_report, majority_class
 
     top = majority_class(train.y, train.weight)
-    return accuracy(test.y, np.array([top] * len(test.y), dtype=object))
+    pred = np.array([top] * len(test.y), dtype=object)
+    labels = labels if labels is not None else class_labels(test.y, pred)
+    return classification_report(test.y, pred, positive=positive, labels=labels,
+                                 scores=np.full((len(test.y), len(labels)), 1.0 / max(len(labels), 1)),
+                                 score_classes=labels)
+
+
+def scores_from_columns(df: pd.DataFrame, n: int) -> tuple[np.ndarray, list[str]] | None:
+    """The per-class probabilities of a predictions file (``p_<class>`` columns, as ``forest
+    predict --proba`` writes them), or None."""
+    cols = [c for c in df.columns if str(c).startswith("p_")]
+    if not cols or len(df) != n:
+        return None
+    try:
+        values = df[cols].astype(float).to_numpy()
+    except (TypeError, ValueError):
+        return None
+    return values, [str(c)[2:] for c in cols]
 
 
 def read_predictions(df: pd.DataFrame, target: str, n: int, source: str) -> np.ndarray:
@@ -299,20 +343,20 @@ def read_predictions(df: pd.DataFrame, target: str, n: int, source: str) -> np.n
     return df[col].to_numpy(dtype=object)
 
 
-def dpkit_model_predictor(model_path: str) -> Callable[[pd.DataFrame], np.ndarray]:
-    """A predictor for :func:`score_tables` from a dpkit forest model (``dpkit forest train``)."""
-    try:
-        from dpkit.learn import model as learn_model  # type: ignore[attr-defined]
-    except ImportError:
-        learn_model = None
-    predict = getattr(learn_model, "predict_frame", None) if learn_model is not None else None
-    if predict is None:
-        raise DpkitUsageError(
-            "dpkit_model needs dpkit's forest module (dpkit.learn.model.predict_frame), "
-            "which this version of dpkit does not have yet; give predictions made by the forest instead",
-            param="dpkit_model")
+def dpkit_model_predictor(model_path: str, *, source: str = "<test>") -> Callable[[pd.DataFrame], Any]:
+    """A predictor for :func:`score_tables` from a dpkit forest model (``dpkit forest train``):
+    ``(labels, (probabilities, classes))``. ``source`` names the data in warnings (e.g. clipped
+    values are the test file's, not the model's)."""
+    from dpkit.learn import model as learn_model
+
     model = learn_model.load_model(model_path)
-    return lambda frame: np.asarray(predict(model, frame, source=model_path), dtype=object)
+
+    def predictor(frame: pd.DataFrame) -> Any:
+        probs = learn_model.predict_proba(model, frame, source=source)
+        labels = np.asarray(model.classes, dtype=object)[np.argmax(probs, axis=1)]
+        return labels, (probs, [str(c) for c in model.classes])
+
+    return predictor
 
 
 def score_tables(
@@ -328,36 +372,54 @@ def score_tables(
     baseline_train: pd.DataFrame | None = None,
     baseline_test: pd.DataFrame | None = None,
     predictions: np.ndarray | None = None,
-    predictor: Callable[[pd.DataFrame], np.ndarray] | None = None,
+    predictor: Callable[[pd.DataFrame], Any] | None = None,
     sources: tuple[str, ...] = ("<train>", "<test>", "<baseline>", "<baseline-test>"),
+    proba: tuple[np.ndarray, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The whole ``dpkit evaluate classify`` computation on in-memory tables of strings.
 
     Trains ``model`` on ``train`` and scores it on ``test`` — or scores ``predictions``
     (one per row of ``test``), or the labels ``predictor(features of test)`` returns; with ``baseline_train`` also the same classifier trained on raw
     data and scored on ``baseline_test`` (default ``test``) — the non-private baseline —
-    and the majority-class floor. Returns plain data (see :func:`metrics.classification_report`),
-    plus ``baseline_*`` keys and ``floor_accuracy``. Usable from ``run_experiment``.
+    and the majority-class floor. ``proba``: the per-class scores of ``predictions`` (rows of
+    ``test``, classes) for ROC AUC; a ``predictor`` may return ``(labels, (scores, classes))``.
+    Returns plain data (see :func:`metrics.classification_report`), plus ``baseline_*`` and
+    ``floor_*`` keys. Warns when 99 % of the predictions are one class. Usable from
+    ``run_experiment``.
     """
+    from dpkit.evaluate.imbalance import one_class_warning
     from dpkit.evaluate.metrics import class_labels, classification_report
 
     test_ds = load_dataset(test, target, schema=schema, auto_weight=False, source=sources[1])
     train_ds = None
+    scores = score_classes = None
     if predictions is not None:
+        if proba is not None:
+            scores, score_classes = np.asarray(proba[0], dtype=float)[test_ds.rows], list(proba[1])
         predictions = np.asarray(predictions, dtype=object)[test_ds.rows]  # rows dropped from test
     elif predictor is not None:
-        predictions = np.asarray(predictor(test_ds.X), dtype=object)
+        got = predictor(test_ds.X)
+        if isinstance(got, tuple):  # (labels, (scores, classes))
+            predictions, (scores, score_classes) = np.asarray(got[0], dtype=object), got[1]
+        else:
+            predictions = np.asarray(got, dtype=object)
     else:
         if train is None:
             raise DpkitUsageError("give a training table (train) or predictions (predictions)", param="train")
         train_ds = load_dataset(train, target, schema=schema, weight_column=weight_column, source=sources[0])
-        predictions = fit_predict(train_ds, test_ds, model=model, schema=schema, seed=seed)
+        predictions, score_classes, scores = fit_scores(train_ds, test_ds, model=model, schema=schema, seed=seed)
     labels = class_labels(test_ds.y, predictions)
     if positive is not None and positive not in labels:
         raise DpkitUsageError(f"positive {positive!r} is not a class of the test table "
                               f"({', '.join(map(str, labels))})", param="positive")
     out: dict[str, Any] = {"model": model if train_ds is not None else "predictions"}
-    out.update(classification_report(test_ds.y, predictions, positive=positive, labels=labels))
+    out.update(classification_report(test_ds.y, predictions, positive=positive, labels=labels, scores=scores,
+                                     score_classes=score_classes))
+    warning = one_class_warning(predictions, hint="accuracy is near the majority rate; read balanced_accuracy "
+                                "and roc_auc")
+    if warning:
+        warnings.warn(f"{sources[0] if train_ds is not None else sources[1]}: the classifier {warning}",
+                      DpkitWarning, stacklevel=2)
     positive = out["positive"]
     floor_source = train_ds
     if baseline_train is not None:
@@ -367,11 +429,23 @@ def score_tables(
         raw_test = test_ds if baseline_test is None else load_dataset(
             baseline_test, target, schema=schema, auto_weight=False, source=sources[3] if len(sources) > 3 else "<baseline-test>"
         )
-        raw_pred = fit_predict(raw_train, raw_test, model=model if model in MODELS else "tree", schema=schema, seed=seed)
-        base = classification_report(raw_test.y, raw_pred, positive=positive, labels=class_labels(raw_test.y, raw_pred, labels))
-        for key in ("accuracy", "precision", "recall", "f1"):
+        raw_pred, raw_classes, raw_scores = fit_scores(raw_train, raw_test, model=model if model in MODELS else "tree",
+                                                       schema=schema, seed=seed)
+        base = classification_report(raw_test.y, raw_pred, positive=positive,
+                                     labels=class_labels(raw_test.y, raw_pred, labels), scores=raw_scores,
+                                     score_classes=raw_classes)
+        for key in SUMMARY_METRICS:
             out[f"baseline_{key}"] = base[key]
-        out["floor_accuracy"] = majority_floor(raw_train, raw_test)
+        _floor(out, floor_report(raw_train, raw_test, positive=positive, labels=class_labels(raw_test.y, labels)))
     elif floor_source is not None:
-        out["floor_accuracy"] = majority_floor(floor_source, test_ds)
+        _floor(out, floor_report(floor_source, test_ds, positive=positive, labels=labels))
     return out
+
+
+#: the metrics the baseline and floor lines repeat (and ``evaluate sweep --metric`` can plot)
+SUMMARY_METRICS = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "macro_f1", "roc_auc")
+
+
+def _floor(out: dict[str, Any], floor: dict[str, Any]) -> None:
+    for key in ("accuracy", "balanced_accuracy", "macro_f1", "roc_auc"):
+        out[f"floor_{key}"] = floor[key]

@@ -1,4 +1,5 @@
-"""Classification metrics: accuracy, precision, recall, F1 and the confusion matrix.
+"""Classification metrics: accuracy, balanced accuracy, precision, recall, F1 (per class and
+macro), ROC AUC and the confusion matrix.
 
 Thin wrappers over :mod:`sklearn.metrics` that state dpkit's conventions in one place: a
 ratio whose denominator is zero is 0 (``zero_division=0``); binary tasks score one
@@ -163,32 +164,91 @@ def majority_class(y: Sequence[Any], sample_weight: Sequence[float] | None = Non
     return max(order, key=lambda lab: (totals[lab], -order.index(lab)))
 
 
+def balanced_accuracy(y_true: Sequence[Any], y_pred: Sequence[Any],
+                      sample_weight: Sequence[float] | None = None) -> float:
+    """The mean recall over the true classes (scikit-learn's ``balanced_accuracy_score``): the
+    majority-class predictor scores 1/k, whatever the imbalance; 0 if empty."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    t, p, w = _arrays(y_true, y_pred, sample_weight)
+    if t.size == 0 or w.sum() <= 0:
+        return 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "y_pred contains classes not in y_true"
+        return float(balanced_accuracy_score(t, p, sample_weight=w))
+
+
+def roc_auc(y_true: Sequence[Any], scores: np.ndarray, classes: Sequence[Any], *, positive: Any = None) -> float | None:
+    """ROC AUC of per-class ``scores`` (rows of ``y_true``, one column per ``classes``).
+
+    Binary (``positive`` given, or two classes): the AUC of the positive class's score.
+    More classes: the macro average of one-vs-rest AUCs over the classes present in
+    ``y_true`` (scikit-learn's ``multi_class="ovr"``, ``average="macro"``, rows renormalized).
+    ``None`` when it is undefined (one class in ``y_true``).
+    """
+    from sklearn.metrics import roc_auc_score
+
+    t = np.asarray(y_true, dtype=object)
+    s = np.asarray(scores, dtype=float)
+    classes = list(classes)
+    present = [c for c in classes if np.any(t == c)]
+    if len(present) < 2 or t.size == 0:
+        return None
+    if positive is not None or len(classes) == 2:
+        pos = positive if positive is not None else classes[1]
+        if pos not in classes:
+            return None
+        return float(roc_auc_score(np.asarray(t == pos, dtype=bool), s[:, classes.index(pos)]))
+    idx = [classes.index(c) for c in present]
+    sub = s[:, idx]
+    keep = np.isin(t, present)
+    sub = sub[keep]
+    total = sub.sum(axis=1, keepdims=True)
+    sub = np.where(total > 0, sub / np.where(total > 0, total, 1), 1.0 / len(present))
+    # as strings: scikit-learn cannot type an object array of numbers ("unknown format")
+    return float(roc_auc_score(t[keep].astype(str), sub, multi_class="ovr", average="macro",
+                               labels=[str(c) for c in present]))
+
+
 def classification_report(
     y_true: Sequence[Any],
     y_pred: Sequence[Any],
     *,
     positive: Any = None,
     labels: Sequence[Any] | None = None,
+    scores: np.ndarray | None = None,
+    score_classes: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """All metrics of one set of predictions, as plain data.
 
     With ``positive`` given, precision/recall/F1 are those of that class (one-vs-rest);
     otherwise binary tasks score :func:`default_positive` of ``y_true`` and tasks with more
-    classes macro-average. Keys: ``accuracy``, ``precision``, ``recall``,
-    ``f1``, ``average`` (``"binary"`` or ``"macro"``), ``positive``, ``labels``,
-    ``confusion_matrix`` (rows true, columns predicted, in ``labels`` order).
+    classes macro-average. Keys: ``accuracy``, ``balanced_accuracy``, ``precision``,
+    ``recall``, ``f1``, ``macro_f1``, ``roc_auc`` (from ``scores``, one column per
+    ``score_classes``; ``None`` without scores), ``average`` (``"binary"`` or ``"macro"``),
+    ``positive``, ``labels``, ``per_class`` (precision, recall, F1 and support of every
+    label), ``confusion_matrix`` (rows true, columns predicted, in ``labels`` order).
     """
     labels = class_labels(y_true, y_pred) if labels is None else list(labels)
     if positive is None and len(labels) == 2:
         positive = default_positive(y_true, labels)
     prec, rec, f1 = precision_recall_f1(y_true, y_pred, positive=positive, labels=labels)
+    stats = per_class(y_true, y_pred, labels)
+    auc = None
+    if scores is not None:
+        auc = roc_auc(y_true, scores, list(score_classes if score_classes is not None else labels),
+                      positive=positive if len(labels) == 2 else None)
     return {
         "accuracy": accuracy(y_true, y_pred),
+        "balanced_accuracy": balanced_accuracy(y_true, y_pred),
         "precision": prec,
         "recall": rec,
         "f1": f1,
+        "macro_f1": sum(v["f1"] for v in stats.values()) / len(stats) if stats else 0.0,
+        "roc_auc": auc,
         "average": "macro" if positive is None else "binary",
         "positive": positive,
         "labels": labels,
+        "per_class": {str(k): v for k, v in stats.items()},
         "confusion_matrix": confusion_matrix(y_true, y_pred, labels).tolist(),
     }

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -195,6 +195,53 @@ class ForestModel:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted class labels (strings) for the rows of ``X``."""
         return np.asarray(self.classes, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
+
+    def class_priors(self) -> np.ndarray:
+        """Each class's share of the records, estimated from the released noisy leaf counts
+        (every record reaches one leaf of one tree under disjoint sampling; under ``none``
+        each tree sees them all, which scales every class alike). Post-processing of the
+        model: no budget. Negative noisy counts count as 0; uniform if nothing is left."""
+        totals = np.zeros(len(self.classes), dtype=float)
+        for tree in self.trees:
+            for node in tree:
+                if node.is_leaf and node.counts is not None:
+                    totals += np.clip(np.asarray(node.counts, dtype=float), 0, None)
+        total = totals.sum()
+        return totals / total if total > 0 else np.full(len(self.classes), 1.0 / len(self.classes))
+
+    def decide(self, probs: np.ndarray, decision: str = "argmax") -> np.ndarray:
+        """Class labels from the forest's probabilities under a decision rule (free in ε):
+
+        * ``argmax`` — the most probable class (DiffPRFs §2.2);
+        * ``balanced`` — the most probable class after dividing each class's probability by
+          its prior (:meth:`class_priors`): the rule that maximizes balanced accuracy when
+          the probabilities are calibrated, so a minority class is predicted where it is
+          more likely than its base rate;
+        * ``threshold:P`` — two classes only: the rarer class (by the priors) wherever its
+          probability is at least P (0 < P < 1), else the other.
+        """
+        labels = np.asarray(self.classes, dtype=object)
+        kind, _, arg = decision.partition(":")
+        if decision == "argmax":
+            return labels[np.argmax(probs, axis=1)]
+        if decision == "balanced":
+            prior = np.maximum(self.class_priors(), 1e-12)
+            return labels[np.argmax(probs / prior, axis=1)]
+        if kind == "threshold" and arg:
+            try:
+                level = float(arg)
+            except ValueError:
+                level = math.nan
+            if not 0 < level < 1:
+                raise DpkitUsageError(f"decision threshold must be a probability in (0, 1), got {arg!r}",
+                                      param="decision")
+            if len(labels) != 2:
+                raise DpkitUsageError(f"decision threshold:P needs two classes; this model has {len(labels)} "
+                                      "(use balanced)", param="decision")
+            rare = int(np.argmin(self.class_priors()))
+            return np.where(probs[:, rare] >= level, labels[rare], labels[1 - rare])
+        raise DpkitUsageError(f"decision must be argmax, balanced or threshold:P, got {decision!r}",
+                              param="decision")
 
     @property
     def missing_tokens(self) -> list[str]:

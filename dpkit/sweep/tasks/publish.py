@@ -20,6 +20,7 @@ of any release.
 from __future__ import annotations
 
 import functools
+import math
 import time
 import warnings
 from typing import Any
@@ -115,18 +116,44 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
         return sparse.hstack(blocks).tocsr()
 
     clf = _tree(0, min_samples_leaf).fit(features(train), train.columns[target])
-    acc = float(np.mean(clf.predict(features(test_t)) == test_t.columns[target]))
+    x_test = features(test_t)
     yt = test_t.columns[target]
+    pred = clf.predict(x_test)
+    acc = float(np.mean(pred == yt))
     floor = float(np.bincount(yt).max() / yt.size)
-    return acc, floor
+    n_classes = len(schema.columns[target].leaves)
+    bal, auc = _ranking(yt, pred, _scores(clf, x_test, n_classes), n_classes)
+    return acc, floor, bal, auc
+
+
+def _scores(clf: Any, x: Any, n_classes: int) -> np.ndarray:
+    """The classifier's probabilities as an ``(n, n_classes)`` matrix over every class code
+    (a class the tree never saw scores 0)."""
+    proba = clf.predict_proba(x)
+    out = np.zeros((proba.shape[0], n_classes))
+    out[:, np.asarray(clf.classes_, dtype=np.int64)] = proba
+    return out
+
+
+def _ranking(yt: np.ndarray, pred: np.ndarray, scores: np.ndarray, n_classes: int) -> tuple[float, float]:
+    """(balanced accuracy, ROC AUC) on class codes; binary AUC scores the test split's rarer
+    class (dpkit.evaluate.metrics conventions); NaN where undefined."""
+    from dpkit.evaluate.metrics import balanced_accuracy, default_positive, roc_auc
+
+    classes = list(range(n_classes))
+    positive = default_positive(yt.tolist(), classes) if n_classes == 2 else None
+    auc = roc_auc(yt, scores, classes, positive=positive)
+    # labels as strings: scikit-learn cannot type an object array of numbers
+    return balanced_accuracy(yt.astype(str), pred.astype(str)), (math.nan if auc is None else auc)
 
 
 def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] | None = None) -> dict[str, float]:
     """Run one release + evaluation; ``params``: data, schema, [test], [target], epsilon,
     levels, algorithm, allocation, selection_share, selector, grid, min_samples_leaf.
 
-    Returns accuracy, baseline_accuracy, floor_accuracy, epsilon_spent, released_records
-    (noisy) and cells (size of the released table's domain).
+    Returns accuracy, balanced_accuracy, roc_auc (of the tree's probabilities; binary: the
+    test split's rarer class), their ``baseline_`` twins, floor_accuracy, epsilon_spent,
+    released_records (noisy) and cells (size of the released table's domain).
     """
     from dpkit.release import DEFAULT_ALGORITHM, OPTIONS, make_model
 
@@ -154,16 +181,25 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     sizes = cut.shape()
     yt = test_t.columns[target]
     msl = int(p["min_samples_leaf"])
+    n_classes = len(rel.class_labels)
     if rel.counts.size:
         x_train = _one_hot([rel.cells[:, j] for j in range(len(sizes))], sizes)
         clf = _tree(derive_seed(rng), msl, float(rel.counts.sum())).fit(x_train, rel.cells[:, -1], sample_weight=rel.counts.astype(float))
-        pred = clf.predict(_one_hot(cut.codes(test_t.columns), sizes))
+        x_test = _one_hot(cut.codes(test_t.columns), sizes)
+        pred = clf.predict(x_test)
+        scores = _scores(clf, x_test, n_classes)
     else:  # nothing released: predict the first class
         pred = np.zeros_like(yt)
-    base, floor = _baseline(str(p["data"]), test, str(p["schema"]), target, split_seed, msl)
+        scores = np.full((yt.size, n_classes), 1.0 / n_classes)
+    base, floor, base_bal, base_auc = _baseline(str(p["data"]), test, str(p["schema"]), target, split_seed, msl)
+    bal, auc = _ranking(yt, pred, scores, n_classes)
     return {
         "accuracy": float(np.mean(pred == yt)),
+        "balanced_accuracy": bal,
+        "roc_auc": auc,
         "baseline_accuracy": base,
+        "baseline_balanced_accuracy": base_bal,
+        "baseline_roc_auc": base_auc,
         "floor_accuracy": floor,
         "epsilon_spent": acc.spent,
         "released_records": float(rel.n_records),
