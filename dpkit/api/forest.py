@@ -169,7 +169,8 @@ def forest(
     target : str, optional
         The class column (default: the schema's target).
     trees, depth : int, optional
-        Number of trees t and maximum depth d (defaults: DiffPRFs' 25 and 5).
+        Number of trees t and maximum depth d (default: both chosen from noisy class counts,
+        5 % of ε — :func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
     columns : list of str, optional
         The predictors (default: every non-ignored schema column but the target).
     seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
@@ -236,7 +237,9 @@ def forest(
                       **estimator.get_params(), "config": config}
         model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
         release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
-                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t)}
+                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
+                   # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given
+                   "shape": estimator.shape_}
         report = run.report(parameters, release)
         # the model file says what the report says (issue 24 item 5): a plain-seed model is
         # marked "model: none", as every output of a run that is not private

@@ -42,9 +42,10 @@ def command() -> None:
               help="Schema/taxonomy YAML: the public domains of every column.")
 @click.option("--target", default=None, help="The class column [default: the schema's target].")
 @click.option("--trees", type=click.IntRange(1, 10000), default=None,
-              help="Number of trees t [default: 25].")
+              help="Number of trees t [default: auto — sized with --depth from noisy class counts (5% of epsilon)].")
 @click.option("--depth", type=click.IntRange(0, 30), default=None,
-              help="Maximum depth d of every tree (d+1 levels share a tree's ε) [default: 5].")
+              help="Maximum depth d of every tree (d+1 levels share a tree's ε) [default: auto, 1-6, from the "
+                   "noisy count of the rarest class].")
 @click.option("--features-per-node", default=None, metavar="F",
               help="Attributes drawn at random per node: an integer, 'sqrt' (⌊√|F|⌋) or 'all' [default: sqrt].")
 @click.option("--utility", type=click.Choice(UTILITY_CHOICES), default=None,

@@ -76,6 +76,38 @@ from dpkit.privacy import (
 UTILITIES = ("info-gain", "max", "gini")
 SAMPLINGS = ("disjoint", "none")
 _INV_LN2 = 1.0 / math.log(2)
+AUTO = "auto"
+#: the automatic shape (issue 25; docs/forest.md, "The forest's shape"): the share of ε spent
+#: on the noisy class counts, the trees it starts from and the bounds it stays in, and the
+#: signal-to-noise R the rarest class must keep in an average leaf
+SHAPE_SHARE = 0.05
+SHAPE_TREES, SHAPE_MAX_TREES, SHAPE_MAX_DEPTH = 5, 25, 6
+SHAPE_RATIO = 10.0
+
+
+def plan_shape(rarest: float, epsilon: float, trees: int | None = None, depth: int | None = None) -> tuple[int, int]:
+    """The forest's (trees, depth) from the noisy count of its rarest class (public).
+
+    A tree of depth d over t disjoint parts leaves about m/(t·2^d) records of the rarest class
+    (m of them) in a leaf, against count noise of standard deviation about σ_d = √2·(d+1)/ε
+    (ε split over d+1 levels). The depth is the largest d ≤ 6 with m/(t·2^d) ≥ R·σ_d at t = 5
+    trees; if even d = 1 fails, fewer trees (down to one stump); if d reaches 6 with room to
+    spare, more trees (up to 25). R = 10 was chosen on Adult and Adult with 5 % positives
+    (docs/results/imbalanced.md). ``trees``/``depth`` given by the user are kept.
+    """
+    def fits(t: int, d: int) -> bool:
+        return rarest / (t * 2.0**d) >= SHAPE_RATIO * math.sqrt(2) * (d + 1) / epsilon
+
+    t0 = trees or SHAPE_TREES
+    if depth is None:
+        depth = max((d for d in range(1, SHAPE_MAX_DEPTH + 1) if fits(t0, d)), default=1)
+    if trees is None:
+        if fits(t0, depth):
+            trees = max(t for t in range(t0, SHAPE_MAX_TREES + 1) if fits(t, depth)) if depth == SHAPE_MAX_DEPTH \
+                else t0
+        else:
+            trees = max((t for t in range(1, t0) if fits(t, depth)), default=1)
+    return int(trees), int(depth)
 
 
 # --------------------------------------------------------------------------- utilities
@@ -121,7 +153,9 @@ class DiffPRFs:
 
     Parameters are stored as given (scikit-learn style) and checked by :meth:`fit`.
 
-    epsilon: total ε of the forest. n_trees, max_depth: forest shape (the paper's t, d).
+    epsilon: total ε of the forest. n_trees, max_depth: forest shape (the paper's t, d), each
+    an integer or ``"auto"`` (default): chosen from noisy class counts (:func:`plan_shape`,
+    5 % of ε; the trees get the rest).
     features_per_node: attributes drawn per node (int, ``"sqrt"`` = ⌊√|F|⌋ as in the paper,
     or ``"all"``). utility: ``"info-gain"``, ``"max"`` or ``"gini"``. sampling:
     ``"disjoint"`` or ``"none"`` (see the module docstring: no bootstrap). size_share: the
@@ -136,8 +170,8 @@ class DiffPRFs:
     def __init__(
         self,
         epsilon: float,
-        n_trees: int = 25,
-        max_depth: int = 5,
+        n_trees: int | str = AUTO,
+        max_depth: int | str = AUTO,
         features_per_node: int | str = "sqrt",
         utility: str = "max",
         sampling: str = "disjoint",
@@ -158,9 +192,11 @@ class DiffPRFs:
     def _validate(self, n_features: int) -> int:
         for name, lo in (("n_trees", 1), ("max_depth", 0)):
             v = getattr(self, name)
+            if v == AUTO:
+                continue
             if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < lo:
-                raise DpkitUsageError(f"{name} must be an integer >= {lo}, got {v!r}")
-        if self.max_depth > 30:
+                raise DpkitUsageError(f"{name} must be an integer >= {lo} or 'auto', got {v!r}")
+        if self.max_depth != AUTO and self.max_depth > 30:
             raise DpkitUsageError(f"max_depth={self.max_depth} is too deep (at most 30)")
         if self.utility not in UTILITIES:
             raise DpkitUsageError(f"utility must be one of {', '.join(UTILITIES)}, got {self.utility!r}")
@@ -214,7 +250,8 @@ class DiffPRFs:
             raise DpkitUsageError(f"{frame.source}: the table was encoded without column(s) "
                                   f"{', '.join(map(repr, absent))}")
 
-        t = int(self.n_trees)
+        t, depth, eps = self._shape(frame, target, len(classes), eps, accountant, rng)
+        self.n_trees_, self.max_depth_ = t, depth
         if self.sampling == "disjoint":
             # Each record goes to one tree by a keyed hash of its position in the input: for
             # anyone without the key (drawn here, never released) the trees are independent
@@ -251,9 +288,33 @@ class DiffPRFs:
         )
         return self
 
+    def _shape(self, frame: Frame, target: str, n_classes: int, eps: float, accountant: Accountant,
+               rng: np.random.Generator) -> tuple[int, int, float]:
+        """(trees, depth, ε left for the trees). ``auto`` spends :data:`SHAPE_SHARE`·ε on the
+        noisy class counts (one record changes one count by 1: Δ = 1) and sizes the forest on
+        the rarest (:func:`plan_shape`); explicit integers spend nothing here."""
+        auto_t, auto_d = self.n_trees == AUTO, self.max_depth == AUTO
+        self.shape_: dict[str, Any] = {"trees": "auto" if auto_t else int(self.n_trees),
+                                       "depth": "auto" if auto_d else int(self.max_depth)}
+        if not (auto_t or auto_d):
+            return int(self.n_trees), int(self.max_depth), eps
+        eps_n = SHAPE_SHARE * eps
+        exact = frame.counts([Col(target)], (n_classes,))
+        noisy = discrete_laplace(exact, epsilon=eps_n, rng=rng, accountant=accountant, step="noisy class counts")
+        rest = eps - eps_n
+        # under sampling="none" each tree gets rest/t: plan with the per-tree ε of t = 5
+        per_tree = rest if self.sampling == "disjoint" else rest / (SHAPE_TREES if auto_t else int(self.n_trees))
+        t, d = plan_shape(float(max(int(np.min(noisy)), 1)), per_tree, None if auto_t else int(self.n_trees),
+                          None if auto_d else int(self.max_depth))
+        self.shape_.update(noisy_class_counts=[int(v) for v in noisy], epsilon_n=eps_n, resolved=[t, d])
+        return t, d, rest
+
     def get_params(self) -> dict[str, Any]:
+        trees = getattr(self, "n_trees_", self.n_trees)
+        depth = getattr(self, "max_depth_", self.max_depth)
         return {
-            "epsilon": float(self.epsilon), "trees": int(self.n_trees), "depth": int(self.max_depth),
+            "epsilon": float(self.epsilon), "trees": trees if trees == AUTO else int(trees),
+            "depth": depth if depth == AUTO else int(depth),
             "features_per_node": self.features_per_node, "utility": self.utility,
             "sampling": self.sampling, "size_share": float(self.size_share),
             "leaf_factor": float(self.leaf_factor),
@@ -478,7 +539,7 @@ class _Growth:
         self.n_classes = n_classes
         self.f_per_node = f_per_node
         self.rng = rng
-        self.depth = int(forest.max_depth)
+        self.depth = int(getattr(forest, "max_depth_", forest.max_depth))
         self.trees = [_Tree(no, eps, acc, first_spend=len(acc.spends)) for no, eps, acc in trees]
 
     # ------------------------------------------------------------------ per-tree budgets

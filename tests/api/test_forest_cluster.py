@@ -49,8 +49,11 @@ def test_forest_defaults_live_in_the_estimator() -> None:
 
     small = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(400)
     f = dpkit.forest(small, schema=SCHEMA, epsilon=1.0, seed=1)
-    assert f.report["parameters"]["trees"] == DiffPRFs(epsilon=1).n_trees == 25
-    assert f.report["parameters"]["depth"] == DiffPRFs(epsilon=1).max_depth
+    # the default shape is the estimator's "auto": resolved from noisy class counts, reported
+    assert DiffPRFs(epsilon=1).n_trees == DiffPRFs(epsilon=1).max_depth == "auto"
+    shape = f.report["release"]["shape"]
+    assert shape["trees"] == shape["depth"] == "auto" and len(shape["noisy_class_counts"]) == 2
+    assert [f.report["parameters"]["trees"], f.report["parameters"]["depth"]] == shape["resolved"]
     with pytest.raises(dpkit.DpkitUsageError, match="unknown option") as info:
         dpkit.forest(small, schema=SCHEMA, epsilon=1.0, tree=3)
     assert info.value.param == "tree"
