@@ -16,7 +16,7 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced \
         reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
+	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -75,6 +76,9 @@ bench-scale: $(STAMP_DEV)
 
 bench-robust: $(STAMP_DEV)
 	$(PY) -m bench.bench_robust --tune
+
+bench-imbalanced: $(STAMP_DEV)
+	$(PY) -m bench.bench_imbalanced --runs 5
 
 bench-spark: $(STAMP_DEV)
 	$(PY) -m bench.bench_spark
