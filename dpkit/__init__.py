@@ -43,6 +43,8 @@ _EXPORTS = {
     "DpkitWarning": "dpkit.errors",
     "PrivacyLeakWarning": "dpkit.errors",
     "Ledger": "dpkit.ledger",
+    "LedgerError": "dpkit.ledger",
+    "BudgetExceeded": "dpkit.ledger",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -69,6 +71,8 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "DpkitWarning",
     "PrivacyLeakWarning",
     "Ledger",
+    "LedgerError",
+    "BudgetExceeded",
 ]
 
 if TYPE_CHECKING:
@@ -87,7 +91,7 @@ if TYPE_CHECKING:
         PrivacyLeakWarning,
         SchemaError,
     )
-    from dpkit.ledger import Ledger
+    from dpkit.ledger import BudgetExceeded, Ledger, LedgerError
 
 
 def __getattr__(name: str) -> Any:

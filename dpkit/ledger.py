@@ -46,7 +46,9 @@ from dpkit.errors import DataError, DpkitError, DpkitUsageError
 TOLERANCE = 1e-9
 #: how long a run waits for another run's reservation transaction (cron jobs overlapping).
 BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: reservation groups (budget run, Ledger.reserve as a context), refusals
+#: the environment variable naming the reservation a run draws from: "<id>@<ledger path>"
+RESERVATION_ENV = "DPKIT_RESERVATION"
 
 #: run statuses and whether/which ε they count against the cap
 RESERVED = "reserved"  # in flight, or the process died: the whole reservation counts
@@ -83,9 +85,35 @@ CREATE TABLE IF NOT EXISTS runs (
     report TEXT,
     reason TEXT,
     pid INTEGER,
-    host TEXT
+    host TEXT,
+    group_id INTEGER REFERENCES groups(id)
 );
 CREATE INDEX IF NOT EXISTS runs_dataset ON runs(dataset_id);
+"""
+
+#: added in schema version 2 (a version-1 ledger is migrated on first open, in place)
+_DDL_V2 = """
+CREATE TABLE IF NOT EXISTS groups (
+    id INTEGER PRIMARY KEY,
+    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+    command TEXT NOT NULL,
+    epsilon_reserved REAL NOT NULL CHECK (epsilon_reserved > 0),
+    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+    started TEXT NOT NULL,
+    finished TEXT,
+    reason TEXT,
+    pid INTEGER,
+    pid_start TEXT,
+    host TEXT
+);
+CREATE TABLE IF NOT EXISTS refusals (
+    id INTEGER PRIMARY KEY,
+    dataset TEXT,
+    at TEXT NOT NULL,
+    command TEXT NOT NULL,
+    epsilon REAL,
+    reason TEXT NOT NULL
+);
 """
 
 #: ε a run counts against its data set's cap, by status (SQL, used in every sum)
@@ -97,6 +125,11 @@ _COUNTED = """CASE status
 
 class LedgerError(DpkitError):
     """The ledger refuses a run or a command (exit 1): over the cap, unregistered data, ..."""
+
+
+class BudgetExceeded(LedgerError):
+    """A run or a reservation would pass a data set's cap (or its reservation's ε): refused
+    before anything is read or run, and recorded in the ledger's refusals."""
 
 
 def _now() -> str:
@@ -227,7 +260,7 @@ class Ledger:
                 # process holds the file (concurrent `budget init`s on a new ledger)
                 _retry_locked(lambda: con.execute("PRAGMA journal_mode = WAL"))
                 con.execute("BEGIN IMMEDIATE")
-                for stmt in _DDL.split(";"):
+                for stmt in (_DDL_V2 + _DDL).split(";"):
                     if stmt.strip():
                         con.execute(stmt)
                 con.execute(
@@ -235,8 +268,8 @@ class Ledger:
                     (str(SCHEMA_VERSION),),
                 )
                 con.execute("COMMIT")
-            else:
-                self._check_is_ledger(con)
+            if self._check_is_ledger(con) < SCHEMA_VERSION:
+                self._migrate(con)
             con.execute("PRAGMA foreign_keys = ON")
             yield con
         except sqlite3.DatabaseError as exc:
@@ -247,7 +280,7 @@ class Ledger:
         finally:
             con.close()
 
-    def _check_is_ledger(self, con: sqlite3.Connection) -> None:
+    def _check_is_ledger(self, con: sqlite3.Connection) -> int:
         try:
             row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError:
@@ -258,6 +291,28 @@ class Ledger:
             )
         if int(row[0]) > SCHEMA_VERSION:
             raise LedgerError(f"ledger {self.path} was written by a newer dpkit; upgrade dpkit")
+        return int(row[0])
+
+    @staticmethod
+    def _migrate(con: sqlite3.Connection) -> None:
+        """Version 1 → 2, in one write transaction (a concurrent opener waits, then finds 2):
+        the reservation groups and refusals tables and the runs' ``group_id``. Every v1 row
+        keeps its meaning (a run outside any group)."""
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            (version,) = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if int(version) < 2:
+                for stmt in _DDL_V2.split(";"):
+                    if stmt.strip():
+                        con.execute(stmt)
+                columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+                if "group_id" not in columns:
+                    con.execute("ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES groups(id)")
+                con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -274,11 +329,14 @@ class Ledger:
 
     # ------------------------------------------------------------------ data sets
 
-    def register(self, data_path: str | Path, name: str, cap: Any = None, *, append: bool = False) -> str:
+    def register(self, data_path: str | Path, name: str, cap: Any = None, *, append: bool = False,
+                 exist_ok: bool = False) -> str:
         """Register the data file ``data_path`` as data set ``name`` with total ε ``cap``.
 
         With ``append``, the file is another version of an existing data set and shares its
-        cap and its spending (e.g. tonight's export of the same table). Returns the name.
+        cap and its spending (e.g. tonight's export of the same table). With ``exist_ok``, a
+        file already registered as ``name`` with the same cap is not an error (nothing
+        changes: a setup script may run every night); another cap is. Returns the name.
         """
         name = str(name).strip()
         if not name:
@@ -286,8 +344,13 @@ class Ledger:
         digest = fingerprint(data_path)
         with self._write() as con:
             row = con.execute(
-                "SELECT d.name FROM fingerprints f JOIN datasets d ON d.id = f.dataset_id "
+                "SELECT d.name, d.cap FROM fingerprints f JOIN datasets d ON d.id = f.dataset_id "
                 "WHERE f.sha256 = ?", (digest,)).fetchone()
+            if row is not None and exist_ok and row[0] == name:
+                if cap is not None and not math.isclose(_check_cap(cap), float(row[1])):
+                    raise LedgerError(f"data set {name!r} already exists in {self.path} with cap {float(row[1]):g}, "
+                                      f"not {_check_cap(cap):g}; a cap is never changed", param="cap")
+                return name
             if row is not None:
                 raise LedgerError(
                     f"{data_path}: this file is already registered as data set {row[0]!r} "
@@ -303,6 +366,13 @@ class Ledger:
                         param="cap")
                 ds_id = existing[0]
             else:
+                if existing is not None and exist_ok:
+                    if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
+                        raise LedgerError(f"data set {name!r} already exists in {self.path} with cap "
+                                          f"{existing[1]:g}, not {_check_cap(cap):g}; a cap is never changed",
+                                          param="cap")
+                    raise LedgerError(f"data set {name!r} exists in {self.path} but {data_path} is not one of its "
+                                      "versions; append it as a new version", param="append")
                 if existing is not None:
                     raise LedgerError(
                         f"data set {name!r} already exists in {self.path}; append a new version of "
@@ -334,42 +404,188 @@ class Ledger:
 
     @staticmethod
     def _used(con: sqlite3.Connection, dataset_id: int) -> float:
+        """ε counted against the cap: every run (by status) plus what open reservations hold
+        beyond the runs already drawn from them."""
         (used,) = con.execute(
             f"SELECT COALESCE(SUM({_COUNTED}), 0.0) FROM runs WHERE dataset_id = ?", (dataset_id,)
         ).fetchone()
-        return float(used)
+        return float(used) + Ledger._held(con, dataset_id)
 
-    def _refuse(self, name: str, epsilon: float, cap: float, used: float) -> LedgerError:
-        return LedgerError(
-            f"privacy budget of data set {name!r} exceeded: this run asks epsilon={epsilon:g}, "
-            f"remaining {max(cap - used, 0.0):.6g} of cap {cap:g} (ledger {self.path}); "
-            f"nothing was run"
-        )
+    @staticmethod
+    def _held(con: sqlite3.Connection, dataset_id: int) -> float:
+        (held,) = con.execute(
+            f"""SELECT COALESCE(SUM(MAX(g.epsilon_reserved - COALESCE(
+                    (SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
+                FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
+        return float(held)
+
+    def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "") -> LedgerError:
+        reason = (f"privacy budget of data set {name!r} exceeded: {command or 'this run'} asks epsilon={epsilon:g}, "
+                  f"remaining {max(cap - used, 0.0):.6g} of cap {cap:g} (ledger {self.path}); nothing was run")
+        self._record_refusal(name, command, epsilon, reason)
+        return BudgetExceeded(reason)
+
+    def _record_refusal(self, dataset: str | None, command: str, epsilon: float | None, reason: str) -> None:
+        """Keep a refused attempt for ``budget history`` (its own short transaction: the
+        refused one was rolled back). A ledger that cannot be written is not a reason to
+        hide the refusal itself, so a failure here is ignored."""
+        with contextlib.suppress(LedgerError, sqlite3.Error):
+            with self._write() as con:
+                con.execute("INSERT INTO refusals(dataset, at, command, epsilon, reason) VALUES (?, ?, ?, ?, ?)",
+                            (dataset, _now(), command or "?", epsilon, reason))
+
+    # ------------------------------------------------------------------ reservations (groups)
+
+    def _reclaim(self, con: sqlite3.Connection) -> None:
+        """Close the open reservations of this host whose holder process is gone (a
+        ``budget run`` killed with SIGKILL): what they held beyond their runs comes back."""
+        host = socket.gethostname()
+        for gid, pid, start in con.execute(
+                "SELECT id, pid, pid_start FROM groups WHERE status = 'open' AND host = ?", (host,)).fetchall():
+            if pid is not None and not _alive(int(pid), start):
+                con.execute("UPDATE groups SET status = 'closed', finished = ?, reason = ? WHERE id = ?",
+                            (_now(), f"holder process {pid} ended without closing it", gid))
+
+    def reclaim(self) -> None:
+        """Close the reservations whose holder died (see :meth:`_reclaim`)."""
+        with contextlib.suppress(LedgerError):  # a read-only ledger: nothing to reclaim here
+            with self._write() as con:
+                self._reclaim(con)
+
+    def _dataset_named(self, con: sqlite3.Connection, name: str | None) -> tuple[int, str, float]:
+        if name is None:
+            rows = con.execute("SELECT id, name, cap FROM datasets ORDER BY id").fetchall()
+            if len(rows) != 1:
+                raise LedgerError(f"ledger {self.path} has {len(rows)} data sets; name one (name=)", param="name")
+            return int(rows[0][0]), str(rows[0][1]), float(rows[0][2])
+        row = con.execute("SELECT id, name, cap FROM datasets WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise LedgerError(f"no data set named {name!r} in {self.path}", param="name")
+        return int(row[0]), str(row[1]), float(row[2])
+
+    def open_group(self, epsilon: float, *, name: str | None = None, command: str = "",
+                   pid: int | None = None) -> Group:
+        """Reserve ``epsilon`` of data set ``name`` (the only one when None) for a group of
+        runs, in one transaction, or refuse (:class:`BudgetExceeded`, recorded). Runs that
+        name the group (``$DPKIT_RESERVATION``) draw from it; :meth:`close_group` returns the
+        rest. ``pid``: the process holding it (default this one); if it dies without closing,
+        the next access to the ledger closes it."""
+        epsilon = float(epsilon)
+        if not math.isfinite(epsilon) or epsilon <= 0:
+            raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
+        pid = os.getpid() if pid is None else int(pid)
+        refused = None
+        with self._write() as con:
+            self._reclaim(con)
+            ds_id, ds_name, cap = self._dataset_named(con, name)
+            used = self._used(con, ds_id)
+            if _fits(used, epsilon, cap):
+                gid = con.execute(
+                    "INSERT INTO groups(dataset_id, command, epsilon_reserved, status, started, pid, pid_start, host) "
+                    "VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
+                    (ds_id, command or "reservation", epsilon, _now(), pid, _start_time(pid), socket.gethostname()),
+                ).lastrowid
+            else:
+                refused = (ds_name, cap, used)
+        if refused is not None:
+            raise self._refuse(refused[0], epsilon, refused[1], refused[2], command or "this reservation")
+        return Group(int(gid), ds_name, epsilon, str(self.path))
+
+    def close_group(self, group: Group, reason: str = "") -> None:
+        """Close the reservation: its runs keep what they counted, the rest is released."""
+        with self._write() as con:
+            con.execute("UPDATE groups SET status = 'closed', finished = ?, reason = ? WHERE id = ? AND status = 'open'",
+                        (_now(), reason or None, group.id))
+
+    def _group_room(self, con: sqlite3.Connection, group_id: int, ds_id: int) -> float:
+        row = con.execute("SELECT dataset_id, epsilon_reserved, status FROM groups WHERE id = ?", (group_id,)).fetchone()
+        if row is None or int(row[0]) != ds_id:
+            raise LedgerError(f"reservation {group_id} of ledger {self.path} is not a reservation of this data set "
+                              f"(${RESERVATION_ENV})")
+        if row[2] != "open":
+            raise BudgetExceeded(f"reservation {group_id} of ledger {self.path} is closed; nothing was run")
+        (drawn,) = con.execute(f"SELECT COALESCE(SUM({_COUNTED}), 0.0) FROM runs WHERE group_id = ?",
+                               (group_id,)).fetchone()
+        return float(row[1]) - float(drawn)
+
+    def _active_group(self) -> int | None:
+        """The reservation this process draws from: ``$DPKIT_RESERVATION`` when it names
+        this ledger."""
+        value = os.environ.get(RESERVATION_ENV, "")
+        gid, _, path = value.partition("@")
+        if not gid or not path:
+            return None
+        try:
+            same = os.path.samefile(path, self.path)
+        except OSError:
+            same = False
+        return int(gid) if same and gid.isdigit() else None
 
     # ------------------------------------------------------------------ runs
 
-    def check(self, *, data_path: str | Path, epsilon: float) -> str:
-        """Read-only pre-check: the data set is registered and ``epsilon`` fits. Returns its
-        fingerprint. Raises :class:`LedgerError` otherwise (before the data is parsed)."""
+    def check(self, *, data_path: str | Path, epsilon: float, command: str = "") -> str:
+        """Read-only pre-check: the data set is registered and ``epsilon`` fits (in the
+        reservation of ``$DPKIT_RESERVATION`` when one is active). Returns its fingerprint.
+        Raises :class:`LedgerError` / :class:`BudgetExceeded` otherwise (before the data is
+        parsed; a refusal is recorded)."""
         digest = fingerprint(data_path)
+        group = self._active_group()
         with self._connect() as con:
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
-            used = self._used(con, ds_id)
-        if not _fits(used, epsilon, cap):
-            raise self._refuse(name, epsilon, cap, used)
+            if group is not None:
+                room = self._group_room(con, group, ds_id)
+            else:
+                used = self._used(con, ds_id)
+        if group is not None:
+            if not _fits(0.0, epsilon, room):
+                raise self._refuse_group(name, group, epsilon, room, command)
+        elif not _fits(used, epsilon, cap):
+            raise self._refuse(name, epsilon, cap, used, command)
         return digest
+
+    def _refuse_group(self, name: str, group: int, epsilon: float, room: float, command: str) -> BudgetExceeded:
+        reason = (f"reservation {group} on data set {name!r} exceeded: {command or 'this run'} asks epsilon={epsilon:g}, "
+                  f"the reservation has {max(room, 0.0):.6g} left (ledger {self.path}); nothing was run")
+        self._record_refusal(name, command, epsilon, reason)
+        return BudgetExceeded(reason)
+
+    def remaining(self, name: str | None = None) -> float:
+        """ε that can still be reserved on data set ``name`` (the only one when None)."""
+        with self._write() as con:
+            self._reclaim(con)
+            ds_id, _, cap = self._dataset_named(con, name)
+            return max(cap - self._used(con, ds_id), 0.0)
 
     def reserve(
         self,
+        epsilon: float | None = None,
         *,
-        data_path: str | Path,
-        command: str,
-        epsilon: float,
+        name: str | None = None,
+        data_path: str | Path | None = None,
+        command: str = "",
         outputs: Sequence[str] = (),
         report: str | None = None,
         digest: str | None = None,
-    ) -> Entry:
-        """Reserve ``epsilon`` on the data set of ``data_path`` in one transaction, or refuse."""
+    ) -> Any:
+        """Reserve ε ahead of the runs that will spend it.
+
+        ``with ledger.reserve(epsilon, name=...) as group:`` — a reservation for a group of
+        runs (all or nothing: refused as a whole with :class:`BudgetExceeded` when it does not
+        fit); every dpkit call with ``ledger=`` this ledger inside the block draws from it,
+        and leaving the block, however it is left, returns what they did not spend.
+
+        With ``data_path`` (what each private run does, :class:`dpkit.run.PrivateRun`): reserve
+        ``epsilon`` for one run on that file's data set in one transaction, or refuse.
+        """
+        if data_path is None:
+            if epsilon is None:
+                raise DpkitUsageError("epsilon is required", param="epsilon")
+            return Reservation(self, float(epsilon), name, command or "reservation")
+        return self._reserve_run(data_path=data_path, command=command, epsilon=epsilon, outputs=outputs,
+                                 report=report, digest=digest)
+
+    def _reserve_run(self, *, data_path: str | Path, command: str, epsilon: Any, outputs: Sequence[str],
+                     report: str | None, digest: str | None) -> Entry:
         epsilon = float(epsilon)
         if not math.isfinite(epsilon) or epsilon <= 0:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}")
@@ -379,17 +595,30 @@ class Ledger:
             report = next((o for o in outs if o.endswith(".json") and "report" in os.path.basename(o)), None)
         elif report != "-":
             report = os.path.realpath(report)
+        group = self._active_group()
+        refused = None
         with self._write() as con:
+            self._reclaim(con)
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
-            used = self._used(con, ds_id)
-            if not _fits(used, epsilon, cap):
-                raise self._refuse(name, epsilon, cap, used)
-            run_id = con.execute(
-                "INSERT INTO runs(dataset_id, command, epsilon_reserved, status, started, "
-                "data_path, outputs, report, pid, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (ds_id, command, epsilon, RESERVED, _now(), os.path.realpath(data_path),
-                 json.dumps(outs), report, os.getpid(), socket.gethostname()),
-            ).lastrowid
+            if group is not None:
+                room = self._group_room(con, group, ds_id)
+                if not _fits(0.0, epsilon, room):
+                    refused = ("group", room)
+            else:
+                used = self._used(con, ds_id)
+                if not _fits(used, epsilon, cap):
+                    refused = ("cap", used)
+            if refused is None:
+                run_id = con.execute(
+                    "INSERT INTO runs(dataset_id, command, epsilon_reserved, status, started, "
+                    "data_path, outputs, report, pid, host, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (ds_id, command, epsilon, RESERVED, _now(), os.path.realpath(data_path),
+                     json.dumps(outs), report, os.getpid(), socket.gethostname(), group),
+                ).lastrowid
+        if refused is not None:
+            if refused[0] == "group":
+                raise self._refuse_group(name, int(group), epsilon, refused[1], command)  # type: ignore[arg-type]
+            raise self._refuse(name, epsilon, cap, refused[1], command)
         return Entry(int(run_id), name, epsilon)
 
     def _finish(self, entry: Entry, status: str, spent: float | None, reason: str | None) -> None:
@@ -434,41 +663,130 @@ class Ledger:
 
     def status(self) -> list[DatasetStatus]:
         """Cap, spent, reserved and remaining ε of every data set."""
+        self.reclaim()
         with self._connect() as con:
             rows = con.execute(
-                f"""SELECT d.name, d.cap,
+                f"""SELECT d.id, d.name, d.cap,
                     COALESCE(SUM(CASE WHEN r.status != 'reserved' THEN {_COUNTED} END), 0.0),
                     COALESCE(SUM(CASE WHEN r.status = 'reserved' THEN r.epsilon_reserved END), 0.0),
                     COUNT(r.id)
                 FROM datasets d LEFT JOIN runs r ON r.dataset_id = d.id
                 GROUP BY d.id ORDER BY d.name"""
             ).fetchall()
+            # an open reservation's unspent part counts as reserved
+            held = {int(i): self._held(con, int(i)) for i, *_ in rows}
         return [
-            DatasetStatus(n, cap, spent, res, max(cap - spent - res, 0.0), int(k))
-            for n, cap, spent, res, k in rows
+            DatasetStatus(n, cap, spent, res + held[i], max(cap - spent - res - held[i], 0.0), int(k))
+            for i, n, cap, spent, res, k in rows
         ]
 
     def history(self, name: str | None = None) -> list[dict[str, Any]]:
         """Every run, oldest first (optionally of one data set)."""
+        self.reclaim()
         with self._connect() as con:
             if name is not None and con.execute(
                     "SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is None:
                 raise LedgerError(f"no data set named {name!r} in {self.path}")
             rows = con.execute(
                 f"""SELECT r.id, d.name, r.started, r.finished, r.command, r.epsilon_reserved,
-                    r.epsilon_spent, {_COUNTED}, r.status, r.outputs, r.report, r.reason, r.pid
+                    r.epsilon_spent, {_COUNTED}, r.status, r.outputs, r.report, r.reason, r.pid, r.group_id
                 FROM runs r JOIN datasets d ON d.id = r.dataset_id
                 WHERE (? IS NULL OR d.name = ?) ORDER BY r.id""",
                 (name, name),
             ).fetchall()
         keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved",
-                "epsilon_spent", "epsilon_counted", "status", "outputs", "report", "reason", "pid")
+                "epsilon_spent", "epsilon_counted", "status", "outputs", "report", "reason", "pid", "group")
         out = []
         for row in rows:
             d = dict(zip(keys, row, strict=True))
             d["outputs"] = json.loads(d["outputs"])
             out.append(d)
         return out
+
+    def reservations(self, name: str | None = None) -> list[dict[str, Any]]:
+        """Every reservation group (``budget run``, ``with ledger.reserve(...)``), oldest first:
+        its command, ε reserved, ε its runs counted, status and, when closed, why."""
+        with self._connect() as con:
+            rows = con.execute(
+                f"""SELECT g.id, d.name, g.started, g.finished, g.command, g.epsilon_reserved,
+                    COALESCE((SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0),
+                    g.status, g.reason, g.pid
+                FROM groups g JOIN datasets d ON d.id = g.dataset_id
+                WHERE (? IS NULL OR d.name = ?) ORDER BY g.id""", (name, name)).fetchall()
+        keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved", "epsilon_counted",
+                "status", "reason", "pid")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def refusals(self, name: str | None = None) -> list[dict[str, Any]]:
+        """Every refused attempt, oldest first: when, command, ε asked, why."""
+        with self._connect() as con:
+            rows = con.execute("SELECT id, dataset, at, command, epsilon, reason FROM refusals "
+                               "WHERE (? IS NULL OR dataset = ?) ORDER BY id", (name, name)).fetchall()
+        keys = ("id", "dataset", "at", "command", "epsilon", "reason")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+@dataclass(frozen=True)
+class Group:
+    """An open reservation (:meth:`Ledger.open_group`)."""
+
+    id: int
+    dataset: str
+    epsilon: float
+    ledger: str
+
+    @property
+    def env(self) -> str:
+        """The value of ``$DPKIT_RESERVATION`` that makes runs draw from it."""
+        return f"{self.id}@{os.path.realpath(self.ledger)}"
+
+
+class Reservation:
+    """``with ledger.reserve(epsilon, name=...) as group:`` — opens the group on entry (or
+    refuses), makes this process's runs draw from it, and closes it on exit."""
+
+    def __init__(self, ledger: Ledger, epsilon: float, name: str | None, command: str) -> None:
+        self.ledger, self.epsilon, self.name, self.command = ledger, epsilon, name, command
+        self.group: Group | None = None
+        self._previous: str | None = None
+
+    def __enter__(self) -> Group:
+        self.group = self.ledger.open_group(self.epsilon, name=self.name, command=self.command)
+        self._previous = os.environ.get(RESERVATION_ENV)
+        os.environ[RESERVATION_ENV] = self.group.env
+        return self.group
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+        if self._previous is None:
+            os.environ.pop(RESERVATION_ENV, None)
+        else:
+            os.environ[RESERVATION_ENV] = self._previous
+        if self.group is not None:
+            self.ledger.close_group(self.group, "" if exc_type is None else f"ended by {exc_type.__name__}")
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (Linux: /proc/PID/stat field 22), to tell a live holder from a
+    new process that reuses its pid; None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode(errors="replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    if start is not None:
+        now = _start_time(pid)
+        return now is None or now == start
+    return True
 
 
 def _retry_locked(action: Any, timeout: float = BUSY_TIMEOUT_S) -> Any:

@@ -158,7 +158,8 @@ class PrivateRun:
             if not self.data_path:
                 raise DpkitUsageError(f"ledger: '{command}' has no data to account", param="ledger")
             self._ledger = Ledger(self.ledger_path)
-            self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon)
+            self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon,
+                                                   command=command)
         self.rng = self._make_rng(identity or {})
 
     def _make_rng(self, identity: dict[str, Any]) -> Any:

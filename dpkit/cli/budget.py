@@ -45,9 +45,12 @@ def command() -> None:
               help="Total ε that may ever be spent on this data set.")
 @click.option("--append", is_flag=True,
               help="DATA is a new version of the existing data set NAME: share its cap and spending.")
+@click.option("--exist-ok", is_flag=True,
+              help="DATA is already registered as NAME with this cap: exit 0, change nothing (a setup "
+              "script may run every night); another cap is still an error.")
 @_ledger_option
 @global_options
-def init(data: str, name: str, cap: str | None, append: bool, ledger: str | None) -> None:
+def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, ledger: str | None) -> None:
     """Register DATA (by a sha256 fingerprint of its bytes) with a total ε cap.
 
     Creates the ledger file (mode 0600) if it does not exist.
@@ -73,7 +76,7 @@ def init(data: str, name: str, cap: str | None, append: bool, ledger: str | None
     elif not append:
         raise DpkitUsageError("--cap is required to register a new data set")
     book = Ledger(path, create=True)
-    book.register(data, name, cap, append=append)
+    book.register(data, name, cap, append=append, exist_ok=exist_ok)
     status = {s.name: s for s in book.status()}[name]
     if state_for().quiet:
         return
@@ -82,6 +85,60 @@ def init(data: str, name: str, cap: str | None, append: bool, ledger: str | None
         f"remaining {status.remaining:g}) in {path}",
         err=True,
     )
+
+
+@command.command(name="check", context_settings=CONTEXT_SETTINGS)
+@click.option("--epsilon", "--eps", "epsilon", required=True, metavar="ε", help="The ε a run would ask.")
+@click.option("--name", default=None, help="The data set [default: the ledger's only one].")
+@_ledger_option
+@global_options
+def check(epsilon: str, name: str | None, ledger: str | None) -> None:
+    """Exit 0 if ε still fits in the data set's cap, 1 if not; nothing is booked.
+
+    For Makefiles and scripts that decide before they start.
+
+    \b
+    Example:
+      dpkit budget check --epsilon 2 --name adult --ledger ledger.db && make nightly
+    """
+    from dpkit.ledger import Ledger
+    from dpkit.run import parse_epsilon
+
+    eps = parse_epsilon(epsilon)
+    left = Ledger(_need_ledger(ledger)).remaining(name)
+    fits = eps <= left * (1 + 1e-9)
+    if not state_for().quiet:
+        click.echo(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining", err=True)
+    if not fits:
+        raise SystemExit(1)
+
+
+@command.command(name="run", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@click.option("--epsilon", "--eps", "epsilon", required=True, metavar="ε",
+              help="The ε reserved for the whole command (all of its dpkit runs).")
+@click.option("--name", default=None, help="The data set [default: the ledger's only one].")
+@_ledger_option
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
+@global_options
+def run(epsilon: str, name: str | None, ledger: str | None, argv: tuple[str, ...]) -> None:
+    """Run CMD with ε reserved for it as a whole: all or nothing.
+
+    The reservation is made before CMD starts; refused (exit 1), CMD never runs and the
+    refusal is recorded. Every dpkit command inside draws from it ($DPKIT_LEDGER and
+    $DPKIT_RESERVATION are set for CMD); one that would pass it is refused. When CMD ends —
+    exit, crash, signal — the rest is returned. SIGTERM, SIGINT and SIGHUP are passed on to
+    CMD. Exit status: CMD's, or 128+N when it ended on signal N.
+
+    \b
+    Example:
+      dpkit budget run --epsilon 2 --name adult --ledger ledger.db -- make nightly
+    """
+    from dpkit.budget_run import run_reserved
+    from dpkit.run import parse_epsilon
+
+    code = run_reserved(_need_ledger(ledger), parse_epsilon(epsilon), list(argv), name=name)
+    if code:
+        raise SystemExit(code)
 
 
 @command.command(name="status", context_settings=CONTEXT_SETTINGS)
@@ -122,7 +179,9 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
 
     Status is complete (ε counted as spent), lost (noise drawn, output not written:
     the reservation counts), aborted (failed before any noise: counts 0) or reserved
-    (running, or killed: the reservation counts).
+    (running, or killed: the reservation counts). Then the reservations of `budget run`
+    (and their runs' group) and the refused attempts: when, command, ε asked, why.
+    --json prints one list of events, each with a "kind": run, reservation or refusal.
 
     \b
     Example:
@@ -132,9 +191,14 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
 
     from dpkit.ledger import Ledger
 
-    runs = Ledger(_need_ledger(ledger)).history(name)
+    book = Ledger(_need_ledger(ledger))
+    runs = book.history(name)
+    groups, refused = book.reservations(name), book.refusals(name)
     if as_json:
-        click.echo(json.dumps(runs, indent=2))
+        # one list of events: runs (as before), then reservations and refused attempts
+        events = [{"kind": "run", **r} for r in runs] + [{"kind": "reservation", **g} for g in groups] + \
+            [{"kind": "refusal", **r} for r in refused]
+        click.echo(json.dumps(events, indent=2))
         return
     import os
 
@@ -159,6 +223,16 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     compact_header = ("when (UTC)", "data set", "command", "ε", "status", "outputs", "report")
     compact = [(*r[:3], r[4] if r[3] == r[4] else f"{r[4]} of {r[3]}", *r[5:]) for r in table]
     _print_table("ledger history", header, table, compact=(compact_header, compact))
+    if groups:
+        _print_table("reservations (budget run)", ("id", "when (UTC)", "data set", "command", "ε reserved",
+                                                   "ε counted", "status"),
+                     [(str(g["id"]), g["started"].replace("T", " ").rstrip("Z")[:16], g["dataset"], g["command"],
+                       f"{g['epsilon_reserved']:g}", f"{g['epsilon_counted']:.6g}",
+                       g["status"] + (f" ({g['reason']})" if g["reason"] else "")) for g in groups])
+    if refused:
+        _print_table("refused", ("when (UTC)", "data set", "command", "ε asked", "why"),
+                     [(r["at"].replace("T", " ").rstrip("Z")[:16], r["dataset"] or "-", r["command"],
+                       "-" if r["epsilon"] is None else f"{r['epsilon']:g}", r["reason"]) for r in refused])
 
 
 def _print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]],
