@@ -357,27 +357,27 @@ class Ledger:
                     f"in {self.path}"
                 )
             existing = con.execute("SELECT id, cap FROM datasets WHERE name = ?", (name,)).fetchone()
-            if append:
-                if existing is None:
-                    raise LedgerError(f"no data set named {name!r} in {self.path} to append to")
+            if existing is not None:
                 if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
-                    raise DpkitUsageError(
-                        f"data set {name!r} has cap {existing[1]:g}; appending keeps it (give no cap)",
-                        param="cap")
-                ds_id = existing[0]
-            else:
-                if existing is not None and exist_ok:
-                    if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
-                        raise LedgerError(f"data set {name!r} already exists in {self.path} with cap "
-                                          f"{existing[1]:g}, not {_check_cap(cap):g}; a cap is never changed",
-                                          param="cap")
-                    raise LedgerError(f"data set {name!r} exists in {self.path} but {data_path} is not one of its "
-                                      "versions; append it as a new version", param="append")
-                if existing is not None:
+                    if append and not exist_ok:
+                        raise DpkitUsageError(
+                            f"data set {name!r} has cap {existing[1]:g}; appending keeps it (give no cap)",
+                            param="cap")
+                    raise LedgerError(f"data set {name!r} already exists in {self.path} with cap {existing[1]:g}, "
+                                      f"not {_check_cap(cap):g}; a cap is never changed", param="cap")
+                if not append:
+                    if exist_ok:
+                        raise LedgerError(f"data set {name!r} exists in {self.path} but {data_path} is not one of "
+                                          "its versions; append it as a new version", param="append")
                     raise LedgerError(
                         f"data set {name!r} already exists in {self.path}; append a new version of "
                         f"its file to it, or choose another name", param="append"
                     )
+                ds_id = existing[0]
+            else:
+                # append + exist_ok is the rotation idiom: the first night creates the data set
+                if append and not exist_ok:
+                    raise LedgerError(f"no data set named {name!r} in {self.path} to append to")
                 if cap is None:
                     raise DpkitUsageError("cap is required to register a new data set", param="cap")
                 ds_id = con.execute(
@@ -419,8 +419,9 @@ class Ledger:
                 FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
         return float(held)
 
-    def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "") -> LedgerError:
-        reason = (f"privacy budget of data set {name!r} exceeded: {command or 'this run'} asks epsilon={epsilon:g}, "
+    def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "",
+                who: str = "this run") -> LedgerError:
+        reason = (f"privacy budget of data set {name!r} exceeded: {who} asks epsilon={epsilon:g}, "
                   f"remaining {max(cap - used, 0.0):.6g} of cap {cap:g} (ledger {self.path}); nothing was run")
         self._record_refusal(name, command, epsilon, reason)
         return BudgetExceeded(reason)
@@ -488,7 +489,8 @@ class Ledger:
             else:
                 refused = (ds_name, cap, used)
         if refused is not None:
-            raise self._refuse(refused[0], epsilon, refused[1], refused[2], command or "this reservation")
+            raise self._refuse(refused[0], epsilon, refused[1], refused[2], command or "reservation",
+                               who="this reservation")
         return Group(int(gid), ds_name, epsilon, str(self.path))
 
     def close_group(self, group: Group, reason: str = "") -> None:
@@ -544,7 +546,7 @@ class Ledger:
         return digest
 
     def _refuse_group(self, name: str, group: int, epsilon: float, room: float, command: str) -> BudgetExceeded:
-        reason = (f"reservation {group} on data set {name!r} exceeded: {command or 'this run'} asks epsilon={epsilon:g}, "
+        reason = (f"reservation {group} on data set {name!r} exceeded: this run asks epsilon={epsilon:g}, "
                   f"the reservation has {max(room, 0.0):.6g} left (ledger {self.path}); nothing was run")
         self._record_refusal(name, command, epsilon, reason)
         return BudgetExceeded(reason)

@@ -47,7 +47,8 @@ def command() -> None:
               help="DATA is a new version of the existing data set NAME: share its cap and spending.")
 @click.option("--exist-ok", is_flag=True,
               help="DATA is already registered as NAME with this cap: exit 0, change nothing (a setup "
-              "script may run every night); another cap is still an error.")
+              "script may run every night); another cap is still an error. With --append and --cap: "
+              "create NAME if it is new, else add DATA as its next version.")
 @_ledger_option
 @global_options
 def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, ledger: str | None) -> None:
@@ -75,6 +76,8 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, le
         _check_cap(cap)
     elif not append:
         raise DpkitUsageError("--cap is required to register a new data set")
+    # --append --exist-ok --cap C: the nightly rotation idiom (docs/cron.md): creates the data
+    # set the first night, appends each new export, and is a no-op when run again
     book = Ledger(path, create=True)
     book.register(data, name, cap, append=append, exist_ok=exist_ok)
     status = {s.name: s for s in book.status()}[name]
