@@ -20,7 +20,7 @@ from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, j
 @click.option("--test", "test_path", type=click.Path(dir_okay=False), default=None,
               help="A held-out split: train a linear SVM and an entropy tree on DATA, report their "
               "accuracy/precision/recall on it (mapped through --from-report's generalization).")
-@click.option("--target", "-t", default=None, help="Class column for --test (default: the report's target).")
+@click.option("--target", default=None, help="Class column for --test (default: the report's target).")
 @click.option("--positive", default=None, help="Positive class for precision/recall (default: the rarer class).")
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False), default=None,
               help="Schema for mapping --test (default: the one the report names).")
