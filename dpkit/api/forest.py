@@ -56,13 +56,25 @@ class Forest:
     def privacy(self) -> dict[str, Any]:
         return dict(self.model.privacy or {})
 
-    def _features(self, data: Any, reading: dict[str, Any]) -> Any:
+    def _features(self, data: Any, reading: dict[str, Any], keep: list[str] | None = None) -> Any:
+        """The model's feature matrix of ``data``; with ``keep``, also those input columns (as
+        read, strings) — ``(matrix, DataFrame)``."""
         from dpkit.data.table import first_line, read_table
 
         if is_dataframe(data):
-            return self.model.encode_frame(data, source=DATAFRAME, first_line=0)
-        opts = read_options(data, **reading)
-        return self.model.encode_frame(read_table(opts), source=opts.name, first_line=first_line(opts))
+            df, source, first = data, DATAFRAME, 0
+        else:
+            opts = read_options(data, **reading)
+            df, source, first = read_table(opts), opts.name, first_line(opts)
+        X = self.model.encode_frame(df, source=source, first_line=first)
+        if keep is None:
+            return X
+        missing = [c for c in keep if c not in df.columns]
+        if missing:
+            raise DpkitUsageError(f"{source}: column(s) {', '.join(map(repr, missing))} to keep are not in its header "
+                                  f"({', '.join(map(str, list(df.columns)[:8]))}{', ...' if len(df.columns) > 8 else ''})",
+                                  param="keep")
+        return X, df[keep].astype(str).reset_index(drop=True)
 
     def predict_proba(self, data: Any, **reading: Any) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
@@ -79,26 +91,38 @@ class Forest:
 
     def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
-                    **reading: Any) -> pd.DataFrame:
+                    keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
         rows in input order. Spends nothing (the model is already private). ``decision``:
         ``argmax``, ``balanced`` (each class's probability over its prior, estimated from the
         model's noisy leaf counts) or ``threshold:P`` (:meth:`ForestModel.decide`); warns when
-        99 % of the predictions are one class. ``output``: also write it (CSV or Parquet,
-        atomically)."""
+        99 % of the predictions are one class. ``keep``: input columns (a list or a comma
+        list, e.g. an id) written first, as read, so the predictions join back on them.
+        ``output``: also write it (CSV or Parquet, atomically)."""
         import numpy as np
         import pandas as pd
 
         from dpkit.evaluate.imbalance import one_class_warning
 
         self.model.decide(np.zeros((0, len(self.model.classes))), decision)  # a bad rule fails before reading
-        probs = self.model.predict_proba(self._features(data, reading))
+        if isinstance(keep, str):
+            keep = [c.strip() for c in keep.split(",") if c.strip()]
+        kept = None
+        if keep:
+            if self.model.target in keep or any(c.startswith("p_") for c in keep) and proba:
+                raise DpkitUsageError(f"keep names a column the predictions write ({', '.join(keep)})", param="keep")
+            X, kept = self._features(data, reading, list(dict.fromkeys(keep)))
+        else:
+            X = self._features(data, reading)
+        probs = self.model.predict_proba(X)
         labels = self.model.decide(probs, decision)
         warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
         if warning:
             warnings.warn(DpkitWarning(warning, param="decision"), stacklevel=2)
         out = pd.DataFrame({self.model.target: labels})
+        if kept is not None:
+            out = pd.concat([kept, out], axis=1)
         if proba:
             for i, c in enumerate(self.model.classes):
                 out[f"p_{c}"] = np.round(probs[:, i], 6)

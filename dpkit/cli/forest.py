@@ -113,14 +113,17 @@ def _train(p: dict) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               help="Predictions CSV, one row per input row [default: '-', stdout].")
 @click.option("--proba", is_flag=True, help="Also write one probability column per class (p_CLASS).")
+@click.option("--keep", default=None, metavar="COLS",
+              help="Input columns (comma list) to write first, as read, e.g. an id to join on.")
+@click.option("--id", "id_column", default=None, metavar="COL", help="An id column to write first (as --keep COL).")
 @click.option("--decision", default="argmax", show_default=True, metavar="argmax|balanced|threshold:P",
               help="How a class is chosen from the probabilities: the most probable; 'balanced' divides each "
               "by its prior (from the model's noisy leaf counts; for imbalanced targets); 'threshold:P' "
               "predicts the rarer of two classes where its probability is at least P. Free in epsilon.")
 @input_options
 @global_options
-def predict(model_path: str, data: str, output: str, proba: bool, decision: str, encoding: str,
-            delimiter: str) -> None:
+def predict(model_path: str, data: str, output: str, proba: bool, keep: str | None, id_column: str | None,
+            decision: str, encoding: str, delimiter: str) -> None:
     """Predict the class of every row of DATA with a model from `dpkit forest train`.
 
     Spends no privacy budget (the model is already differentially private). The output
@@ -140,4 +143,5 @@ def predict(model_path: str, data: str, output: str, proba: bool, decision: str,
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
     check_distinct_paths([model_path, data], [output])
     dpkit.load_forest(model_path).predictions(read_options(data, encoding, delimiter), proba=proba, output=output,
-                                              output_delimiter=output_delimiter(), decision=decision)
+                                              output_delimiter=output_delimiter(), decision=decision,
+                                              keep=[c.strip() for c in [id_column or "", *(keep or "").split(",")] if c.strip()])
