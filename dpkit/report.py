@@ -136,9 +136,22 @@ def dumps(report: dict[str, Any]) -> str:
 
 
 def write_report(report: dict[str, Any], path: str | Path) -> None:
-    """Write ``report`` as JSON, atomically."""
+    """Write ``report`` as JSON, atomically.
+
+    A schema the report names by a relative path is also named relative to the report's own
+    directory (``parameters.schema_from_report``), so ``generalize --cut REPORT`` finds it from
+    any directory (issue 23); no absolute path is written (a public report would show the
+    steward's directories)."""
+    import os
+
     from dpkit.data.output import atomic_output
 
+    params = report.get("parameters")
+    named = params.get("schema") if isinstance(params, dict) else None
+    if isinstance(named, str) and str(path) != "-" and not os.path.isabs(named) and os.path.isfile(named):
+        where = os.path.dirname(os.path.abspath(path))
+        report = {**report, "parameters": {**params, "schema_from_report":
+                                           os.path.relpath(os.path.abspath(named), where)}}
     text = dumps(report)
     with atomic_output(path) as fh:
         fh.write(text)

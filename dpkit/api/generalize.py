@@ -134,13 +134,25 @@ def _schema(schema: Any, params: dict[str, Any], where: str) -> Schema:
     """The schema given, else the one the report names (which must be found from here)."""
     if schema is not None:
         return schema_of(schema, allow_draft=True)[0]  # type: ignore[return-value]
+    return schema_of(_named_schema(params, where), allow_draft=True)[0]  # type: ignore[return-value]
+
+
+def _named_schema(params: dict[str, Any], where: str) -> str:
+    """The schema a report names, found from here: relative to the report's directory
+    (``schema_from_report``, written by :func:`dpkit.report.write_report`), else as named
+    (absolute, or relative to the current directory)."""
     named = params.get("schema")
     if not named:
         raise DataError(f"{where}: the report names no schema; pass the schema", param="schema")
+    beside = params.get("schema_from_report")
+    if beside and where not in ("<report>", "<release>", "-"):
+        candidate = os.path.join(os.path.dirname(os.path.abspath(where)), beside)
+        if os.path.isfile(candidate):
+            return candidate
     if not Path(named).is_file():
-        raise DataError(f"{where}: the schema it names, {named}, is not found from here; pass the schema",
-                        param="schema")
-    return schema_of(named, allow_draft=True)[0]  # type: ignore[return-value]
+        raise DataError(f"{where}: the schema it names, {named}, is not found from here or beside the report; "
+                        "pass the schema", param="schema")
+    return str(named)
 
 
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
@@ -178,11 +190,7 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
 
     params = report.get("parameters") or {}
     if schema is None:
-        named = params.get("schema")
-        if not named or not Path(named).is_file():
-            raise DataError(f"{where}: the schema it names, {named}, is not found from here; pass the schema",
-                            param="schema")
-        schema = named
+        schema = _named_schema(params, where)
     schema_obj = schema_of(schema, allow_draft=True)[0]
     if is_dataframe(data):
         df, src = data, DATAFRAME
