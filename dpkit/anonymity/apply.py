@@ -23,8 +23,14 @@ if TYPE_CHECKING:
 
 def apply_release(
     df: pd.DataFrame, release: dict[str, Any], schema: Schema | None, target: str | None, source: str = "<data>",
+    carry: list[str] | tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """``df`` projected on the release's kept columns (+ target when present), generalized alike."""
+    """``df`` projected on the release's kept columns (+ target when present), generalized alike.
+
+    ``carry``: the columns the release wrote as they are beside the quasi-identifiers (its
+    ``keep`` and ``sensitive`` columns), carried through too (issue 23: an ``evaluate`` after
+    ``generalize`` needs them); the columns come in the input's order, as kanon-select writes them.
+    """
     import pandas as pd
 
     from dpkit.data.table import encode
@@ -39,7 +45,9 @@ def apply_release(
     if cut_json and schema is None:
         raise DataError(f"{source}: the release generalizes {', '.join(cut_json)}; give its schema",
                         param="schema")
-    wanted = selected + ([target] if target and target in df.columns else [])
+    carried = [c for c in carry if c in df.columns]
+    chosen = set(selected) | set(carried) | ({target} if target and target in df.columns else set())
+    wanted = [c for c in df.columns if c in chosen]
     if schema is not None and schema.missing is not None:
         miss = np.zeros(len(df), dtype=bool)
         for c in wanted:
@@ -48,7 +56,10 @@ def apply_release(
             if schema.missing_policy == "error":
                 r = int(np.flatnonzero(miss)[0])
                 raise DataError(f"{source}:{r + 2}: a missing value ({schema.missing!r}); set missing_policy: drop")
-            warnings.warn(f"{source}: dropped {int(miss.sum())} row(s) with a missing value", DpkitWarning, stacklevel=2)
+            from dpkit.console import private
+
+            warnings.warn(private(f"{source}: dropped {int(miss.sum())} row(s) with a missing value",
+                                  f"{source}: dropped rows with a missing value"), DpkitWarning, stacklevel=2)
             df = df.loc[~miss].reset_index(drop=True)
     out: dict[str, Any] = {}
     if cut_json:
@@ -59,7 +70,7 @@ def apply_release(
             attr = cut.attributes[c]
             labels = np.asarray(attr.labels(), dtype=object)
             out[c] = labels[attr.codes(table.columns[c])]
-        elif c in as_written or c == target:
+        elif c in as_written or c == target or c in carried:
             out[c] = df[c].to_numpy()
         else:
             raise DataError(f"{source}: the release neither generalizes nor keeps {c!r} as written")

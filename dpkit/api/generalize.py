@@ -197,7 +197,8 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
     else:
         opts = read_options(data, **reading)
         df, src = read_table(opts), opts.name
-    out = apply_release(df, report.get("release") or {}, schema_obj, params.get("target"), source=src)
+    carry = [*(params.get("keep") or []), *([params["sensitive"]] if params.get("sensitive") else [])]
+    out = apply_release(df, report.get("release") or {}, schema_obj, params.get("target"), source=src, carry=carry)
     if output is not None:
         write_csv(out, output, delimiter=delimiter)
     return out
