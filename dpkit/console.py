@@ -19,6 +19,11 @@ def set_verbose(value: bool) -> None:
     _VERBOSE = bool(value)
 
 
+def verbose() -> bool:
+    """True when -v was given (the CLI) or a library caller opted in."""
+    return _VERBOSE
+
+
 def owner_watching() -> bool:
     """True when exact detail may be printed: ``-v``, or stderr is a terminal."""
     if _VERBOSE:

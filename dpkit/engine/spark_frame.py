@@ -18,6 +18,7 @@ file: its line order, the numpy engine's order).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -157,7 +158,8 @@ def session(master: str | None = None) -> Any:
     import time
 
     start = time.perf_counter()
-    spark = builder.getOrCreate()
+    with _jvm_stderr_quiet():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     STATS["session"] = [time.perf_counter() - start]
     if os.environ.get("DPKIT_SPARK_STATS"):
@@ -165,6 +167,32 @@ def session(master: str | None = None) -> Any:
 
         atexit.register(_print_stats)
     return spark
+
+
+@contextlib.contextmanager
+def _jvm_stderr_quiet() -> Iterator[None]:
+    """Start the JVM with its stderr on /dev/null unless -v was given (issue 23): its start-up
+    lines ("Using incubator modules", "Setting default log level") are printed before any
+    log4j configuration applies, and dpkit's stderr is one line per warning or error. The
+    JVM inherits the descriptor for its life; its failures reach dpkit as exceptions. PySpark's
+    "does not yet fully support pandas >= 3.0.0" warning is dropped too (the engines' outputs
+    are tested byte-identical on the pandas installed)."""
+    from dpkit.console import verbose
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    if verbose():
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 _LOG4J = """\
