@@ -17,6 +17,7 @@ docs/domain.md: the mechanisms, what is learned and what is taken as public, the
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -45,13 +46,13 @@ def check_delta(delta: object, name: str = "delta") -> float:
     """δ as a float with 0 < δ ≤ :data:`MAX_DELTA`, else a usage error naming ``name``."""
     bad = f"{name} must be a number > 0 and at most {MAX_DELTA:g} (e.g. 1e-6), got {delta!r}"
     if isinstance(delta, bool):
-        raise DpkitUsageError(bad)
+        raise DpkitUsageError(bad, param=name)
     try:
         value = float(delta)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise DpkitUsageError(bad) from None
+        raise DpkitUsageError(bad, param=name) from None
     if not (math.isfinite(value) and 0 < value <= MAX_DELTA):
-        raise DpkitUsageError(bad)
+        raise DpkitUsageError(bad, param=name)
     return value
 
 
@@ -60,9 +61,10 @@ def check_share(share: object, name: str = "domain_share") -> float:
     try:
         value = float(share)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}") from None
+        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}",
+                              param=name) from None
     if isinstance(share, bool) or not (math.isfinite(value) and 0 < value < 1):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}")
+        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}", param=name)
     return value
 
 
@@ -251,3 +253,59 @@ def infer_schema(
             write_report(rep, report)
     base = {f.name: getattr(learned.schema, f.name) for f in fields(Schema)}
     return LearnedSchema(**base, yaml=text, report=rep, noisy_records=disc.noisy_records)
+
+
+# --------------------------------------------------------------------------- runs without a schema
+
+def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
+              engine: str | None) -> tuple[float, float] | None:
+    """``None`` when a schema is given (then ``delta``/``domain_share`` must not be); else the
+    run's (δ, share of ε) for learning the domain, checked before anything is read or spent."""
+    from dpkit.engine import engine_name
+
+    if schema is not None:
+        for name, value in (("domain_share", domain_share), ("delta", delta)):
+            if value is not None:
+                raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned)",
+                                      param=name)
+        return None
+    if delta is None:
+        raise DpkitUsageError("without a schema the domain is learned under (epsilon, delta)-DP: give delta= "
+                              "(e.g. 1e-6), or a schema", param="delta")
+    d = check_delta(delta)
+    share = check_share(DOMAIN_SHARE if domain_share is None else domain_share)
+    if not target:
+        raise DpkitUsageError("target is required without a schema", param="target")
+    if engine_name(engine) == "spark":
+        raise DpkitUsageError("a run without a schema learns the domain on the numpy engine; give a schema for "
+                              "the Spark engine (taxonomy infer makes one)", param="engine")
+    return d, share
+
+
+def learned_schema_path(output: str | None) -> str | None:
+    """Where a no-schema run writes the schema it learned: beside its output, ``<stem>.schema.yaml``."""
+    if output is None or output == "-" or "://" in output:
+        return None
+    return os.path.splitext(output)[0] + ".schema.yaml"
+
+
+def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any],
+                 learned_path: str | None) -> tuple[Schema, Any, str]:
+    """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
+    data against it: (schema, frame, YAML text with the provenance header)."""
+    from dpkit.api.inputs import is_dataframe, load
+    from dpkit.data.source import ReadOptions
+
+    delta, share = learn
+    src_data = data.path if isinstance(data, ReadOptions) else data
+    df, source = read_strings(src_data if is_dataframe(src_data) else os.fspath(src_data),
+                              encoding=reading.get("encoding") or "utf-8-sig",
+                              delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
+    learned = learn_schema(df, target=target, epsilon=share * run.epsilon, delta=delta, rng=run.rng,
+                           accountant=run.accountant, source=source)
+    schema = learned.schema
+    order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
+    frame = load(df, schema, order)
+    text = learned.yaml(source=source, epsilon=share * run.epsilon, delta=delta,
+                        seeded_plain=not run.private)
+    return schema, frame, text

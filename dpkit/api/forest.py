@@ -157,7 +157,7 @@ def load_forest(path: str | os.PathLike) -> Forest:
 def forest(
     data: Any,
     *,
-    schema: Schema | str | os.PathLike,
+    schema: Schema | str | os.PathLike | None = None,
     epsilon: float,
     target: str | None = None,
     trees: int | None = None,
@@ -175,6 +175,8 @@ def forest(
     header: bool = True,
     column_names: list[str] | None = None,
     on_invalid: str = "error",
+    delta: float | None = None,
+    domain_share: float | None = None,
     **options: Any,
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
@@ -208,6 +210,8 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
+    delta, domain_share : float, optional
+        Without a schema: as :func:`dpkit.publish` — the domain is learned in the run.
     **options
         ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("max", "info-gain",
         "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
@@ -218,43 +222,54 @@ def forest(
     Forest
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.report import NEIGHBOURS_DROPPING
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    if schema_obj is None:
-        raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
-    target = target or schema_obj.target
-    if not target:
-        raise DpkitUsageError(f"target is required ({schema_name} names no target)", param="target")
-    schema_obj.column(target)
-    if columns:
-        predictors = list(columns)
+    learn = no_schema(schema_obj, delta, domain_share, target, engine)  # (δ, share) when learning
+    predictors: list[str] = list(columns) if columns else []
+    if learn is None:
+        target = target or schema_obj.target
+        if not target:
+            raise DpkitUsageError(f"target is required ({schema_name} names no target)", param="target")
+        schema_obj.column(target)
         for c in predictors:
             schema_obj.column(c)
-    else:
-        predictors = schema_obj.predictors(target)
+        predictors = predictors or schema_obj.predictors(target)
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})",
                               param=unknown[0])
     given = {OPTIONS[k]: v for k, v in {**options, "trees": trees, "depth": depth}.items() if v is not None}
     estimator = DiffPRFs(epsilon=epsilon, **given)
-    resolve_features_per_node(estimator.features_per_node, max(len(predictors), 1))
+    if predictors:
+        resolve_features_per_node(estimator.features_per_node, len(predictors))
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
+    learned_path = learned_schema_path(out) if learn is not None else None
     path = source_path(data)
     run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
-                     outputs=[out, rep], ledger=ledger, data_path=path if path is not None else data,
+                     outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
+                     delta=0.0 if learn is None else learn[0],
                      identity=call_identity(call, schema=schema_obj, target=target))
     if on_invalid == "drop":
         run.neighbours = NEIGHBOURS_DROPPING
     reading = read_dialect(encoding, delimiter, header, column_names)
-    frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
+    if learn is None:
+        frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
     with run:
         estimator.epsilon = run.epsilon
+        if learn is not None:
+            # the domain first, under (ε·share, δ) of this run's budget; the forest gets the rest
+            schema_obj, frame, learned_text = learn_domain(data, run, learn, target, reading, learned_path)
+            schema_name = learned_path or "<learned>"
+            for c in predictors:
+                schema_obj.column(c)
+            predictors = predictors or schema_obj.predictors(target)
+            estimator.epsilon = run.epsilon - run.accountant.spent
         estimator.fit(frame, target, accountant=run.accountant, rng=run.rng, features=predictors)
         model = estimator.model_
         parameters = {"data": path, "schema": schema_name, "target": target, "columns": predictors,
@@ -276,6 +291,13 @@ def forest(
             result.save(out)
         result.report = report
         result.report["spends_by_tree"] = estimator.spends_by_tree_
+        if learn is not None:
+            result.report["parameters"].update(domain_share=learn[1], delta=learn[0])
+            if learned_path is not None:
+                from dpkit.data.output import atomic_output
+
+                with atomic_output(learned_path) as fh:
+                    fh.write(learned_text)
         if rep is not None:
             result.write_report(rep)
     return result

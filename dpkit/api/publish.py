@@ -83,10 +83,12 @@ class Release:
 def publish(
     data: Any,
     *,
-    schema: Schema | str | os.PathLike,
+    schema: Schema | str | os.PathLike | None = None,
     epsilon: float,
     target: str | None = None,
     algorithm: str = DEFAULT_ALGORITHM,
+    delta: float | None = None,
+    domain_share: float | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -133,6 +135,11 @@ def publish(
         ledger then books the run complete only once both exist.
     counts : bool
         ``output`` holds one row per cell with a ``count`` column.
+    delta, domain_share : float, optional
+        Without a schema: the domain is learned under DP inside the run (docs/domain.md) with
+        ``domain_share`` of ε (default 0.1) and δ ``delta`` (required then, e.g. 1e-6); the
+        rest of ε runs the release, the report is (ε, δ)-DP, and with ``output`` the learned
+        schema is written beside it (``<output stem>.schema.yaml``, named in the report).
     on_invalid : {"error", "drop"}
         A record outside the schema's domain (a value outside its taxonomy; a missing value
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
@@ -148,15 +155,16 @@ def publish(
     Release
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.release import MAXGDDP_ONLY, make_model
     from dpkit.report import NEIGHBOURS_DROPPING
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    if schema_obj is None:
-        raise DpkitUsageError("schema is required (the public domains of the columns)", param="schema")
-    target = _target(schema_obj, schema_name, target)
+    learn = no_schema(schema_obj, delta, domain_share, target, engine)  # (δ, share) when learning
+    if learn is None:
+        target = _target(schema_obj, schema_name, target)
     if algorithm == "diffgen":
         ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
         if ignored:
@@ -167,20 +175,37 @@ def publish(
     model.check()
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
+    learned_path = learned_schema_path(out) if learn is not None else None
     path = source_path(data)
-    run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name], outputs=[out, rep],
-                     ledger=ledger, data_path=path if path is not None else data,
+    run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name],
+                     outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
+                     delta=0.0 if learn is None else learn[0],
                      identity=call_identity(call, schema=schema_obj, target=target))
     if on_invalid == "drop":
         run.neighbours = NEIGHBOURS_DROPPING
-    order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
     reading = read_dialect(encoding, delimiter, header, column_names)
-    frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)
+    if learn is None:
+        order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
+        frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)
     with run:
         model.epsilon = run.epsilon
+        if learn is not None:
+            # the domain is learned first, under (ε·share, δ), from the same run's budget
+            schema_obj, frame, learned_text = learn_domain(data, run, learn, target, reading, learned_path)
+            schema_name = learned_path or "<learned>"
+            order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
+            model.epsilon = run.epsilon - run.accountant.spent
         model.fit(frame, target, accountant=run.accountant, rng=run.rng)
         doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
                          _release_section(model, order, target))
+        if learn is not None:
+            doc["parameters"]["domain_share"] = learn[1]
+            doc["parameters"]["delta"] = learn[0]
+            if learned_path is not None:
+                from dpkit.data.output import atomic_output
+
+                with atomic_output(learned_path) as fh:
+                    fh.write(learned_text)
         if model.noise_share_ > NOISE_WARNING:
             warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
                           f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "

@@ -7,6 +7,7 @@ import click
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
     default_report_path,
+    domain_options,
     engine_options,
     global_options,
     input_options,
@@ -38,8 +39,10 @@ def command() -> None:
 
 @command.command(name="train", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
-@click.option("--schema", "schema_path", type=click.Path(dir_okay=False), required=True,
-              help="Schema/taxonomy YAML: the public domains of every column.")
+@click.option("--schema", "schema_path", type=click.Path(dir_okay=False), default=None,
+              help="Schema/taxonomy YAML: the public domains of every column. Without it the domain is "
+                   "learned under DP in the run (needs --delta and --target; docs/domain.md).")
+@domain_options
 @click.option("--target", default=None, help="The class column [default: the schema's target].")
 @click.option("--trees", type=click.IntRange(1, 10000), default=None,
               help="Number of trees t [default: auto — sized with --depth from noisy class counts (5% of epsilon)].")
@@ -99,7 +102,8 @@ def _train(p: dict) -> None:
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"],
         epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
         engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
-        config=p["config"], on_invalid=p.get("on_invalid") or "error", **options,
+        config=p["config"], on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"),
+        domain_share=p.get("domain_share"), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

@@ -218,6 +218,14 @@ def privacy_options(f: Callable) -> Callable:
     return f
 
 
+def domain_options(f: Callable) -> Callable:
+    """--delta and --domain-share: a run without --schema learns its domain (docs/domain.md)."""
+    f = click.option("--domain-share", default=None, metavar="S",
+                     help="Without --schema: the share of ε that learns the domain [default: 0.1].")(f)
+    return click.option("--delta", default=None, metavar="δ",
+                        help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3).")(f)
+
+
 def on_invalid_option(f: Callable) -> Callable:
     """--on-invalid for the commands that read a schema's domain (publish, forest train)."""
     return click.option(

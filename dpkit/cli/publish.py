@@ -10,6 +10,7 @@ from dpkit.cli.options import (
     CONTEXT_SETTINGS,
     apply_config,
     default_report_path,
+    domain_options,
     engine_options,
     global_options,
     input_options,
@@ -22,8 +23,10 @@ from dpkit.cli.results import json_result_option
 
 @click.command(name="publish", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
-@click.option("--schema", "schema_path", required=True, type=click.Path(dir_okay=False),
-              help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml).")
+@click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
+              help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml). Without it the "
+                   "domain is learned under DP in the run (needs --delta and --target; docs/domain.md).")
+@domain_options
 @click.option("--target", default=None, help="Class column (default: the schema's target).")
 @click.option("--levels", "levels", type=str, default=None, metavar="H|auto",
               help="Number of specializations h, or 'auto' (default): depth from a noisy N and the count noise.")
@@ -92,7 +95,8 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"], epsilon=p["epsilon"],
         target=p["target"], seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"),
         spark_master=p.get("spark_master"), output=p["output"], report=report_path, counts=bool(p["counts"]),
-        output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error", **options,
+        output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error",
+        delta=p.get("delta"), domain_share=p.get("domain_share"), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

@@ -1,0 +1,61 @@
+"""publish and forest train without --schema (issue 22): the domain is learned in the run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ADULT = "sample_data/adult/train.csv"
+
+
+def _dpkit(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dpkit", *argv], capture_output=True, text=True, cwd=REPO)
+
+
+@pytest.mark.parametrize("command,out", [(["publish"], "rel.csv"), (["forest", "train"], "model.json")])
+def test_runs_learn_the_domain_and_account_for_it(tmp_path: Path, command: list[str], out: str) -> None:
+    res = _dpkit("-q", *command, ADULT, "--target", "income", "--epsilon", "1", "--delta", "1e-6", "--seed",
+                 "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42", "-o", str(tmp_path / out))
+    assert res.returncode == 0, res.stderr
+    stem = tmp_path / Path(out).stem
+    report = json.loads(Path(f"{stem}.report.json").read_text())
+    privacy = report["privacy"]
+    assert privacy["model"] == "(epsilon, delta)-dp" and privacy["delta_spent"] == pytest.approx(1e-6)
+    assert privacy["epsilon_spent"] <= 1 + 1e-9
+    domain = sum(s["epsilon"] for s in report["spends"] if s["step"].startswith("domain:"))
+    assert domain == pytest.approx(0.1)  # the default domain share
+    schema = Path(f"{stem}.schema.yaml")
+    assert report["parameters"]["schema"] == str(schema) and "draft" not in schema.read_text()
+    assert "LEARNED UNDER DP" in schema.read_text()
+
+
+def test_the_learned_schema_serves_the_next_commands(tmp_path: Path) -> None:
+    assert _dpkit("-q", "publish", ADULT, "--target", "income", "--epsilon", "1", "--delta", "1e-6",
+                  "-o", str(tmp_path / "rel.csv")).returncode == 0
+    res = _dpkit("-q", "generalize", "sample_data/adult/test.csv", "--cut", str(tmp_path / "rel.report.json"),
+                 "-o", str(tmp_path / "g.csv"))
+    assert res.returncode == 0, res.stderr
+    res = _dpkit("-q", "evaluate", "classify", "--train", str(tmp_path / "rel.csv"), "--test", str(tmp_path / "g.csv"),
+                 "--target", "income")
+    assert res.returncode == 0, res.stderr
+    acc = float(next(ln for ln in res.stdout.splitlines() if ln.startswith("accuracy:")).split()[1])
+    assert acc > 0.76  # the majority class is 0.76: the release must beat it
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--target", "income"], "without a schema the domain is learned under (epsilon, delta)-DP: give --delta"),
+    (["--target", "income", "--delta", "0"], "--delta must be a number > 0 and at most 0.001"),
+    (["--target", "income", "--delta", "0.01"], "--delta must be a number > 0 and at most 0.001"),
+    (["--target", "income", "--delta", "1e-6", "--domain-share", "1"], "--domain-share must be a number between 0"),
+    (["--delta", "1e-6"], "--target is required without a schema"),
+    (["--schema", "taxonomies/adult.yaml", "--delta", "1e-6"], "--delta applies only without a schema"),
+])
+def test_refusals_are_one_line(tmp_path: Path, argv: list[str], message: str) -> None:
+    res = _dpkit("publish", ADULT, "--epsilon", "1", *argv, "-o", str(tmp_path / "r.csv"))
+    assert res.returncode == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing written
