@@ -18,6 +18,20 @@ from dpkit.cli.options import (
 from dpkit.cli.results import json_result_option
 
 UTILITY_CHOICES = ["max", "info-gain", "gini"]
+
+
+class AutoInt(click.ParamType):
+    """An integer in [lo, hi], or ``auto`` (the forest's shape from noisy counts)."""
+
+    name = "integer|auto"
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.range = click.IntRange(lo, hi)
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        return self.range.convert(value, param, ctx)
 SAMPLING_CHOICES = ["disjoint", "none"]
 
 
@@ -44,9 +58,9 @@ def command() -> None:
                    "learned under DP in the run (needs --delta and --target; docs/domain.md).")
 @domain_options
 @click.option("--target", default=None, help="The class column [default: the schema's target].")
-@click.option("--trees", type=click.IntRange(1, 10000), default=None,
+@click.option("--trees", type=AutoInt(1, 10000), default=None, metavar="t|auto",
               help="Number of trees t [default: auto — sized with --depth from noisy class counts (5% of epsilon)].")
-@click.option("--depth", type=click.IntRange(0, 30), default=None,
+@click.option("--depth", type=AutoInt(0, 30), default=None, metavar="d|auto",
               help="Maximum depth d of every tree (d+1 levels share a tree's ε) [default: auto, 1-6, from the "
                    "noisy count of the rarest class].")
 @click.option("--features-per-node", default=None, metavar="F",
