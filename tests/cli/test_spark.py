@@ -91,6 +91,8 @@ def _run(args: list[str]) -> None:
 def _release(report: Path) -> dict:
     data = json.loads(report.read_text())
     data["release"].pop("model", None)  # the model's path
+    if "not_private_outputs" in data["release"]:  # paths: each engine writes to its own directory
+        data["release"]["not_private_outputs"] = [Path(p).name for p in data["release"]["not_private_outputs"]]
     return {k: data[k] for k in ("privacy", "spends", "release")}
 
 

@@ -165,11 +165,15 @@ def test_taxonomy_validate_is_the_same_on_spark(tmp_path, spark):  # noqa: F811
     for data in (bad, ADULT):
         got = []
         for engine in ("numpy", "spark"):
-            code, err = _invoke(_validate(data, engine))
+            code, err = _invoke(_validate(data, engine, "-v"))  # the owner asks for the values
             got.append((code, [line for line in err.splitlines() if line.startswith(("dpkit", "ok:"))]))
         assert got[0] == got[1], data
         results.append(got[0])
     (code, err), (ok_code, ok) = results
+    # without -v (stderr not a terminal: a log) the values stay out of the message, on both engines
+    quiet = [_invoke(_validate(bad, engine)) for engine in ("numpy", "spark")]
+    assert quiet[0] == quiet[1] and quiet[0][0] == 1 and "Martian" not in quiet[0][1]
+    assert "-v shows the detail" in quiet[0][1]
     assert code == 1 and "'Martian' (line 151)" in err[-1] and "'Venusian' (line 9001)" in err[-1]
     assert "'Astronaut-30004' (line 30005) and 5 more" in err[-1]
     assert ok_code == 0 and "all values covered" in ok[-1]
