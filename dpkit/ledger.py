@@ -46,7 +46,8 @@ from dpkit.errors import DataError, DpkitError, DpkitUsageError
 TOLERANCE = 1e-9
 #: how long a run waits for another run's reservation transaction (cron jobs overlapping).
 BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 2  # 2: reservation groups (budget run, Ledger.reserve as a context), refusals
+SCHEMA_VERSION = 3  # 2: reservation groups (budget run, Ledger.reserve as a context), refusals;
+#                    3: δ per run and an optional δ cap per data set (issue 22)
 #: the environment variable naming the reservation a run draws from: "<id>@<ledger path>"
 RESERVATION_ENV = "DPKIT_RESERVATION"
 
@@ -63,7 +64,8 @@ CREATE TABLE IF NOT EXISTS datasets (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     cap REAL NOT NULL CHECK (cap > 0),
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    delta_cap REAL CHECK (delta_cap IS NULL OR (delta_cap > 0 AND delta_cap < 1))
 );
 CREATE TABLE IF NOT EXISTS fingerprints (
     sha256 TEXT PRIMARY KEY,
@@ -86,7 +88,9 @@ CREATE TABLE IF NOT EXISTS runs (
     reason TEXT,
     pid INTEGER,
     host TEXT,
-    group_id INTEGER REFERENCES groups(id)
+    group_id INTEGER REFERENCES groups(id),
+    delta_reserved REAL NOT NULL DEFAULT 0 CHECK (delta_reserved >= 0),
+    delta_spent REAL
 );
 CREATE INDEX IF NOT EXISTS runs_dataset ON runs(dataset_id);
 """
@@ -121,6 +125,12 @@ _COUNTED = """CASE status
     WHEN 'complete' THEN COALESCE(epsilon_spent, epsilon_reserved)
     WHEN 'aborted' THEN 0.0
     ELSE epsilon_reserved END"""
+#: δ a run counts against its data set's δ cap: the same rule as ε (δ composes additively,
+#: basic composition; a lost or killed run counts what it reserved)
+_DELTA_COUNTED = """CASE status
+    WHEN 'complete' THEN COALESCE(delta_spent, delta_reserved)
+    WHEN 'aborted' THEN 0.0
+    ELSE delta_reserved END"""
 
 
 class LedgerError(DpkitError):
@@ -158,6 +168,7 @@ class Entry:
     run_id: int
     dataset: str
     epsilon: float
+    delta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -168,17 +179,32 @@ class DatasetStatus:
     reserved: float  # runs in flight or killed
     remaining: float
     runs: int
+    delta_cap: float | None = None  # None: δ is recorded, not capped
+    delta_spent: float = 0.0  # δ counted by the same rule as ε (reserved and lost runs included)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "cap": self.cap, "spent": self.spent, "reserved": self.reserved,
             "remaining": self.remaining, "runs": self.runs,
+            "delta_cap": self.delta_cap, "delta_spent": self.delta_spent,
         }
 
 
 def _fits(used: float, epsilon: float, cap: float) -> bool:
     # purely relative, as the accountant's Budget.fits
     return used + epsilon <= cap * (1 + TOLERANCE)
+
+
+def _check_delta_cap(delta_cap: Any) -> float | None:
+    if delta_cap is None:
+        return None
+    try:
+        value = float(delta_cap)
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap") from None
+    if not 0 < value < 1:
+        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap")
+    return value
 
 
 def _check_cap(cap: Any) -> float:
@@ -295,19 +321,27 @@ class Ledger:
 
     @staticmethod
     def _migrate(con: sqlite3.Connection) -> None:
-        """Version 1 → 2, in one write transaction (a concurrent opener waits, then finds 2):
-        the reservation groups and refusals tables and the runs' ``group_id``. Every v1 row
-        keeps its meaning (a run outside any group)."""
+        """Version 1 → 2 → 3, in one write transaction (a concurrent opener waits, then finds
+        3). 2: the reservation groups and refusals tables and the runs' ``group_id``; 3: the
+        runs' δ (0 for every older run: they were all pure ε) and the data sets' δ cap (none).
+        Every older row keeps its meaning."""
         con.execute("BEGIN IMMEDIATE")
         try:
             (version,) = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if int(version) < 2:
+            if int(version) < SCHEMA_VERSION:
                 for stmt in _DDL_V2.split(";"):
                     if stmt.strip():
                         con.execute(stmt)
                 columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
                 if "group_id" not in columns:
                     con.execute("ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES groups(id)")
+                if "delta_reserved" not in columns:
+                    con.execute("ALTER TABLE runs ADD COLUMN delta_reserved REAL NOT NULL DEFAULT 0 "
+                                "CHECK (delta_reserved >= 0)")
+                    con.execute("ALTER TABLE runs ADD COLUMN delta_spent REAL")
+                if "delta_cap" not in {r[1] for r in con.execute("PRAGMA table_info(datasets)")}:
+                    con.execute("ALTER TABLE datasets ADD COLUMN delta_cap REAL "
+                                "CHECK (delta_cap IS NULL OR (delta_cap > 0 AND delta_cap < 1))")
                 con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             con.execute("COMMIT")
         except BaseException:
@@ -330,8 +364,10 @@ class Ledger:
     # ------------------------------------------------------------------ data sets
 
     def register(self, data_path: str | Path, name: str, cap: Any = None, *, append: bool = False,
-                 exist_ok: bool = False) -> str:
-        """Register the data file ``data_path`` as data set ``name`` with total ε ``cap``.
+                 exist_ok: bool = False, delta_cap: Any = None) -> str:
+        """Register the data file ``data_path`` as data set ``name`` with total ε ``cap``
+        (and, optionally, a total δ ``delta_cap`` for the (ε, δ) runs: without one δ is
+        recorded per run but not capped).
 
         With ``append``, the file is another version of an existing data set and shares its
         cap and its spending (e.g. tonight's export of the same table). With ``exist_ok``, a
@@ -341,6 +377,7 @@ class Ledger:
         name = str(name).strip()
         if not name:
             raise DpkitUsageError("name must not be empty", param="name")
+        delta_cap = _check_delta_cap(delta_cap)
         digest = fingerprint(data_path)
         with self._write() as con:
             row = con.execute(
@@ -381,8 +418,8 @@ class Ledger:
                 if cap is None:
                     raise DpkitUsageError("cap is required to register a new data set", param="cap")
                 ds_id = con.execute(
-                    "INSERT INTO datasets(name, cap, created) VALUES (?, ?, ?)",
-                    (name, _check_cap(cap), _now()),
+                    "INSERT INTO datasets(name, cap, created, delta_cap) VALUES (?, ?, ?, ?)",
+                    (name, _check_cap(cap), _now(), delta_cap),
                 ).lastrowid
             con.execute(
                 "INSERT INTO fingerprints(sha256, dataset_id, path, added) VALUES (?, ?, ?, ?)",
@@ -418,6 +455,20 @@ class Ledger:
                     (SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
                 FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
         return float(held)
+
+    @staticmethod
+    def _delta_room(con: sqlite3.Connection, dataset_id: int) -> tuple[float | None, float]:
+        """(δ cap or None, δ counted so far) of a data set."""
+        (cap,) = con.execute("SELECT delta_cap FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        (used,) = con.execute(f"SELECT COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs WHERE dataset_id = ?",
+                              (dataset_id,)).fetchone()
+        return (None if cap is None else float(cap)), float(used)
+
+    def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "") -> LedgerError:
+        reason = (f"delta budget of data set {name!r} exceeded: this run asks delta={delta:g}, "
+                  f"remaining {max(cap - used, 0.0):.6g} of delta cap {cap:g} (ledger {self.path}); nothing was run")
+        self._record_refusal(name, command, None, reason)
+        return BudgetExceeded(reason)
 
     def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "",
                 who: str = "this run") -> LedgerError:
@@ -525,7 +576,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ runs
 
-    def check(self, *, data_path: str | Path, epsilon: float, command: str = "") -> str:
+    def check(self, *, data_path: str | Path, epsilon: float, command: str = "", delta: float = 0.0) -> str:
         """Read-only pre-check: the data set is registered and ``epsilon`` fits (in the
         reservation of ``$DPKIT_RESERVATION`` when one is active). Returns its fingerprint.
         Raises :class:`LedgerError` / :class:`BudgetExceeded` otherwise (before the data is
@@ -534,10 +585,13 @@ class Ledger:
         group = self._active_group()
         with self._connect() as con:
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
+            delta_cap, delta_used = self._delta_room(con, ds_id)
             if group is not None:
                 room = self._group_room(con, group, ds_id)
             else:
                 used = self._used(con, ds_id)
+        if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+            raise self._refuse_delta(name, delta, delta_cap, delta_used, command)
         if group is not None:
             if not _fits(0.0, epsilon, room):
                 raise self._refuse_group(name, group, epsilon, room, command)
@@ -568,6 +622,7 @@ class Ledger:
         outputs: Sequence[str] = (),
         report: str | None = None,
         digest: str | None = None,
+        delta: float = 0.0,
     ) -> Any:
         """Reserve ε ahead of the runs that will spend it.
 
@@ -577,20 +632,25 @@ class Ledger:
         and leaving the block, however it is left, returns what they did not spend.
 
         With ``data_path`` (what each private run does, :class:`dpkit.run.PrivateRun`): reserve
-        ``epsilon`` for one run on that file's data set in one transaction, or refuse.
+        ``epsilon`` (and ``delta``, checked against the data set's δ cap when it has one) for
+        one run on that file's data set in one transaction, or refuse. A reservation group
+        holds ε only: its runs' δ is checked against the data set's δ cap directly.
         """
         if data_path is None:
             if epsilon is None:
                 raise DpkitUsageError("epsilon is required", param="epsilon")
             return Reservation(self, float(epsilon), name, command or "reservation")
         return self._reserve_run(data_path=data_path, command=command, epsilon=epsilon, outputs=outputs,
-                                 report=report, digest=digest)
+                                 report=report, digest=digest, delta=delta)
 
     def _reserve_run(self, *, data_path: str | Path, command: str, epsilon: Any, outputs: Sequence[str],
-                     report: str | None, digest: str | None) -> Entry:
+                     report: str | None, digest: str | None, delta: Any = 0.0) -> Entry:
         epsilon = float(epsilon)
         if not math.isfinite(epsilon) or epsilon <= 0:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        delta = float(delta or 0.0)
+        if not 0 <= delta < 1:
+            raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta")
         digest = digest or fingerprint(data_path)
         outs = [o if o == "-" else os.path.realpath(o) for o in outputs]
         if report is None:
@@ -602,7 +662,10 @@ class Ledger:
         with self._write() as con:
             self._reclaim(con)
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
-            if group is not None:
+            delta_cap, delta_used = self._delta_room(con, ds_id)
+            if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+                refused = ("delta", delta_used)
+            elif group is not None:
                 room = self._group_room(con, group, ds_id)
                 if not _fits(0.0, epsilon, room):
                     refused = ("group", room)
@@ -613,24 +676,28 @@ class Ledger:
             if refused is None:
                 run_id = con.execute(
                     "INSERT INTO runs(dataset_id, command, epsilon_reserved, status, started, "
-                    "data_path, outputs, report, pid, host, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "data_path, outputs, report, pid, host, group_id, delta_reserved) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (ds_id, command, epsilon, RESERVED, _now(), os.path.realpath(data_path),
-                     json.dumps(outs), report, os.getpid(), socket.gethostname(), group),
+                     json.dumps(outs), report, os.getpid(), socket.gethostname(), group, delta),
                 ).lastrowid
         if refused is not None:
+            if refused[0] == "delta":
+                raise self._refuse_delta(name, delta, delta_cap, refused[1], command)  # type: ignore[arg-type]
             if refused[0] == "group":
                 raise self._refuse_group(name, int(group), epsilon, refused[1], command)  # type: ignore[arg-type]
             raise self._refuse(name, epsilon, cap, refused[1], command)
-        return Entry(int(run_id), name, epsilon)
+        return Entry(int(run_id), name, epsilon, delta)
 
-    def _finish(self, entry: Entry, status: str, spent: float | None, reason: str | None) -> None:
+    def _finish(self, entry: Entry, status: str, spent: float | None, reason: str | None,
+                delta_spent: float | None = None) -> None:
         for attempt in range(5):
             try:
                 with self._write() as con:
                     con.execute(
-                        "UPDATE runs SET status = ?, epsilon_spent = ?, finished = ?, reason = ? "
-                        "WHERE id = ? AND status = 'reserved'",
-                        (status, spent, _now(), reason, entry.run_id),
+                        "UPDATE runs SET status = ?, epsilon_spent = ?, finished = ?, reason = ?, "
+                        "delta_spent = ? WHERE id = ? AND status = 'reserved'",
+                        (status, spent, _now(), reason, delta_spent, entry.run_id),
                     )
                 return
             except LedgerError:
@@ -639,27 +706,31 @@ class Ledger:
                     raise
                 time.sleep(0.2 * (attempt + 1))
 
-    def complete(self, entry: Entry, *, spent: float, note: str | None = None) -> None:
+    def complete(self, entry: Entry, *, spent: float, note: str | None = None, delta: float | None = None) -> None:
         """The outputs are complete: count what was actually spent, release the rest.
 
         ``note`` is kept in the run's ``reason`` — ``"not private: …"`` for an escape hatch
         (``--allow-data-bounds``, a plain integer ``--seed``): its ε still counts against
-        the cap, and ``dpkit budget history`` shows the note.
+        the cap, and ``dpkit budget history`` shows the note. ``delta``: the δ the accountant
+        spent (default: all that was reserved).
         """
         spent = float(spent)
         if not math.isfinite(spent) or spent < 0:
             spent = entry.epsilon  # cannot happen with a sane accountant; count everything
         # an accountant never spends more than its budget (= the reservation); if it somehow
         # did, the true amount is what counts
-        self._finish(entry, COMPLETE, max(spent, 0.0), note)
+        delta_spent = entry.delta if delta is None else float(delta)
+        if not math.isfinite(delta_spent) or delta_spent < 0:
+            delta_spent = entry.delta
+        self._finish(entry, COMPLETE, max(spent, 0.0), note, delta_spent)
 
     def fail(self, entry: Entry, *, spent_any: bool, reason: str = "") -> None:
         """The run failed. If any noise was drawn the whole reservation stays (``lost``);
         otherwise nothing private left the process and the reservation is released."""
         if spent_any:
-            self._finish(entry, LOST, entry.epsilon, reason or "error after noise was drawn")
+            self._finish(entry, LOST, entry.epsilon, reason or "error after noise was drawn", entry.delta)
         else:
-            self._finish(entry, ABORTED, 0.0, reason or "error before any noise")
+            self._finish(entry, ABORTED, 0.0, reason or "error before any noise", 0.0)
 
     # ------------------------------------------------------------------ reading
 
@@ -671,15 +742,16 @@ class Ledger:
                 f"""SELECT d.id, d.name, d.cap,
                     COALESCE(SUM(CASE WHEN r.status != 'reserved' THEN {_COUNTED} END), 0.0),
                     COALESCE(SUM(CASE WHEN r.status = 'reserved' THEN r.epsilon_reserved END), 0.0),
-                    COUNT(r.id)
+                    COUNT(r.id), d.delta_cap, COALESCE(SUM({_DELTA_COUNTED}), 0.0)
                 FROM datasets d LEFT JOIN runs r ON r.dataset_id = d.id
                 GROUP BY d.id ORDER BY d.name"""
             ).fetchall()
             # an open reservation's unspent part counts as reserved
             held = {int(i): self._held(con, int(i)) for i, *_ in rows}
         return [
-            DatasetStatus(n, cap, spent, res + held[i], max(cap - spent - res - held[i], 0.0), int(k))
-            for i, n, cap, spent, res, k in rows
+            DatasetStatus(n, cap, spent, res + held[i], max(cap - spent - res - held[i], 0.0), int(k),
+                          None if dcap is None else float(dcap), float(dspent))
+            for i, n, cap, spent, res, k, dcap, dspent in rows
         ]
 
     def history(self, name: str | None = None) -> list[dict[str, Any]]:
@@ -691,13 +763,15 @@ class Ledger:
                 raise LedgerError(f"no data set named {name!r} in {self.path}")
             rows = con.execute(
                 f"""SELECT r.id, d.name, r.started, r.finished, r.command, r.epsilon_reserved,
-                    r.epsilon_spent, {_COUNTED}, r.status, r.outputs, r.report, r.reason, r.pid, r.group_id
+                    r.epsilon_spent, {_COUNTED}, r.status, r.outputs, r.report, r.reason, r.pid, r.group_id,
+                    r.delta_reserved, {_DELTA_COUNTED}
                 FROM runs r JOIN datasets d ON d.id = r.dataset_id
                 WHERE (? IS NULL OR d.name = ?) ORDER BY r.id""",
                 (name, name),
             ).fetchall()
         keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved",
-                "epsilon_spent", "epsilon_counted", "status", "outputs", "report", "reason", "pid", "group")
+                "epsilon_spent", "epsilon_counted", "status", "outputs", "report", "reason", "pid", "group",
+                "delta_reserved", "delta_counted")
         out = []
         for row in rows:
             d = dict(zip(keys, row, strict=True))

@@ -159,7 +159,7 @@ class PrivateRun:
                 raise DpkitUsageError(f"ledger: '{command}' has no data to account", param="ledger")
             self._ledger = Ledger(self.ledger_path)
             self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon,
-                                                   command=command)
+                                                   command=command, delta=self.delta)
         self.rng = self._make_rng(identity or {})
 
     def _make_rng(self, identity: dict[str, Any]) -> Any:
@@ -189,7 +189,7 @@ class PrivateRun:
                     self._ledger_entry = self._ledger.reserve(
                         data_path=self.data_path, command=self.command, epsilon=self.epsilon,
                         outputs=self.outputs, digest=self._fingerprint,
-                        **_delta_kw(self._ledger.reserve, self.delta),
+                        delta=self.delta,
                     )
             except BaseException as exc:
                 # a Ctrl-C held during the reservation lands here, where the with-block
@@ -209,7 +209,7 @@ class PrivateRun:
                 # the accountant spent and release the rest of the reservation
                 note = f"not private: {'; '.join(self.not_private)}" if self.not_private else None
                 self._ledger.complete(entry, spent=self.accountant.spent, note=note,
-                                      **_delta_kw(self._ledger.complete, self.accountant.delta_spent))
+                                      delta=self.accountant.delta_spent)
             # noted inside the deferred block: a Ctrl-C delivered when it ends already
             # finds the run complete (the error boundary then exits 0, not 130)
             _note_outcome(self, exc_type)
@@ -296,20 +296,6 @@ def _input_fingerprint(data: Any) -> str:
         raise DpkitUsageError("a seed key needs data dpkit can fingerprint (a file, a directory of files or a "
                               "pandas DataFrame) so that each data set gets its own noise; leave seed= out "
                               "for a run keyed by the OS", param="seed") from None
-
-
-def _delta_kw(method: Any, delta: float) -> dict[str, float]:
-    """``{"delta": delta}`` for a ledger method that takes it (the ledger's δ columns, issue 22),
-    else nothing. TODO(lead): drop this shim once Ledger.reserve/complete always take delta=."""
-    import inspect
-
-    if not delta:
-        return {}
-    try:
-        params = inspect.signature(method).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins only
-        return {}
-    return {"delta": delta} if "delta" in params else {}
 
 
 #: how the PrivateRuns of this process ended, for the error boundary (dpkit/cli/boundary.py):

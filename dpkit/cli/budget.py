@@ -49,9 +49,13 @@ def command() -> None:
               help="DATA is already registered as NAME with this cap: exit 0, change nothing (a setup "
               "script may run every night); another cap is still an error. With --append and --cap: "
               "create NAME if it is new, else add DATA as its next version.")
+@click.option("--delta-cap", type=str, default=None, metavar="δ",
+              help="Total δ that the (ε, δ) runs on this data set may spend (e.g. runs with no --schema); "
+              "without it δ is recorded per run but not capped.")
 @_ledger_option
 @global_options
-def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, ledger: str | None) -> None:
+def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, delta_cap: str | None,
+         ledger: str | None) -> None:
     """Register DATA (by a sha256 fingerprint of its bytes) with a total ε cap.
 
     Creates the ledger file (mode 0600) if it does not exist.
@@ -66,7 +70,7 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, le
     from pathlib import Path
 
     from dpkit.errors import DataError, DpkitUsageError
-    from dpkit.ledger import _check_cap
+    from dpkit.ledger import _check_cap, _check_delta_cap
 
     # the arguments are checked before the ledger file is created: a refused init leaves
     # no new (empty) ledger behind
@@ -76,10 +80,11 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, le
         _check_cap(cap)
     elif not append:
         raise DpkitUsageError("--cap is required to register a new data set")
+    _check_delta_cap(delta_cap)
     # --append --exist-ok --cap C: the nightly rotation idiom (docs/cron.md): creates the data
     # set the first night, appends each new export, and is a no-op when run again
     book = Ledger(path, create=True)
-    book.register(data, name, cap, append=append, exist_ok=exist_ok)
+    book.register(data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
     status = {s.name: s for s in book.status()}[name]
     if state_for().quiet:
         return
@@ -169,6 +174,11 @@ def status(ledger: str | None, as_json: bool) -> None:
     header = ("data set", "cap", "spent", "reserved", "remaining", "runs")
     table = [(r.name, f"{r.cap:g}", f"{r.spent:.6g}", f"{r.reserved:.6g}", f"{r.remaining:.6g}",
               str(r.runs)) for r in rows]
+    if any(r.delta_cap is not None or r.delta_spent > 0 for r in rows):
+        # δ columns only on a ledger that has (ε, δ) runs or a δ cap: pure-ε output is unchanged
+        header += ("δ cap", "δ spent")
+        table = [(*t, "-" if r.delta_cap is None else f"{r.delta_cap:g}", f"{r.delta_spent:.6g}")
+                 for t, r in zip(table, rows, strict=True)]
     _print_table("privacy budget", header, table)
 
 
@@ -225,6 +235,12 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     # on a terminal one ε column, "0.35 of 0.7" (counted of reserved), keeps 80 columns readable
     compact_header = ("when (UTC)", "data set", "command", "ε", "status", "outputs", "report")
     compact = [(*r[:3], r[4] if r[3] == r[4] else f"{r[4]} of {r[3]}", *r[5:]) for r in table]
+    if any(r["delta_reserved"] for r in runs):
+        # (ε, δ) runs: a δ column last (pure-ε ledgers print as before)
+        header += ("δ counted",)
+        table = [(*t, f"{r['delta_counted']:.6g}") for t, r in zip(table, runs, strict=True)]
+        compact = [(*c[:3], c[3] + (f", δ={r['delta_counted']:.3g}" if r["delta_reserved"] else ""), *c[4:])
+                   for c, r in zip(compact, runs, strict=True)]
     _print_table("ledger history", header, table, compact=(compact_header, compact))
     if groups:
         _print_table("reservations (budget run)", ("id", "when (UTC)", "data set", "command", "ε reserved",

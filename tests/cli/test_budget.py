@@ -45,7 +45,7 @@ def test_init_status_history(tmp_path, data):
     assert code == 0, err
     (row,) = json.loads(out)
     assert row == {"name": "adult", "cap": 4.0, "spent": 1.25, "reserved": 0.0,
-                   "remaining": 2.75, "runs": 1}
+                   "remaining": 2.75, "runs": 1, "delta_cap": None, "delta_spent": 0.0}
     code, out, _ = dpkit("budget", "status", "--ledger", led)
     lines = out.splitlines()
     assert lines[0].split("\t") == ["data set", "cap", "spent", "reserved", "remaining", "runs"]

@@ -103,7 +103,8 @@ def test_version_1_ledger_is_migrated(tmp_path: Path) -> None:
     book = Ledger(path)
     (run,) = book.history()
     assert run["epsilon_counted"] == 0.75 and run["group"] is None
-    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone()[0] == "2"
+    assert sqlite3.connect(path).execute("SELECT value FROM meta").fetchone()[0] == "3"
+    assert run["delta_reserved"] == 0 and run["delta_counted"] == 0 and book.status()[0].delta_cap is None
     with book.reserve(1.0, name="toy"):
         assert book.status()[0].remaining == pytest.approx(0.25)
     assert book.status()[0].remaining == pytest.approx(1.25)
