@@ -3,8 +3,9 @@
 One private run around one of :mod:`dpkit.kmeans`'s estimators — DPQTk-means (Zhang & Cheng:
 a private quadtree over public bounds, then weighted k-means on its noisy buckets), DPk-means
 (Blum et al.'s noisy Lloyd) or EUGk-means (Su et al.'s uniform grid) — returning a
-:class:`Clustering`. The bounds are public knowledge: given, or taken from a schema; reading them
-from the data (``allow_data_bounds``) makes the run not private, and every output says so.
+:class:`Clustering`. The bounds are public knowledge: given, or taken from a schema; with neither, a share of ε
+learns them under DP (DP quantiles on a public grid, docs/domain.md); reading them from the
+data (``allow_data_bounds``) makes the run not private, and every output says so.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 NOT_PRIVATE_SUFFIX = "_not_private"
 #: the guarantee of a run whose bounds were read from the data
 DATA_BOUNDS = "none: domain read from data"
+#: where the bounds came from when a share of the run's ε learned them
+LEARNED = "learned under DP (domain_share of epsilon)"
+#: γ of the learned bounds' prior, nats per grid step (dpkit.privacy.quantiles.bounds_on_grid).
+#: Higher than publish's 0.25: a quadtree spends a level on every doubling of a loose box,
+#: a taxonomy interval only a split (tuned on s1, docs/results/round5.md)
+BOUND_PRIOR = 1.0
 
 
 @dataclass
@@ -106,7 +113,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
 def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None, schema_name: str | None,
                    allow_data_bounds: bool) -> tuple[list[str], Any, str]:
     """(columns, (lows, highs) or None, where the bounds come from): ``bounds`` first, then the
-    schema's numeric columns; None only with ``allow_data_bounds`` (not private)."""
+    schema's numeric columns; None with ``allow_data_bounds`` (read from the data: not private)
+    or, with neither, to be learned in the run (source :data:`LEARNED`)."""
     from dpkit.data.schema import NumericColumn
     from dpkit.kmeans.common import check_bounds, parse_bounds
 
@@ -138,9 +146,7 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
         return columns, check_bounds(lows, highs), str(schema_name)
     if allow_data_bounds:
         return columns, None, "data"
-    raise DpkitUsageError(
-        "bounds are required (public knowledge, not read from the data): give them, or a schema; "
-        "allow_data_bounds reads them from the data (not private)", param="bounds")
+    return columns, None, LEARNED
 
 
 def cluster(
@@ -153,6 +159,7 @@ def cluster(
     schema: Schema | str | os.PathLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
+    domain_share: float | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -187,6 +194,11 @@ def cluster(
     allow_data_bounds : bool
         Without bounds, read them from the data: NOT private; the report, the ledger and every
         output say so (headers end in ``_not_private``).
+    domain_share : float, optional
+        With neither bounds nor a schema (nor ``allow_data_bounds``), the share of ε (default
+        0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
+        public grid (docs/domain.md); the rest runs the algorithm. The report lists the domain
+        steps and the learned bounds.
     seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
     output, report, histogram, assign : path, optional
         Also write (inside the run, atomically) the centroids, the report, the noisy buckets
@@ -233,6 +245,7 @@ def cluster(
     from dpkit.engine import engine_name
 
     spark = engine_name(engine) == "spark"
+    share = _learn_share(source, domain_share, spark)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
     run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
@@ -257,7 +270,7 @@ def cluster(
         frame, points, raw, first = _load_numpy(data, columns, schema_pts, resolved is None, bool(assign_out),
                                                 reading, named)
     guarantee = None
-    if resolved is None:
+    if resolved is None and share is None:
         if points is not None:
             resolved = data_bounds(points)
         else:
@@ -270,12 +283,16 @@ def cluster(
         warnings.warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
                       "differentially private (the report says so); give public bounds instead",
                       PrivacyLeakWarning, stacklevel=2)
-    model = make_model(algorithm, k, run.epsilon, resolved, options)
+    model = make_model(algorithm, k, run.epsilon, resolved, options) if share is None else None
     # a plain integer seed is as non-private as data bounds: its outputs are marked the same
     # way (second privacy review, issue 24 item 5)
     mark = NOT_PRIVATE_SUFFIX if guarantee or not run.private else ""
     label = "cluster" + mark
     with run:
+        if share is not None:
+            resolved, points = _learn_bounds(points, columns, share * run.epsilon, run)
+            schema_pts = points_schema(columns, *resolved, source, data_schema)
+            model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
         # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
@@ -306,12 +323,46 @@ def cluster(
         release = _release(model, algorithm, centres)
         if guarantee:
             params["bounds"] = "read from the data (not reported)"
+        if share is not None:
+            params["domain_share"] = share
         if mark:
             release["not_private_outputs"] = [o for o in (out, hist, assign_out) if o]
         result.report = run.report(params, release, guarantee=guarantee)
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def _learn_share(source: str, domain_share: Any, spark: bool) -> float | None:
+    """The share of ε that learns the bounds (None: they are given, or read from the data)."""
+    from dpkit.api.domain import DOMAIN_SHARE, check_share
+
+    if source != LEARNED:
+        if domain_share is not None:
+            raise DpkitUsageError("domain_share applies only when the bounds are learned (no bounds and no schema)",
+                                  param="domain_share")
+        return None
+    if spark:
+        raise DpkitUsageError("learning the bounds runs on the numpy engine; give bounds (or a schema) for the "
+                              "Spark engine", param="bounds")
+    return check_share(DOMAIN_SHARE if domain_share is None else domain_share)
+
+
+def _learn_bounds(points: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:
+    """Learn the bounds inside ``run`` (``epsilon`` of it) and clip the points to them: the
+    counts' sensitivity assumes every point lies in the box."""
+    import numpy as np
+
+    from dpkit.domain.discover import learn_bounds
+    from dpkit.privacy.quantiles import Profile
+
+    profiles = {c: Profile.of(points[:, j]) for j, c in enumerate(columns)}
+    from dpkit.domain.discover import DomainOptions
+
+    lows, highs = learn_bounds(profiles, epsilon=epsilon, rng=run.rng, accountant=run.accountant,
+                               options=DomainOptions(bound_prior=BOUND_PRIOR))
+    lo, hi = np.asarray(lows), np.asarray(highs)
+    return (lo, hi), np.clip(points, lo, hi)
 
 
 def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool, need_rows: bool,

@@ -46,6 +46,9 @@ from dpkit.cli.results import json_result_option
 @click.option("--allow-data-bounds", is_flag=True,
               help="Without bounds, read them from the data. NOT private: the report, the ledger "
               "and every output say so (headers end in _not_private).")
+@click.option("--domain-share", default=None, metavar="S",
+              help="With no --bounds and no --schema: the share of ε that learns the bounds under DP "
+              "[default: 0.1].")
 @click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
               help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
 @click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
@@ -65,7 +68,8 @@ def command(ctx: click.Context, **params: object) -> None:
     DPQTk-means builds a private quadtree over the public bounds, counts its buckets
     with noise and runs weighted k-means on them (Zhang & Cheng; see docs/cluster.md for
     dpkit's corrections). Bounds are public knowledge: give --bounds or a --schema;
-    points outside are clipped (and counted in a warning). Writes one centroid per row
+    points outside are clipped (and counted in a warning). With neither, a share of ε
+    (--domain-share, 0.1) learns them under DP first (docs/domain.md). Writes one centroid per row
     (-o) and a JSON report of the ε spent.
 
     \b
@@ -86,7 +90,7 @@ def command(ctx: click.Context, **params: object) -> None:
     result = dpkit.cluster(
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), k=p["k"], epsilon=p["epsilon"],
         columns=columns, bounds=p["bounds"], schema=p["schema"], algorithm=algorithm,
-        allow_data_bounds=bool(p["allow_data_bounds"]), seed=p["seed"], ledger=p["ledger"], engine=p.get("engine"),
+        allow_data_bounds=bool(p["allow_data_bounds"]), domain_share=p.get("domain_share"), seed=p["seed"], ledger=p["ledger"], engine=p.get("engine"),
         spark_master=p.get("spark_master"), output=p["output"], report=report_path, histogram=p["histogram"],
         assign=p["assign_out"], config=p["config"], output_delimiter=output_delimiter(), **options,
     )

@@ -21,6 +21,7 @@ ADULT = REPO / "sample_data" / "adult" / "train.csv"
 ADULT_TEST = REPO / "sample_data" / "adult" / "test.csv"
 SCHEMA = REPO / "taxonomies" / "adult.yaml"
 S1 = REPO / "sample_data" / "clustering" / "s1.csv"
+KEY = "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42"
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +69,23 @@ def test_cluster_returns_centroids_histogram_and_assignment() -> None:
     df = pd.read_csv(S1)
     same = dpkit.cluster(df, columns=["x", "y"], k=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], seed=2)
     np.testing.assert_array_equal(same.centres, c.centres)  # a plain seed: same noise whatever the input form
-    with pytest.raises(dpkit.DpkitUsageError, match="^bounds are required"):
-        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0)
+    # no bounds, no schema: a share of ε learns them (pure ε-DP), the report says how
+    learned = dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, seed=KEY)
+    params = learned.report["parameters"]
+    assert params["bounds_source"].startswith("learned under DP") and params["domain_share"] == 0.1
+    assert learned.report["privacy"]["model"] == "epsilon-dp" and learned.report["privacy"]["delta"] == 0
+    domain = [s for s in learned.report["spends"] if s["step"].startswith("domain:")]
+    assert [s["step"] for s in domain] == ["domain: x bounds", "domain: y bounds"]
+    assert sum(s["epsilon"] for s in domain) == pytest.approx(0.1)
+    assert learned.report["privacy"]["epsilon_spent"] <= 1.0 + 1e-9
+    (xlo, xhi), (ylo, yhi) = params["bounds"]
+    assert xlo < xhi and ylo < yhi and learned.label == "cluster"
+    lo, hi = np.array([xlo, ylo]), np.array([xhi, yhi])
+    assert np.all(learned.centres >= lo) and np.all(learned.centres <= hi)  # the points were clipped
+    with pytest.raises(dpkit.DpkitUsageError, match="domain_share applies only"):
+        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, bounds="0:1e6,0:1e6", domain_share=0.2)
+    with pytest.raises(dpkit.DpkitUsageError, match="domain_share must be a number between 0"):
+        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, domain_share=1)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         leaky = dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, allow_data_bounds=True, seed=1)
