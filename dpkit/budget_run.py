@@ -24,16 +24,17 @@ from dpkit.ledger import RESERVATION_ENV, Ledger
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def run_reserved(ledger: str | os.PathLike, epsilon: float, argv: Sequence[str], *, name: str | None = None) -> int:
-    """Run ``argv`` inside a reservation of ``epsilon`` on data set ``name``; return its exit
-    status (``128 + N`` when it ended on signal N, as a shell reports it).
+def run_reserved(ledger: str | os.PathLike, epsilon: float, argv: Sequence[str], *, name: str | None = None,
+                 delta: float = 0.0) -> int:
+    """Run ``argv`` inside a reservation of ``epsilon`` (and ``delta``) on data set ``name``;
+    return its exit status (``128 + N`` when it ended on signal N, as a shell reports it).
 
     Raises :class:`dpkit.BudgetExceeded` (nothing run) when the reservation does not fit.
     """
     if not argv:
         raise DpkitUsageError("give the command to run after --", param="argv")
     book = Ledger(ledger)
-    group = book.open_group(epsilon, name=name, command=" ".join(argv))
+    group = book.open_group(epsilon, name=name, command=" ".join(argv), delta=delta)
     env = {**os.environ, "DPKIT_LEDGER": str(Path(ledger).resolve()), RESERVATION_ENV: group.env}
     previous = {}
     child: subprocess.Popen | None = None

@@ -108,7 +108,8 @@ CREATE TABLE IF NOT EXISTS groups (
     reason TEXT,
     pid INTEGER,
     pid_start TEXT,
-    host TEXT
+    host TEXT,
+    delta_reserved REAL NOT NULL DEFAULT 0 CHECK (delta_reserved >= 0)
 );
 CREATE TABLE IF NOT EXISTS refusals (
     id INTEGER PRIMARY KEY,
@@ -204,6 +205,16 @@ def _check_delta_cap(delta_cap: Any) -> float | None:
         raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap") from None
     if not 0 < value < 1:
         raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap")
+    return value
+
+
+def _check_group_delta(delta: Any) -> float:
+    try:
+        value = float(delta or 0.0)
+    except (TypeError, ValueError):
+        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta") from None
+    if not 0 <= value < 1:
+        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta")
     return value
 
 
@@ -339,6 +350,9 @@ class Ledger:
                     con.execute("ALTER TABLE runs ADD COLUMN delta_reserved REAL NOT NULL DEFAULT 0 "
                                 "CHECK (delta_reserved >= 0)")
                     con.execute("ALTER TABLE runs ADD COLUMN delta_spent REAL")
+                if "delta_reserved" not in {r[1] for r in con.execute("PRAGMA table_info(groups)")}:
+                    con.execute("ALTER TABLE groups ADD COLUMN delta_reserved REAL NOT NULL DEFAULT 0 "
+                                "CHECK (delta_reserved >= 0)")
                 if "delta_cap" not in {r[1] for r in con.execute("PRAGMA table_info(datasets)")}:
                     con.execute("ALTER TABLE datasets ADD COLUMN delta_cap REAL "
                                 "CHECK (delta_cap IS NULL OR (delta_cap > 0 AND delta_cap < 1))")
@@ -458,14 +472,28 @@ class Ledger:
 
     @staticmethod
     def _delta_room(con: sqlite3.Connection, dataset_id: int) -> tuple[float | None, float]:
-        """(δ cap or None, δ counted so far) of a data set."""
+        """(δ cap or None, δ used: the runs' counted δ plus what open reservations hold beyond
+        their runs') of a data set."""
         (cap,) = con.execute("SELECT delta_cap FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
         (used,) = con.execute(f"SELECT COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs WHERE dataset_id = ?",
                               (dataset_id,)).fetchone()
-        return (None if cap is None else float(cap)), float(used)
+        (held,) = con.execute(
+            f"""SELECT COALESCE(SUM(MAX(g.delta_reserved - COALESCE(
+                    (SELECT SUM({_DELTA_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
+                FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
+        return (None if cap is None else float(cap)), float(used) + float(held)
 
-    def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "") -> LedgerError:
-        reason = (f"delta budget of data set {name!r} exceeded: this run asks delta={delta:g}, "
+    @staticmethod
+    def _group_delta_room(con: sqlite3.Connection, group_id: int) -> float:
+        """δ a reservation has left for its runs."""
+        (reserved,) = con.execute("SELECT delta_reserved FROM groups WHERE id = ?", (group_id,)).fetchone()
+        (drawn,) = con.execute(f"SELECT COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs WHERE group_id = ?",
+                               (group_id,)).fetchone()
+        return float(reserved) - float(drawn)
+
+    def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "",
+                      who: str = "this run") -> LedgerError:
+        reason = (f"delta budget of data set {name!r} exceeded: {who} asks delta={delta:g}, "
                   f"remaining {max(cap - used, 0.0):.6g} of delta cap {cap:g} (ledger {self.path}); nothing was run")
         self._record_refusal(name, command, None, reason)
         return BudgetExceeded(reason)
@@ -516,33 +544,42 @@ class Ledger:
         return int(row[0]), str(row[1]), float(row[2])
 
     def open_group(self, epsilon: float, *, name: str | None = None, command: str = "",
-                   pid: int | None = None) -> Group:
+                   pid: int | None = None, delta: float = 0.0) -> Group:
         """Reserve ``epsilon`` of data set ``name`` (the only one when None) for a group of
         runs, in one transaction, or refuse (:class:`BudgetExceeded`, recorded). Runs that
         name the group (``$DPKIT_RESERVATION``) draw from it; :meth:`close_group` returns the
         rest. ``pid``: the process holding it (default this one); if it dies without closing,
-        the next access to the ledger closes it."""
+        the next access to the ledger closes it. ``delta``: the δ reserved beside ε (default 0:
+        the group's runs may then spend no δ), checked against the data set's δ cap."""
         epsilon = float(epsilon)
         if not math.isfinite(epsilon) or epsilon <= 0:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
+        delta = _check_group_delta(delta)
         pid = os.getpid() if pid is None else int(pid)
         refused = None
         with self._write() as con:
             self._reclaim(con)
             ds_id, ds_name, cap = self._dataset_named(con, name)
             used = self._used(con, ds_id)
-            if _fits(used, epsilon, cap):
+            delta_cap, delta_used = self._delta_room(con, ds_id)
+            if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+                refused = ("delta", ds_name, delta_cap, delta_used)
+            elif _fits(used, epsilon, cap):
                 gid = con.execute(
-                    "INSERT INTO groups(dataset_id, command, epsilon_reserved, status, started, pid, pid_start, host) "
-                    "VALUES (?, ?, ?, 'open', ?, ?, ?, ?)",
-                    (ds_id, command or "reservation", epsilon, _now(), pid, _start_time(pid), socket.gethostname()),
+                    "INSERT INTO groups(dataset_id, command, epsilon_reserved, status, started, pid, pid_start, host, "
+                    "delta_reserved) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)",
+                    (ds_id, command or "reservation", epsilon, _now(), pid, _start_time(pid), socket.gethostname(),
+                     delta),
                 ).lastrowid
             else:
-                refused = (ds_name, cap, used)
+                refused = ("cap", ds_name, cap, used)
         if refused is not None:
-            raise self._refuse(refused[0], epsilon, refused[1], refused[2], command or "reservation",
+            if refused[0] == "delta":
+                raise self._refuse_delta(refused[1], delta, refused[2], refused[3], command or "reservation",
+                                         who="this reservation")
+            raise self._refuse(refused[1], epsilon, refused[2], refused[3], command or "reservation",
                                who="this reservation")
-        return Group(int(gid), ds_name, epsilon, str(self.path))
+        return Group(int(gid), ds_name, epsilon, str(self.path), delta)
 
     def close_group(self, group: Group, reason: str = "") -> None:
         """Close the reservation: its runs keep what they counted, the rest is released."""
@@ -588,9 +625,12 @@ class Ledger:
             delta_cap, delta_used = self._delta_room(con, ds_id)
             if group is not None:
                 room = self._group_room(con, group, ds_id)
+                delta_room = self._group_delta_room(con, group)
             else:
                 used = self._used(con, ds_id)
-        if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+        if group is not None and delta and not _fits(0.0, delta, delta_room):
+            raise self._refuse_group_delta(name, group, delta, delta_room, command)
+        if group is None and delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
             raise self._refuse_delta(name, delta, delta_cap, delta_used, command)
         if group is not None:
             if not _fits(0.0, epsilon, room):
@@ -598,6 +638,13 @@ class Ledger:
         elif not _fits(used, epsilon, cap):
             raise self._refuse(name, epsilon, cap, used, command)
         return digest
+
+    def _refuse_group_delta(self, name: str, group: int, delta: float, room: float, command: str) -> BudgetExceeded:
+        reason = (f"reservation {group} on data set {name!r} exceeded: this run asks delta={delta:g}, the reservation "
+                  f"has delta {max(room, 0.0):.6g} left (ledger {self.path}; budget run --delta reserves it); "
+                  "nothing was run")
+        self._record_refusal(name, command, None, reason)
+        return BudgetExceeded(reason)
 
     def _refuse_group(self, name: str, group: int, epsilon: float, room: float, command: str) -> BudgetExceeded:
         reason = (f"reservation {group} on data set {name!r} exceeded: this run asks epsilon={epsilon:g}, "
@@ -626,20 +673,21 @@ class Ledger:
     ) -> Any:
         """Reserve ε ahead of the runs that will spend it.
 
-        ``with ledger.reserve(epsilon, name=...) as group:`` — a reservation for a group of
-        runs (all or nothing: refused as a whole with :class:`BudgetExceeded` when it does not
-        fit); every dpkit call with ``ledger=`` this ledger inside the block draws from it,
-        and leaving the block, however it is left, returns what they did not spend.
+        ``with ledger.reserve(epsilon, name=..., delta=...) as group:`` — a reservation for a
+        group of runs (all or nothing: refused as a whole with :class:`BudgetExceeded` when it
+        does not fit); every dpkit call with ``ledger=`` this ledger inside the block draws from
+        it (ε, and δ: a run that spends δ needs a reservation with δ), and leaving the block,
+        however it is left, returns what they did not spend.
 
         With ``data_path`` (what each private run does, :class:`dpkit.run.PrivateRun`): reserve
         ``epsilon`` (and ``delta``, checked against the data set's δ cap when it has one) for
-        one run on that file's data set in one transaction, or refuse. A reservation group
-        holds ε only: its runs' δ is checked against the data set's δ cap directly.
+        one run on that file's data set in one transaction, or refuse (inside a reservation,
+        against what the reservation has left of its ε and δ).
         """
         if data_path is None:
             if epsilon is None:
                 raise DpkitUsageError("epsilon is required", param="epsilon")
-            return Reservation(self, float(epsilon), name, command or "reservation")
+            return Reservation(self, float(epsilon), name, command or "reservation", delta)
         return self._reserve_run(data_path=data_path, command=command, epsilon=epsilon, outputs=outputs,
                                  report=report, digest=digest, delta=delta)
 
@@ -663,12 +711,15 @@ class Ledger:
             self._reclaim(con)
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
             delta_cap, delta_used = self._delta_room(con, ds_id)
-            if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
-                refused = ("delta", delta_used)
-            elif group is not None:
+            if group is not None:
                 room = self._group_room(con, group, ds_id)
+                delta_room = self._group_delta_room(con, group)
                 if not _fits(0.0, epsilon, room):
                     refused = ("group", room)
+                elif delta and not _fits(0.0, delta, delta_room):
+                    refused = ("group-delta", delta_room)
+            elif delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+                refused = ("delta", delta_used)
             else:
                 used = self._used(con, ds_id)
                 if not _fits(used, epsilon, cap):
@@ -684,6 +735,8 @@ class Ledger:
         if refused is not None:
             if refused[0] == "delta":
                 raise self._refuse_delta(name, delta, delta_cap, refused[1], command)  # type: ignore[arg-type]
+            if refused[0] == "group-delta":
+                raise self._refuse_group_delta(name, int(group), delta, refused[1], command)  # type: ignore[arg-type]
             if refused[0] == "group":
                 raise self._refuse_group(name, int(group), epsilon, refused[1], command)  # type: ignore[arg-type]
             raise self._refuse(name, epsilon, cap, refused[1], command)
@@ -786,11 +839,11 @@ class Ledger:
             rows = con.execute(
                 f"""SELECT g.id, d.name, g.started, g.finished, g.command, g.epsilon_reserved,
                     COALESCE((SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0),
-                    g.status, g.reason, g.pid
+                    g.status, g.reason, g.pid, g.delta_reserved
                 FROM groups g JOIN datasets d ON d.id = g.dataset_id
                 WHERE (? IS NULL OR d.name = ?) ORDER BY g.id""", (name, name)).fetchall()
         keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved", "epsilon_counted",
-                "status", "reason", "pid")
+                "status", "reason", "pid", "delta_reserved")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def refusals(self, name: str | None = None) -> list[dict[str, Any]]:
@@ -810,6 +863,7 @@ class Group:
     dataset: str
     epsilon: float
     ledger: str
+    delta: float = 0.0
 
     @property
     def env(self) -> str:
@@ -821,13 +875,13 @@ class Reservation:
     """``with ledger.reserve(epsilon, name=...) as group:`` — opens the group on entry (or
     refuses), makes this process's runs draw from it, and closes it on exit."""
 
-    def __init__(self, ledger: Ledger, epsilon: float, name: str | None, command: str) -> None:
-        self.ledger, self.epsilon, self.name, self.command = ledger, epsilon, name, command
+    def __init__(self, ledger: Ledger, epsilon: float, name: str | None, command: str, delta: float = 0.0) -> None:
+        self.ledger, self.epsilon, self.name, self.command, self.delta = ledger, epsilon, name, command, delta
         self.group: Group | None = None
         self._previous: str | None = None
 
     def __enter__(self) -> Group:
-        self.group = self.ledger.open_group(self.epsilon, name=self.name, command=self.command)
+        self.group = self.ledger.open_group(self.epsilon, name=self.name, command=self.command, delta=self.delta)
         self._previous = os.environ.get(RESERVATION_ENV)
         os.environ[RESERVATION_ENV] = self.group.env
         return self.group

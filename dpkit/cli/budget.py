@@ -124,11 +124,13 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
 @command.command(name="run", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
 @click.option("--epsilon", "--eps", "epsilon", required=True, metavar="ε",
               help="The ε reserved for the whole command (all of its dpkit runs).")
+@click.option("--delta", default=None, metavar="δ",
+              help="The δ reserved beside ε, for runs that spend δ (no --schema) [default: 0].")
 @click.option("--name", default=None, help="The data set [default: the ledger's only one].")
 @_ledger_option
 @click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
 @global_options
-def run(epsilon: str, name: str | None, ledger: str | None, argv: tuple[str, ...]) -> None:
+def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, argv: tuple[str, ...]) -> None:
     """Run CMD with ε reserved for it as a whole: all or nothing.
 
     The reservation is made before CMD starts; refused (exit 1), CMD never runs and the
@@ -141,10 +143,12 @@ def run(epsilon: str, name: str | None, ledger: str | None, argv: tuple[str, ...
     Example:
       dpkit budget run --epsilon 2 --name adult --ledger ledger.db -- make nightly
     """
+    from dpkit.api.domain import check_delta
     from dpkit.budget_run import run_reserved
     from dpkit.run import parse_epsilon
 
-    code = run_reserved(_need_ledger(ledger), parse_epsilon(epsilon), list(argv), name=name)
+    d = 0.0 if delta is None else check_delta(delta)
+    code = run_reserved(_need_ledger(ledger), parse_epsilon(epsilon), list(argv), name=name, delta=d)
     if code:
         raise SystemExit(code)
 
@@ -246,7 +250,8 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
         _print_table("reservations (budget run)", ("id", "when (UTC)", "data set", "command", "ε reserved",
                                                    "ε counted", "status"),
                      [(str(g["id"]), g["started"].replace("T", " ").rstrip("Z")[:16], g["dataset"], g["command"],
-                       f"{g['epsilon_reserved']:g}", f"{g['epsilon_counted']:.6g}",
+                       f"{g['epsilon_reserved']:g}" + (f", δ={g['delta_reserved']:g}" if g["delta_reserved"] else ""),
+                       f"{g['epsilon_counted']:.6g}",
                        g["status"] + (f" ({g['reason']})" if g["reason"] else "")) for g in groups])
     if refused:
         _print_table("refused", ("when (UTC)", "data set", "command", "ε asked", "why"),

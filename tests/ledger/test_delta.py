@@ -96,3 +96,40 @@ def test_pure_epsilon_ledger_prints_as_before(tmp_path: Path, data: Path) -> Non
     assert _dpkit("-q", "budget", "init", data, "--name", "adult", "--cap", "4", "--ledger", ledger).returncode == 0
     status = _dpkit("budget", "status", "--ledger", ledger).stdout.splitlines()
     assert status[0].split("\t") == ["data set", "cap", "spent", "reserved", "remaining", "runs"]
+
+
+def test_a_reservation_holds_delta_for_its_runs(tmp_path: Path, data: Path) -> None:
+    book = Ledger(tmp_path / "l.db", create=True)
+    book.register(data, "adult", 5, delta_cap=3e-6)
+    with book.reserve(2, name="adult", delta=2e-6) as group:
+        assert group.delta == 2e-6
+        # what the reservation holds counts against the δ cap for everyone else
+        with pytest.raises(BudgetExceeded, match="delta budget"):
+            book.open_group(1, name="adult", delta=2e-6)
+        book.complete(book.reserve(data_path=data, epsilon=0.5, delta=1e-6), spent=0.5, delta=1e-6)
+        with pytest.raises(BudgetExceeded, match=r"delta=2e-06, the reservation has delta 1e-06 left"):
+            book.reserve(data_path=data, epsilon=0.5, delta=2e-6)
+        with pytest.raises(BudgetExceeded, match="reservation"):
+            book.check(data_path=data, epsilon=0.5, delta=2e-6)
+    # closed: only what its runs counted stays
+    assert book.status()[0].delta_spent == pytest.approx(1e-6)
+    assert book.reservations()[0]["delta_reserved"] == 2e-6
+    with book.reserve(1, name="adult"):  # no δ reserved: a run that spends δ is refused
+        with pytest.raises(BudgetExceeded, match="budget run --delta reserves it"):
+            book.reserve(data_path=data, epsilon=0.5, delta=1e-6)
+        book.complete(book.reserve(data_path=data, epsilon=0.5), spent=0.5)  # pure ε runs go on
+
+
+def test_budget_run_delta_end_to_end(tmp_path: Path, data: Path) -> None:
+    ledger = tmp_path / "l.db"
+    assert _dpkit("-q", "budget", "init", data, "--name", "adult", "--cap", "4", "--ledger", ledger).returncode == 0
+    publish = [sys.executable, "-m", "dpkit", "-q", "publish", str(data), "--target", "income", "--epsilon", "1",
+               "--delta", "1e-6", "--seed", KEY, "-o", str(tmp_path / "rel.csv")]
+    refused = _dpkit("-q", "budget", "run", "--epsilon", "1", "--ledger", ledger, "--", *publish)
+    assert refused.returncode == 1 and "budget run --delta" in refused.stderr and not (tmp_path / "rel.csv").exists()
+    ok = _dpkit("-q", "budget", "run", "--epsilon", "1", "--delta", "1e-6", "--ledger", ledger, "--", *publish)
+    assert ok.returncode == 0, ok.stderr
+    (status,) = json.loads(_dpkit("budget", "status", "--ledger", ledger, "--json").stdout)
+    assert status["delta_spent"] == pytest.approx(1e-6) and status["spent"] == pytest.approx(1.0)
+    bad = _dpkit("budget", "run", "--epsilon", "1", "--delta", "0.5", "--ledger", ledger, "--", "true")
+    assert bad.returncode == 2 and "--delta" in bad.stderr
