@@ -493,16 +493,15 @@ class Ledger:
 
     def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "",
                       who: str = "this run") -> LedgerError:
-        reason = (f"delta budget of data set {name!r} exceeded: {who} asks delta={delta:g}, "
-                  f"remaining {max(cap - used, 0.0):.6g} of delta cap {cap:g} (ledger {self.path}); nothing was run")
-        self._record_refusal(name, command, None, reason)
-        return BudgetExceeded(reason)
+        return self._refuse(name, delta, cap, used, command, who, what="delta")
 
     def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "",
-                who: str = "this run") -> LedgerError:
-        reason = (f"privacy budget of data set {name!r} exceeded: {who} asks epsilon={epsilon:g}, "
-                  f"remaining {max(cap - used, 0.0):.6g} of cap {cap:g} (ledger {self.path}); nothing was run")
-        self._record_refusal(name, command, epsilon, reason)
+                who: str = "this run", what: str = "epsilon") -> LedgerError:
+        """A refusal for passing the ε cap (``what="epsilon"``) or the δ cap (``"delta"``), recorded."""
+        budget, of_cap = ("privacy budget", "cap") if what == "epsilon" else ("delta budget", "delta cap")
+        reason = (f"{budget} of data set {name!r} exceeded: {who} asks {what}={epsilon:g}, "
+                  f"remaining {max(cap - used, 0.0):.6g} of {of_cap} {cap:g} (ledger {self.path}); nothing was run")
+        self._record_refusal(name, command, epsilon if what == "epsilon" else None, reason)
         return BudgetExceeded(reason)
 
     def _record_refusal(self, dataset: str | None, command: str, epsilon: float | None, reason: str) -> None:

@@ -163,3 +163,12 @@ class SearchResult(AuditResult):
     def __str__(self) -> str:
         side = "D over D'" if self.direction == 0 else "D' over D"
         return f"{super().__str__()} on the searched event {self.event} ({side})"
+
+
+def check(result: AuditResult, broken: bool) -> None:
+    """An honest release must pass its audit, a broken one must be caught (the audit could fail)."""
+    print(result)
+    if broken:
+        assert result.violation, f"the audit missed the broken release: {result}"
+    else:
+        assert not result.violation, str(result)

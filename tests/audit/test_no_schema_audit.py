@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_audit import search_audit  # noqa: E402
+from dp_audit import check, search_audit  # noqa: E402
 from test_domain_audit import delta_violation  # noqa: E402
 
 pytestmark = pytest.mark.statistical
@@ -47,14 +47,6 @@ def _total(df: pd.DataFrame, rng: np.random.Generator) -> float:
     return float(len(release.table))
 
 
-def _check(result, broken: bool) -> None:  # noqa: ANN001
-    print(result)
-    if broken:
-        assert result.violation, f"the audit missed the broken release: {result}"
-    else:
-        assert not result.violation, str(result)
-
-
 @pytest.mark.parametrize("broken", [False, True])
 def test_released_total_is_epsilon_dp(broken: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if broken:
@@ -65,7 +57,7 @@ def test_released_total_is_epsilon_dp(broken: bool, monkeypatch: pytest.MonkeyPa
                             lambda v, **kw: np.asarray(v) if kw.get("step") == "noisy N" else real(v, **kw))
     d = pd.DataFrame(ROWS, columns=["a", "label"])
     d_prime = pd.DataFrame([*ROWS, ("u", "p")], columns=["a", "label"])
-    _check(search_audit(_total, d, d_prime, epsilon=EPS, n=1000), broken)
+    check(search_audit(_total, d, d_prime, epsilon=EPS, n=1000), broken)
 
 
 def _lists_w(release) -> bool:  # noqa: ANN001

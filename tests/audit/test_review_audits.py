@@ -25,7 +25,7 @@ import dpkit.privacy.mechanisms as mech
 from dpkit.privacy import Accountant
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_audit import chacha, search_audit  # noqa: E402
+from dp_audit import chacha, check, search_audit  # noqa: E402
 
 pytestmark = pytest.mark.statistical
 
@@ -45,14 +45,6 @@ def _tables(rows_d: list[tuple[str, str]], extra: tuple[str, str]):  # noqa: ANN
     s = parse_schema(SCHEMA, "audit.yaml")
     return (encode(pd.DataFrame(rows_d, columns=["a", "label"]), s),
             encode(pd.DataFrame([*rows_d, extra], columns=["a", "label"]), s))
-
-
-def check(result, broken: bool) -> None:  # noqa: ANN001
-    print(result)
-    if broken:
-        assert result.violation, f"the audit missed the broken release: {result}"
-    else:
-        assert not result.violation, str(result)
 
 
 # ------------------------------------------------------------------ publish, default path
