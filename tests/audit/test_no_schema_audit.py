@@ -57,7 +57,7 @@ def test_released_total_is_epsilon_dp(broken: bool, monkeypatch: pytest.MonkeyPa
                             lambda v, **kw: np.asarray(v) if kw.get("step") == "noisy N" else real(v, **kw))
     d = pd.DataFrame(ROWS, columns=["a", "label"])
     d_prime = pd.DataFrame([*ROWS, ("u", "p")], columns=["a", "label"])
-    check(search_audit(_total, d, d_prime, epsilon=EPS, n=1000), broken)
+    check(search_audit(_total, d, d_prime, epsilon=EPS, n=600), broken)
 
 
 def _lists_w(release) -> bool:  # noqa: ANN001
