@@ -132,6 +132,8 @@ _DELTA_COUNTED = """CASE status
     WHEN 'complete' THEN COALESCE(delta_spent, delta_reserved)
     WHEN 'aborted' THEN 0.0
     ELSE delta_reserved END"""
+#: per budget: what a run counts, and the column a reservation holds it in
+_BUDGETS = {"epsilon": (_COUNTED, "epsilon_reserved"), "delta": (_DELTA_COUNTED, "delta_reserved")}
 
 
 class LedgerError(DpkitError):
@@ -454,42 +456,29 @@ class Ledger:
         return int(row[0]), str(row[1]), float(row[2])
 
     @staticmethod
-    def _used(con: sqlite3.Connection, dataset_id: int) -> float:
-        """ε counted against the cap: every run (by status) plus what open reservations hold
-        beyond the runs already drawn from them."""
+    def _used(con: sqlite3.Connection, dataset_id: int, budget: str = "epsilon") -> float:
+        """ε (or δ) counted against the cap: every run (by status) plus what open reservations
+        hold beyond the runs already drawn from them."""
+        counted = _BUDGETS[budget][0]
         (used,) = con.execute(
-            f"SELECT COALESCE(SUM({_COUNTED}), 0.0) FROM runs WHERE dataset_id = ?", (dataset_id,)
+            f"SELECT COALESCE(SUM({counted}), 0.0) FROM runs WHERE dataset_id = ?", (dataset_id,)
         ).fetchone()
-        return float(used) + Ledger._held(con, dataset_id)
+        return float(used) + Ledger._held(con, dataset_id, budget)
 
     @staticmethod
-    def _held(con: sqlite3.Connection, dataset_id: int) -> float:
+    def _held(con: sqlite3.Connection, dataset_id: int, budget: str = "epsilon") -> float:
+        counted, reserved = _BUDGETS[budget]
         (held,) = con.execute(
-            f"""SELECT COALESCE(SUM(MAX(g.epsilon_reserved - COALESCE(
-                    (SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
+            f"""SELECT COALESCE(SUM(MAX(g.{reserved} - COALESCE(
+                    (SELECT SUM({counted}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
                 FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
         return float(held)
 
     @staticmethod
     def _delta_room(con: sqlite3.Connection, dataset_id: int) -> tuple[float | None, float]:
-        """(δ cap or None, δ used: the runs' counted δ plus what open reservations hold beyond
-        their runs') of a data set."""
+        """(δ cap or None, δ used) of a data set."""
         (cap,) = con.execute("SELECT delta_cap FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
-        (used,) = con.execute(f"SELECT COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs WHERE dataset_id = ?",
-                              (dataset_id,)).fetchone()
-        (held,) = con.execute(
-            f"""SELECT COALESCE(SUM(MAX(g.delta_reserved - COALESCE(
-                    (SELECT SUM({_DELTA_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
-                FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
-        return (None if cap is None else float(cap)), float(used) + float(held)
-
-    @staticmethod
-    def _group_delta_room(con: sqlite3.Connection, group_id: int) -> float:
-        """δ a reservation has left for its runs."""
-        (reserved,) = con.execute("SELECT delta_reserved FROM groups WHERE id = ?", (group_id,)).fetchone()
-        (drawn,) = con.execute(f"SELECT COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs WHERE group_id = ?",
-                               (group_id,)).fetchone()
-        return float(reserved) - float(drawn)
+        return (None if cap is None else float(cap)), Ledger._used(con, dataset_id, "delta")
 
     def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "",
                       who: str = "this run") -> LedgerError:
@@ -586,16 +575,19 @@ class Ledger:
             con.execute("UPDATE groups SET status = 'closed', finished = ?, reason = ? WHERE id = ? AND status = 'open'",
                         (_now(), reason or None, group.id))
 
-    def _group_room(self, con: sqlite3.Connection, group_id: int, ds_id: int) -> float:
-        row = con.execute("SELECT dataset_id, epsilon_reserved, status FROM groups WHERE id = ?", (group_id,)).fetchone()
+    def _group_room(self, con: sqlite3.Connection, group_id: int, ds_id: int) -> tuple[float, float]:
+        """(ε, δ) a reservation has left for its runs."""
+        row = con.execute("SELECT dataset_id, epsilon_reserved, status, delta_reserved FROM groups WHERE id = ?",
+                          (group_id,)).fetchone()
         if row is None or int(row[0]) != ds_id:
             raise LedgerError(f"reservation {group_id} of ledger {self.path} is not a reservation of this data set "
                               f"(${RESERVATION_ENV})")
         if row[2] != "open":
             raise BudgetExceeded(f"reservation {group_id} of ledger {self.path} is closed; nothing was run")
-        (drawn,) = con.execute(f"SELECT COALESCE(SUM({_COUNTED}), 0.0) FROM runs WHERE group_id = ?",
-                               (group_id,)).fetchone()
-        return float(row[1]) - float(drawn)
+        drawn_eps, drawn_delta = con.execute(
+            f"SELECT COALESCE(SUM({_COUNTED}), 0.0), COALESCE(SUM({_DELTA_COUNTED}), 0.0) FROM runs "
+            "WHERE group_id = ?", (group_id,)).fetchone()
+        return float(row[1]) - float(drawn_eps), float(row[3]) - float(drawn_delta)
 
     def _active_group(self) -> int | None:
         """The reservation this process draws from: ``$DPKIT_RESERVATION`` when it names
@@ -623,8 +615,7 @@ class Ledger:
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
             delta_cap, delta_used = self._delta_room(con, ds_id)
             if group is not None:
-                room = self._group_room(con, group, ds_id)
-                delta_room = self._group_delta_room(con, group)
+                room, delta_room = self._group_room(con, group, ds_id)
             else:
                 used = self._used(con, ds_id)
         if group is not None and delta and not _fits(0.0, delta, delta_room):
@@ -711,8 +702,7 @@ class Ledger:
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
             delta_cap, delta_used = self._delta_room(con, ds_id)
             if group is not None:
-                room = self._group_room(con, group, ds_id)
-                delta_room = self._group_delta_room(con, group)
+                room, delta_room = self._group_room(con, group, ds_id)
                 if not _fits(0.0, epsilon, room):
                     refused = ("group", room)
                 elif delta and not _fits(0.0, delta, delta_room):

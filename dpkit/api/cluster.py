@@ -349,19 +349,22 @@ def _learn_share(source: str, domain_share: Any, spark: bool) -> float | None:
 
 
 def _learn_bounds(points: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:
-    """Learn the bounds inside ``run`` (``epsilon`` of it) and clip the points to them: the
-    counts' sensitivity assumes every point lies in the box."""
+    """Learn the bounds inside ``run`` (``epsilon`` of it) by the domain discovery every run
+    without a schema uses (:func:`dpkit.domain.discover.discover`: numeric columns, equal
+    shares of ε, bounds only — pure ε), with cluster's firmer prior; then clip the points to
+    them: the counts' sensitivity assumes every point lies in the box."""
     import numpy as np
 
-    from dpkit.domain.discover import learn_bounds
+    from dpkit.domain.discover import DomainOptions, discover
+    from dpkit.domain.metadata import ColumnMeta
     from dpkit.privacy.quantiles import Profile
 
-    profiles = {c: Profile.of(points[:, j]) for j, c in enumerate(columns)}
-    from dpkit.domain.discover import DomainOptions
-
-    lows, highs = learn_bounds(profiles, epsilon=epsilon, rng=run.rng, accountant=run.accountant,
-                               options=DomainOptions(bound_prior=BOUND_PRIOR))
-    lo, hi = np.asarray(lows), np.asarray(highs)
+    found = discover([ColumnMeta(c, "numeric") for c in columns], {},
+                     {c: Profile.of(points[:, j]) for j, c in enumerate(columns)}, target=None, tokens=(),
+                     epsilon=epsilon, delta=0.0, rng=run.rng, accountant=run.accountant,
+                     options=DomainOptions(bound_prior=BOUND_PRIOR))
+    lo = np.array([found.schema.columns[c].lo for c in columns])
+    hi = np.array([found.schema.columns[c].hi for c in columns])
     return (lo, hi), np.clip(points, lo, hi)
 
 

@@ -289,10 +289,31 @@ def learned_schema_path(output: str | None) -> str | None:
     return os.path.splitext(output)[0] + ".schema.yaml"
 
 
-def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any],
-                 learned_path: str | None) -> tuple[Schema, Any, str]:
+@dataclass
+class DomainStep:
+    """What :func:`learn_domain` learned inside a run: the schema, the data encoded against it,
+    the YAML text (with its provenance header), and the run's (δ, share of ε) for it."""
+
+    schema: Schema
+    frame: Any
+    text: str
+    delta: float
+    share: float
+
+    def record(self, parameters: dict[str, Any], path: str | None) -> None:
+        """Name the step in the report's ``parameters``, and write the learned schema to
+        ``path`` (atomically, inside the run: the ledger books the run once it exists)."""
+        parameters.update(domain_share=self.share, delta=self.delta)
+        if path is not None:
+            from dpkit.data.output import atomic_output
+
+            with atomic_output(path) as fh:
+                fh.write(self.text)
+
+
+def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any]) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
-    data against it: (schema, frame, YAML text with the provenance header)."""
+    data against it (its used columns: the target's predictors and the target)."""
     from dpkit.api.inputs import is_dataframe, load
     from dpkit.data.source import ReadOptions
 
@@ -305,7 +326,5 @@ def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, r
                            accountant=run.accountant, source=source)
     schema = learned.schema
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-    frame = load(df, schema, order)
-    text = learned.yaml(source=source, epsilon=share * run.epsilon, delta=delta,
-                        seeded_plain=not run.private)
-    return schema, frame, text
+    text = learned.yaml(source=source, epsilon=share * run.epsilon, delta=delta, seeded_plain=not run.private)
+    return DomainStep(schema, load(df, schema, order), text, delta, share)

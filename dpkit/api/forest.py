@@ -264,8 +264,8 @@ def forest(
         estimator.epsilon = run.epsilon
         if learn is not None:
             # the domain first, under (ε·share, δ) of this run's budget; the forest gets the rest
-            schema_obj, frame, learned_text = learn_domain(data, run, learn, target, reading, learned_path)
-            schema_name = learned_path or "<learned>"
+            domain = learn_domain(data, run, learn, target, reading)
+            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
             for c in predictors:
                 schema_obj.column(c)
             predictors = predictors or schema_obj.predictors(target)
@@ -292,12 +292,7 @@ def forest(
         result.report = report
         result.report["spends_by_tree"] = estimator.spends_by_tree_
         if learn is not None:
-            result.report["parameters"].update(domain_share=learn[1], delta=learn[0])
-            if learned_path is not None:
-                from dpkit.data.output import atomic_output
-
-                with atomic_output(learned_path) as fh:
-                    fh.write(learned_text)
+            domain.record(result.report["parameters"], learned_path)
         if rep is not None:
             result.write_report(rep)
     return result

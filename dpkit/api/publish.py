@@ -191,21 +191,15 @@ def publish(
         model.epsilon = run.epsilon
         if learn is not None:
             # the domain is learned first, under (ε·share, δ), from the same run's budget
-            schema_obj, frame, learned_text = learn_domain(data, run, learn, target, reading, learned_path)
-            schema_name = learned_path or "<learned>"
+            domain = learn_domain(data, run, learn, target, reading)
+            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
             order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
             model.epsilon = run.epsilon - run.accountant.spent
         model.fit(frame, target, accountant=run.accountant, rng=run.rng)
         doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
                          _release_section(model, order, target))
         if learn is not None:
-            doc["parameters"]["domain_share"] = learn[1]
-            doc["parameters"]["delta"] = learn[0]
-            if learned_path is not None:
-                from dpkit.data.output import atomic_output
-
-                with atomic_output(learned_path) as fh:
-                    fh.write(learned_text)
+            domain.record(doc["parameters"], learned_path)
         if model.noise_share_ > NOISE_WARNING:
             warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
                           f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "

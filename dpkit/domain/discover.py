@@ -273,29 +273,3 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
     return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned
-
-
-def learn_bounds(
-    profiles: Mapping[str, Profile], *, epsilon: float, rng: np.random.Generator, accountant: Accountant,
-    options: DomainOptions | None = None, step: str = "domain",
-) -> tuple[list[float], list[float]]:
-    """(lows, highs) of numeric columns learned under pure ε-DP: ``cluster`` with no bounds.
-
-    ε is split equally over the columns (basic composition: every record holds one value in
-    each, docs/domain.md "Many columns"); each column's pair of bounds is one exponential
-    mechanism on the public real-valued nice grid (:func:`~dpkit.privacy.quantiles.bounds_on_grid`).
-    No δ: nothing here is a partition selection.
-    """
-    opts = options or DomainOptions()
-    if not profiles:
-        raise DpkitUsageError("no column to learn bounds for")
-    eps_j = epsilon / len(profiles)
-    grid = nice_grid(False)  # the real grid: whether a column holds integers is not asked here
-    lows, highs = [], []
-    for name, prof in profiles.items():
-        lo, hi = bounds_on_grid(prof, grid, epsilon=eps_j, rng=rng, accountant=accountant,
-                                step=f"{step}: {name} bounds", gamma=opts.bound_prior)
-        lows.append(float(lo))
-        highs.append(float(hi))
-    return lows, highs
-
