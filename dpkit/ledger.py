@@ -649,6 +649,15 @@ class Ledger:
             ds_id, _, cap = self._dataset_named(con, name)
             return max(cap - self._used(con, ds_id), 0.0)
 
+    def fits(self, epsilon: float, name: str | None = None) -> tuple[bool, float]:
+        """(whether ``epsilon`` would be reserved on data set ``name`` now — the test a run's
+        reservation makes —, the ε remaining). Nothing is booked (``dpkit budget check``)."""
+        with self._write() as con:
+            self._reclaim(con)
+            ds_id, _, cap = self._dataset_named(con, name)
+            used = self._used(con, ds_id)
+        return _fits(used, float(epsilon), cap), max(cap - used, 0.0)
+
     def reserve(
         self,
         epsilon: float | None = None,

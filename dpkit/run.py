@@ -123,6 +123,7 @@ class PrivateRun:
         data_path: Any = None,
         delta: float = 0.0,
         identity: dict[str, Any] | None = None,
+        on_invalid: str = "error",
     ) -> None:
         from dpkit.privacy import Accountant, check_seed, is_key
         from dpkit.privacy.accountant import validate_delta
@@ -147,8 +148,11 @@ class PrivateRun:
         #: why this run's release is not private (booked in the ledger as "not private: …")
         self.not_private: list[str] = [] if self.private else ["seeded with a plain integer"]
         self._fingerprint: str | None = None
-        #: the report's neighbouring relation (dpkit.report.NEIGHBOURS unless set)
-        self.neighbours: str | None = None
+        #: the report's neighbouring relation: records outside the schema's domain refuse the
+        #: run (dpkit.report.NEIGHBOURS), or are dropped one by one (on_invalid="drop")
+        from dpkit.report import NEIGHBOURS_DROPPING
+
+        self.neighbours: str | None = NEIGHBOURS_DROPPING if on_invalid == "drop" else None
         if self.ledger_path:
             # the ledger check comes before the data is parsed (commands build PrivateRun
             # first): a run that would pass the cap is refused having read only the

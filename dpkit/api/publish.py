@@ -157,7 +157,6 @@ def publish(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.release import MAXGDDP_ONLY, make_model
-    from dpkit.report import NEIGHBOURS_DROPPING
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
@@ -180,9 +179,7 @@ def publish(
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name],
                      outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
                      delta=0.0 if learn is None else learn[0],
-                     identity=call_identity(call, schema=schema_obj, target=target))
-    if on_invalid == "drop":
-        run.neighbours = NEIGHBOURS_DROPPING
+                     identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
     reading = read_dialect(encoding, delimiter, header, column_names)
     if learn is None:
         order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]

@@ -205,7 +205,7 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
         from dpkit.engine.spark_rows import coverage
 
         if opts.path == "-":
-            raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
+            raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
         # the same Coverage as check_coverage's, from one Spark job (aggregates only)
         cov, names = coverage(session(spark_master), opts, sch, first_line=first_line(opts))
     else:

@@ -113,8 +113,7 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     from dpkit.run import parse_epsilon
 
     eps = parse_epsilon(epsilon)
-    left = Ledger(_need_ledger(ledger)).remaining(name)
-    fits = eps <= left * (1 + 1e-9)
+    fits, left = Ledger(_need_ledger(ledger)).fits(eps, name)
     if not state_for().quiet:
         click.echo(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining", err=True)
     if not fits:

@@ -13,7 +13,6 @@ import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
-    engine_of,
     engine_options,
     global_options,
     input_options,
@@ -93,10 +92,6 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     from dpkit.api.taxonomy import validate_schema
     from dpkit.cli.options import read_options
 
-    if data is not None and data == "-" and engine_of({"engine": engine}) == "spark":
-        from dpkit.errors import DpkitUsageError
-
-        raise DpkitUsageError("--engine spark reads files or URIs, not stdin ('-')")
     result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
                              engine=engine, spark_master=spark_master)
     _say(result.pop("message"))
