@@ -48,6 +48,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "default (auto)": {},
     "--levels 13": {"levels": 13},
     "h=13 + suppression": {"levels": 13, "postprocess": "suppress"},
+    "default, --score max": {"score": "max"},
 }
 #: expected noise cells above which a run is refused here (publish itself refuses above 5e7)
 BENCH_MAX_CELLS = 2e5

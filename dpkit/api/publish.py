@@ -147,7 +147,7 @@ def publish(
         covers any record (docs/formats.md).
     **options
         The publisher's options, with its defaults (``dpkit.release.maxgddp.MaxGDDP``):
-        ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``,
+        ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``, ``score``,
         ``grid``; DiffGen takes ``levels`` and ``raw`` and ignores the rest, with a warning.
 
     Returns
@@ -237,7 +237,7 @@ def _parameters(model: Any, algorithm: str, schema_name: str | None, target: str
     }
     if algorithm == "maxgddp":
         parameters.update(allocation=model.allocation, selection_share=float(model.selection_share),
-                          selector=model.selector, grid=int(model.grid))
+                          selector=model.selector, grid=int(model.grid), score=model.score)
     return parameters
 
 
@@ -251,6 +251,7 @@ def _release_section(model: Any, order: list[str], target: str) -> dict[str, Any
         "target": target,
         "classes": rel.class_labels,
         "selections": [s.to_json() for s in model.selections_],
+        **({"score": model.score_} if hasattr(model, "score_") else {}),
         "epsilon_counts": model.epsilon_counts_,
         "cells": model.cut_.n_cells() * len(rel.class_labels),
         "released_records": rel.n_records,

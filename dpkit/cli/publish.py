@@ -38,6 +38,9 @@ from dpkit.cli.results import json_result_option
               help="Share of ε for the selections (default 0.5); the rest noises the counts (MAXGDDP).")
 @click.option("--selector", type=click.Choice(["report-noisy-max", "exponential", "permute-and-flip"]),
               default=None, help="Selection mechanism (default report-noisy-max) (MAXGDDP).")
+@click.option("--score", type=click.Choice(["auto", "max", "gini"]), default=None,
+              help="Split score: max (the paper's), gini (favours splits that concentrate a class), or auto "
+              "(default: gini when noisy N × ε ≥ 5000, else max) (MAXGDDP).")
 @click.option("--grid", type=int, default=None, metavar="G",
               help="At most G public split points per numeric interval (default 32) (MAXGDDP).")
 @click.option("--raw", is_flag=True, default=None,
@@ -89,7 +92,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
     report_path = default_report_path(p["output"], p["report"])
     check_distinct_paths([p.get("config")], [p["output"], report_path])
     # only what the user gave (a flag or --config): every default is the library's
-    options = {k: p[k] for k in ("algorithm", "levels", "allocation", "selection_share", "selector", "grid", "raw")
+    options = {k: p[k] for k in ("algorithm", "levels", "allocation", "selection_share", "selector", "score", "grid", "raw")
                if p.get(k) is not None}
     release = dpkit.publish(
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"], epsilon=p["epsilon"],

@@ -14,9 +14,9 @@ ALGORITHMS = ("maxgddp", "diffgen")
 DEFAULT_ALGORITHM = "maxgddp"
 #: every option a publisher takes besides ``epsilon`` (``raw`` is ``postprocess="raw"``)
 OPTIONS = ("levels", "raw", "postprocess", "allocation", "selection_share", "selector", "grid", "n_share",
-           "resolution")
+           "resolution", "score")
 #: the options only MAXGDDP takes (DiffGen's budget split is fixed by the algorithm)
-MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid")
+MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid", "score")
 
 
 def make_model(algorithm: str, epsilon: float, options: dict[str, Any] | None = None) -> Any:

@@ -31,7 +31,8 @@ NOISE_SHARE_KEPT = 0.05
 def noise_sd(epsilon: float) -> float:
     """Standard deviation of DLap(ε): √(2q)/(1−q), q = e^(−ε) (≈ √2/ε for small ε)."""
     q = math.exp(-epsilon)
-    return math.sqrt(2.0 * q) / (-math.expm1(-epsilon))
+    # floored: e^(−ε) underflows to 0 for ε ≳ 745, and the cap divides by this
+    return max(math.sqrt(2.0 * q) / (-math.expm1(-epsilon)), 1e-300)
 
 
 def max_cells(n_hat: float, eps_counts: float, resolution: float = RESOLUTION) -> float:

@@ -8,6 +8,9 @@ zhang-ding.txt), Algorithm 1, as read in docs/algorithms.md §1:
    :func:`level_budget`).
 2. Each level scores every candidate specialization with Max(D, v) (eq. 5) and picks one with
    MAXDP = report-noisy-max with Lap(1/ε_i) (Thm 1; the score is monotone, sensitivity 1).
+   dpkit's ``score="auto"`` (default) uses a Gini score instead on large tables (Ñ·ε ≥ 5000),
+   with the general report-noisy-max (Lap(2/ε_i): sensitivity 1, not monotone) —
+   :mod:`dpkit.release.scoring`, docs/algorithms.md §1.
 3. The released table is the (cut × class) contingency table with DLap(ε₂) on every cell,
    ε₂ = ε − (selection spent).
 
@@ -39,7 +42,14 @@ from dpkit.privacy.mechanisms import (
 )
 from dpkit.release import depth
 from dpkit.release.cut import CategoricalCut, Cut
-from dpkit.release.scoring import Candidate, Marginals, categorical_candidates, numeric_candidates
+from dpkit.release.scoring import (
+    SCORES,
+    Candidate,
+    Marginals,
+    categorical_candidates,
+    numeric_candidates,
+    resolve_score,
+)
 from dpkit.release.sparse import NoisyTable, check_release_size, postprocess, release_table
 
 ALLOCATIONS = ("geometric", "uniform", "adaptive")
@@ -124,9 +134,10 @@ class Selection:
 
 
 def select(selector: str, scores: np.ndarray, *, epsilon: float, rng: np.random.Generator,
-           accountant: Accountant, step: str) -> int:
-    """Pick a candidate index privately; Max is monotone with Δ = 1 (MAXGDDP Thm 1)."""
-    kw = dict(epsilon=epsilon, rng=rng, accountant=accountant, step=step, sensitivity=1.0, monotone=True)
+           accountant: Accountant, step: str, monotone: bool = True) -> int:
+    """Pick a candidate index privately; both scores have Δ = 1, Max is monotone (MAXGDDP
+    Thm 1), Gini is not (:mod:`dpkit.release.scoring`)."""
+    kw = dict(epsilon=epsilon, rng=rng, accountant=accountant, step=step, sensitivity=1.0, monotone=monotone)
     if selector == "report-noisy-max":
         return report_noisy_max(scores, noise="laplace", **kw)
     if selector == "exponential":
@@ -161,7 +172,7 @@ class MaxGDDP:
     def __init__(self, *, epsilon: float, levels: int | str = AUTO, selection_share: float = 0.5,
                  allocation: str = "geometric", selector: str = "report-noisy-max", grid: int = 32,
                  postprocess: str | None = None, n_share: float = depth.N_SHARE,
-                 resolution: float = depth.RESOLUTION) -> None:
+                 resolution: float = depth.RESOLUTION, score: str = "auto") -> None:
         self.epsilon = epsilon
         self.levels = levels
         self.selection_share = selection_share
@@ -171,6 +182,7 @@ class MaxGDDP:
         self.postprocess = postprocess
         self.n_share = n_share
         self.resolution = resolution
+        self.score = score
 
     def check(self) -> None:
         """Validate the options (not ε: the run does) without changing them; :meth:`fit` calls
@@ -182,6 +194,8 @@ class MaxGDDP:
             raise DpkitUsageError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}", param="allocation")
         if self.selector not in SELECTORS:
             raise DpkitUsageError(f"selector must be one of {', '.join(SELECTORS)}, got {self.selector!r}", param="selector")
+        if self.score not in SCORES:
+            raise DpkitUsageError(f"score must be one of {', '.join(SCORES)}, got {self.score!r}", param="score")
 
     def _validate(self) -> None:
         self.check()
@@ -205,6 +219,7 @@ class MaxGDDP:
         n_classes = len(class_labels)
         plan = plan_depth(frame, self.levels, self.epsilon, self.selection_share, n_classes,
                           accountant=accountant, rng=rng, n_share=self.n_share, resolution=self.resolution)
+        self.score_ = resolve_score(self.score, plan.n_hat, self.epsilon)
         marg = Marginals(frame, target, len(class_labels), cut)
         eps_select = self.selection_share * plan.epsilon_rest
         spent_select = 0.0
@@ -217,9 +232,9 @@ class MaxGDDP:
             for name, a in cut.attributes.items():
                 if name not in cache:
                     if isinstance(a, CategoricalCut):
-                        cache[name] = categorical_candidates(name, a, marg)
+                        cache[name] = categorical_candidates(name, a, marg, self.score_)
                     else:
-                        cache[name] = numeric_candidates(name, a, marg, self.grid)
+                        cache[name] = numeric_candidates(name, a, marg, self.grid, self.score_)
                 cands += cache[name][0]
                 parts.append(cache[name][1])
             scores = np.concatenate(parts) if parts else np.zeros(0)
@@ -232,7 +247,7 @@ class MaxGDDP:
             eps_i = level_budget(self.allocation, eps_select - spent_select, plan.levels - level + 1,
                                  _fanout(cut, n_classes), fan_first, level)
             idx = select(self.selector, scores, epsilon=eps_i, rng=rng,
-                         accountant=accountant, step=f"select level {level}")
+                         accountant=accountant, step=f"select level {level}", monotone=self.score_ == "max")
             spent_select += eps_i
             chosen = cands[idx]
             selections.append(Selection(level, eps_i, len(cands), chosen.describe(cut)))

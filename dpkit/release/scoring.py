@@ -1,8 +1,19 @@
-"""Candidate specializations of a cut and their Max scores (MAXGDDP eq. 5; DiffGen).
+"""Candidate specializations of a cut and their scores: Max (MAXGDDP eq. 5; DiffGen) or Gini.
 
 Max(D, v) = Σ_{c ∈ children(v)} max_class |records of D generalized to c with that class|,
 over the records currently generalized to v. Sensitivity 1 and monotone (adding a record
-raises exactly one count by one, so the score rises by 0 or 1). The score of a candidate of
+raises exactly one count by one, so the score rises by 0 or 1).
+
+Gini(D, v) = Σ_{c ∈ children(v)} Σ_class n_{c,k}² / n_c — the records of v less the count form
+of the children's Gini impurity (Breiman et al. 1984; as a DP split score, Friedman & Schuster,
+KDD 2010). Max rewards a split only where it changes a child's majority class, so on an
+imbalanced target almost every split scores the same; Gini rewards any split that
+concentrates a class. **Sensitivity 1, not monotone**: a record of class j joins one child
+(n, S = Σ_k n_k²); that child's term changes by (n(2n_j + 1) − S)/(n(n + 1)), at most 1 since
+S ≥ n_j² gives n(2n_j + 1) − S ≤ n(n + 1) − (n − n_j)², and more than −1 since S ≤ n²
+(an empty child goes from 0 to 1). The selection then uses the general report-noisy-max
+(noise scale 2Δ/ε, Dwork & Roth Claim 3.9), and a property test checks the bound
+(tests/release/test_scoring.py). The score of a candidate of
 attribute j depends only on the (attribute j × class) marginal, so each attribute's
 marginal is counted once (``dpkit.data.counting``) and every score afterwards is a prefix
 sum over it — no further pass over the records. Everything here is exact and private: it
@@ -94,19 +105,48 @@ class Marginals:
         return self._values[column]
 
 
-def piece_scores(cum: np.ndarray, starts: np.ndarray, ends: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
-    """Σ over each candidate's pieces of the piece's majority-class count.
+#: the split scores: ``max`` (the papers'; monotone), ``gini`` (not monotone), ``auto`` (one of them)
+SCORES = ("auto", "max", "gini")
+#: ``auto`` scores with Gini when Ñ·ε reaches this (noisy records × the run's ε), else with Max
+GINI_FROM = 5000.0
+
+
+def resolve_score(score: str, noisy_records: int | None, epsilon: float) -> str:
+    """The score a run uses. ``auto``: Gini's better direction costs twice Max's noise (it is
+    not monotone), and both scores' gaps grow with the records while the noise shrinks with ε,
+    so Gini pays only when Ñ·ε is large: from :data:`GINI_FROM` (chosen on the Adult
+    subsamples of bench-robust, checked on its held-out tables; docs/results/round5.md). With
+    a fixed h (no Ñ drawn) ``auto`` is the papers' Max. A function of public and noisy values
+    only: no privacy cost."""
+    if score != "auto":
+        return score
+    return "gini" if noisy_records is not None and noisy_records * epsilon >= GINI_FROM else "max"
+
+
+def piece_term(counts: np.ndarray, score: str = "max") -> np.ndarray:
+    """Each piece's term of the score from its class counts (rows): the majority count
+    (``max``) or Σ_k n_k²/n (``gini``; 0 for an empty piece)."""
+    if score == "max":
+        return counts.max(axis=1)
+    c = counts.astype(np.float64)
+    total = c.sum(axis=1)
+    return np.where(total > 0, (c * c).sum(axis=1) / np.maximum(total, 1.0), 0.0)
+
+
+def piece_scores(cum: np.ndarray, starts: np.ndarray, ends: np.ndarray, owner: np.ndarray, n: int,
+                 score: str = "max") -> np.ndarray:
+    """Σ over each candidate's pieces of the piece's term (:func:`piece_term`).
 
     Piece k holds the marginal rows ``[starts[k], ends[k])`` and belongs to candidate
     ``owner[k]``; returns ``n`` scores.
     """
     if n == 0:
         return np.zeros(0)
-    majority = (cum[ends] - cum[starts]).max(axis=1)
-    return np.bincount(owner, weights=majority, minlength=n)
+    return np.bincount(owner, weights=piece_term(cum[ends] - cum[starts], score), minlength=n)
 
 
-def categorical_candidates(name: str, a: CategoricalCut, m: Marginals) -> tuple[list[Candidate], np.ndarray]:
+def categorical_candidates(name: str, a: CategoricalCut, m: Marginals,
+                           score: str = "max") -> tuple[list[Candidate], np.ndarray]:
     """Every cut node that has children (DiffGen's granularity)."""
     cands = [Candidate(name, node=n) for n in a.nodes if n.children]
     starts, ends, owner = [], [], []
@@ -117,12 +157,12 @@ def categorical_candidates(name: str, a: CategoricalCut, m: Marginals) -> tuple[
             ends.append(child.hi)
             owner.append(k)
     scores = piece_scores(m.cum(name), np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
-                          np.asarray(owner, dtype=np.int64), len(cands))
+                          np.asarray(owner, dtype=np.int64), len(cands), score)
     return cands, scores
 
 
 def numeric_candidates(
-    name: str, a: NumericCut, m: Marginals, grid: int
+    name: str, a: NumericCut, m: Marginals, grid: int, score: str = "max"
 ) -> tuple[list[Candidate], np.ndarray]:
     """Every grid point inside every interval, or every hierarchy node with children."""
     col = a.column
@@ -157,7 +197,7 @@ def numeric_candidates(
         return [], np.zeros(0)
     starts = m.index(name, np.asarray(lo_pts))
     ends = m.index(name, np.asarray(hi_pts), np.asarray(last))
-    return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands))
+    return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands), score)
 
 
 def split_utilities(

@@ -174,7 +174,7 @@ def test_config_refuses_keys_that_are_not_options(capsys, tmp_path: Path, key: s
                          "--config", cfg, "-o", tmp_path / "rel.csv")
     assert code == 2
     assert f"unknown key '{key}' for 'dpkit publish' (known: algorithm, allocation," in err
-    assert " counts," in err and "schema, seed, selection-share," in err
+    assert " counts," in err and "schema, score, seed, selection-share," in err
     assert not (tmp_path / "rel.csv").exists()
 
 

@@ -275,6 +275,8 @@ def test_diffgen_warns_about_maxgddp_only_options(files):
         ["--allocation", "adaptive"],
         ["--selector", "exponential"],
         ["--selector", "permute-and-flip"],
+        ["--score", "gini"],
+        ["--score", "gini", "--selector", "exponential"],
         ["--levels", "30"],  # a deep cut: many levels, many cells
     ],
 )
@@ -289,6 +291,20 @@ def test_report_invariants(files, extra):
     assert math.isclose(priv["epsilon_spent"], 0.8)  # nothing left unspent
     assert report["spends"][-1]["step"] == "noisy counts"
     assert math.isclose(report["spends"][-1]["epsilon"], report["release"]["epsilon_counts"])
+
+
+@pytest.mark.parametrize("given, used", [(None, "max"), ("auto", "max"), ("gini", "gini"), ("max", "max")])
+def test_score_is_recorded_given_and_resolved(files, given, used):
+    # 173 rows at ε=1: Ñ·ε is far below 5000, so auto keeps the paper's Max
+    code, _, err = publish(files, "--epsilon", "1", "--seed", "3", *(["--score", given] if given else []))
+    assert code == 0, err
+    report = json.loads(Path(files["report"]).read_text())
+    assert report["parameters"]["score"] == (given or "auto") and report["release"]["score"] == used
+
+
+def test_bad_score_is_a_usage_error(files):
+    code, _, err = publish(files, "--epsilon", "1", "--score", "entropy")
+    assert code == 2 and "--score" in err and not Path(files["out"]).exists()
 
 
 def test_default_is_auto_with_its_own_spend_and_a_noise_report(files):

@@ -61,7 +61,8 @@ def test_leftover_selection_budget_moves_to_counts():
 
 
 def test_bad_parameters_are_usage_errors(table):
-    for kw in ({"levels": 0}, {"selection_share": 1.0}, {"grid": 0}, {"allocation": "x"}, {"selector": "x"}):
+    for kw in ({"levels": 0}, {"selection_share": 1.0}, {"grid": 0}, {"allocation": "x"}, {"selector": "x"},
+               {"score": "entropy"}):
         with pytest.raises(DpkitUsageError):
             MaxGDDP(epsilon=1.0, **kw).fit(table, "label", accountant=Accountant(1.0), rng=make_rng(0))
 
@@ -91,3 +92,29 @@ def test_diffgen_budget_and_invariants(table):
     assert len(d.selections_) == 4 and d.epsilon_counts_ >= 0.5 - 1e-12
     par = [s for s in acc.spends if s.scope == "parallel"]
     assert all(math.isclose(s.epsilon, eps_p) for s in par)
+
+
+@pytest.mark.parametrize("score, monotone", [("max", True), ("gini", False)])
+def test_the_gini_score_is_selected_as_not_monotone(table, monkeypatch, score, monotone):
+    """Gini's sensitivity is 1 either way (not monotone): its report-noisy-max must use the
+    general 2Δ/ε noise (dpkit.release.scoring); Max keeps the paper's Δ/ε."""
+    import dpkit.release.maxgddp as mod
+
+    seen = []
+    real = mod.report_noisy_max
+
+    def spy(scores, **kw):
+        seen.append((kw["sensitivity"], kw["monotone"]))
+        return real(scores, **kw)
+
+    monkeypatch.setattr(mod, "report_noisy_max", spy)
+    m = MaxGDDP(epsilon=1.0, levels=3, grid=4, score=score).fit(table, "label", accountant=Accountant(1.0),
+                                                                 rng=make_rng(1))
+    assert m.score_ == score and seen and set(seen) == {(1.0, monotone)}
+
+
+def test_auto_score_resolves_from_the_noisy_count(table):
+    # a fixed h draws no Ñ: the paper's Max; auto on this small table: Ñ·ε < 5000, Max too
+    assert MaxGDDP(epsilon=1.0, levels=3).fit(table, "label", accountant=Accountant(1.0), rng=make_rng(0)).score_ == "max"
+    big = MaxGDDP(epsilon=1e4).fit(table, "label", accountant=Accountant(1e4), rng=make_rng(0))
+    assert big.depth_.n_hat * 1e4 >= 5000 and big.score_ == "gini"

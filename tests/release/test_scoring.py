@@ -82,3 +82,71 @@ def test_split_utilities_piecewise_constant(schema, table):
     for p in range(1, 10):
         i = int(np.searchsorted(edges, p, side="right") - 1)
         assert util[i] == brute_max([x < p, x >= p], y)
+
+
+# --------------------------------------------------------------------------- the Gini score
+
+
+def brute_gini(mask_children, y, n_classes=3):
+    out = 0.0
+    for m in mask_children:
+        n = int(np.sum(m))
+        if n:
+            out += sum(int(np.sum(m & (y == c))) ** 2 for c in range(n_classes)) / n
+    return out
+
+
+def test_gini_scores_match_brute_force(schema, table):
+    cut = Cut.initial(schema, "label")
+    cut.attributes["color"].specialize(schema.columns["color"].root)
+    y = table.columns["label"]
+    marg = Marginals(as_frame(table), "label", 3, cut)
+    cands, scores = categorical_candidates("color", cut.attributes["color"], marg, "gini")
+    codes = table.columns["color"]
+    expect = [brute_gini([codes == 0, codes == 1], y), brute_gini([codes == 2, codes == 3, codes == 4], y)]
+    assert np.allclose(scores, expect)
+    _, numeric = numeric_candidates("age", cut.attributes["age"], marg, 4, "gini")
+    _, numeric_max = numeric_candidates("age", cut.attributes["age"], marg, 4)
+    assert numeric.size == numeric_max.size and not np.allclose(numeric, numeric_max)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dpkit.release.scoring import GINI_FROM, piece_scores, resolve_score  # noqa: E402
+
+_pieces = st.integers(1, 6).flatmap(lambda k: st.integers(2, 4).flatmap(lambda c: st.tuples(
+    st.lists(st.lists(st.integers(0, 60), min_size=c, max_size=c), min_size=k, max_size=k),
+    st.lists(st.integers(0, 2), min_size=k, max_size=k),
+    st.integers(0, k - 1), st.integers(0, c - 1))))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_pieces)
+def test_one_record_moves_every_score_by_at_most_one(case):
+    """The sensitivity the selection is charged for (dpkit.release.scoring): adding one record
+    (to piece p, class j) moves every candidate's Gini score by at most 1 (either way) and its
+    Max score by 0 or 1 (monotone)."""
+    counts, owner, p, j = case
+    rows = np.asarray(counts, dtype=np.int64)
+    owner_arr = np.asarray(owner, dtype=np.int64)
+    n_cands = int(owner_arr.max()) + 1
+    # pieces as consecutive rows of a cumulative marginal
+    cum = np.vstack([np.zeros((1, rows.shape[1]), np.int64), np.cumsum(rows, axis=0)])
+    starts, ends = np.arange(len(rows)), np.arange(1, len(rows) + 1)
+    plus = rows.copy()
+    plus[p, j] += 1
+    cum_plus = np.vstack([np.zeros((1, rows.shape[1]), np.int64), np.cumsum(plus, axis=0)])
+    for score, lo in (("gini", -1.0), ("max", 0.0)):
+        before = piece_scores(cum, starts, ends, owner_arr, n_cands, score)
+        after = piece_scores(cum_plus, starts, ends, owner_arr, n_cands, score)
+        delta = after - before
+        assert np.all(delta <= 1.0 + 1e-12) and np.all(delta >= lo - 1e-12), (score, delta)
+
+
+def test_auto_score_follows_noisy_records_times_epsilon():
+    assert resolve_score("auto", int(GINI_FROM), 1.0) == "gini"
+    assert resolve_score("auto", int(GINI_FROM) - 1, 1.0) == "max"
+    assert resolve_score("auto", 30_000, 0.1) == "max"
+    assert resolve_score("auto", None, 100.0) == "max"  # a fixed h draws no Ñ: the paper's Max
+    assert resolve_score("gini", None, 0.1) == "gini" and resolve_score("max", 10**9, 10.0) == "max"
