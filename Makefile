@@ -16,7 +16,7 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers \
         reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
+	@echo "make bench-peers  publish vs dpmm's AIM and MST on adult-5pct (AIM: ~30 min a run) -> docs/results/peers.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -79,6 +80,15 @@ bench-robust: $(STAMP_DEV)
 
 bench-imbalanced: $(STAMP_DEV)
 	$(PY) -m bench.bench_imbalanced --runs 5
+
+# dpmm pins numpy 1.26 / pandas 2.1 / scikit-learn 1.5 and Python < 3.12: its own venv
+PEERS_PYTHON ?= python3.11
+.venv-peers/bin/python:
+	$(PEERS_PYTHON) -m venv .venv-peers
+	.venv-peers/bin/pip install -q dpmm==0.1.9
+
+bench-peers: $(STAMP_DEV) .venv-peers/bin/python
+	$(PY) -m bench.bench_peers --runs 1 --tables adult-5pct
 
 bench-spark: $(STAMP_DEV)
 	$(PY) -m bench.bench_spark

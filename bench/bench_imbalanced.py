@@ -17,7 +17,7 @@ the sweep protocol (dpkit.sweep.tasks.publish.run_experiment: entropy tree on th
 AUC, balanced accuracy, accuracy, and the same tree on the raw split (non-private baseline).
 
 Run: ``python -m bench.bench_imbalanced [--runs 5] [--epsilons 1]``. dpmm's AIM/MST are not
-run here (AIM takes ~15 min a run on 2 cores; see the issue's figures).
+run here: `make bench-peers` (bench/bench_peers.py) runs them (AIM takes ~30 min a run on 2 cores).
 """
 
 from __future__ import annotations
