@@ -210,7 +210,8 @@ def _check_delta_cap(delta_cap: Any) -> float | None:
     return value
 
 
-def _check_group_delta(delta: Any) -> float:
+def _check_delta(delta: Any) -> float:
+    """A run's or a reservation's δ: a number in [0, 1) (0: pure ε)."""
     try:
         value = float(delta or 0.0)
     except (TypeError, ValueError):
@@ -480,9 +481,33 @@ class Ledger:
         (cap,) = con.execute("SELECT delta_cap FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
         return (None if cap is None else float(cap)), Ledger._used(con, dataset_id, "delta")
 
-    def _refuse_delta(self, name: str, delta: float, cap: float, used: float, command: str = "",
-                      who: str = "this run") -> LedgerError:
-        return self._refuse(name, delta, cap, used, command, who, what="delta")
+    def _verdict(self, con: sqlite3.Connection, ds_id: int, cap: float, group: int | None, epsilon: float,
+                 delta: float) -> tuple[str, float, float] | None:
+        """The one test a run's ε and δ pass, in one order for the pre-check and the booking:
+        None when they fit, else (which budget — ``epsilon`` or ``delta`` —, its cap or the
+        reservation's room, what is used of the cap). Inside a reservation (``group``) the
+        room is what the reservation has left; outside, the data set's caps (δ only when
+        capped)."""
+        if group is not None:
+            room, delta_room = self._group_room(con, group, ds_id)
+            if delta and not _fits(0.0, delta, delta_room):
+                return "delta", delta_room, 0.0
+            return None if _fits(0.0, epsilon, room) else ("epsilon", room, 0.0)
+        if delta:
+            delta_cap, delta_used = self._delta_room(con, ds_id)
+            if delta_cap is not None and not _fits(delta_used, delta, delta_cap):
+                return "delta", delta_cap, delta_used
+        used = self._used(con, ds_id)
+        return None if _fits(used, epsilon, cap) else ("epsilon", cap, used)
+
+    def _refusal(self, name: str, group: int | None, verdict: tuple[str, float, float], epsilon: float,
+                 delta: float, command: str) -> BudgetExceeded:
+        """The recorded refusal for a :meth:`_verdict` that did not fit."""
+        what, limit, used = verdict
+        amount = epsilon if what == "epsilon" else delta
+        if group is None:
+            return self._refuse(name, amount, limit, used, command, what=what)
+        return self._refuse_group(name, group, amount, limit, command, what=what)
 
     def _refuse(self, name: str, epsilon: float, cap: float, used: float, command: str = "",
                 who: str = "this run", what: str = "epsilon") -> LedgerError:
@@ -542,7 +567,7 @@ class Ledger:
         epsilon = float(epsilon)
         if not math.isfinite(epsilon) or epsilon <= 0:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
-        delta = _check_group_delta(delta)
+        delta = _check_delta(delta)
         pid = os.getpid() if pid is None else int(pid)
         refused = None
         with self._write() as con:
@@ -562,11 +587,9 @@ class Ledger:
             else:
                 refused = ("cap", ds_name, cap, used)
         if refused is not None:
-            if refused[0] == "delta":
-                raise self._refuse_delta(refused[1], delta, refused[2], refused[3], command or "reservation",
-                                         who="this reservation")
-            raise self._refuse(refused[1], epsilon, refused[2], refused[3], command or "reservation",
-                               who="this reservation")
+            what, ds_name, limit, used = refused
+            raise self._refuse(ds_name, delta if what == "delta" else epsilon, limit, used, command or "reservation",
+                               who="this reservation", what="delta" if what == "delta" else "epsilon")
         return Group(int(gid), ds_name, epsilon, str(self.path), delta)
 
     def close_group(self, group: Group, reason: str = "") -> None:
@@ -613,33 +636,18 @@ class Ledger:
         group = self._active_group()
         with self._connect() as con:
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
-            delta_cap, delta_used = self._delta_room(con, ds_id)
-            if group is not None:
-                room, delta_room = self._group_room(con, group, ds_id)
-            else:
-                used = self._used(con, ds_id)
-        if group is not None and delta and not _fits(0.0, delta, delta_room):
-            raise self._refuse_group_delta(name, group, delta, delta_room, command)
-        if group is None and delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
-            raise self._refuse_delta(name, delta, delta_cap, delta_used, command)
-        if group is not None:
-            if not _fits(0.0, epsilon, room):
-                raise self._refuse_group(name, group, epsilon, room, command)
-        elif not _fits(used, epsilon, cap):
-            raise self._refuse(name, epsilon, cap, used, command)
+            verdict = self._verdict(con, ds_id, cap, group, float(epsilon), float(delta or 0.0))
+        if verdict is not None:
+            raise self._refusal(name, group, verdict, float(epsilon), float(delta or 0.0), command)
         return digest
 
-    def _refuse_group_delta(self, name: str, group: int, delta: float, room: float, command: str) -> BudgetExceeded:
-        reason = (f"reservation {group} on data set {name!r} exceeded: this run asks delta={delta:g}, the reservation "
-                  f"has delta {max(room, 0.0):.6g} left (ledger {self.path}; budget run --delta reserves it); "
-                  "nothing was run")
-        self._record_refusal(name, command, None, reason)
-        return BudgetExceeded(reason)
-
-    def _refuse_group(self, name: str, group: int, epsilon: float, room: float, command: str) -> BudgetExceeded:
-        reason = (f"reservation {group} on data set {name!r} exceeded: this run asks epsilon={epsilon:g}, "
-                  f"the reservation has {max(room, 0.0):.6g} left (ledger {self.path}); nothing was run")
-        self._record_refusal(name, command, epsilon, reason)
+    def _refuse_group(self, name: str, group: int, amount: float, room: float, command: str,
+                      what: str = "epsilon") -> BudgetExceeded:
+        """A refusal for passing what a reservation has left of its ε (or δ), recorded."""
+        has, how = ("", "") if what == "epsilon" else ("delta ", "; budget run --delta reserves it")
+        reason = (f"reservation {group} on data set {name!r} exceeded: this run asks {what}={amount:g}, "
+                  f"the reservation has {has}{max(room, 0.0):.6g} left (ledger {self.path}{how}); nothing was run")
+        self._record_refusal(name, command, amount if what == "epsilon" else None, reason)
         return BudgetExceeded(reason)
 
     def remaining(self, name: str | None = None) -> float:
@@ -695,9 +703,7 @@ class Ledger:
         epsilon = float(epsilon)
         if not math.isfinite(epsilon) or epsilon <= 0:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-        delta = float(delta or 0.0)
-        if not 0 <= delta < 1:
-            raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta")
+        delta = _check_delta(delta)
         digest = digest or fingerprint(data_path)
         outs = [o if o == "-" else os.path.realpath(o) for o in outputs]
         if report is None:
@@ -705,23 +711,10 @@ class Ledger:
         elif report != "-":
             report = os.path.realpath(report)
         group = self._active_group()
-        refused = None
         with self._write() as con:
             self._reclaim(con)
             ds_id, name, cap = self._dataset_for(con, data_path, digest)
-            delta_cap, delta_used = self._delta_room(con, ds_id)
-            if group is not None:
-                room, delta_room = self._group_room(con, group, ds_id)
-                if not _fits(0.0, epsilon, room):
-                    refused = ("group", room)
-                elif delta and not _fits(0.0, delta, delta_room):
-                    refused = ("group-delta", delta_room)
-            elif delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
-                refused = ("delta", delta_used)
-            else:
-                used = self._used(con, ds_id)
-                if not _fits(used, epsilon, cap):
-                    refused = ("cap", used)
+            refused = self._verdict(con, ds_id, cap, group, epsilon, delta)
             if refused is None:
                 run_id = con.execute(
                     "INSERT INTO runs(dataset_id, command, epsilon_reserved, status, started, "
@@ -731,13 +724,7 @@ class Ledger:
                      json.dumps(outs), report, os.getpid(), socket.gethostname(), group, delta),
                 ).lastrowid
         if refused is not None:
-            if refused[0] == "delta":
-                raise self._refuse_delta(name, delta, delta_cap, refused[1], command)  # type: ignore[arg-type]
-            if refused[0] == "group-delta":
-                raise self._refuse_group_delta(name, int(group), delta, refused[1], command)  # type: ignore[arg-type]
-            if refused[0] == "group":
-                raise self._refuse_group(name, int(group), epsilon, refused[1], command)  # type: ignore[arg-type]
-            raise self._refuse(name, epsilon, cap, refused[1], command)
+            raise self._refusal(name, group, refused, epsilon, delta, command)
         return Entry(int(run_id), name, epsilon, delta)
 
     def _finish(self, entry: Entry, status: str, spent: float | None, reason: str | None,

@@ -5,13 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpkit.engine import as_frame
 from dpkit.release.cut import Cut
 from dpkit.release.scoring import (
+    GINI_FROM,
     Marginals,
     categorical_candidates,
     numeric_candidates,
+    piece_scores,
+    resolve_score,
     split_utilities,
 )
 
@@ -109,11 +114,6 @@ def test_gini_scores_match_brute_force(schema, table):
     _, numeric_max = numeric_candidates("age", cut.attributes["age"], marg, 4)
     assert numeric.size == numeric_max.size and not np.allclose(numeric, numeric_max)
 
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from dpkit.release.scoring import GINI_FROM, piece_scores, resolve_score  # noqa: E402
 
 _pieces = st.integers(1, 6).flatmap(lambda k: st.integers(2, 4).flatmap(lambda c: st.tuples(
     st.lists(st.lists(st.integers(0, 60), min_size=c, max_size=c), min_size=k, max_size=k),
