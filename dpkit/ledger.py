@@ -569,27 +569,21 @@ class Ledger:
             raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
         delta = _check_delta(delta)
         pid = os.getpid() if pid is None else int(pid)
-        refused = None
         with self._write() as con:
             self._reclaim(con)
             ds_id, ds_name, cap = self._dataset_named(con, name)
-            used = self._used(con, ds_id)
-            delta_cap, delta_used = self._delta_room(con, ds_id)
-            if delta and delta_cap is not None and not _fits(delta_used, delta, delta_cap):
-                refused = ("delta", ds_name, delta_cap, delta_used)
-            elif _fits(used, epsilon, cap):
+            refused = self._verdict(con, ds_id, cap, None, epsilon, delta)  # a reservation is booked as a run is
+            if refused is None:
                 gid = con.execute(
                     "INSERT INTO groups(dataset_id, command, epsilon_reserved, status, started, pid, pid_start, host, "
                     "delta_reserved) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?)",
                     (ds_id, command or "reservation", epsilon, _now(), pid, _start_time(pid), socket.gethostname(),
                      delta),
                 ).lastrowid
-            else:
-                refused = ("cap", ds_name, cap, used)
         if refused is not None:
-            what, ds_name, limit, used = refused
-            raise self._refuse(ds_name, delta if what == "delta" else epsilon, limit, used, command or "reservation",
-                               who="this reservation", what="delta" if what == "delta" else "epsilon")
+            what, limit, used = refused
+            raise self._refuse(ds_name, epsilon if what == "epsilon" else delta, limit, used, command or "reservation",
+                               who="this reservation", what=what)
         return Group(int(gid), ds_name, epsilon, str(self.path), delta)
 
     def close_group(self, group: Group, reason: str = "") -> None:
