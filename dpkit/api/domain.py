@@ -129,7 +129,7 @@ def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delim
 
 
 def learn_schema(
-    df: pd.DataFrame,
+    data: pd.DataFrame | Any,
     *,
     target: str | None,
     epsilon: float,
@@ -146,8 +146,11 @@ def learn_schema(
     options: DomainOptions | None = None,
     source: str = "<data>",
 ) -> Learned:
-    """Learn the schema of ``df`` (strings, e.g. from :func:`read_strings`) inside a run.
+    """Learn the schema of ``data`` inside a run.
 
+    ``data``: a DataFrame of strings (e.g. from :func:`read_strings`) or a string frame of either
+    engine (:mod:`dpkit.engine.string_frame`; the Spark engine's from ``load_spark_strings``):
+    either way the exact counts come from one ``Frame.many`` scan (:mod:`dpkit.domain.profile`).
     Spends ``epsilon`` and ``delta`` from ``accountant`` (which must have the δ budget) with
     ``rng``; nothing is spent when the metadata is refused. The metadata (types, missing tokens)
     is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
@@ -155,18 +158,21 @@ def learn_schema(
     as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
     are learned).
     """
+    from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
     from dpkit.domain.discover import discover
     from dpkit.domain.metadata import resolve_columns, resolve_tokens
 
-    tokens, guessed = resolve_tokens(df, missing)
-    metas = resolve_columns(df, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
+    if is_dataframe(data):
+        from dpkit.engine.string_frame import NumpyStringFrame
+
+        data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
+    summaries = profile.summarize(data)
+    tokens, guessed = resolve_tokens(summaries, missing)
+    metas = resolve_columns(summaries, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
                             integer=integer, ignore=ignore, values=values, bounds=bounds)
-    provisional = profile.provisional_schema(df, metas, tokens, target)
-    cat_frame, num_frames = profile.frames_of(df, provisional, source)
-    cats = {m.name: profile.categories(cat_frame, m.name, tokens) for m in metas
-            if m.kind == "categorical" and cat_frame is not None}
-    nums = {name: profile.numbers(f, name) for name, f in num_frames.items()}
+    cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
+    nums = {m.name: profile.numbers(summaries[m.name], tokens) for m in metas if m.kind == "numeric"}
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon, delta=delta, rng=rng,
                     accountant=accountant, options=options)
     return Learned(disc.schema, disc, metas, tokens, guessed)
@@ -276,9 +282,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     share = check_share(DOMAIN_SHARE if domain_share is None else domain_share)
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
-    if engine_name(engine) == "spark":
-        raise DpkitUsageError("a run without a schema learns the domain on the numpy engine; give a schema for "
-                              "the Spark engine (taxonomy infer makes one)", param="engine")
+    engine_name(engine)  # an unknown engine is refused here too, before anything is read
     return d, share
 
 
@@ -311,20 +315,51 @@ class DomainStep:
                 fh.write(self.text)
 
 
-def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any]) -> DomainStep:
+def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any], *,
+                 engine: str | None = None, spark_master: str | None = None) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
-    data against it (its used columns: the target's predictors and the target)."""
-    from dpkit.api.inputs import is_dataframe, load
+    data against it (its used columns: the target's predictors and the target).
+
+    On the Spark engine the data is read twice where it lives: once as a string frame for the
+    exact counts of the discovery (one aggregation; the rows stay on the executors), then
+    encoded against the learned schema as any run with a schema is. Both engines see the same
+    distinct values in the same order, so a keyed run learns the same schema on either.
+    """
+    from dpkit.api.inputs import DATAFRAME, is_dataframe, load, read_options
     from dpkit.data.source import ReadOptions
+    from dpkit.engine import engine_name
 
     delta, share = learn
-    src_data = data.path if isinstance(data, ReadOptions) else data
-    df, source = read_strings(src_data if is_dataframe(src_data) else os.fspath(src_data),
-                              encoding=reading.get("encoding") or "utf-8-sig",
-                              delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
-    learned = learn_schema(df, target=target, epsilon=share * run.epsilon, delta=delta, rng=run.rng,
-                           accountant=run.accountant, source=source)
+    eps = share * run.epsilon
+    if engine_name(engine) == "spark":
+        from dpkit.engine.spark_strings import load_spark_strings
+
+        if is_dataframe(data):
+            raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
+                                  param="engine")
+        options = read_options(data, **reading)
+        strings = load_spark_strings(options, None, master=spark_master)
+        try:
+            learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
+                                   accountant=run.accountant, source=options.name)
+        finally:
+            strings.unpersist()
+        source, df = options.name, data
+    else:
+        src_data = data.path if isinstance(data, ReadOptions) else data
+        df, source = read_strings(src_data if is_dataframe(src_data) else os.fspath(src_data),
+                                  encoding=reading.get("encoding") or "utf-8-sig",
+                                  delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
+        learned = learn_schema(df, target=target, epsilon=eps, delta=delta, rng=run.rng,
+                               accountant=run.accountant, source=source)
     schema = learned.schema
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-    text = learned.yaml(source=source, epsilon=share * run.epsilon, delta=delta, seeded_plain=not run.private)
-    return DomainStep(schema, load(df, schema, order), text, delta, share)
+    text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
+    if engine_name(engine) == "spark" or source == DATAFRAME:
+        frame = load(df, schema, order, engine=engine, spark_master=spark_master, **reading)
+    else:  # the strings already read: encoded here, so that messages name the file and its lines
+        from dpkit.data.table import encode
+        from dpkit.engine.numpy_frame import NumpyFrame
+
+        frame = NumpyFrame(encode(df, schema, order, source=source))
+    return DomainStep(schema, frame, text, delta, share)

@@ -21,7 +21,7 @@ import numpy as np
 from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from dpkit.domain.profile import Summary
 
 KINDS = ("categorical", "numeric", "ignore")
 
@@ -55,17 +55,22 @@ def _names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]
     return items
 
 
-def resolve_tokens(df: pd.DataFrame, missing: str | Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+def resolve_tokens(columns: Mapping[str, Summary], missing: str | Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
     """The missing tokens and whether they were guessed: ``"auto"`` picks the most common of
-    ``?``, empty, ``NA``… found in the data (public metadata, like a type), None or ``"none"``
-    declares none, a string or a list gives them."""
+    ``?``, empty, ``NA``… found in the data (public metadata, like a type; the rule of the
+    draft's :func:`~dpkit.data.infer.detect_missing`), None or ``"none"`` declares none, a string
+    or a list gives them. ``columns``: each column's distinct strings and counts."""
     if missing is None or (isinstance(missing, str) and missing.lower() == "none"):
         return (), False
     if isinstance(missing, str) and missing == "auto":
-        from dpkit.data.infer import detect_missing
+        from dpkit.data.infer import MISSING_CANDIDATES
 
-        token = detect_missing(df)
-        return ((token,) if token is not None else ()), True
+        best, best_count = None, 0
+        for token in MISSING_CANDIDATES:
+            count = sum(int(s.counts[np.asarray(s.values, dtype=object) == token].sum()) for s in columns.values())
+            if count > best_count:
+                best, best_count = token, count
+        return ((best,) if best is not None else ()), True
     tokens = (missing,) if isinstance(missing, str) else tuple(str(t) for t in missing)
     return tuple(dict.fromkeys(tokens)), False
 
@@ -85,7 +90,7 @@ def _numbers(values: np.ndarray) -> np.ndarray | None:
 
 
 def resolve_columns(
-    df: pd.DataFrame,
+    summaries: Mapping[str, Summary],
     *,
     target: str | None,
     tokens: Sequence[str],
@@ -103,7 +108,7 @@ def resolve_columns(
     ``numeric=`` column holding a value that is not a number (checked now, before anything
     is spent: the message names the column, never the value).
     """
-    columns = [str(c) for c in df.columns]
+    columns = list(summaries)
     if target is not None and target not in columns:
         raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
     given: dict[str, str] = {}
@@ -135,7 +140,7 @@ def resolve_columns(
         raise DpkitUsageError(f"the target {target!r} must be categorical, not {given[target]}")
     out: list[ColumnMeta] = []
     for name in columns:
-        values = df[name].to_numpy()
+        values = np.asarray(summaries[name].values, dtype=object)  # distinct: the rules are on the set
         present = values[~np.isin(values, list(tokens))] if tokens else values
         kind = given.get(name)
         if name == target:

@@ -215,3 +215,31 @@ def test_quoted_csv_is_read_by_spark_and_agrees(tmp_path, spark):
     keys, shape = [Col("workclass"), Col("income")], (len(schema.columns["workclass"].leaves), 2)
     assert np.array_equal(a.counts(keys, shape), b.counts(keys, shape))
     assert b.df.count() == b.count()  # the row view of the packed batches
+
+
+@pytest.mark.parametrize("command", ["publish", "forest"])
+def test_no_schema_run_is_the_same_on_spark(tmp_path, spark, command):
+    """Without --schema the domain is learned where the data lives (issue 22): the Spark run
+    learns the same schema and writes the same release as the numpy run, byte for byte."""
+    outs = {}
+    for engine in ("numpy", "spark"):
+        d = tmp_path / engine
+        d.mkdir()
+        head = (["publish", ADULT, "-o", d / "out.csv"] if command == "publish" else
+                ["forest", "train", ADULT, "-o", d / "out.json", "--trees", "3", "--depth", "2",
+                 "--columns", "age,education,sex,hours-per-week"])
+        _run([*head, "--target", "income", "--epsilon", "1", "--delta", "1e-6", "--engine", engine,
+              "--seed", "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60", "-q"])
+        outs[engine] = d
+    names = sorted(p.name for p in outs["numpy"].iterdir())
+    assert "out.schema.yaml" in names and names == sorted(p.name for p in outs["spark"].iterdir())
+    for name in names:
+        a, b = outs["numpy"] / name, outs["spark"] / name
+        if name.endswith(".report.json"):
+            assert _release(a) == _release(b), name
+            assert any(s["step"].startswith("domain: categories of") for s in json.loads(b.read_text())["spends"])
+        elif name == "out.json":  # the model names the learned schema's path: each engine wrote its own
+            text = {e: (outs[e] / name).read_text().replace(str(outs[e]), "OUT") for e in outs}
+            assert text["numpy"] == text["spark"]
+        else:
+            assert a.read_bytes() == b.read_bytes(), name
