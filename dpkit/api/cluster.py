@@ -245,7 +245,7 @@ def cluster(
     from dpkit.engine import engine_name
 
     spark = engine_name(engine) == "spark"
-    share = _learn_share(source, domain_share, spark)
+    share = _learn_share(source, domain_share)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
     run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
@@ -290,8 +290,15 @@ def cluster(
     label = "cluster" + mark
     with run:
         if share is not None:
-            resolved, points = _learn_bounds(points, columns, share * run.epsilon, run)
+            resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run)
             schema_pts = points_schema(columns, *resolved, source, data_schema)
+            if points is None:  # Spark: re-encoded where the data lives, clipped to the learned box
+                from dpkit.engine import load
+
+                frame.blobs.unpersist()  # the unclipped copy's cache
+                frame = load(read_options(data, **reading), schema_pts, columns, engine="spark", master=spark_master)
+            else:  # the counts' sensitivity assumes every point lies in the box
+                points = np.clip(points, *resolved)
             model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
@@ -333,7 +340,7 @@ def cluster(
     return result
 
 
-def _learn_share(source: str, domain_share: Any, spark: bool) -> float | None:
+def _learn_share(source: str, domain_share: Any) -> float | None:
     """The share of ε that learns the bounds (None: they are given, or read from the data)."""
     from dpkit.api.domain import DOMAIN_SHARE, check_share
 
@@ -342,30 +349,33 @@ def _learn_share(source: str, domain_share: Any, spark: bool) -> float | None:
             raise DpkitUsageError("domain_share applies only when the bounds are learned (no bounds and no schema)",
                                   param="domain_share")
         return None
-    if spark:
-        raise DpkitUsageError("learning the bounds runs on the numpy engine; give bounds (or a schema) for the "
-                              "Spark engine", param="bounds")
     return check_share(DOMAIN_SHARE if domain_share is None else domain_share)
 
 
-def _learn_bounds(points: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:
+def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:
     """Learn the bounds inside ``run`` (``epsilon`` of it) by the domain discovery every run
     without a schema uses (:func:`dpkit.domain.discover.discover`: numeric columns, equal
-    shares of ε, bounds only — pure ε), with cluster's firmer prior; then clip the points to
-    them: the counts' sensitivity assumes every point lies in the box."""
+    shares of ε, bounds only — pure ε), with cluster's firmer prior. ``data``: the points (an
+    ``(n, d)`` array) or, on Spark, their frame (each column's exact value counts: one
+    aggregation each, the same profile as the array's)."""
     import numpy as np
 
     from dpkit.domain.discover import DomainOptions, discover
     from dpkit.domain.metadata import ColumnMeta
     from dpkit.privacy.quantiles import Profile
 
-    found = discover([ColumnMeta(c, "numeric") for c in columns], {},
-                     {c: Profile.of(points[:, j]) for j, c in enumerate(columns)}, target=None, tokens=(),
+    if isinstance(data, np.ndarray):
+        profiles = {c: Profile.of(data[:, j]) for j, c in enumerate(columns)}
+    else:
+        answers = data.many([("value_counts", c, [], ()) for c in columns])
+        profiles = {c: Profile.of(np.asarray(v, dtype=np.float64), np.asarray(n, dtype=np.int64).reshape(-1))
+                    for c, (v, n) in zip(columns, answers, strict=True)}
+    found = discover([ColumnMeta(c, "numeric") for c in columns], {}, profiles, target=None, tokens=(),
                      epsilon=epsilon, delta=0.0, rng=run.rng, accountant=run.accountant,
                      options=DomainOptions(bound_prior=BOUND_PRIOR))
     lo = np.array([found.schema.columns[c].lo for c in columns])
     hi = np.array([found.schema.columns[c].hi for c in columns])
-    return (lo, hi), np.clip(points, lo, hi)
+    return lo, hi
 
 
 def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool, need_rows: bool,

@@ -148,7 +148,6 @@ def test_degenerate_cases_do_not_crash(capsys, tmp_path: Path) -> None:
     [
         (["-k", 3, "--epsilon", 1, "--bounds", BOX, "--domain-share", "0.2"], 2, "--domain-share applies only"),
         (["-k", 3, "--epsilon", 1, "--domain-share", "0"], 2, "--domain-share must be a number between 0"),
-        (["-k", 3, "--epsilon", 1, "--engine", "spark"], 2, "learning the bounds runs on the numpy engine"),
         (["-k", 3, "--epsilon", 1, "--bounds", "5:5,0:1"], 2, "lo < hi"),
         (["-k", 3, "--epsilon", 1, "--bounds", "0:1"], 2, "1 lo:hi pair"),
         (["-k", 3, "--epsilon", 1, "--bounds", "0:x,0:1"], 2, "bounds must be numbers"),

@@ -146,6 +146,16 @@ def test_cluster_is_the_same_on_spark(tmp_path, spark, parquet, algorithm):
     _both(tmp_path, spark, args, "centroids.csv", S1, parquet["s1"])
 
 
+def test_cluster_learning_its_bounds_is_the_same_on_spark(tmp_path, spark, parquet):
+    """No --bounds, no --schema: the bounds are learned where the data lives (issue 22), from the
+    same exact profile as on numpy, and the points re-encoded clipped to them."""
+    def args(data, out):
+        return ["cluster", data, "--columns", "x,y", "-k", "15", "--epsilon", "1", "--histogram",
+                out.parent / "hist.csv", "-o", out, "-q"]
+
+    _both(tmp_path, spark, args, "centroids.csv", S1, parquet["s1"])
+
+
 def test_frame_primitives_agree(spark):
     """Every primitive, including row positions across partitions (RowHash)."""
     from dpkit.data.schema import load_schema
