@@ -23,6 +23,8 @@ from dpkit.version import __version__
 _EXPORTS = {
     "load_schema": "dpkit.data.schema",
     "Schema": "dpkit.data.schema",
+    "infer_schema": "dpkit.api.domain",
+    "LearnedSchema": "dpkit.api.domain",
     "publish": "dpkit.api.publish",
     "Release": "dpkit.api.publish",
     "generalize": "dpkit.api.generalize",
@@ -51,6 +53,8 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "__version__",
     "load_schema",
     "Schema",
+    "infer_schema",
+    "LearnedSchema",
     "publish",
     "Release",
     "generalize",
@@ -77,6 +81,7 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
 
 if TYPE_CHECKING:
     from dpkit.api.cluster import Clustering, cluster
+    from dpkit.api.domain import LearnedSchema, infer_schema
     from dpkit.api.estimators import DiffPRFsClassifier, DPQTKMeans
     from dpkit.api.forest import Forest, forest, load_forest
     from dpkit.api.generalize import generalize

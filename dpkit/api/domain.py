@@ -128,6 +128,28 @@ def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delim
     return read_table(opts), opts.name
 
 
+def _strings(data: Any, reading: dict[str, Any], engine: str | None, spark_master: str | None) -> tuple[Any, str]:
+    """The table for :func:`learn_schema` and its name in messages: a DataFrame of strings
+    (numpy), or a string frame read where the data lives (``engine="spark"``; a path).
+    ``reading``: ``encoding``, ``delimiter`` (and, on Spark, ``header``, ``column_names``)."""
+    from dpkit.api.inputs import is_dataframe, read_options
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import engine_name
+
+    if engine_name(engine) != "spark":
+        src = data.path if isinstance(data, ReadOptions) else data
+        return read_strings(src if is_dataframe(src) else os.fspath(src),
+                            encoding=reading.get("encoding") or "utf-8-sig",
+                            delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
+    from dpkit.engine.spark_strings import load_spark_strings
+
+    if is_dataframe(data):
+        raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
+                              param="engine")
+    options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
+    return load_spark_strings(options, None, master=spark_master), options.name
+
+
 def learn_schema(
     data: pd.DataFrame | Any,
     *,
@@ -200,6 +222,8 @@ def infer_schema(
     output: str | None = None,
     report: str | None = None,
     ledger: str | None = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
 ) -> LearnedSchema:
     """Learn ``data``'s schema under (``epsilon``, ``delta``)-DP — one private run.
 
@@ -212,7 +236,9 @@ def infer_schema(
     numeric column's share of ε against a categorical one's.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
-    the run only once they exist). ``seed``: as every private command's.
+    the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
+    (a path): the counts are one Spark aggregation where the data lives; the same schema as on
+    numpy for the same key.
 
     Refuses 0 ≥ δ or δ > 1e-3; warns when δ > 1/Ñ (Ñ a noisy record count).
     """
@@ -227,11 +253,15 @@ def infer_schema(
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
                      delta=d, identity=call_identity(call))
     with run:
-        df, source = read_strings(data, encoding=encoding, delimiter=delimiter)
-        learned = learn_schema(df, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
-                               accountant=run.accountant, numeric=numeric, categorical=categorical,
-                               integer=integer, ignore=ignore, missing=missing, values=values, bounds=bounds,
-                               options=options, source=source)
+        strings, source = _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master)
+        try:
+                learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
+                                   accountant=run.accountant, numeric=numeric, categorical=categorical,
+                                   integer=integer, ignore=ignore, missing=missing, values=values,
+                                   bounds=bounds, options=options, source=source)
+        finally:
+            if hasattr(strings, "unpersist"):
+                strings.unpersist()
         disc = learned.discovery
         if disc.noisy_records is not None and d > 1 / max(disc.noisy_records, 1):
             warnings.warn(
@@ -325,41 +355,28 @@ def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, r
     encoded against the learned schema as any run with a schema is. Both engines see the same
     distinct values in the same order, so a keyed run learns the same schema on either.
     """
-    from dpkit.api.inputs import DATAFRAME, is_dataframe, load, read_options
-    from dpkit.data.source import ReadOptions
+    from dpkit.api.inputs import DATAFRAME, load
     from dpkit.engine import engine_name
 
     delta, share = learn
     eps = share * run.epsilon
-    if engine_name(engine) == "spark":
-        from dpkit.engine.spark_strings import load_spark_strings
-
-        if is_dataframe(data):
-            raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
-                                  param="engine")
-        options = read_options(data, **reading)
-        strings = load_spark_strings(options, None, master=spark_master)
-        try:
-            learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
-                                   accountant=run.accountant, source=options.name)
-        finally:
-            strings.unpersist()
-        source, df = options.name, data
-    else:
-        src_data = data.path if isinstance(data, ReadOptions) else data
-        df, source = read_strings(src_data if is_dataframe(src_data) else os.fspath(src_data),
-                                  encoding=reading.get("encoding") or "utf-8-sig",
-                                  delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
-        learned = learn_schema(df, target=target, epsilon=eps, delta=delta, rng=run.rng,
+    strings, source = _strings(data, reading, engine, spark_master)
+    try:
+        learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, source=source)
+    finally:
+        if hasattr(strings, "unpersist"):
+            strings.unpersist()
     schema = learned.schema
     order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
     text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
-    if engine_name(engine) == "spark" or source == DATAFRAME:
-        frame = load(df, schema, order, engine=engine, spark_master=spark_master, **reading)
+    if engine_name(engine) == "spark":
+        frame = load(data, schema, order, engine=engine, spark_master=spark_master, **reading)
+    elif source == DATAFRAME:
+        frame = load(strings, schema, order)
     else:  # the strings already read: encoded here, so that messages name the file and its lines
         from dpkit.data.table import encode
         from dpkit.engine.numpy_frame import NumpyFrame
 
-        frame = NumpyFrame(encode(df, schema, order, source=source))
+        frame = NumpyFrame(encode(strings, schema, order, source=source))
     return DomainStep(schema, frame, text, delta, share)

@@ -200,13 +200,14 @@ def import_(
 @click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
               help="Private mode: the privacy ledger that books this run's ε (and δ); also $DPKIT_LEDGER.")
 @input_options
+@engine_options
 @global_options
 def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
           encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
           numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
           ignore_cols: str | None = None, levels: int | None = None, report: str | None = None,
           seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
-          public_bounds: tuple[str, ...] = ()) -> None:
+          public_bounds: tuple[str, ...] = (), engine: str | None = None, spark_master: str | None = None) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
     \b
@@ -229,14 +230,17 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
+    from dpkit.cli.options import engine_of
+
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
                     "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
                     "--values": public_values or None, "--bounds": public_bounds or None,
-                    "--ledger": ledger if ledger and epsilon is not None else None}
+                    "--ledger": ledger if ledger and epsilon is not None else None,
+                    "--engine spark": engine_of({"engine": engine}) == "spark" or None}
     if epsilon is not None:
         _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
                        integer, ignore_cols, levels, report, seed, ledger, _pairs(public_values, "--values"),
-                       _pairs(public_bounds, "--bounds"))
+                       _pairs(public_bounds, "--bounds"), {"engine": engine, "spark_master": spark_master})
         return
     from dpkit.errors import DpkitUsageError
 
@@ -272,7 +276,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
                    epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
                    integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
                    seed: str | None, ledger: str | None, values: dict[str, str] | None = None,
-                   bounds: dict[str, str] | None = None) -> None:
+                   bounds: dict[str, str] | None = None, engine: dict[str, str | None] | None = None) -> None:
     """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
     from dpkit.api.domain import check_delta, infer_schema
     from dpkit.cli.options import read_options
@@ -294,7 +298,9 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
                 base = base[: -len(ext)]
                 break
         report = base + ".report.json"
-    opts = read_options(data, encoding, delimiter)
+    # the library resolves (sniffs) the dialect, on either engine: a URI is not opened here, and
+    # the run's key sees the arguments a library call would (same bytes as the CLI)
+    opts = read_options(data, encoding, delimiter, resolved=False)
     public_values = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
     public_bounds = {}
     for c, text in (bounds or {}).items():
@@ -311,7 +317,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
             values=public_values or None, bounds=public_bounds or None,
             levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
-            output=output if output != "-" else None, report=report, ledger=ledger,
+            output=output if output != "-" else None, report=report, ledger=ledger, **(engine or {}),
         )
     except DataError as exc:
         if getattr(exc, "param", None) == "ignore":

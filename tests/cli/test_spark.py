@@ -253,3 +253,13 @@ def test_no_schema_run_is_the_same_on_spark(tmp_path, spark, command):
             assert text["numpy"] == text["spark"]
         else:
             assert a.read_bytes() == b.read_bytes(), name
+
+
+def test_taxonomy_infer_is_the_same_on_spark(tmp_path, spark):
+    """`taxonomy infer --epsilon --engine spark` learns the numpy engine's schema (same key)."""
+    for engine in ("numpy", "spark"):
+        _run(["taxonomy", "infer", ADULT, "--target", "income", "--epsilon", "0.5", "--delta", "1e-6",
+              "--seed", "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60", "--engine", engine, "-o", tmp_path / f"{engine}.yaml",
+              "-q"])
+    assert (tmp_path / "numpy.yaml").read_bytes() == (tmp_path / "spark.yaml").read_bytes()
+    assert _release(tmp_path / "numpy.report.json") == _release(tmp_path / "spark.report.json")

@@ -145,3 +145,17 @@ def test_public_values_and_bounds_flags(capsys, tmp_path, small) -> None:  # noq
         code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--epsilon", "1", "--delta", "1e-6", "--ignore",
                              "id_text", "-o", out, *bad)
         assert code == 2 and bad[0] in one_line_error(err)
+
+
+def test_cli_and_library_learn_the_same_bytes(capsys, small, tmp_path):
+    """`taxonomy infer --epsilon` is one call of dpkit.infer_schema: the same key gives the same
+    schema and report whether the dialect was sniffed by the CLI or by the library."""
+    import dpkit as library
+
+    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--target", "y", "--epsilon", "1", "--delta", "1e-6",
+                         "--ignore", "id_text", "--seed", KEY, "-o", tmp_path / "cli.yaml", "-q")
+    assert code == 0, err
+    learned = library.infer_schema(str(small), target="y", epsilon=1, delta=1e-6, ignore="id_text", seed=KEY)
+    assert learned.yaml == (tmp_path / "cli.yaml").read_text()
+    spends = json.loads((tmp_path / "cli.report.json").read_text())["spends"]
+    assert spends == learned.report["spends"]
