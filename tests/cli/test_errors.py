@@ -566,8 +566,12 @@ def test_ctrl_c_leaves_no_partial_file(tmp_path: Path, cmd: Command, request) ->
     why = unavailable(cmd, cmd.argv(params))
     if why:
         pytest.skip(why)
+    # the child gets SIGINT's default disposition: a shell without job control (cron, `cmd &`)
+    # starts pytest with SIGINT ignored, the child would inherit that, and Python then installs
+    # no KeyboardInterrupt handler at all (every case skipped below)
     proc = subprocess.Popen(_process_argv(cmd, params), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path)
+                            stderr=subprocess.PIPE, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Signal mid-run: as soon as the run has reserved its ε in the ledger (the algorithm
     # starts right after) or its output's temp file exists; kanon-select has neither, so
     # it gets 1 s (well past start-up; its XGBoost ranking on 1M rows takes seconds more).

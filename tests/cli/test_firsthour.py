@@ -293,15 +293,18 @@ def test_ctrl_c_after_a_complete_run_exits_0(tmp_path: Path, monkeypatch) -> Non
     Ledger(ledger, create=True).register(IRIS, "iris", 10)
 
     def interrupted(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
-        # a real SIGINT, after output, report and ledger row — raised in this (the main) thread:
-        # os.kill's process-wide signal may land in a library's worker thread, and once (full
-        # suite, loaded machine) the sleep ended and the run returned with nothing raised
-        signal.raise_signal(signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, after output, report and ledger row
         time.sleep(1)
 
     monkeypatch.setattr(results, "emit_run_result", interrupted)
     out = tmp_path / "rel.csv"
-    code, _, err = invoke([*PUBLISH_IRIS, "-o", out, "--ledger", ledger, "--json"])
+    # Python's own Ctrl-C handler, as an interactive dpkit has it: pytest started from a shell
+    # without job control (`cmd &`, cron) inherits SIGINT ignored, and the signal did nothing
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        code, _, err = invoke([*PUBLISH_IRIS, "-o", out, "--ledger", ledger, "--json"])
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert code == 0, err
     assert "interrupted after the run had completed" in err
     assert out.exists() and (tmp_path / "rel.report.json").exists()
