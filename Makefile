@@ -26,7 +26,7 @@ help:
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
-	@echo "make bench-peers  publish vs dpmm's AIM and MST on adult-5pct (AIM: ~30 min a run) -> docs/results/peers.md"
+	@echo "make bench-peers  publish vs dpmm's AIM (adult-5pct, ~30 min a run) and MST (4 tables, ~5 min a run) -> docs/results/peers-*.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -88,7 +88,8 @@ PEERS_PYTHON ?= python3.11
 	.venv-peers/bin/pip install -q dpmm==0.1.9
 
 bench-peers: $(STAMP_DEV) .venv-peers/bin/python
-	$(PY) -m bench.bench_peers --runs 1 --tables adult-5pct
+	$(PY) -m bench.bench_peers --runs 1 --tables adult-5pct --models aim
+	$(PY) -m bench.bench_peers --runs 2 --models mst
 
 bench-spark: $(STAMP_DEV)
 	$(PY) -m bench.bench_spark

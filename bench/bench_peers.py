@@ -41,6 +41,8 @@ from bench.bench_imbalanced import TUNING, build_tables, publish_point
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "peers"
+#: docs/results/peers.md, or peers-<model>.md for a run of one peer (AIM and MST are run apart:
+#: AIM takes ~30 min a run here, MST ~5)
 DOC = ROOT / "docs" / "results" / "peers.md"
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
 BINS = 32
@@ -161,9 +163,10 @@ def main(argv: list[str] | None = None) -> None:
             lines.append(f"| {label} | {raw_auc:.3f} | {method} | {cell([q['auc'] for q in points])} | "
                          f"{cell([q['bal'] for q in points])} | {cell([q['acc'] for q in points])} | "
                          f"{statistics.median(q['seconds'] for q in points):.3g} |")
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text("\n".join(lines) + "\n")
-    print(f"wrote {DOC}")
+    doc = DOC if len(models) != 1 else DOC.with_name(f"peers-{models[0]}.md")
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text("\n".join(lines) + "\n")
+    print(f"wrote {doc}")
 
 
 if __name__ == "__main__":
