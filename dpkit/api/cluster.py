@@ -295,7 +295,7 @@ def cluster(
             if points is None:  # Spark: re-encoded where the data lives, clipped to the learned box
                 from dpkit.engine import load
 
-                frame.blobs.unpersist()  # the unclipped copy's cache
+                frame.unpersist()  # the unclipped copy's cache
                 frame = load(read_options(data, **reading), schema_pts, columns, engine="spark", master=spark_master)
             else:  # the counts' sensitivity assumes every point lies in the box
                 points = np.clip(points, *resolved)

@@ -16,10 +16,11 @@ docs/domain.md: the mechanisms, what is learned and what is taken as public, the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -128,26 +129,39 @@ def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delim
     return read_table(opts), opts.name
 
 
-def _strings(data: Any, reading: dict[str, Any], engine: str | None, spark_master: str | None) -> tuple[Any, str]:
-    """The table for :func:`learn_schema` and its name in messages: a DataFrame of strings
-    (numpy), or a string frame read where the data lives (``engine="spark"``; a path).
-    ``reading``: ``encoding``, ``delimiter`` (and, on Spark, ``header``, ``column_names``)."""
-    from dpkit.api.inputs import is_dataframe, read_options
-    from dpkit.data.source import ReadOptions
+@contextlib.contextmanager
+def _strings(data: Any, reading: dict[str, Any], engine: str | None,
+             spark_master: str | None) -> Iterator[tuple[Any, str, int]]:
+    """The table for :func:`learn_schema`, its name in messages and the line of its first row:
+    a DataFrame of strings (numpy), or a string frame read where the data lives (Spark; its
+    cached batches are dropped on exit).
+
+    A path or :class:`~dpkit.data.source.ReadOptions` is read by the rules of every load
+    (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
+    ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
+    from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.engine import engine_name
 
-    if engine_name(engine) != "spark":
-        src = data.path if isinstance(data, ReadOptions) else data
-        return read_strings(src if is_dataframe(src) else os.fspath(src),
-                            encoding=reading.get("encoding") or "utf-8-sig",
-                            delimiter=getattr(data, "delimiter", None) or reading.get("delimiter"))
+    spark = engine_name(engine) == "spark"
+    if is_dataframe(data):
+        if spark:
+            raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
+                                  param="engine")
+        yield read_strings(data)[0], DATAFRAME, 0
+        return
+    from dpkit.data.table import first_line, read_table
+
+    options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
+    if not spark:
+        yield read_table(options), options.name, first_line(options)
+        return
     from dpkit.engine.spark_strings import load_spark_strings
 
-    if is_dataframe(data):
-        raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
-                              param="engine")
-    options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
-    return load_spark_strings(options, None, master=spark_master), options.name
+    frame = load_spark_strings(options, None, master=spark_master)
+    try:
+        yield frame, options.name, first_line(options)
+    finally:
+        frame.unpersist()
 
 
 def learn_schema(
@@ -253,15 +267,11 @@ def infer_schema(
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
                      delta=d, identity=call_identity(call))
     with run:
-        strings, source = _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master)
-        try:
-                learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
+        with _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master) as (strings, source, _):
+            learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
                                    integer=integer, ignore=ignore, missing=missing, values=values,
                                    bounds=bounds, options=options, source=source)
-        finally:
-            if hasattr(strings, "unpersist"):
-                strings.unpersist()
         disc = learned.discovery
         if disc.noisy_records is not None and d > 1 / max(disc.noisy_records, 1):
             warnings.warn(
@@ -355,28 +365,23 @@ def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, r
     encoded against the learned schema as any run with a schema is. Both engines see the same
     distinct values in the same order, so a keyed run learns the same schema on either.
     """
-    from dpkit.api.inputs import DATAFRAME, load
+    from dpkit.api.inputs import load
     from dpkit.engine import engine_name
 
     delta, share = learn
     eps = share * run.epsilon
-    strings, source = _strings(data, reading, engine, spark_master)
-    try:
+    with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, source=source)
-    finally:
-        if hasattr(strings, "unpersist"):
-            strings.unpersist()
-    schema = learned.schema
-    order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-    text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
-    if engine_name(engine) == "spark":
-        frame = load(data, schema, order, engine=engine, spark_master=spark_master, **reading)
-    elif source == DATAFRAME:
-        frame = load(strings, schema, order)
-    else:  # the strings already read: encoded here, so that messages name the file and its lines
-        from dpkit.data.table import encode
-        from dpkit.engine.numpy_frame import NumpyFrame
+        schema = learned.schema
+        order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
+        spark = engine_name(engine) == "spark"
+        if not spark:  # the strings already read, encoded against the learned schema (no second read)
+            from dpkit.data.table import encode
+            from dpkit.engine.numpy_frame import NumpyFrame
 
-        frame = NumpyFrame(encode(strings, schema, order, source=source))
+            frame = NumpyFrame(encode(strings, schema, order, source=source, first_line=first))
+    if spark:  # encoded where the data lives, as any run with a schema (the string frame's cache dropped)
+        frame = load(data, schema, order, engine=engine, spark_master=spark_master, **reading)
+    text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
     return DomainStep(schema, frame, text, delta, share)

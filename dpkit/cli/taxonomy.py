@@ -276,7 +276,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
                    epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
                    integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
                    seed: str | None, ledger: str | None, values: dict[str, str] | None = None,
-                   bounds: dict[str, str] | None = None, engine: dict[str, str | None] | None = None) -> None:
+                   bounds: dict[str, str] | None = None, engine_args: dict[str, str | None] | None = None) -> None:
     """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
     from dpkit.api.domain import check_delta, infer_schema
     from dpkit.cli.options import read_options
@@ -317,7 +317,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
             values=public_values or None, bounds=public_bounds or None,
             levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
-            output=output if output != "-" else None, report=report, ledger=ledger, **(engine or {}),
+            output=output if output != "-" else None, report=report, ledger=ledger, **(engine_args or {}),
         )
     except DataError as exc:
         if getattr(exc, "param", None) == "ignore":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpkit.console import private
@@ -79,12 +80,19 @@ def detect_missing(df: pd.DataFrame) -> str | None:
     """The most common missing-value token among :data:`MISSING_CANDIDATES`, if any occurs."""
     import numpy as np
 
-    best, best_count = None, 0
     arrays = [df[c].to_numpy() for c in df.columns]
+    return pick_missing(lambda token: sum(int(np.count_nonzero(a == token)) for a in arrays))
+
+
+def pick_missing(count: Callable[[str], int]) -> str | None:
+    """The token of :data:`MISSING_CANDIDATES` with the most cells (``count(token)``), the
+    earlier one on a tie; None when none occurs. The rule of the draft and of the private
+    schema's guessed metadata (:func:`dpkit.domain.metadata.resolve_tokens`)."""
+    best, best_count = None, 0
     for token in MISSING_CANDIDATES:
-        count = sum(int(np.count_nonzero(a == token)) for a in arrays)
-        if count > best_count:
-            best, best_count = token, count
+        n = count(token)
+        if n > best_count:
+            best, best_count = token, n
     return best
 
 

@@ -63,14 +63,11 @@ def resolve_tokens(columns: Mapping[str, Summary], missing: str | Sequence[str] 
     if missing is None or (isinstance(missing, str) and missing.lower() == "none"):
         return (), False
     if isinstance(missing, str) and missing == "auto":
-        from dpkit.data.infer import MISSING_CANDIDATES
+        from dpkit.data.infer import pick_missing
 
-        best, best_count = None, 0
-        for token in MISSING_CANDIDATES:
-            count = sum(int(s.counts[np.asarray(s.values, dtype=object) == token].sum()) for s in columns.values())
-            if count > best_count:
-                best, best_count = token, count
-        return ((best,) if best is not None else ()), True
+        token = pick_missing(lambda t: sum(int(s.counts[np.asarray(s.values, dtype=object) == t].sum())
+                                           for s in columns.values()))
+        return ((token,) if token is not None else ()), True
     tokens = (missing,) if isinstance(missing, str) else tuple(str(t) for t in missing)
     return tuple(dict.fromkeys(tokens)), False
 

@@ -792,6 +792,10 @@ class SparkFrame:
 
     # ------------------------------------------------------------------ protocol
 
+    def unpersist(self) -> None:
+        """Drop this frame's cached batches (a frame no longer used, e.g. before ``where``)."""
+        self.blobs.unpersist()
+
     def count(self) -> int:
         return self.n_rows
 

@@ -161,10 +161,6 @@ class SparkStringFrame(SparkFrame):
         return SparkStringFrame(self.spark, self.source, blobs, dict(self.fields), new_offsets, int(kept.sum()),
                                 self._values, self.header, types=self.types)
 
-    def unpersist(self) -> None:
-        """Drop this frame's cached batches (a frame no longer used, e.g. before ``where``)."""
-        self.blobs.unpersist()
-
     def with_column(self, name: str, key: Key) -> SparkStringFrame:
         derived = super().with_column(name, key)
         return SparkStringFrame(self.spark, self.source, derived.blobs, derived.fields, self.offsets, self.n_rows,

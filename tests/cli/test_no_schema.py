@@ -59,3 +59,26 @@ def test_refusals_are_one_line(tmp_path: Path, argv: list[str], message: str) ->
     res = _dpkit("publish", ADULT, "--epsilon", "1", *argv, "-o", str(tmp_path / "r.csv"))
     assert res.returncode == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_input_is_read_by_the_dialect_flags_as_with_a_schema(tmp_path: Path) -> None:
+    """-e latin-1 (and -H) apply to the domain learning too: it read every file as UTF-8 before."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(0)
+    n = 4000
+    df = pd.DataFrame({"city": np.where(g.random(n) < 0.5, "Zürich", "Genève"), "age": g.integers(18, 90, n),
+                       "y": np.where(g.random(n) < 0.4, "oui", "non")})
+    data = tmp_path / "latin1.csv"
+    df.to_csv(data, index=False, encoding="latin-1")
+    res = _dpkit("-q", "publish", str(data), "-e", "latin-1", "--target", "y", "--epsilon", "1", "--delta", "1e-6",
+                 "-o", str(tmp_path / "rel.csv"))
+    assert res.returncode == 0, res.stderr
+    assert "Zürich" in (tmp_path / "rel.schema.yaml").read_text(encoding="utf-8")
+    headerless = tmp_path / "headerless.csv"
+    df.to_csv(headerless, index=False, header=False, encoding="latin-1")
+    res = _dpkit("-q", "publish", str(headerless), "-e", "latin-1", "-H", "--column-names", "city,age,y",
+                 "--target", "y", "--epsilon", "1", "--delta", "1e-6", "-o", str(tmp_path / "rel2.csv"))
+    assert res.returncode == 0, res.stderr
+    assert "Genève" in (tmp_path / "rel2.schema.yaml").read_text(encoding="utf-8")
