@@ -241,6 +241,11 @@ _NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histog
                            "spark_master", "epsilon", "delta"})
 
 
+#: arguments that count only when given: added after keyed runs existed, so a call that does
+#: not give them keeps its key (and its bytes)
+_WHEN_GIVEN = frozenset({"ignore"})
+
+
 def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     """A library call's arguments as a keyed run's identity (:meth:`PrivateRun._make_rng`).
 
@@ -249,7 +254,10 @@ def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     """
     from dpkit.data.fingerprint import file_digest
 
-    out = {k: _number_or_text(v) for k, v in call.items() if k not in _NOT_IDENTITY}
+    out = {k: _number_or_text(v) for k, v in call.items()
+           if k not in _NOT_IDENTITY and not (k in _WHEN_GIVEN and v is None)}
+    if isinstance(out.get("ignore"), str):  # "a,b" on the command line is ["a", "b"] in Python
+        out["ignore"] = [c.strip() for c in out["ignore"].split(",") if c.strip()]
     out.update(resolved)
     if isinstance(out.get("config"), str | os.PathLike) and os.path.isfile(out["config"]):
         out["config"] = file_digest(out["config"])

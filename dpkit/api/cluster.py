@@ -39,6 +39,9 @@ NOT_PRIVATE_SUFFIX = "_not_private"
 DATA_BOUNDS = "none: domain read from data"
 #: where the bounds came from when a share of the run's ε learned them
 LEARNED = "learned under DP (domain_share of epsilon)"
+#: the share of ε that learns the bounds when none are given (docs/domain.md, "cluster with no
+#: bounds"; publish and forest learn a whole schema with dpkit.api.domain.DOMAIN_SHARE)
+BOUNDS_SHARE = 0.1
 #: γ of the learned bounds' prior, nats per grid step (dpkit.privacy.quantiles.bounds_on_grid).
 #: Higher than publish's 0.25: a quadtree spends a level on every doubling of a loose box,
 #: a taxonomy interval only a split (tuned on s1, docs/results/round5.md)
@@ -342,14 +345,14 @@ def cluster(
 
 def _learn_share(source: str, domain_share: Any) -> float | None:
     """The share of ε that learns the bounds (None: they are given, or read from the data)."""
-    from dpkit.api.domain import DOMAIN_SHARE, check_share
+    from dpkit.api.domain import check_share
 
     if source != LEARNED:
         if domain_share is not None:
             raise DpkitUsageError("domain_share applies only when the bounds are learned (no bounds and no schema)",
                                   param="domain_share")
         return None
-    return check_share(DOMAIN_SHARE if domain_share is None else domain_share)
+    return check_share(BOUNDS_SHARE if domain_share is None else domain_share)
 
 
 def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:

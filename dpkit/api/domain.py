@@ -22,7 +22,7 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit.data.schema import Schema
 from dpkit.errors import DpkitUsageError, DpkitWarning
@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 
 #: the largest δ accepted: a δ near 1/N lets a mechanism release a record's data outright
 MAX_DELTA = 1e-3
-#: the share of a private command's ε that learns the domain when it runs without a schema
-DOMAIN_SHARE = 0.1
+#: the share of ``publish``'s and ``forest train``'s ε that learns the domain when they run
+#: without a schema (docs/domain.md, "Defaults, and why": 0.1 refused every run on Adult at 5 %
+#: positives, its minority class under the threshold)
+DOMAIN_SHARE = 0.2
 
 Names = str | Iterable[str] | None
 
@@ -176,6 +178,7 @@ def learn_schema(
     categorical: Names = None,
     integer: Names = None,
     ignore: Names = None,
+    keep: Names = None,
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
@@ -192,7 +195,8 @@ def learn_schema(
     is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
     (column → its public value list) and ``bounds`` (column → public (lo, hi)), which are taken
     as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
-    are learned).
+    are learned). ``keep``: the only predictors to learn (every other column but the target is
+    ignored and spends nothing: a forest's ``columns``).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
@@ -204,6 +208,12 @@ def learn_schema(
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
     summaries = profile.summarize(data)
+    if keep is not None:
+        from dpkit.domain.metadata import names
+
+        kept = set(names(keep, "columns", list(summaries)))
+        ignore = [*names(ignore, "ignore", list(summaries)),
+                  *(c for c in summaries if c not in kept and c != target)]
     tokens, guessed = resolve_tokens(summaries, missing)
     metas = resolve_columns(summaries, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
                             integer=integer, ignore=ignore, values=values, bounds=bounds)
@@ -230,6 +240,7 @@ def infer_schema(
     bounds: Mapping[str, Sequence[float]] | None = None,
     levels: int = 0,
     numeric_weight: float = 1.0,
+    target_weight: float = 4.0,
     empty: str = "error",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
@@ -247,7 +258,8 @@ def infer_schema(
     ``"auto"`` (detected) or None. ``values``/``bounds``: public value lists / bounds of some
     columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
-    numeric column's share of ε against a categorical one's.
+    numeric column's share of ε against a categorical one's; ``target_weight``: the target's
+    (default 4: its rarest class must clear the threshold).
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
@@ -261,7 +273,8 @@ def infer_schema(
     from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
-    options = DomainOptions(numeric_weight=float(numeric_weight), levels=int(levels), empty=empty)
+    options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
+                            levels=int(levels), empty=empty)
     path = data if isinstance(data, str) else None
     run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
@@ -273,11 +286,7 @@ def infer_schema(
                                    integer=integer, ignore=ignore, missing=missing, values=values,
                                    bounds=bounds, options=options, source=source)
         disc = learned.discovery
-        if disc.noisy_records is not None and d > 1 / max(disc.noisy_records, 1):
-            warnings.warn(
-                f"delta={d:g} is above 1/N for this data (N ≈ {disc.noisy_records}, a noisy count): "
-                "a value held by one record is released with probability up to delta; use delta well "
-                "below 1/N (e.g. 1e-6)", DpkitWarning, stacklevel=2)
+        _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
                             seeded_plain=run.seeded and not run.private)
         from dpkit.domain.render import schema_data
@@ -285,7 +294,7 @@ def infer_schema(
         release = {"schema": {k: v for k, v in schema_data(learned.schema, []).items()},
                    "noisy_records": disc.noisy_records}
         params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
-                  "numeric_weight": options.numeric_weight, "missing": list(learned.tokens),
+                  "numeric_weight": options.numeric_weight, "target_weight": options.target_weight, "missing": list(learned.tokens),
                   "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas}}
         rep = run.report(params, release)
         if output:
@@ -301,29 +310,50 @@ def infer_schema(
     return LearnedSchema(**base, yaml=text, report=rep, noisy_records=disc.noisy_records)
 
 
+def _warn_delta(delta: float, noisy_records: int | None) -> None:
+    """Warn when δ > 1/Ñ (Ñ a noisy record count, post-processing; never the exact N)."""
+    if noisy_records is not None and delta > 1 / max(noisy_records, 1):
+        warnings.warn(
+            f"delta={delta:g} is above 1/N for this data (N ≈ {noisy_records}, a noisy count): "
+            "a value held by one record is released with probability up to delta; use delta well "
+            "below 1/N (e.g. 1e-6)", DpkitWarning, stacklevel=3)
+
+
 # --------------------------------------------------------------------------- runs without a schema
 
+class DomainPlan(NamedTuple):
+    """How a run without a schema learns its domain: δ, its share of ε, the columns it
+    leaves out (``ignore``) and, for a forest's ``columns``, the only predictors it learns."""
+
+    delta: float
+    share: float
+    ignore: Names = None
+    keep: Names = None
+
+
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
-              engine: str | None) -> tuple[float, float] | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share`` must not be); else the
-    run's (δ, share of ε) for learning the domain, checked before anything is read or spent."""
+              engine: str | None, ignore: Names = None, keep: Names = None,
+              default_share: float = DOMAIN_SHARE) -> DomainPlan | None:
+    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore`` must not
+    be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     if schema is not None:
-        for name, value in (("domain_share", domain_share), ("delta", delta)):
+        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore)):
             if value is not None:
-                raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned)",
+                hint = "; declare the column 'type: ignore' in the schema" if name == "ignore" else ""
+                raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned){hint}",
                                       param=name)
         return None
     if delta is None:
         raise DpkitUsageError("without a schema the domain is learned under (epsilon, delta)-DP: give delta= "
                               "(e.g. 1e-6), or a schema", param="delta")
     d = check_delta(delta)
-    share = check_share(DOMAIN_SHARE if domain_share is None else domain_share)
+    share = check_share(default_share if domain_share is None else domain_share)
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return d, share
+    return DomainPlan(d, share, ignore, keep)
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -355,10 +385,15 @@ class DomainStep:
                 fh.write(self.text)
 
 
-def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, reading: dict[str, Any], *,
+def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
                  engine: str | None = None, spark_master: str | None = None) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
     data against it (its used columns: the target's predictors and the target).
+
+    A predictor none of whose values clears the threshold is left out (declared ignore) with a
+    warning naming it and the threshold: a run must not fail on a column it can do without
+    (``dpkit taxonomy infer`` refuses instead, as a schema is being written for review). The
+    target is never left out: with fewer than two classes released the run is refused.
 
     On the Spark engine the data is read twice where it lives: once as a string frame for the
     exact counts of the discovery (one aggregation; the rows stay on the executors), then
@@ -366,13 +401,17 @@ def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, r
     distinct values in the same order, so a keyed run learns the same schema on either.
     """
     from dpkit.api.inputs import load
+    from dpkit.domain.discover import DomainOptions
     from dpkit.engine import engine_name
 
-    delta, share = learn
+    delta, share = learn.delta, learn.share
     eps = share * run.epsilon
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
-                               accountant=run.accountant, source=source)
+                               accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
+                               options=DomainOptions(empty="ignore"), source=source)
+        _warn_left_out(learned)
+        _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema
         order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
         spark = engine_name(engine) == "spark"
@@ -385,3 +424,14 @@ def learn_domain(data: Any, run: Any, learn: tuple[float, float], target: str, r
         frame = load(data, schema, order, engine=engine, spark_master=spark_master, **reading)
     text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
     return DomainStep(schema, frame, text, delta, share)
+
+
+def _warn_left_out(learned: Learned) -> None:
+    """One warning naming the predictors left out for want of a value above the threshold."""
+    out = [n for n in learned.discovery.notes if n.kind == "categorical" and n.learned.endswith(": ignored")]
+    if out:
+        taus = sorted({n.threshold for n in out if n.threshold is not None})
+        warnings.warn(
+            f"column(s) {', '.join(repr(n.name) for n in out)} left out: no value is held by enough records "
+            f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
+            "keep them, or write a schema", DpkitWarning, stacklevel=3)

@@ -177,6 +177,7 @@ def forest(
     on_invalid: str = "error",
     delta: float | None = None,
     domain_share: float | None = None,
+    ignore: str | list[str] | None = None,
     **options: Any,
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
@@ -210,8 +211,9 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
-    delta, domain_share : float, optional
-        Without a schema: as :func:`dpkit.publish` — the domain is learned in the run.
+    delta, domain_share, ignore : optional
+        Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
+        ``columns``, of those columns and the target only).
     **options
         ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("max", "info-gain",
         "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
@@ -228,7 +230,7 @@ def forest(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine)  # (δ, share) when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns)  # a DomainPlan when learning
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target
@@ -252,7 +254,7 @@ def forest(
     path = source_path(data)
     run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
                      outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
-                     delta=0.0 if learn is None else learn[0],
+                     delta=0.0 if learn is None else learn.delta,
                      identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
     reading = read_dialect(encoding, delimiter, header, column_names)
     if learn is None:

@@ -89,6 +89,7 @@ def publish(
     algorithm: str = DEFAULT_ALGORITHM,
     delta: float | None = None,
     domain_share: float | None = None,
+    ignore: str | list[str] | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -137,9 +138,12 @@ def publish(
         ``output`` holds one row per cell with a ``count`` column.
     delta, domain_share : float, optional
         Without a schema: the domain is learned under DP inside the run (docs/domain.md) with
-        ``domain_share`` of ε (default 0.1) and δ ``delta`` (required then, e.g. 1e-6); the
+        ``domain_share`` of ε (default 0.2) and δ ``delta`` (required then, e.g. 1e-6); the
         rest of ε runs the release, the report is (ε, δ)-DP, and with ``output`` the learned
         schema is written beside it (``<output stem>.schema.yaml``, named in the report).
+    ignore : list of str or "a,b", optional
+        Without a schema: columns the learned schema declares ignore (a sampling weight, an
+        identifier): no budget is spent on them. With a schema, declare them there.
     on_invalid : {"error", "drop"}
         A record outside the schema's domain (a value outside its taxonomy; a missing value
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
@@ -161,7 +165,7 @@ def publish(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine)  # (δ, share) when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore)  # a DomainPlan when learning
     if learn is None:
         target = _target(schema_obj, schema_name, target)
     if algorithm == "diffgen":
@@ -178,7 +182,7 @@ def publish(
     path = source_path(data)
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name],
                      outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
-                     delta=0.0 if learn is None else learn[0],
+                     delta=0.0 if learn is None else learn.delta,
                      identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
     reading = read_dialect(encoding, delimiter, header, column_names)
     if learn is None:

@@ -117,7 +117,7 @@ def _train(p: dict) -> None:
         epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
         engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
         config=p["config"], on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"),
-        domain_share=p.get("domain_share"), **options,
+        domain_share=p.get("domain_share"), ignore=p.get("ignore"), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

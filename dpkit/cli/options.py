@@ -219,9 +219,12 @@ def privacy_options(f: Callable) -> Callable:
 
 
 def domain_options(f: Callable) -> Callable:
-    """--delta and --domain-share: a run without --schema learns its domain (docs/domain.md)."""
+    """--delta, --domain-share and --ignore: a run without --schema learns its domain (docs/domain.md)."""
+    f = click.option("--ignore", default=None, metavar="A,B",
+                     help="Without --schema: columns to leave out of the learned schema (a sampling weight, "
+                          "an identifier); no budget is spent on them.")(f)
     f = click.option("--domain-share", default=None, metavar="S",
-                     help="Without --schema: the share of ε that learns the domain [default: 0.1].")(f)
+                     help="Without --schema: the share of ε that learns the domain [default: 0.2].")(f)
     return click.option("--delta", default=None, metavar="δ",
                         help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3).")(f)
 

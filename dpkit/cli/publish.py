@@ -99,7 +99,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
         target=p["target"], seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"),
         spark_master=p.get("spark_master"), output=p["output"], report=report_path, counts=bool(p["counts"]),
         output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error",
-        delta=p.get("delta"), domain_share=p.get("domain_share"), **options,
+        delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

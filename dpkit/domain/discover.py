@@ -7,15 +7,19 @@ a :class:`~dpkit.data.schema.Schema` the private commands accept (docs/domain.md
 Budget (defaults in :class:`DomainOptions`, the only place they live):
 
 * ε is split over the used columns in proportion to a weight per column (1 for a
-  categorical column, ``numeric_weight`` for a numeric one): basic composition over the
-  columns, as every record holds one value in each (docs/domain.md, "Many columns").
+  categorical column, ``numeric_weight`` for a numeric one, ``target_weight`` for the
+  target): basic composition over the columns, as every record holds one value in each
+  (docs/domain.md, "Many columns"). The target weighs more because a release needs two of
+  its classes, and on an imbalanced table the minority class is the value nearest the
+  threshold (docs/domain.md, "Defaults and why").
 * δ goes wholly to the categorical columns, in equal shares (the quantile mechanisms are
   pure ε). With no categorical column nothing spends δ.
 * A categorical column: partition selection (:func:`dpkit.privacy.partition.partition_selection`)
   with its (ε_j, δ_j). The released values become a flat ``values:`` list plus a catch-all
   leaf ``(other)`` that every unreleased value is read as (``other: (other)``); the target
   gets no catch-all: a record whose class was not released is read as missing
-  (``unlisted: missing``) and dropped.
+  (``unlisted: missing``) and dropped. A target with fewer than two released classes is
+  refused: a one-class release or model predicts that class for everyone.
 * A numeric column: its ε_j for both bounds at once on the public nice grid and, with
   ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
   (:mod:`dpkit.privacy.quantiles`).
@@ -63,6 +67,9 @@ class DomainOptions:
 
     #: a numeric column's share of ε relative to a categorical column's (1: equal shares)
     numeric_weight: float = 1.0
+    #: the target's share of ε relative to a categorical predictor's (its minority class must
+    #: clear the threshold; measured in bench/bench_domain.py)
+    target_weight: float = 4.0
     #: levels of the numeric interval hierarchy (0: bounds only; publish then splits on its grid)
     levels: int = 0
     #: with levels > 0, the share of a numeric column's ε for the split points (the rest: bounds)
@@ -75,6 +82,8 @@ class DomainOptions:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
             raise DpkitUsageError(f"numeric_weight must be > 0, got {self.numeric_weight!r}")
+        if not (math.isfinite(self.target_weight) and self.target_weight > 0):
+            raise DpkitUsageError(f"target_weight must be > 0, got {self.target_weight!r}")
         if not isinstance(self.levels, int) or isinstance(self.levels, bool) or not 0 <= self.levels <= 8:
             raise DpkitUsageError(f"levels must be an integer from 0 to 8, got {self.levels!r}")
         if not (math.isfinite(self.split_share) and 0 < self.split_share < 1):
@@ -118,13 +127,15 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
 
 
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
-                   options: DomainOptions) -> dict[str, tuple[float, float]]:
-    """(ε_j, δ_j) per column that learns something: ε by weight, δ equally over the learned
-    categorical columns. Columns taken wholly as public get nothing."""
+                   options: DomainOptions, target: str | None = None) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per column that learns something: ε by weight (``options.numeric_weight``
+    for a numeric column, ``options.target_weight`` for ``target``, 1 for any other), δ
+    equally over the learned categorical columns. Columns taken wholly as public get nothing."""
     if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
-    weights = [options.numeric_weight if m.kind == "numeric" else 1.0 for m in used]
+    weights = [options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric"
+               else 1.0 for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
     out = {}
@@ -178,7 +189,7 @@ def discover(
     DP outcome (post-processing), and the spend stays on the record.
     """
     opts = options or DomainOptions()
-    budgets = column_budgets(metas, epsilon, delta, opts)
+    budgets = column_budgets(metas, epsilon, delta, opts, target)
     columns: dict[str, Column] = {}
     notes: list[ColumnNote] = []
     record_estimates: list[int] = []
@@ -221,6 +232,14 @@ def discover(
                     note.learned = "no value survived"
                 notes.append(note)
                 continue
+            if m.name == target and len(kept) < 2:
+                # a release (or model) of one class predicts it for everyone: refused, naming
+                # the class that survived (released under DP, as every value of a schema)
+                raise DataError(
+                    f"only one class of the target {m.name!r} ({kept[0]!r}) is held by enough records to be "
+                    f"released at this epsilon/delta (threshold {sel.threshold} records), and a release needs "
+                    "two: raise epsilon or the domain share, or learn a schema with the class names given as public "
+                    "values and use it (docs/domain.md, \"Small and imbalanced tables\")")
             if m.name == target:
                 columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
                 note.learned = (f"{len(kept)} classes (partition selection, threshold {sel.threshold}); "

@@ -41,7 +41,9 @@ class ColumnMeta:
     bounds: tuple[float, float] | None = None
 
 
-def _names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
+def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
+    """Column names given as a list or "a,b", each checked against ``columns`` (a usage
+    error naming ``param`` otherwise)."""
     if value is None:
         return []
     items = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
@@ -50,7 +52,7 @@ def _names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]
     if unknown:
         raise DpkitUsageError(
             f"{param}: column(s) {', '.join(map(repr, unknown))} are not in the data "
-            f"(have: {', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''})"
+            f"(have: {', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''})", param=param
         )
     return items
 
@@ -111,20 +113,20 @@ def resolve_columns(
     given: dict[str, str] = {}
     for kind, value, param in (("numeric", numeric, "numeric"), ("categorical", categorical, "categorical"),
                                ("ignore", ignore, "ignore")):
-        for name in _names(value, param, columns):
+        for name in names(value, param, columns):
             if name in given and given[name] != kind:
                 raise DpkitUsageError(f"column {name!r} is given two types ({given[name]} and {kind})")
             given[name] = kind
-    ints = set(_names(integer, "integer", columns))
+    ints = set(names(integer, "integer", columns))
     public_values: dict[str, tuple[str, ...]] = {}
-    for name in _names(list(values or {}), "values", columns):
+    for name in names(list(values or {}), "values", columns):
         vals = tuple(dict.fromkeys(str(v) for v in values[name]))  # type: ignore[index]
         if not vals or given.get(name, "categorical") != "categorical":
             raise DpkitUsageError(f"values: column {name!r} needs a non-empty list and a categorical type")
         given[name] = "categorical"
         public_values[name] = vals
     public_bounds: dict[str, tuple[float, float]] = {}
-    for name in _names(list(bounds or {}), "bounds", columns):
+    for name in names(list(bounds or {}), "bounds", columns):
         try:
             lo, hi = (float(x) for x in bounds[name])  # type: ignore[index]
         except (TypeError, ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ def test_runs_learn_the_domain_and_account_for_it(tmp_path: Path, command: list[
     assert privacy["model"] == "(epsilon, delta)-dp" and privacy["delta_spent"] == pytest.approx(1e-6)
     assert privacy["epsilon_spent"] <= 1 + 1e-9
     domain = sum(s["epsilon"] for s in report["spends"] if s["step"].startswith("domain:"))
-    assert domain == pytest.approx(0.1)  # the default domain share
+    assert domain == pytest.approx(0.2)  # the default domain share
     schema = Path(f"{stem}.schema.yaml")
     assert report["parameters"]["schema"] == str(schema) and "draft" not in schema.read_text()
     assert "LEARNED UNDER DP" in schema.read_text()
@@ -82,3 +83,86 @@ def test_the_input_is_read_by_the_dialect_flags_as_with_a_schema(tmp_path: Path)
                  "--target", "y", "--epsilon", "1", "--delta", "1e-6", "-o", str(tmp_path / "rel2.csv"))
     assert res.returncode == 0, res.stderr
     assert "Genève" in (tmp_path / "rel2.schema.yaml").read_text(encoding="utf-8")
+
+
+def _imbalanced(path: Path, n: int = 3000, positives: int = 90) -> str:
+    """A table whose target has ``positives`` 'yes' in ``n``: under the threshold at ε = 0.5."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(1)
+    pd.DataFrame({"a": np.where(g.random(n) < 0.5, "p", "q"), "x": g.integers(0, 100, n),
+                  "y": ["yes"] * positives + ["no"] * (n - positives)}).to_csv(path, index=False)
+    return str(path)
+
+
+@pytest.mark.parametrize("command,out", [(["publish"], "rel.csv"), (["forest", "train"], "model.json")])
+def test_a_target_with_one_class_above_the_threshold_is_refused(tmp_path: Path, command: list[str], out: str) -> None:
+    """Before: the run released (or trained on) the majority class alone and predicted it for all."""
+    data = _imbalanced(tmp_path / "t.csv")
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    res = _dpkit(*command, data, "--target", "y", "--epsilon", "0.5", "--delta", "1e-6", "-o", str(outdir / out))
+    assert res.returncode == 1, res.stderr
+    assert "only one class of the target 'y' ('no')" in res.stderr and "'yes'" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not list(outdir.iterdir())
+
+
+def test_a_predictor_with_no_value_above_the_threshold_is_left_out_with_a_warning(tmp_path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(2)
+    n = 3000
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"code": [f"k{i}" for i in g.permutation(n)], "a": np.where(g.random(n) < 0.5, "p", "q"),
+                  "y": np.where(g.random(n) < 0.4, "yes", "no")}).to_csv(data, index=False)
+    res = _dpkit("publish", str(data), "--target", "y", "--epsilon", "1", "--delta", "1e-6", "-o", str(tmp_path / "r.csv"))
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"warning: column\(s\) 'code' left out: no value is held by enough records .*threshold \d+",
+                     res.stderr)
+    assert "code:" in (tmp_path / "r.schema.yaml").read_text() and "{type: ignore}" in (tmp_path / "r.schema.yaml").read_text()
+
+
+def test_delta_above_one_over_n_warns_in_a_run_too(tmp_path: Path) -> None:
+    data = _imbalanced(tmp_path / "t.csv", positives=1200)
+    res = _dpkit("publish", data, "--target", "y", "--epsilon", "1", "--delta", "1e-3", "-o", str(tmp_path / "r.csv"))
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"delta=0.001 is above 1/N for this data \(N ≈ \d+, a noisy count\)", res.stderr)
+    res = _dpkit("publish", data, "--target", "y", "--epsilon", "1", "--delta", "1e-6", "-o", str(tmp_path / "s.csv"))
+    assert res.returncode == 0 and "above 1/N" not in res.stderr
+
+
+def test_ignore_and_forest_columns_spend_nothing_on_the_columns_left_out(tmp_path: Path) -> None:
+    res = _dpkit("-q", "publish", ADULT, "--target", "income", "--epsilon", "1", "--delta", "1e-6", "--ignore",
+                 "fnlwgt,race", "-o", str(tmp_path / "rel.csv"))
+    assert res.returncode == 0, res.stderr
+    steps = [s["step"] for s in json.loads((tmp_path / "rel.report.json").read_text())["spends"]]
+    assert not [s for s in steps if "fnlwgt" in s or "race" in s] and any("workclass" in s for s in steps)
+    assert "race:" in (tmp_path / "rel.schema.yaml").read_text()
+    res = _dpkit("-q", "forest", "train", ADULT, "--target", "income", "--epsilon", "1", "--delta", "1e-6",
+                 "--columns", "age,sex", "-o", str(tmp_path / "m.json"))
+    assert res.returncode == 0, res.stderr
+    report = json.loads((tmp_path / "m.report.json").read_text())
+    domain = {s["step"] for s in report["spends"] if s["step"].startswith("domain:")}
+    assert domain == {"domain: age bounds", "domain: categories of sex", "domain: categories of income"}
+    assert report["parameters"]["columns"] == ["age", "sex"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--delta", "1e-6", "--ignore", "nope"], "--ignore: column(s) 'nope' are not in the data"),
+    (["--schema", "taxonomies/adult.yaml", "--ignore", "fnlwgt"], "--ignore applies only without a schema"),
+])
+def test_ignore_refusals(tmp_path: Path, argv: list[str], message: str) -> None:
+    res = _dpkit("publish", ADULT, "--target", "income", "--epsilon", "1", *argv, "-o", str(tmp_path / "r.csv"))
+    assert res.returncode == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_ignore_counts_in_the_key_only_when_given() -> None:
+    """A keyed run that does not give ignore keeps the key (and the bytes) it had before the
+    option existed; "a, b" on the command line is the library's ["a", "b"]."""
+    from dpkit.run import call_identity
+
+    assert call_identity({"levels": 3, "ignore": None}) == {"levels": 3}
+    assert call_identity({"ignore": "a, b"}) == call_identity({"ignore": ["a", "b"]}) == {"ignore": ["a", "b"]}

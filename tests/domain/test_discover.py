@@ -125,6 +125,17 @@ def test_the_target_with_no_surviving_class_is_always_refused() -> None:
         infer_schema(df, target="y", epsilon=1.0, delta=1e-6, seed=KEY, empty="ignore")
 
 
+def test_a_target_with_one_surviving_class_is_refused_naming_only_that_class() -> None:
+    """97 % 'no': at ε = 0.1 the 90 'yes' records are under the threshold and only 'no' would be
+    released — a one-class release predicts 'no' for everyone, so it is refused."""
+    n = 3000
+    df = pd.DataFrame({"y": ["yes"] * 90 + ["no"] * (n - 90), "a": ["p", "q"] * (n // 2)})
+    with pytest.raises(DataError, match=r"only one class of the target 'y' \('no'\).*threshold \d+ records") as exc:
+        infer_schema(df, target="y", epsilon=0.1, delta=1e-6, seed=KEY)
+    assert "'yes'" not in str(exc.value)
+    assert infer_schema(df, target="y", epsilon=5.0, delta=1e-6, seed=KEY).columns["y"].leaves == ("no", "yes")
+
+
 @pytest.mark.parametrize("delta", [0, -1e-6, 2e-3, 1.0, "x", None])
 def test_bad_delta_is_refused_before_anything(csv, tmp_path, delta) -> None:  # noqa: ANN001
     out = tmp_path / "s.yaml"
@@ -182,11 +193,14 @@ def test_column_budgets_split_epsilon_by_weight_and_delta_over_categories() -> N
              ColumnMeta("d", "ignore")]
     b = column_budgets(metas, 1.0, 1e-6, DomainOptions(numeric_weight=2.0))
     assert b == {"a": (0.25, 5e-7), "b": (0.5, 0.0), "c": (0.25, 5e-7)}
+    # the target weighs target_weight (default 4): its rarest class must clear the threshold
+    b = column_budgets(metas, 1.0, 1e-6, DomainOptions(), target="c")
+    assert b == {"a": (pytest.approx(1 / 6), 5e-7), "b": (pytest.approx(1 / 6), 0.0), "c": (pytest.approx(4 / 6), 5e-7)}
     with pytest.raises(DpkitUsageError, match="every column is ignored"):
         column_budgets([ColumnMeta("d", "ignore")], 1.0, 1e-6, DomainOptions())
 
 
-@pytest.mark.parametrize("kw", [{"numeric_weight": 0}, {"levels": 9}, {"levels": True}, {"empty": "x"},
+@pytest.mark.parametrize("kw", [{"numeric_weight": 0}, {"target_weight": 0}, {"target_weight": float("nan")}, {"levels": 9}, {"levels": True}, {"empty": "x"},
                                 {"split_share": 1.0}, {"split_share": 0}, {"bound_prior": -1}])
 def test_domain_options_are_checked(kw) -> None:  # noqa: ANN001
     with pytest.raises(DpkitUsageError):
