@@ -38,14 +38,16 @@ DELTA = 1e-6
 
 
 def _learned(data: str, target: str, share: float, seed: int, tag: str, **kw: Any) -> str | None:
-    """Path of a schema learned with ``share``·1 of ε, or None when the discovery refused."""
+    """Path of a schema learned with ``share``·1 of ε, or None when the discovery refused.
+    As a run without a schema learns it (``empty="ignore"``: a predictor with no surviving
+    value is left out); ``options`` overrides DomainOptions' defaults."""
     from dpkit.api.domain import learn_schema
     from dpkit.domain.discover import DomainOptions
     from dpkit.errors import DataError
     from dpkit.privacy import Accountant, make_rng
 
     df, src = _strings(data)
-    opts = DomainOptions(**kw.pop("options", {}))
+    opts = DomainOptions(**{"empty": "ignore", **kw.pop("options", {})})
     acc = Accountant(share, delta=DELTA)
     try:
         learned = learn_schema(df, target=target, epsilon=share, delta=DELTA, rng=make_rng(1000 + seed),
@@ -85,8 +87,9 @@ def _draft(data: str, target: str, tag: str, ignore: tuple[str, ...] = ()) -> st
     return str(path)
 
 
-def _publish(schema: str | None, seed: int, eps: float, data: str, test: str | None, extra: dict | None = None) -> float | None:
-    from dpkit.release.experiment import run_experiment
+def _publish(schema: str | None, seed: int, eps: float, data: str, test: str | None, extra: dict | None = None,
+             metric: str = "accuracy") -> float | None:
+    from dpkit.sweep.tasks.publish import run_experiment
 
     if schema is None:
         return None
@@ -95,15 +98,35 @@ def _publish(schema: str | None, seed: int, eps: float, data: str, test: str | N
         p["test"] = test
     else:
         p["split"] = "stratified"
-    return run_experiment(p, seed)["accuracy"]
+    return run_experiment(p, seed)[metric]
 
 
 def _forest(schema: str | None, seed: int, eps: float) -> float | None:
-    from dpkit.learn.experiment import run_experiment
+    from dpkit.sweep.tasks.forest import run_experiment
 
     if schema is None:
         return None
     return run_experiment({"data": ADULT, "test": ADULT_TEST, "schema": schema, "epsilon": eps}, seed)["accuracy"]
+
+
+def _forest_auc(schema: str | None, seed: int, eps: float, t: dict[str, Any]) -> float | None:
+    """ROC AUC of ``forest train``'s probabilities on an imbalanced table's test split."""
+    import pandas as pd
+
+    import dpkit
+    from dpkit.evaluate.metrics import roc_auc
+
+    if schema is None:
+        return None
+    sch = dpkit.load_schema(schema)
+    train = pd.read_csv(t["train"], dtype=str, keep_default_na=False)
+    test = pd.read_csv(t["test"], dtype=str, keep_default_na=False)
+    test = test[~test.isin(sch.missing_tokens).any(axis=1)] if sch.missing_tokens else test
+    keep = test[t["target"]].str.strip().isin(sch.columns[t["target"]].leaves)
+    test = test[keep]
+    f = dpkit.forest(train, schema=sch, epsilon=eps, seed=seed, on_invalid="drop")
+    return roc_auc(test[t["target"]].str.strip().to_numpy(dtype=object), f.predict_proba(test).to_numpy(), f.classes,
+                   positive=t["positive"])
 
 
 def _summary(accs: list[float | None]) -> str:
@@ -162,6 +185,46 @@ def _numeric_variants(runs: int) -> list[tuple[str, list[float | None]]]:
     return out
 
 
+#: (share of ε for the domain, the target's weight): the default, and the one before it
+DEFAULT = (0.2, 4.0)
+OLD = (0.1, 1.0)
+
+
+def _imbalanced(runs: range, forest_runs: int) -> list[tuple[str, str, list[float | None], list[float | None]]]:
+    """Adult at 12 %, 5 % and 2 % positives (bench/bench_imbalanced.py's subsampling): publish
+    ROC AUC and forest ROC AUC with the schema learned by the default and by the old default."""
+    import numpy as np
+    import pandas as pd
+
+    from bench.bench_imbalanced import OUT as IMB
+    from bench.bench_imbalanced import _subsample, build_tables
+
+    tables = build_tables()
+    read = lambda p: pd.read_csv(p, dtype=str, keep_default_na=False)  # noqa: E731
+    rng = np.random.default_rng(0)
+    t12 = {"target": "income", "positive": ">50K", "schema": str(ROOT / "taxonomies/adult.yaml")}
+    for split, src in (("train", ADULT), ("test", ADULT_TEST)):
+        t12[split] = str(IMB / f"adult-12pct.{split}.csv")
+        _subsample(read(src), "income", ">50K", 0.12, rng).to_csv(t12[split], index=False)
+    out = []
+    for name, t in (("adult-12pct", t12), ("adult-5pct", tables["adult-5pct"]), ("adult-2pct", tables["adult-2pct"])):
+        auc = {"metric": "roc_auc"}
+        out.append((name, "hand-written taxonomies, ε = 1",
+                    [_publish(t["schema"], s, 1.0, t["train"], t["test"], **auc) for s in runs],
+                    [_forest_auc(t["schema"], s, 1.0, t) for s in range(forest_runs)]))
+        d = _draft(t["train"], "income", f"{name}-draft", ("fnlwgt",))
+        out.append((name, "reviewed data-derived draft (NOT private), ε = 1",
+                    [_publish(d, s, 1.0, t["train"], t["test"], **auc) for s in runs],
+                    [_forest_auc(d, s, 1.0, t) for s in range(forest_runs)]))
+        for (share, tw), label in ((DEFAULT, "default"), (OLD, "old default")):
+            schemas = [_learned(t["train"], "income", share, s, f"{name}-{share}-{tw}", ignore=["fnlwgt"],
+                                options={"target_weight": tw}) for s in runs]
+            out.append((name, f"learned under DP, {share:g}·ε, target weight {tw:g} ({label})",
+                        [_publish(sch, s, 1 - share, t["train"], t["test"], **auc) for s, sch in zip(runs, schemas, strict=True)],
+                        [_forest_auc(sch, s, 1 - share, t) for s, sch in zip(range(forest_runs), schemas, strict=False)]))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
@@ -179,17 +242,22 @@ def main(argv: list[str] | None = None) -> None:
     draft = _draft(ADULT, "income", "adult-draft", ("fnlwgt",))
     rows.append(("reviewed data-derived draft (NOT private), ε = 1",
                  [_publish(draft, s, 1.0, ADULT, ADULT_TEST) for s in runs]))
-    for share, levels in ((0.1, 0), (0.1, 2), (0.2, 0), (0.05, 0)):
-        accs = [_publish(_learned(ADULT, "income", share, s, f"adult-{share}-{levels}", ignore=["fnlwgt"],
-                                  options={"levels": levels}), s, 1 - share, ADULT, ADULT_TEST) for s in runs]
-        default = " (default)" if (share, levels) == (0.1, 0) else ""
-        rows.append((f"learned under DP: {share:g}·ε for the domain, levels {levels}{default}; publish {1 - share:g}", accs))
+    for share, tw, levels in ((*DEFAULT, 0), (*OLD, 0), (0.2, 4.0, 2), (0.3, 4.0, 0), (0.05, 4.0, 0)):
+        accs = [_publish(_learned(ADULT, "income", share, s, f"adult-{share}-{tw}-{levels}", ignore=["fnlwgt"],
+                                  options={"levels": levels, "target_weight": tw}), s, 1 - share, ADULT, ADULT_TEST)
+                for s in runs]
+        tag = " (default)" if (share, tw, levels) == (*DEFAULT, 0) else " (old default)" if (share, tw) == OLD else ""
+        rows.append((f"learned under DP: {share:g}·ε for the domain, target weight {tw:g}, levels {levels}{tag}; "
+                     f"publish {1 - share:g}", accs))
     numeric = _numeric_variants(args.runs)
     frows = [("hand-written taxonomies, ε = 1",
-              [_forest(str(ROOT / "taxonomies/adult.yaml"), s, 1.0) for s in range(args.forest_runs)]),
-             ("learned under DP (0.1·ε, default), forest 0.9",
-              [_forest(_learned(ADULT, "income", 0.1, s, "adult-forest", ignore=["fnlwgt"]), s, 0.9)
-               for s in range(args.forest_runs)])]
+              [_forest(str(ROOT / "taxonomies/adult.yaml"), s, 1.0) for s in range(args.forest_runs)])]
+    for (share, tw), label in ((DEFAULT, "default"), (OLD, "old default")):
+        frows.append((f"learned under DP ({share:g}·ε, target weight {tw:g}, {label}), forest {1 - share:g}",
+                      [_forest(_learned(ADULT, "income", share, s, f"adult-forest-{share}", ignore=["fnlwgt"],
+                                        options={"target_weight": tw}), s, 1 - share)
+                       for s in range(args.forest_runs)]))
+    imbalanced = _imbalanced(runs, args.forest_runs)
     held: list[tuple[str, str, list[float | None]]] = []
     for name, data, target, schema, classes in (
         ("breast-cancer-wisconsin", "sample_data/breast-cancer-wisconsin/breast-cancer-wisconsin.csv", "class",
@@ -201,21 +269,23 @@ def main(argv: list[str] | None = None) -> None:
         held.append((name, "hand-written schema, ε = 1", [_publish(str(ROOT / schema), s, 1.0, path, None) for s in runs]))
         d = _draft(path, target, f"{name}-draft", tuple(ignore))
         held.append((name, "reviewed data-derived draft (NOT private), ε = 1", [_publish(d, s, 1.0, path, None) for s in runs]))
-        for share, public in ((0.1, False), (0.1, True), (0.3, True)):
-            kw: dict[str, Any] = {"ignore": ignore}
+        for (share, tw), public in ((DEFAULT, False), (DEFAULT, True), (OLD, False), (OLD, True)):
+            kw: dict[str, Any] = {"ignore": ignore, "options": {"target_weight": tw}}
             if public:
                 kw["values"] = {target: classes}
-            label = f"learned under DP, {share:g}·ε" + (" (class names given as public)" if public else "")
-            held.append((name, label, [_publish(_learned(path, target, share, s, f"{name}-{share}-{public}", **kw), s,
+            label = (f"learned under DP, {share:g}·ε, target weight {tw:g}" + (" (class names given as public)" if public
+                     else "") + (" — default" if (share, tw) == DEFAULT else " — old default"))
+            held.append((name, label, [_publish(_learned(path, target, share, s, f"{name}-{share}-{tw}-{public}", **kw), s,
                                                 1 - share, path, None) for s in runs]))
     minutes = (time.time() - t0) / 60
     lines = [
         "# Private domain discovery: measured",
         "",
-        f"Written by `python -m bench.bench_domain --runs {args.runs}` ({minutes:.0f} min; load average "
+        f"Written by `python -m bench.bench_domain --runs {args.runs} --forest-runs {args.forest_runs}` "
+        f"({minutes:.0f} min; load average "
         f"{load[0]:.1f} at the start, on the shared 2-core machine). Protocol: see bench/bench_domain.py. "
-        "Accuracy is mean ± standard error; 'refused' counts runs where a column had no value above "
-        "the partition-selection threshold (the run stops; nothing is scored).",
+        "Scores are mean ± standard error; 'refused' counts runs where the discovery refused (the target "
+        "had fewer than two classes above the partition-selection threshold: the run stops; nothing is scored).",
         "",
         f"## Adult: publish accuracy, ε = 1 in total, δ = {DELTA:g}, {args.runs} runs",
         "",
@@ -229,13 +299,20 @@ def main(argv: list[str] | None = None) -> None:
         "|---|---|---|",
         *[f"| {label} | {_summary(accs)} |" for label, accs in numeric],
         "",
-        f"## Adult: forest train (DiffPRFs, 25 trees, depth 5), {args.forest_runs} runs",
+        f"## Adult: forest train (DiffPRFs, default shape), {args.forest_runs} runs",
         "",
         "| schema | accuracy | refused |",
         "|---|---|---|",
         *[f"| {label} | {_summary(accs)} |" for label, accs in frows],
         "",
-        "## Held-out tables (not tuned on): publish, ε = 1 in total, stratified 2/3 split",
+        f"## Imbalanced Adult (tuned on): ROC AUC, ε = 1 in total; publish {args.runs} runs, forest "
+        f"{args.forest_runs}",
+        "",
+        "| table | schema | publish AUC | refused | forest AUC | refused |",
+        "|---|---|---|---|---|---|",
+        *[f"| {t} | {label} | {_summary(p)} | {_summary(f)} |" for t, label, p, f in imbalanced],
+        "",
+        "## Small tables: publish accuracy, ε = 1 in total, stratified 2/3 split",
         "",
         "| table | schema | accuracy | refused |",
         "|---|---|---|---|",
