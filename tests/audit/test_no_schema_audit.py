@@ -28,8 +28,10 @@ from test_domain_audit import delta_violation  # noqa: E402
 
 pytestmark = pytest.mark.statistical
 
-EPS, DELTA, SHARE = 1.0, 1e-3, 0.5  # threshold 30 per column at ε_j = 0.25, δ_j = 5e-4
-ROWS = [("u", "p")] * 60 + [("v", "q")] * 60 + [("u", "q")] * 20 + [("v", "p")] * 20
+# the target weighs 4 in the domain's split (DomainOptions.target_weight): ε_a = 0.1, ε_label =
+# 0.4, δ_j = 5e-4 each, thresholds 71 and 19 — each value is held by 160 records (far above)
+EPS, DELTA, SHARE = 1.0, 1e-3, 0.5
+ROWS = [("u", "p")] * 120 + [("v", "q")] * 120 + [("u", "q")] * 40 + [("v", "p")] * 40
 
 
 def _publish(df: pd.DataFrame, rng: np.random.Generator):  # noqa: ANN202
@@ -62,7 +64,7 @@ def test_released_total_is_epsilon_dp(broken: bool, monkeypatch: pytest.MonkeyPa
 
 def _lists_w(release) -> bool:  # noqa: ANN001
     """The learned schema (released beside the table: the report names it) lists 'w'."""
-    return "w" in release.schema.columns["a"].leaves
+    return "w" in getattr(release.schema.columns["a"], "leaves", ())  # an ignored column lists nothing
 
 
 @pytest.mark.parametrize("broken", [False, True])
