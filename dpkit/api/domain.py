@@ -329,19 +329,24 @@ class DomainPlan(NamedTuple):
     share: float
     ignore: Names = None
     keep: Names = None
+    #: public value lists (column → values), e.g. the target's classes: nothing spent on them
+    values: Mapping[str, Sequence[str]] | None = None
 
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
+              values: Mapping[str, Sequence[str]] | None = None,
               default_share: float = DOMAIN_SHARE) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore`` must not
-    be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values``
+    must not be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     if schema is not None:
-        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore)):
+        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
+                            ("values", values)):
             if value is not None:
-                hint = "; declare the column 'type: ignore' in the schema" if name == "ignore" else ""
+                hint = {"ignore": "; declare the column 'type: ignore' in the schema",
+                        "values": "; a schema lists its values itself"}.get(name, "")
                 raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned){hint}",
                                       param=name)
         return None
@@ -353,7 +358,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep)
+    return DomainPlan(d, share, ignore, keep, values)
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -409,7 +414,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               options=DomainOptions(empty="ignore"), source=source)
+                               values=learn.values, options=DomainOptions(empty="ignore"), source=source)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema

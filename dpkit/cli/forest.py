@@ -105,7 +105,7 @@ def train(ctx: click.Context, **params: object) -> None:
 
 def _train(p: dict) -> None:
     import dpkit
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import public_values, read_options
 
     report_path = default_report_path(p["output"], p["report"])
     columns = [c.strip() for c in str(p["columns"]).split(",") if c.strip()] if p["columns"] else None
@@ -117,7 +117,8 @@ def _train(p: dict) -> None:
         epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
         engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
         config=p["config"], on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"),
-        domain_share=p.get("domain_share"), ignore=p.get("ignore"), **options,
+        domain_share=p.get("domain_share"), ignore=p.get("ignore"),
+        values=public_values(p.get("public_values")), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

@@ -220,6 +220,9 @@ def privacy_options(f: Callable) -> Callable:
 
 def domain_options(f: Callable) -> Callable:
     """--delta, --domain-share and --ignore: a run without --schema learns its domain (docs/domain.md)."""
+    f = click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
+                     help="Without --schema: a column's public value list, e.g. the target's classes "
+                          "(taken as given, no budget spent; repeatable).")(f)
     f = click.option("--ignore", default=None, metavar="A,B",
                      help="Without --schema: columns to leave out of the learned schema (a sampling weight, "
                           "an identifier); no budget is spent on them.")(f)
@@ -227,6 +230,27 @@ def domain_options(f: Callable) -> Callable:
                      help="Without --schema: the share of ε that learns the domain [default: 0.2].")(f)
     return click.option("--delta", default=None, metavar="δ",
                         help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3).")(f)
+
+
+def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
+    """``COL=TEXT`` flags as a mapping (a usage error naming ``flag`` otherwise)."""
+    from dpkit.errors import DpkitUsageError
+
+    out: dict[str, str] = {}
+    for item in items or ():
+        col, sep, text = item.partition("=")
+        if not sep or not col.strip() or not text.strip():
+            raise DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
+        if col.strip() in out:
+            raise DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
+        out[col.strip()] = text.strip()
+    return out
+
+
+def public_values(items: tuple[str, ...] | None) -> dict[str, list[str]] | None:
+    """``--values COL=A,B`` flags as the library's ``values=`` (None when none is given)."""
+    out = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in pairs(items, "--values").items()}
+    return out or None
 
 
 def on_invalid_option(f: Callable) -> Callable:

@@ -73,7 +73,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
           --target income --epsilon 1 -o out/adult.released.csv
     """
     import dpkit
-    from dpkit.cli.options import output_delimiter, read_options
+    from dpkit.cli.options import output_delimiter, public_values, read_options
     from dpkit.release import MAXGDDP_ONLY
     from dpkit.run import check_distinct_paths
 
@@ -99,7 +99,8 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
         target=p["target"], seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"),
         spark_master=p.get("spark_master"), output=p["output"], report=report_path, counts=bool(p["counts"]),
         output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error",
-        delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"), **options,
+        delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
+        values=public_values(p.get("public_values")), **options,
     )
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

@@ -230,7 +230,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
-    from dpkit.cli.options import engine_of
+    from dpkit.cli.options import engine_of, pairs
 
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
                     "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
@@ -239,8 +239,8 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
     if epsilon is not None:
         _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
-                       integer, ignore_cols, levels, report, seed, ledger, _pairs(public_values, "--values"),
-                       _pairs(public_bounds, "--bounds"), {"engine": engine, "spark_master": spark_master})
+                       integer, ignore_cols, levels, report, seed, ledger, pairs(public_values, "--values"),
+                       pairs(public_bounds, "--bounds"), {"engine": engine, "spark_master": spark_master})
         return
     from dpkit.errors import DpkitUsageError
 
@@ -255,21 +255,6 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
                            missing=None if missing.lower() == "none" else missing, output_name=output)
     _write(drafted.text, output)
     _say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")
-
-
-def _pairs(items: tuple[str, ...], flag: str) -> dict[str, str]:
-    """``COL=TEXT`` flags as a mapping (a usage error naming ``flag`` otherwise)."""
-    from dpkit.errors import DpkitUsageError
-
-    out: dict[str, str] = {}
-    for item in items:
-        col, sep, text = item.partition("=")
-        if not sep or not col.strip() or not text.strip():
-            raise DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
-        if col.strip() in out:
-            raise DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
-        out[col.strip()] = text.strip()
-    return out
 
 
 def _infer_private(data: str, output: str, target: str | None, missing: str, encoding: str, delimiter: str | None,
@@ -301,7 +286,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
     # the library resolves (sniffs) the dialect, on either engine: a URI is not opened here, and
     # the run's key sees the arguments a library call would (same bytes as the CLI)
     opts = read_options(data, encoding, delimiter, resolved=False)
-    public_values = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
+    public = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
     public_bounds = {}
     for c, text in (bounds or {}).items():
         lo, sep, hi = text.partition(":")
@@ -315,7 +300,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
         learned = infer_schema(
             opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
-            values=public_values or None, bounds=public_bounds or None,
+            values=public or None, bounds=public_bounds or None,
             levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
             output=output if output != "-" else None, report=report, ledger=ledger, **(engine_args or {}),
         )

@@ -238,8 +238,8 @@ def discover(
                 raise DataError(
                     f"only one class of the target {m.name!r} ({kept[0]!r}) is held by enough records to be "
                     f"released at this epsilon/delta (threshold {sel.threshold} records), and a release needs "
-                    "two: raise epsilon or the domain share, or learn a schema with the class names given as public "
-                    "values and use it (docs/domain.md, \"Small and imbalanced tables\")")
+                    "two: give the class names as public values if they are, or raise epsilon or the domain share "
+                    "(docs/domain.md, \"Small and imbalanced tables\")")
             if m.name == target:
                 columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
                 note.learned = (f"{len(kept)} classes (partition selection, threshold {sel.threshold}); "

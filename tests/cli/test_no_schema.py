@@ -106,6 +106,13 @@ def test_a_target_with_one_class_above_the_threshold_is_refused(tmp_path: Path, 
     assert res.returncode == 1, res.stderr
     assert "only one class of the target 'y' ('no')" in res.stderr and "'yes'" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and not list(outdir.iterdir())
+    # the class names given as public: the run goes through, nothing spent on the target
+    res = _dpkit("-q", *command, data, "--target", "y", "--epsilon", "0.5", "--delta", "1e-6", "--values", "y=no,yes",
+                 "-o", str(outdir / out))
+    assert res.returncode == 0, res.stderr
+    report = json.loads((outdir / (Path(out).stem + ".report.json")).read_text())
+    assert not [s for s in report["spends"] if s["step"] == "domain: categories of y"]
+    assert "values: ['no', 'yes']" in (outdir / (Path(out).stem + ".schema.yaml")).read_text()
 
 
 def test_a_predictor_with_no_value_above_the_threshold_is_left_out_with_a_warning(tmp_path: Path) -> None:
@@ -152,6 +159,9 @@ def test_ignore_and_forest_columns_spend_nothing_on_the_columns_left_out(tmp_pat
 @pytest.mark.parametrize("argv,message", [
     (["--delta", "1e-6", "--ignore", "nope"], "--ignore: column(s) 'nope' are not in the data"),
     (["--schema", "taxonomies/adult.yaml", "--ignore", "fnlwgt"], "--ignore applies only without a schema"),
+    (["--schema", "taxonomies/adult.yaml", "--values", "income=<=50K,>50K"], "--values applies only without a schema"),
+    (["--delta", "1e-6", "--values", "income"], "--values takes COL=..., got 'income'"),
+    (["--delta", "1e-6", "--values", "nope=a,b"], "--values: column(s) 'nope' are not in the data"),
 ])
 def test_ignore_refusals(tmp_path: Path, argv: list[str], message: str) -> None:
     res = _dpkit("publish", ADULT, "--target", "income", "--epsilon", "1", *argv, "-o", str(tmp_path / "r.csv"))
@@ -164,5 +174,5 @@ def test_ignore_counts_in_the_key_only_when_given() -> None:
     option existed; "a, b" on the command line is the library's ["a", "b"]."""
     from dpkit.run import call_identity
 
-    assert call_identity({"levels": 3, "ignore": None}) == {"levels": 3}
+    assert call_identity({"levels": 3, "ignore": None, "values": None}) == {"levels": 3}
     assert call_identity({"ignore": "a, b"}) == call_identity({"ignore": ["a", "b"]}) == {"ignore": ["a", "b"]}
