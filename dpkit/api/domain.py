@@ -17,6 +17,7 @@ docs/domain.md: the mechanisms, what is learned and what is taken as public, the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import warnings
@@ -391,7 +392,7 @@ class DomainStep:
 
 
 def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
-                 engine: str | None = None, spark_master: str | None = None) -> DomainStep:
+                 engine: str | None = None, spark_master: str | None = None, path: str | None = None) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
     data against it (its used columns: the target's predictors and the target).
 
@@ -399,6 +400,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     warning naming it and the threshold: a run must not fail on a column it can do without
     (``dpkit taxonomy infer`` refuses instead, as a schema is being written for review). The
     target is never left out: with fewer than two classes released the run is refused.
+    ``path``: where the run writes the learned schema, the name load warnings give it.
 
     On the Spark engine the data is read twice where it lives: once as a string frame for the
     exact counts of the discovery (one aggregation; the rows stay on the executors), then
@@ -417,7 +419,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
                                values=learn.values, options=DomainOptions(empty="ignore"), source=source)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
-        schema = learned.schema
+        schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
         order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
         spark = engine_name(engine) == "spark"
         if not spark:  # the strings already read, encoded against the learned schema (no second read)

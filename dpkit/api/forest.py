@@ -264,7 +264,8 @@ def forest(
         estimator.epsilon = run.epsilon
         if learn is not None:
             # the domain first, under (ε·share, δ) of this run's budget; the forest gets the rest
-            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master)
+            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master,
+                                  path=learned_path)
             schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
             for c in predictors:
                 schema_obj.column(c)

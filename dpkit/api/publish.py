@@ -196,7 +196,8 @@ def publish(
         model.epsilon = run.epsilon
         if learn is not None:
             # the domain is learned first, under (ε·share, δ), from the same run's budget
-            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master)
+            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master,
+                                  path=learned_path)
             schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
             order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
             model.epsilon = run.epsilon - run.accountant.spent

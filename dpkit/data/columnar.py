@@ -526,22 +526,12 @@ class _Encoder:
         return True
 
     def finish(self, source: str, *, error_on_missing: bool) -> EncodedTable | None:
-        from dpkit.console import private
-
         if self.rows_seen == 0:
             return None
         if self.dropped:
             if error_on_missing and self.schema.missing_policy == "error":
                 return None
-            warnings.warn(
-                private(
-                    f"{source}: dropped {self.dropped} row(s) with a missing value "
-                    f"({_tokens(self.schema)}) in the used columns",
-                    f"{source}: dropped rows with a missing value ({_tokens(self.schema)}) in the used columns",
-                ),
-                DpkitWarning,
-                stacklevel=4,
-            )
+            warnings.warn(dropped_message(source, self.dropped, self.schema, self.wanted), DpkitWarning, stacklevel=4)
         for name, col in zip(self.wanted, self.cols, strict=True):
             if self.clipped[name]:
                 warnings.warn(clip_message(source, col, self.clipped[name], self.schema.path), DpkitWarning, stacklevel=4)
@@ -634,8 +624,23 @@ def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) 
     )
 
 
-def _tokens(schema: Schema) -> str:
-    return ", ".join(repr(t) for t in schema.missing_tokens)
+def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:
+    """The drop warning: the count only for the data owner (:func:`dpkit.console.private`).
+
+    ``columns``: the used columns (default: all). Those whose unlisted values are read as
+    missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
+    a row holds no missing token, and the warning must not say it does."""
+    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
+    names = list(schema.columns) if columns is None else list(columns)
+    unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
+                and schema.columns[n].unlisted == "missing"]
+    parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
+    if unlisted:
+        parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    what = ", or ".join(parts) or "a missing value in the used columns"
+    from dpkit.console import private
+
+    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
 
 
 def _first_non_number(arr: Any) -> int:

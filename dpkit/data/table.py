@@ -409,7 +409,9 @@ def encode(
                 f"{source}: column {c!r} has a missing value; "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
             ))
-        warnings.warn(dropped_message(source, int(rows.sum()), schema), DpkitWarning, stacklevel=2)
+        from dpkit.data.columnar import dropped_message
+
+        warnings.warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning, stacklevel=2)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
@@ -484,15 +486,6 @@ def _to_float(values: np.ndarray) -> np.ndarray:
         return np.asarray(values, dtype=object).astype(np.float64)
     except (ValueError, TypeError):
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-
-
-def dropped_message(source: str, count: int, schema: Schema) -> str:
-    """The drop warning: the count only for the data owner (:func:`dpkit.console.private`)."""
-    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
-    return private(
-        f"{source}: dropped {count} row(s) with a missing value ({tokens}) in the used columns",
-        f"{source}: dropped rows with a missing value ({tokens}) in the used columns",
-    )
 
 
 def _clip(nums: np.ndarray, col: NumericColumn, source: str, schema_path: str) -> np.ndarray:

@@ -782,9 +782,10 @@ class SparkFrame:
         self.offsets = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self.n_rows = int(kept.sum())
         if dropped:
-            from dpkit.data.table import dropped_message
+            from dpkit.data.columnar import dropped_message
 
-            warnings.warn(dropped_message(self.source, dropped, self.schema), DpkitWarning, stacklevel=3)
+            warnings.warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning,
+                          stacklevel=3)
         for text in _clip_warnings(clips, self.source):
             warnings.warn(text, DpkitWarning, stacklevel=3)
         if self.n_rows == 0:

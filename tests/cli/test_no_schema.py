@@ -176,3 +176,21 @@ def test_ignore_counts_in_the_key_only_when_given() -> None:
 
     assert call_identity({"levels": 3, "ignore": None, "values": None}) == {"levels": 3}
     assert call_identity({"ignore": "a, b"}) == call_identity({"ignore": ["a", "b"]}) == {"ignore": ["a", "b"]}
+
+
+def test_rows_of_a_class_not_released_are_said_to_be_dropped_for_that(tmp_path: Path) -> None:
+    """A learned target reads its unreleased classes as missing: the drop warning must not claim
+    the rows held a missing token (they held 'c'), and load warnings name the learned schema's file."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(3)
+    n = 3000
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"a": np.where(g.random(n) < 0.5, "p", "q"), "x": g.integers(0, 100, n),
+                  "y": ["c"] * 20 + ["a"] * 1500 + ["b"] * (n - 1520)}).to_csv(data, index=False)
+    res = _dpkit("publish", str(data), "--target", "y", "--epsilon", "1", "--delta", "1e-6", "-o", str(tmp_path / "r.csv"))
+    assert res.returncode == 0, res.stderr
+    assert "dropped rows with a value of 'y' that the schema does not list (unlisted: missing)" in res.stderr
+    assert "values: [a, b]" in (tmp_path / "r.schema.yaml").read_text()
+    assert "'c'" not in res.stderr
