@@ -336,8 +336,7 @@ class DomainPlan(NamedTuple):
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None,
-              default_share: float = DOMAIN_SHARE) -> DomainPlan | None:
+              values: Mapping[str, Sequence[str]] | None = None) -> DomainPlan | None:
     """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values``
     must not be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
@@ -355,7 +354,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
         raise DpkitUsageError("without a schema the domain is learned under (epsilon, delta)-DP: give delta= "
                               "(e.g. 1e-6), or a schema", param="delta")
     d = check_delta(delta)
-    share = check_share(default_share if domain_share is None else domain_share)
+    share = check_share(DOMAIN_SHARE if domain_share is None else domain_share)
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
@@ -435,7 +434,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
 
 def _warn_left_out(learned: Learned) -> None:
     """One warning naming the predictors left out for want of a value above the threshold."""
-    out = [n for n in learned.discovery.notes if n.kind == "categorical" and n.learned.endswith(": ignored")]
+    out = [n for n in learned.discovery.notes if n.left_out]
     if out:
         taus = sorted({n.threshold for n in out if n.threshold is not None})
         warnings.warn(

@@ -104,6 +104,8 @@ class ColumnNote:
     epsilon: float = 0.0
     delta: float = 0.0
     threshold: int | None = None
+    #: a predictor left out (declared ignore) because none of its values cleared the threshold
+    left_out: bool = False
 
 
 @dataclass
@@ -225,6 +227,7 @@ def discover(
                 elif opts.empty == "ignore":
                     columns[m.name] = IgnoredColumn(m.name)
                     note.learned = f"no value held by enough records (threshold {sel.threshold}): ignored"
+                    note.left_out = True
                     notes.append(note)
                     continue
                 else:
