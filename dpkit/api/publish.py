@@ -268,6 +268,8 @@ def _release_section(model: Any, order: list[str], target: str) -> dict[str, Any
                   "schedule_levels": plan.levels, "max_cells": plan.max_cells,
                   "noisy_records": plan.n_hat, "epsilon_noisy_records": plan.epsilon_n},
         "suppression_threshold": model.threshold_,
+        # classes the threshold would have erased, kept with all their cells (only when any)
+        **({"kept_classes": model.kept_classes_} if getattr(model, "kept_classes_", None) else {}),
         "expected_noise_share": round(model.noise_share_, 4),
     }
 

@@ -320,7 +320,8 @@ def fitting(cut: Cut, cands: list[Candidate], scores: np.ndarray, n_classes: int
 
 
 def finish(model: Any, plan: DepthPlan, cut: Cut, n_classes: int) -> None:
-    """Post-process the release (free in ε) and set ``depth_``, ``threshold_`` and
+    """Post-process the release (free in ε) and set ``depth_``, ``threshold_``,
+    ``kept_classes_`` (classes the threshold would erase, kept whole: depth.class_thresholds) and
     ``noise_share_`` (the expected share of noise records, from public quantities only)."""
     log_m = depth.log_cells(cut.shape() + [n_classes])
     eps2 = model.epsilon_counts_
@@ -330,11 +331,18 @@ def finish(model: Any, plan: DepthPlan, cut: Cut, n_classes: int) -> None:
     else:  # fixed h: the noisy total less the expected noise mass of the positive cells (public)
         n_est = max(float(raw.n_records) - math.exp(min(log_m, 700.0)) * depth.tail_noise(eps2, 1), 1.0)
     model.depth_ = plan
+    model.kept_classes_ = []
     if model.postprocess == "raw":
         model.threshold_ = 1
     else:
         model.threshold_ = depth.suppression_threshold(log_m, eps2, n_est)
-        model.release_ = postprocess(raw, threshold=model.threshold_, total=n_est)
+        per_class = [model.threshold_] * n_classes
+        if plan.n_hat is not None:  # the automatic depth only: a fixed deep cut keeps too many noise cells
+            per_class = depth.class_thresholds([raw.counts[raw.cells[:, -1] == k] for k in range(n_classes)],
+                                               log_m - math.log(n_classes), eps2, model.threshold_)
+        model.kept_classes_ = [raw.class_labels[k] for k, t in enumerate(per_class) if t < model.threshold_]
+        model.release_ = postprocess(raw, threshold=per_class if model.kept_classes_ else model.threshold_,
+                                     total=n_est)
     model.noise_share_ = depth.expected_noise_share(log_m, eps2, n_est, model.threshold_)
 
 

@@ -226,8 +226,10 @@ def check_release_size(shape: list[int], epsilon: float) -> None:
         )
 
 
-def postprocess(table: NoisyTable, *, threshold: int, total: float | None) -> NoisyTable:
+def postprocess(table: NoisyTable, *, threshold: int | list[int], total: float | None) -> NoisyTable:
     """Suppress cells whose noisy count is below ``threshold`` and scale the rest to ``total``.
+
+    ``threshold``: one for every cell, or one per class (:func:`dpkit.release.depth.class_thresholds`).
 
     Pure post-processing of the noisy table (free in ε; no randomness): ``threshold`` and
     ``total`` are public (:func:`dpkit.release.depth.suppression_threshold`, the noisy Ñ).
@@ -235,7 +237,11 @@ def postprocess(table: NoisyTable, *, threshold: int, total: float | None) -> No
     nothing reaches the threshold the largest noisy cell is kept, so a release is never empty.
     """
     counts = table.counts
-    keep = counts >= max(int(threshold), 1)
+    if isinstance(threshold, list):
+        per_class = np.maximum(np.asarray(threshold, dtype=np.int64), 1)
+        keep = counts >= per_class[table.cells[:, -1]] if counts.size else np.zeros(0, dtype=bool)
+    else:
+        keep = counts >= max(int(threshold), 1)
     if counts.size and not keep.any():
         keep = counts == counts.max()
     cells, kept = table.cells[keep], counts[keep].astype(np.int64)

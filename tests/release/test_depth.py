@@ -125,6 +125,36 @@ def test_postprocess_suppresses_and_scales(table):
     assert postprocess(empty, threshold=2, total=10).counts.size == 0
 
 
+def test_class_thresholds_keep_a_class_the_threshold_would_erase():
+    """A rare class whose true cells (2-5 records) are all under T keeps every positive cell;
+    a class mostly above T, a class the noise does not resolve, and T = 1 are left alone."""
+    eps, t, log_m = 0.5, 8, math.log(16)
+    majority = np.array([120, 90, 60, 30, 9, 1])  # nearly all above T
+    rare = np.array([3, 4, 2, 5, 3, 4, 9, 1, 2])  # ~30 records, all under T but a noise cell
+    faint = np.array([1, 2])  # below the noise's own spread: not resolved
+    assert depth.class_thresholds([majority, rare, faint], log_m, eps, t) == [t, 1, t]
+    assert depth.class_thresholds([majority, rare], log_m, eps, 1) == [1, 1]
+    # the kept share decides: the same rare class with its records above T keeps T
+    assert depth.class_thresholds([np.array([12, 10, 9, 1])], log_m, eps, t) == [t]
+
+
+def test_postprocess_takes_a_threshold_per_class(table):
+    m = MaxGDDP(epsilon=1.0, levels=2, grid=4, postprocess="raw").fit(table, "label", accountant=Accountant(1.0),
+                                                                      rng=make_rng(5))
+    raw = m.release_
+    last = len(raw.class_labels) - 1
+    assert (raw.cells[:, -1] == last).any()
+    out = postprocess(raw, threshold=[10**9] * last + [1], total=None)  # the last class keeps every cell
+    assert set(map(tuple, out.cells)) == set(map(tuple, raw.cells[raw.cells[:, -1] == last]))
+
+
+def test_the_class_rule_applies_to_the_automatic_depth_only(table):
+    """A fixed deep cut keeps its single threshold (measured: the rule hurt it on Adult at ε = 0.1)."""
+    m = make_model("maxgddp", 1.0, {"levels": 3, "postprocess": "suppress"})
+    m.fit(table, "label", accountant=Accountant(1.0), rng=make_rng(3))
+    assert m.kept_classes_ == []
+
+
 def _reference_cells(codes, shape):
     stacked = np.stack(codes, axis=1)
     return np.unique(stacked, axis=0, return_counts=True)
@@ -211,3 +241,23 @@ def test_auto_property_spends_epsilon_and_respects_the_cap(n, eps, seed, algorit
     assert len(m.selections_) <= m.depth_.levels
     assert not m.selections_ or m.cut_.n_cells() * 3 <= m.depth_.max_cells
     assert 0.0 <= m.noise_share_ <= 1.0 and m.release_.counts.size >= 0
+
+
+def test_a_rare_class_under_the_threshold_is_released_whole():
+    """breast-cancer-wisconsin with 30 of its malignant records: at ε = 1 the threshold (8) is
+    above every malignant cell; the report names the class kept whole and its rows are released."""
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+
+    import dpkit
+
+    root = Path(__file__).resolve().parents[2]
+    df = pd.read_csv(root / "sample_data/breast-cancer-wisconsin/breast-cancer-wisconsin.csv", dtype=str)
+    d = pd.concat([df[df["class"] == "2"], df[df["class"] == "4"].head(30)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dpkit.publish(d, schema=str(root / "taxonomies/breast-cancer-wisconsin.yaml"), epsilon=1.0, seed=6)
+    assert r.report["release"]["kept_classes"] == ["4"] and r.report["release"]["suppression_threshold"] == 8
+    assert (r.table["class"] == "4").sum() > 0
