@@ -88,7 +88,9 @@ def _draft(data: str, target: str, tag: str, ignore: tuple[str, ...] = ()) -> st
 
 
 def _publish(schema: str | None, seed: int, eps: float, data: str, test: str | None, extra: dict | None = None,
-             metric: str = "accuracy") -> float | None:
+             metric: str | None = "accuracy") -> Any:
+    """One release scored by the sweep protocol: ``metric`` of it (None: every metric), or None
+    when the schema was refused."""
     from dpkit.sweep.tasks.publish import run_experiment
 
     if schema is None:
@@ -98,7 +100,8 @@ def _publish(schema: str | None, seed: int, eps: float, data: str, test: str | N
         p["test"] = test
     else:
         p["split"] = "stratified"
-    return run_experiment(p, seed)[metric]
+    result = run_experiment(p, seed)
+    return result if metric is None else result[metric]
 
 
 def _forest(schema: str | None, seed: int, eps: float) -> float | None:
@@ -231,14 +234,10 @@ def _other_targets(runs: range) -> list[tuple[str, str, list[float | None], list
     publish accuracy and ROC AUC (macro one-vs-rest for more than 2 classes) of the default, the
     previous default and the reviewed draft. A learned target drops its classes under τ (their
     test rows too): accuracies over different class sets are not comparable."""
-    from dpkit.sweep.tasks.publish import run_experiment
 
     def point(schema: str | None, seed: int, eps: float, target: str) -> tuple[float | None, float | None]:
-        if schema is None:
-            return None, None
-        r = run_experiment({"data": ADULT, "test": ADULT_TEST, "schema": schema, "epsilon": eps, "target": target},
-                           seed)
-        return r["accuracy"], r["roc_auc"]
+        r = _publish(schema, seed, eps, ADULT, ADULT_TEST, {"target": target}, metric=None)
+        return (None, None) if r is None else (r["accuracy"], r["roc_auc"])
 
     out = []
     for target in ("sex", "race", "relationship"):

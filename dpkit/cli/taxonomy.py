@@ -231,6 +231,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
     from dpkit.cli.options import engine_of, pairs
+    from dpkit.cli.options import public_values as values_of
 
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
                     "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
@@ -239,7 +240,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
     if epsilon is not None:
         _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
-                       integer, ignore_cols, levels, report, seed, ledger, pairs(public_values, "--values"),
+                       integer, ignore_cols, levels, report, seed, ledger, values_of(public_values),
                        pairs(public_bounds, "--bounds"), {"engine": engine, "spark_master": spark_master})
         return
     from dpkit.errors import DpkitUsageError
@@ -260,7 +261,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
 def _infer_private(data: str, output: str, target: str | None, missing: str, encoding: str, delimiter: str | None,
                    epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
                    integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
-                   seed: str | None, ledger: str | None, values: dict[str, str] | None = None,
+                   seed: str | None, ledger: str | None, values: dict[str, list[str]] | None = None,
                    bounds: dict[str, str] | None = None, engine_args: dict[str, str | None] | None = None) -> None:
     """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
     from dpkit.api.domain import check_delta, infer_schema
@@ -286,7 +287,6 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
     # the library resolves (sniffs) the dialect, on either engine: a URI is not opened here, and
     # the run's key sees the arguments a library call would (same bytes as the CLI)
     opts = read_options(data, encoding, delimiter, resolved=False)
-    public = {c: [v.strip() for v in text.split(",") if v.strip()] for c, text in (values or {}).items()}
     public_bounds = {}
     for c, text in (bounds or {}).items():
         lo, sep, hi = text.partition(":")
@@ -300,7 +300,7 @@ def _infer_private(data: str, output: str, target: str | None, missing: str, enc
         learned = infer_schema(
             opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
             integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
-            values=public or None, bounds=public_bounds or None,
+            values=values, bounds=public_bounds or None,
             levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
             output=output if output != "-" else None, report=report, ledger=ledger, **(engine_args or {}),
         )

@@ -17,8 +17,10 @@ h = ⌈log₂(M_max / |C|)⌉ (|C| classes: the root cut already has |C| cells).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 #: share of ε spent on the noisy record count Ñ under ``--levels auto``
 N_SHARE = 0.05

@@ -341,8 +341,7 @@ def finish(model: Any, plan: DepthPlan, cut: Cut, n_classes: int) -> None:
             per_class = depth.class_thresholds([raw.counts[raw.cells[:, -1] == k] for k in range(n_classes)],
                                                log_m - math.log(n_classes), eps2, model.threshold_)
         model.kept_classes_ = [raw.class_labels[k] for k, t in enumerate(per_class) if t < model.threshold_]
-        model.release_ = postprocess(raw, threshold=per_class if model.kept_classes_ else model.threshold_,
-                                     total=n_est)
+        model.release_ = postprocess(raw, threshold=per_class, total=n_est)
     model.noise_share_ = depth.expected_noise_share(log_m, eps2, n_est, model.threshold_)
 
 
