@@ -10,13 +10,26 @@ same message without the numbers otherwise ("…; -v shows how many"). Set by th
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 _VERBOSE = False
+_QUIET = False
 
 
 def set_verbose(value: bool) -> None:
     global _VERBOSE
     _VERBOSE = bool(value)
+
+
+def set_quiet(value: bool) -> None:
+    """-q: no progress or warnings on stderr (errors, and a release that is not private, still show)."""
+    global _QUIET
+    _QUIET = bool(value)
+
+
+def quiet() -> bool:
+    return _QUIET
 
 
 def verbose() -> bool:
@@ -39,3 +52,32 @@ def private(exact: str, summary: str) -> str:
     if owner_watching():
         return exact
     return f"{summary} (-v shows the detail)"
+
+
+def progress_bar(name: str) -> tuple[Any, Callable[[int, int], None]] | tuple[None, None]:
+    """A rich progress bar on stderr for a terminal (``(bar, update)``; ``(None, None)`` on a pipe).
+
+    The bar starts at the first ``update(done, total)``: a sweep calls it once its worker
+    processes are forked, so no rendering thread exists when they fork."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+    task_id = bar.add_task("runs", total=None)
+
+    def update(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task_id, completed=done, total=total)
+
+    return bar, update

@@ -320,9 +320,17 @@ def _note_outcome(run: PrivateRun, exc_type: type[BaseException] | None) -> None
                       bool(run.accountant.spends)))
 
 
-def run_outcomes() -> list[tuple[str, str | None, bool]]:
-    """(command, exception name or None when complete, whether noise was drawn) per run."""
-    return list(_OUTCOMES)
+def all_runs_complete() -> bool:
+    """True when this process ran private runs and every one completed (outputs, report, ledger
+    row): a Ctrl-C after that must not make cron retry and spend ε again."""
+    return bool(_OUTCOMES) and all(error is None for _, error, _ in _OUTCOMES)
+
+
+def lost_output() -> tuple[str, bool] | None:
+    """(command, whether noise was drawn) of the last run whose stdout closed before its output
+    was complete (``| head`` on a release), None if none."""
+    lost = [(cmd, spent) for cmd, error, spent in _OUTCOMES if error == "BrokenPipeError"]
+    return lost[-1] if lost else None
 
 
 def reset_outcomes() -> None:

@@ -5,6 +5,7 @@ These read the raw data: they are for the data owner, not a private release, and
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpkit.errors import DataError, DpkitUsageError
@@ -12,6 +13,8 @@ from dpkit.errors import DataError, DpkitUsageError
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+    from dpkit.anonymity.checks import KAnonymityCheck
 
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
@@ -66,3 +69,223 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
                               param="labels")
     return evaluate_centroids(points, cents, labels=df[labels].to_numpy() if labels else None, other=other,
                               reference=reference)
+
+
+def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
+                   k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
+                   test: str | None = None, target: str | None = None, positive: str | None = None,
+                   schema: str | None = None, **reading: Any) -> KanonEvaluation:
+    """k-anonymity metrics of a table (``dpkit evaluate kanon``): k, ℓ, class sizes, discernibility,
+    C_AVG (LeFevre et al. 2006), the suppression a ``from_report`` release made, and with ``test``
+    the utility of an SVM and an entropy tree trained on ``data`` (XGB-KA, Wang & Wan §5).
+
+    ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
+    column and ℓ that are not given; ``test`` is mapped through its generalization.
+    """
+    from dpkit.anonymity.checks import check_table
+    from dpkit.anonymity.frame import require_columns
+    from dpkit.api.inputs import read_options
+    from dpkit.data.table import read_table
+
+    if k is not None and k < 1:
+        raise DpkitUsageError(f"k must be ≥ 1, got {k}", param="k")
+    if l is not None and l < 1:
+        raise DpkitUsageError(f"l must be ≥ 1, got {l}", param="l")
+    rep: dict[str, Any] | None = None
+    if from_report is not None:
+        from dpkit.report import read_report
+
+        rep = read_report(from_report)
+        if rep.get("privacy", {}).get("model") != "k-anonymity":
+            raise DataError(f"{from_report}: not a kanon-select report (privacy model is not k-anonymity)")
+        params = rep.get("parameters", {})
+        if quasi_identifiers is None:
+            quasi_identifiers = list(rep.get("release", {}).get("selected", []))
+        k = k if k is not None else rep["privacy"].get("k")
+        sensitive = sensitive or params.get("sensitive")
+        l = l if l is not None else params.get("l")  # noqa: E741
+    if quasi_identifiers is None:
+        raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
+                              param="quasi_identifiers")
+    if l is not None and sensitive is None:
+        raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")
+    opts = read_options(data, **reading)
+    df = read_table(opts)
+    require_columns(df, quasi_identifiers, "quasi_identifiers", opts.name)
+    if sensitive is not None:
+        require_columns(df, [sensitive], "sensitive", opts.name)
+    out = KanonEvaluation(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l))
+    if rep is not None and "suppression" in rep.get("release", {}):
+        out.extra["suppression"] = rep["release"]["suppression"]
+    out.extra["average_class_size"] = out.check.records / out.check.classes
+    if test is not None:
+        out.extra["classifier"] = _kanon_utility(df, quasi_identifiers, test, rep, target, positive, schema, reading)
+    return out
+
+
+@dataclass
+class KanonEvaluation:
+    """:func:`evaluate_kanon`'s answer: the check, and ``average_class_size`` (C_AVG·k),
+    ``suppression`` and ``classifier`` when known."""
+
+    check: KAnonymityCheck
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.check.to_dict() | self.extra
+
+    def lines(self) -> list[str]:
+        """One fact per line, as ``dpkit evaluate kanon`` prints them."""
+        return kanon_lines(self.check.lines(), self.extra)
+
+
+def kanon_lines(lines: list[str], result: dict[str, Any]) -> list[str]:
+    lines = list(lines)
+    if "suppression" in result:
+        sup = result["suppression"]
+        lines.insert(2, f"suppressed: {sup['records']} records ({100 * sup['fraction']:.2f}%, "
+                        f"at most {100 * sup['max_fraction']:g}% allowed)")
+    lines.insert(3, f"average class size: {result['average_class_size']:.4g}")
+    if "classifier" in result:
+        u = result["classifier"]
+        pos = f" (positive class {u['positive']!r})" if u.get("positive") is not None else " (macro)"
+        lines.append(f"classifier utility on {u['test_records']} test records{pos}; "
+                     f"majority class alone: accuracy {u['majority_accuracy']:.4f}")
+        for name in ("svm", "entropy_tree"):
+            m = u[name]
+            lines.append(f"  {name:>12}: accuracy {m['accuracy']:.4f}   precision {m['precision']:.4f}   "
+                         f"recall {m['recall']:.4f}")
+    return lines
+
+
+def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[str, Any] | None,
+                   target: str | None, positive: str | None, schema_path: str | None,
+                   reading: dict[str, Any]) -> dict[str, Any]:
+    """Train on the release, test on ``test_path`` mapped through the report's generalization."""
+    from pathlib import Path
+
+    from dpkit.anonymity.apply import apply_release
+    from dpkit.anonymity.frame import require_columns
+    from dpkit.anonymity.utility import classifier_utility
+    from dpkit.data.table import read_csv
+
+    params = (rep or {}).get("parameters", {})
+    target = target or params.get("target")
+    if target is None:
+        raise DpkitUsageError("target= is required with a test split (or a kanon-select report naming "
+                              "the target)", param="target")
+    require_columns(df, [target], "target", "DATA")
+    test = read_csv(test_path, encoding=reading.get("encoding") or "utf-8-sig", delimiter=reading.get("delimiter"))
+    require_columns(test, [*qis, target], "test", test_path)
+    if rep is not None and params.get("generalize"):
+        schema = None
+        schema_file = schema_path or params.get("schema")
+        if schema_file:
+            if not Path(schema_file).is_file():
+                raise DataError(f"the schema {schema_file} named by the report is not found from here; pass schema=",
+                                param="schema")
+            from dpkit.data.schema import load_schema
+
+            schema = load_schema(schema_file, allow_draft=True)
+        release = dict(rep.get("release", {}))
+        release["selected"] = list(qis)
+        test = apply_release(test, release, schema, target, source=test_path)
+    return classifier_utility(df, test, list(qis), target, positive=positive)
+
+
+def evaluate_classifier(test: Any, *, target: str, train: Any = None, predictions: Any = None,
+                        dpkit_model: str | None = None, baseline: Any = None, baseline_test: Any = None,
+                        schema: str | None = None, model: str = "tree", positive: str | None = None,
+                        weight_column: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
+    classifier trained on ``train`` (e.g. a release; MAXGDDP §6 and DiffGen §5 score releases
+    this way), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
+    ``test`` (``dpkit evaluate classify``; :func:`dpkit.evaluate.classify.score_tables`).
+
+    Exactly one of ``train``, ``predictions`` and ``dpkit_model``. ``baseline`` and
+    ``baseline_test`` (the raw splits) add the same classifier trained on raw data and the
+    majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
+    DataFrames.
+    """
+    from dpkit.api.inputs import is_dataframe, read_options
+    from dpkit.data.table import read_table
+    from dpkit.evaluate.classify import (
+        dpkit_model_predictor,
+        read_predictions,
+        score_tables,
+        scores_from_columns,
+    )
+
+    given = [n for n, v in (("train", train), ("predictions", predictions), ("dpkit_model", dpkit_model))
+             if v is not None]
+    if len(given) != 1:
+        raise DpkitUsageError("give exactly one of train=, predictions= or dpkit_model=" +
+                              (f" (got {', '.join(n + '=' for n in given)})" if given else ""))
+    if baseline_test is not None and baseline is None:
+        raise DpkitUsageError("baseline_test= needs baseline= (the raw training split)", param="baseline")
+    if baseline is not None and baseline_test is None:
+        # scoring the raw model on the generalized test split (values it never saw) gave a
+        # baseline below the majority class: the baseline needs the raw test split
+        raise DpkitUsageError("baseline= needs baseline_test= (the raw test split; test= is the generalized one) "
+                              "— give the same file twice if the test split is raw", param="baseline_test")
+
+    def read(data: Any) -> tuple[Any, str]:
+        if is_dataframe(data):
+            return data, "<DataFrame>"
+        opts = read_options(data)
+        return read_table(opts), opts.name
+
+    sch = None
+    if schema:
+        from dpkit.data.schema import load_schema
+
+        sch = load_schema(schema, allow_draft=True)
+    test_df, test_name = read(test)
+    train_df, train_name = read(train) if train is not None else (None, "<train>")
+    pred = proba = None
+    if predictions is not None:
+        pred_df, pred_name = read(predictions)
+        pred = read_predictions(pred_df, target, len(test_df), pred_name)
+        proba = scores_from_columns(pred_df, len(test_df))  # forest predict --proba's p_<class> columns
+    base, base_name = read(baseline) if baseline is not None else (None, "")
+    base_test, base_test_name = read(baseline_test) if baseline_test is not None else (None, "")
+    result = score_tables(
+        train_df, test_df, target, model=model, schema=sch, positive=positive, weight_column=weight_column,
+        seed=seed, baseline_train=base, baseline_test=base_test, predictions=pred, proba=proba,
+        predictor=dpkit_model_predictor(dpkit_model, source=test_name) if dpkit_model else None,
+        sources=(train_name, test_name, base_name, base_test_name),
+    )
+    if dpkit_model:
+        result["model"] = "dpkit-forest"
+    return result
+
+
+def classify_tables(result: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """:func:`evaluate_classifier`'s result as (title, header, rows) tables: the metrics, the
+    confusion matrix, the per-class scores."""
+    labels = [str(v) for v in result["labels"]]
+    return [
+        ("classification metrics", ("metric", "value"),
+         [(k, f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v))) for k, v in _scalars(result)]),
+        ("confusion matrix", ("true ↓  predicted →", *labels),
+         [(label, *(str(x) for x in row)) for label, row in zip(labels, result["confusion_matrix"], strict=True)]),
+        ("per class", ("class", "precision", "recall", "f1", "support"),
+         [(label, *(f"{v[k]:.4f}" for k in ("precision", "recall", "f1")), f"{v['support']:g}")
+          for label, v in result.get("per_class", {}).items()]),
+    ]
+
+
+def classify_lines(result: dict[str, Any]) -> list[str]:
+    """:func:`evaluate_classifier`'s result as ``key: value`` lines (for scripts)."""
+    labels = [str(v) for v in result["labels"]]
+    out = [f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}" for k, v in _scalars(result)]
+    out.append(f"labels: {', '.join(labels)}")
+    out += [f"confusion[{label}]: {' '.join(str(x) for x in row)}"
+            for label, row in zip(labels, result["confusion_matrix"], strict=True)]
+    out += [f"class[{label}]: precision={v['precision']:.6g} recall={v['recall']:.6g} f1={v['f1']:.6g} "
+            f"support={v['support']:g}" for label, v in result.get("per_class", {}).items()]
+    return out
+
+
+def _scalars(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]

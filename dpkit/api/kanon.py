@@ -69,6 +69,21 @@ class KAnonymousTable:
 
         write_report(self.report, os.fspath(path))
 
+    def summary(self) -> str:
+        """One line: the quasi-identifiers kept (with their levels), what was suppressed, the
+        smallest class."""
+        rel, doc = self.report["release"], self.report
+        k_line = f"smallest class {rel['equivalence_classes']['smallest']} ≥ k={doc['privacy']['k']}"
+        if "generalization" in rel:
+            levels = rel["generalization"]["levels"]
+            chosen = ", ".join(f"{c} ({levels[c]['meaning']})" for c in rel["selected"]) or "none"
+            k_line = (f"suppressed {doc['privacy']['suppressed_records']} record(s) "
+                      f"({100 * rel['suppression']['fraction']:.2f}% ≤ "
+                      f"{100 * doc['parameters']['max_suppression']:g}%); " + k_line)
+        else:
+            chosen = ", ".join(rel["selected"]) or "none"
+        return f"kept {len(rel['selected'])} of {len(rel['candidates'])} quasi-identifiers ({chosen}); {k_line}"
+
 
 def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: str, keep: list[str],
           sensitive: str | None) -> list[str] | None:
@@ -144,13 +159,13 @@ def kanon_select(
     from dpkit.run import check_distinct_paths
 
     keep = list(keep or [])
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
-    if l is not None and sensitive is None:
-        raise DpkitUsageError("l needs a sensitive column (the column that must be ℓ-diverse)", param="sensitive")
+    _check_k_l(k, l, sensitive)
     if generalize and schema is None:
-        raise DpkitUsageError("generalize needs a schema (its taxonomies and bounds are the hierarchies)",
+        raise DpkitUsageError("generalize= needs schema= (its taxonomies and bounds are the hierarchies)",
                               param="schema")
+    if max_suppression is not None and not 0 <= max_suppression < 1:
+        raise DpkitUsageError(f"max_suppression must be a fraction in [0, 1), got {max_suppression:g}",
+                              param="max_suppression")
     spark = engine_name(engine) == "spark"
     if spark and generalize:
         raise DpkitUsageError("generalize runs on the numpy engine only for now", param="engine")
@@ -254,10 +269,23 @@ class KAnonymityReport:
 
     check: KAnonymityCheck
     records: int
+    source: str = DATAFRAME
 
     @property
     def satisfied(self) -> bool:
         return self.check.satisfied
+
+    def failure(self) -> str | None:
+        """Why the table fails its k (and ℓ), naming the source; None when it passes."""
+        c = self.check
+        if c.satisfied:
+            return None
+        parts = []
+        if c.k_required is not None and c.k < c.k_required:
+            parts.append(f"not {c.k_required}-anonymous (smallest class {c.k})")
+        if c.l_required is not None and (c.l or 0) < c.l_required:
+            parts.append(f"not {c.l_required}-diverse (ℓ = {c.l})")
+        return f"{self.source}: {' and '.join(parts)}"
 
 
 def check_kanon(
@@ -281,8 +309,10 @@ def check_kanon(
 
     if not quasi_identifiers:
         raise DpkitUsageError("quasi_identifiers is required (the columns to check)", param="quasi_identifiers")
-    if l is not None and sensitive is None:
-        raise DpkitUsageError("l needs a sensitive column (the column that must be ℓ-diverse)", param="sensitive")
+    if k is not None:
+        _check_k_l(k, l, sensitive)
+    elif l is not None:
+        _check_k_l(1, l, sensitive)
     if is_dataframe(data):
         df, source = data, DATAFRAME
     else:
@@ -294,4 +324,21 @@ def check_kanon(
     require_columns(df, quasi_identifiers, "quasi_identifiers", source)
     if sensitive is not None:
         require_columns(df, [sensitive], "sensitive", source)
-    return KAnonymityReport(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l), len(df))
+    if k is not None and k > len(df):
+        import warnings
+
+        from dpkit.console import private
+        from dpkit.errors import DpkitWarning
+
+        warnings.warn(private(f"k={k} is larger than the table ({len(df)} records)", f"k={k} is larger than the table"),
+                      DpkitWarning, stacklevel=2)
+    return KAnonymityReport(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l), len(df), source)
+
+
+def _check_k_l(k: Any, l: int | None, sensitive: str | None) -> None:  # noqa: E741
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
+    if l is not None and l < 1:
+        raise DpkitUsageError(f"l must be ≥ 1, got {l!r}", param="l")
+    if l is not None and sensitive is None:
+        raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")

@@ -33,6 +33,13 @@ class SchemaText:
 
         return schema_summary(self.schema)
 
+    def write(self, path: str) -> None:
+        """Write :attr:`text` to ``path`` atomically (``-``: stdout)."""
+        from dpkit.data.output import atomic_output
+
+        with atomic_output(path) as fh:
+            fh.write(self.text)
+
 
 def _parse_renames(rename: dict[str, str] | list[str] | tuple[str, ...] | None) -> dict[str, str]:
     if rename is None or isinstance(rename, dict):
@@ -255,3 +262,48 @@ def _listing(cov: Any) -> str:
         more = cov.uncovered_distinct[col] - len(values)
         parts.append(f"{col}: {shown}{f' and {more} more' if more > 0 else ''}")
     return "; ".join(parts)
+
+
+def learn_schema(data: Any, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
+                 bounds: dict[str, str] | None = None, missing: str | None = "auto", levels: int | None = None,
+                 **options: Any) -> tuple[Any, str]:
+    """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to
+    ``output`` (``-``: none; the caller prints :attr:`LearnedSchema.yaml`) and its report to
+    ``report`` (default: beside the output, ``.report.json`` for ``.yaml``).
+
+    ``data``: a path or :class:`~dpkit.data.source.ReadOptions` (not stdin: the run reads it twice).
+    ``bounds``: ``{column: "LO:HI"}``, public. ``missing="none"`` declares no missing token.
+    Returns the :class:`~dpkit.api.domain.LearnedSchema` and the report's path.
+    """
+    from dpkit.api.domain import check_delta, infer_schema
+    from dpkit.data.source import ReadOptions
+
+    if delta is None:
+        raise DpkitUsageError("epsilon= learns the schema under (epsilon, delta)-DP: give delta= too (e.g. 1e-6)",
+                              param="delta")
+    d = check_delta(delta)
+    # unresolved: the run sniffs the dialect (on either engine), so its key sees a library call's arguments
+    opts = data if isinstance(data, ReadOptions) else ReadOptions(str(data))
+    if opts.path == "-":
+        raise DpkitUsageError("the private mode reads a file, not stdin ('-')")
+    if report is None:
+        if output == "-":
+            raise DpkitUsageError("the schema goes to stdout (no output file), so the report needs a file: "
+                                  "give report='FILE'", param="report")
+        report = output[: -len(Path(output).suffix)] if Path(output).suffix.lower() in (".yaml", ".yml") else output
+        report += ".report.json"
+    public_bounds = {}
+    for c, text in (bounds or {}).items():
+        lo, sep, hi = text.partition(":")
+        try:
+            public_bounds[c] = (float(lo), float(hi))
+            if not sep:
+                raise ValueError(text)
+        except ValueError:
+            raise DpkitUsageError(f"bounds takes COL=LO:HI, got {c}={text!r}", param="bounds") from None
+    learned = infer_schema(
+        opts.path, epsilon=epsilon, delta=d, missing=None if str(missing).lower() == "none" else missing,
+        bounds=public_bounds or None, levels=0 if levels is None else levels, encoding=opts.encoding,
+        delimiter=opts.delimiter, output=output if output != "-" else None, report=report, **options,
+    )
+    return learned, report

@@ -17,7 +17,7 @@ import sys
 import click
 
 from dpkit import __version__
-from dpkit.cli.options import CONTEXT_SETTINGS, State, global_options
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options
 
 #: the environment variable Click's shell completion talks through (``_<PROG>_COMPLETE``)
 COMPLETE_VAR = "_DPKIT_COMPLETE"
@@ -114,4 +114,4 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
-__all__ = ["cli", "main", "State", "os"]
+__all__ = ["cli", "main", "os"]

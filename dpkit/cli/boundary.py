@@ -14,13 +14,14 @@ from collections.abc import Iterator
 
 import click
 
-from dpkit.cli.options import reset_state, state_for
+from dpkit.cli.options import reset_state
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    from dpkit.console import quiet
     from dpkit.errors import DpkitWarning, PrivacyLeakWarning
 
-    if state_for().quiet and not issubclass(category, PrivacyLeakWarning):
+    if quiet() and not issubclass(category, PrivacyLeakWarning):
         return  # -q silences warnings, except that a release is not private
     label = "warning" if issubclass(category, DpkitWarning) else category.__name__
     click.echo(f"dpkit: {label}: {cli_message(message)}", err=True)
@@ -76,28 +77,21 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def _interrupt_code(exc: BaseException) -> tuple[int, str]:
     """Exit code and message for Ctrl-C/SIGTERM: 0 when every private run had completed."""
-    from dpkit.run import run_outcomes
+    from dpkit.run import all_runs_complete
 
-    outcomes = run_outcomes()
-    if outcomes and all(error is None for _, error, _ in outcomes):
-        # the outputs, report and ledger row were complete before the signal: a retry
-        # (cron) must not spend ε again, so this run succeeded
+    if all_runs_complete():
         return 0, "dpkit: interrupted after the run had completed; its outputs are complete"
-    if isinstance(exc, Terminated):
-        return 143, "dpkit: terminated"
-    return 130, "dpkit: interrupted"
+    return (143, "dpkit: terminated") if isinstance(exc, Terminated) else (130, "dpkit: interrupted")
 
 
 def _lost_output_message() -> str | None:
     """The error for a closed stdout that cost a private run its output, if it did."""
-    from dpkit.run import run_outcomes
+    from dpkit.run import lost_output
 
-    lost = [(cmd, spent) for cmd, error, spent in run_outcomes() if error == "BrokenPipeError"]
-    if not lost:
+    if (lost := lost_output()) is None:
         return None
-    cmd, spent = lost[-1]
-    cost = "its ε was spent (and counted in --ledger, if any)" if spent else "no ε was spent"
-    return (f"dpkit: error: {cmd}: standard output was closed before the output was complete: "
+    cost = "its ε was spent (and counted in --ledger, if any)" if lost[1] else "no ε was spent"
+    return (f"dpkit: error: {lost[0]}: standard output was closed before the output was complete: "
             f"the release is lost and {cost}; write to a file with -o FILE instead of a pipe that closes early")
 
 
@@ -111,20 +105,41 @@ def flag(param: str) -> str:
     return FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
+def _parameter_names() -> frozenset[str]:
+    """Every parameter name of every dpkit command (the names a library message may mention)."""
+    from dpkit.cli import cli
+
+    names: set[str] = set(FLAGS)
+    todo: list[click.Command] = [cli]
+    while todo:
+        cmd = todo.pop()
+        names.update(p.name for p in cmd.params if p.name)
+        todo.extend(getattr(cmd, "commands", {}).values())
+    return frozenset(names)
+
+
 def cli_message(exc: BaseException) -> str:
     """The error's message as the command line says it: the library names a parameter
-    (``levels must be ...``), the CLI its flag (``--levels must be ...``); a message about a
-    parameter that does not start with its name writes ``name=`` where the flag goes, or gets the
-    flag after it, in brackets."""
+    (``levels must be ...``), the CLI its flag (``--levels must be ...``). A keyword mentioned as
+    Python spells it (``pass delimiter=``, ``name='value'``) becomes the flag (``--name value``);
+    a message about a parameter that neither starts with nor mentions it gets the flag after it,
+    in brackets."""
     text = str(exc)
     param = getattr(exc, "param", None)
-    if not param:
+    names = _parameter_names() | ({param} if param else set())
+    mention = re.compile(r"(?<![\w-])([a-z_]+)=(?:'([^']*)'|(?!\w))")
+    mentioned = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal mentioned
+        if m.group(1) not in names:
+            return m.group(0)
+        mentioned = mentioned or m.group(1) == param
+        return flag(m.group(1)) + (f" {m.group(2)}" if m.group(2) is not None else "")
+
+    text = mention.sub(sub, text)
+    if not param or mentioned:
         return text
-    # mid-sentence, the library writes the keyword as Python spells it: ``pass delimiter= ...``
-    mention = re.compile(rf"(?<![\w-]){re.escape(param)}=(?:'([^']*)'|(?!\w))")
-    if mention.search(text):
-        # ``name='value'`` is how Python passes it, ``--name value`` how a shell does
-        return mention.sub(lambda m: flag(param) + (f" {m.group(1)}" if m.group(1) is not None else ""), text)
     if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
                                                                    or text[len(param)] == "_")):
         return flag(param) + text[len(param):]

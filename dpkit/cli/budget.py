@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option, state_for
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option, say
 
 
 def _ledger_option(f):  # noqa: ANN001, ANN202
@@ -64,35 +64,12 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, de
     Example:
       dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
     """
-    from dpkit.ledger import Ledger
+    from dpkit.ledger_view import init_dataset
 
     path = _need_ledger(ledger)
-    from pathlib import Path
-
-    from dpkit.errors import DataError, DpkitUsageError
-    from dpkit.ledger import _check_cap, _check_delta_cap
-
-    # the arguments are checked before the ledger file is created: a refused init leaves
-    # no new (empty) ledger behind
-    if not Path(data).is_file():
-        raise DataError(f"{data}: file not found")
-    if cap is not None:
-        _check_cap(cap)
-    elif not append:
-        raise DpkitUsageError("--cap is required to register a new data set")
-    _check_delta_cap(delta_cap)
-    # --append --exist-ok --cap C: the nightly rotation idiom (docs/cron.md): creates the data
-    # set the first night, appends each new export, and is a no-op when run again
-    book = Ledger(path, create=True)
-    book.register(data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
-    status = {s.name: s for s in book.status()}[name]
-    if state_for().quiet:
-        return
-    click.echo(
-        f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, "
-        f"remaining {status.remaining:g}) in {path}",
-        err=True,
-    )
+    status = init_dataset(path, data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
+    say(f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, remaining {status.remaining:g}) "
+        f"in {path}")
 
 
 @command.command(name="check", context_settings=CONTEXT_SETTINGS)
@@ -114,8 +91,7 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
 
     eps = parse_epsilon(epsilon)
     fits, left = Ledger(_need_ledger(ledger)).fits(eps, name)
-    if not state_for().quiet:
-        click.echo(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining", err=True)
+    say(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining")
     if not fits:
         raise SystemExit(1)
 
@@ -168,21 +144,15 @@ def status(ledger: str | None, as_json: bool) -> None:
     """
     import json
 
+    from dpkit.cli.results import show
     from dpkit.ledger import Ledger
+    from dpkit.ledger_view import status_table
 
     rows = Ledger(_need_ledger(ledger)).status()
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in rows], indent=2))
-        return
-    header = ("data set", "cap", "spent", "reserved", "remaining", "runs")
-    table = [(r.name, f"{r.cap:g}", f"{r.spent:.6g}", f"{r.reserved:.6g}", f"{r.remaining:.6g}",
-              str(r.runs)) for r in rows]
-    if any(r.delta_cap is not None or r.delta_spent > 0 for r in rows):
-        # δ columns only on a ledger that has (ε, δ) runs or a δ cap: pure-ε output is unchanged
-        header += ("δ cap", "δ spent")
-        table = [(*t, "-" if r.delta_cap is None else f"{r.delta_cap:g}", f"{r.delta_spent:.6g}")
-                 for t, r in zip(table, rows, strict=True)]
-    _print_table("privacy budget", header, table)
+    else:
+        show([status_table(rows)])
 
 
 @command.command(name="history", context_settings=CONTEXT_SETTINGS)
@@ -204,79 +174,14 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
       dpkit budget history --name adult --ledger ledger.db
     """
     import json
-
-    from dpkit.ledger import Ledger
-
-    book = Ledger(_need_ledger(ledger))
-    runs = book.history(name)
-    groups, refused = book.reservations(name), book.refusals(name)
-    if as_json:
-        # one list of events: runs (as before), then reservations and refused attempts
-        events = [{"kind": "run", **r} for r in runs] + [{"kind": "reservation", **g} for g in groups] + \
-            [{"kind": "refusal", **r} for r in refused]
-        click.echo(json.dumps(events, indent=2))
-        return
-    import os
-
-    header = ("when (UTC)", "data set", "command", "ε reserved", "ε counted", "status",
-              "outputs", "report")
-
-    def short(path: str) -> str:
-        # relative to the current directory when below it (full paths are in --json)
-        rel = os.path.relpath(path) if path not in ("-", "") else path
-        return path if rel.startswith("..") else rel
-
-    table = []
-    for r in runs:
-        outs = [short(o) for o in r["outputs"] if o != r["report"]]
-        table.append((
-            r["started"].replace("T", " ").rstrip("Z")[:16], r["dataset"], r["command"],
-            f"{r['epsilon_reserved']:g}", f"{r['epsilon_counted']:.6g}",
-            r["status"] + (f" ({r['reason']})" if r["reason"] else ""),  # complete: "not private: …"
-            ", ".join(outs) or "-", short(r["report"]) if r["report"] else "-",
-        ))
-    # on a terminal one ε column, "0.35 of 0.7" (counted of reserved), keeps 80 columns readable
-    compact_header = ("when (UTC)", "data set", "command", "ε", "status", "outputs", "report")
-    compact = [(*r[:3], r[4] if r[3] == r[4] else f"{r[4]} of {r[3]}", *r[5:]) for r in table]
-    if any(r["delta_reserved"] for r in runs):
-        # (ε, δ) runs: a δ column last (pure-ε ledgers print as before)
-        header += ("δ counted",)
-        table = [(*t, f"{r['delta_counted']:.6g}") for t, r in zip(table, runs, strict=True)]
-        compact = [(*c[:3], c[3] + (f", δ={r['delta_counted']:.3g}" if r["delta_reserved"] else ""), *c[4:])
-                   for c, r in zip(compact, runs, strict=True)]
-    _print_table("ledger history", header, table, compact=(compact_header, compact))
-    if groups:
-        _print_table("reservations (budget run)", ("id", "when (UTC)", "data set", "command", "ε reserved",
-                                                   "ε counted", "status"),
-                     [(str(g["id"]), g["started"].replace("T", " ").rstrip("Z")[:16], g["dataset"], g["command"],
-                       f"{g['epsilon_reserved']:g}" + (f", δ={g['delta_reserved']:g}" if g["delta_reserved"] else ""),
-                       f"{g['epsilon_counted']:.6g}",
-                       g["status"] + (f" ({g['reason']})" if g["reason"] else "")) for g in groups])
-    if refused:
-        _print_table("refused", ("when (UTC)", "data set", "command", "ε asked", "why"),
-                     [(r["at"].replace("T", " ").rstrip("Z")[:16], r["dataset"] or "-", r["command"],
-                       "-" if r["epsilon"] is None else f"{r['epsilon']:g}", r["reason"]) for r in refused])
-
-
-def _print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]],
-                 compact: tuple[tuple[str, ...], list[tuple[str, ...]]] | None = None) -> None:
-    """A rich table on a terminal (``compact`` if given); tab-separated lines when piped."""
     import sys
 
-    if sys.stdout.isatty():
-        if compact is not None:
-            header, rows = compact
-        from rich.console import Console
-        from rich.table import Table
+    from dpkit.cli.results import show
+    from dpkit.ledger import Ledger
+    from dpkit.ledger_view import history_events, history_tables
 
-        table = Table(title=title)
-        for h in header:
-            # long cells (paths) fold; ε and status stay on one line
-            table.add_column(h, overflow="fold", no_wrap=h in ("ε", "status"))
-        for row in rows:
-            table.add_row(*row)
-        Console().print(table)
-        return
-    click.echo("\t".join(header))
-    for row in rows:
-        click.echo("\t".join(row))
+    book = Ledger(_need_ledger(ledger))
+    if as_json:
+        click.echo(json.dumps(history_events(book, name), indent=2))
+    else:
+        show(history_tables(book, name, compact=sys.stdout.isatty()))

@@ -6,7 +6,6 @@ import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
-    apply_config,
     engine_options,
     global_options,
     input_options,
@@ -78,24 +77,13 @@ def command(ctx: click.Context, **params: object) -> None:
           --bounds 0:1e6,0:1e6 -o s1.centroids.csv
     """
     import dpkit
-    from dpkit.cli.options import default_report_path, output_delimiter, read_options
+    from dpkit.cli.options import columns_of, output_delimiter, run_private
     from dpkit.kmeans import OPTIONS
 
-    p = apply_config(ctx, dict(params), params.get("config"), "cluster")  # type: ignore[arg-type]
-    report_path = default_report_path(str(p["output"]), p["report"])  # type: ignore[arg-type]
-    algorithm = p.get("algorithm") or "dpqt"
-    # only what the user gave (a flag or --config): every default is the library's
-    options = {k: p[k] for k in sorted({o for opts in OPTIONS.values() for o in opts}) if p.get(k) is not None}
-    columns = [c.strip() for c in str(p["columns"]).split(",") if c.strip()] if p["columns"] else None
-    result = dpkit.cluster(
-        read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), k=p["k"], epsilon=p["epsilon"],
-        columns=columns, bounds=p["bounds"], schema=p["schema"], algorithm=algorithm,
-        allow_data_bounds=bool(p["allow_data_bounds"]), domain_share=p.get("domain_share"), seed=p["seed"], ledger=p["ledger"], engine=p.get("engine"),
-        spark_master=p.get("spark_master"), output=p["output"], report=report_path, histogram=p["histogram"],
-        assign=p["assign_out"], config=p["config"], output_delimiter=output_delimiter(), **options,
-    )
-    if p.get("as_json"):
-        from dpkit.cli.results import emit_run_result
-
-        emit_run_result(result.report, p["output"], report=report_path, histogram=p["histogram"],
-                        assign=p["assign_out"])
+    p: dict = params
+    files = {"histogram": p["histogram"], "assign": p["assign_out"]}
+    run_private(dpkit.cluster, p, tuple(sorted({o for opts in OPTIONS.values() for o in opts})), files=files,
+                k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
+                algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
+                domain_share=p.get("domain_share"), histogram=p["histogram"], assign=p["assign_out"],
+                config=p["config"], output_delimiter=output_delimiter())

@@ -1,16 +1,8 @@
-"""``--config FILE`` on every command with options worth keeping (docs/formats.md, "Config files").
+"""``--config FILE`` on every command with options worth keeping (the rules: docs/formats.md, "Config files").
 
-The file is a YAML mapping of option names to values (``schema: t.yaml``, ``levels: 13``,
-``selection-share`` or ``selection_share``), optionally nested under the command's name
-(``publish: {levels: 13}``; ``forest:`` for ``forest train``, ``evaluate-classify:`` for
-``evaluate classify``). It is read *before*
-Click parses the command line and handed to Click as the context's ``default_map``, so a
-value from the file counts as a default: it satisfies a required option such as
-``--schema``, a flag on the command line overrides it, and Click converts and checks it
-like a typed flag. Unknown keys are an error naming the file and the key.
-
-Only options can be set (not the DATA argument) — every option, including ``-o`` and
-``--report``. ``-v``/``-q`` and ``--config`` itself are not settable.
+The file is read *before* Click parses the command line and handed to Click as the context's
+``default_map``: a value from the file counts as a default, so it satisfies a required option, a
+flag on the command line overrides it, and Click converts and checks it like a typed flag.
 """
 
 from __future__ import annotations

@@ -24,10 +24,4 @@ def command() -> None:
 
 # subcommand modules, each defining `command`; owned by different parts of dpkit
 for _name in ("evaluate_classify", "evaluate_cluster", "evaluate_kanon", "evaluate_sweep"):
-    try:
-        _mod = importlib.import_module(f"dpkit.cli.{_name}")
-    except ModuleNotFoundError as _exc:  # not built yet
-        if _exc.name != f"dpkit.cli.{_name}":
-            raise
-        continue
-    command.add_command(_mod.command)
+    command.add_command(importlib.import_module(f"dpkit.cli.{_name}").command)

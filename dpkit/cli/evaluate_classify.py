@@ -59,58 +59,25 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
           --schema taxonomies/adult.yaml \\
           --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
     """
-    from dpkit.data.table import read_table
+    from dpkit.api.evaluate import classify_lines, classify_tables, evaluate_classifier
     from dpkit.errors import DpkitUsageError
-    from dpkit.evaluate.classify import (
-        dpkit_model_predictor,
-        read_predictions,
-        score_tables,
-        scores_from_columns,
-    )
 
-    given = [name for name, v in (("--train", train), ("--predictions", predictions), ("--dpkit-model", dpkit_model)) if v]
-    if len(given) != 1:
-        raise DpkitUsageError("give exactly one of --train, --predictions or --dpkit-model" +
-                              (f" (got {', '.join(given)})" if given else ""))
-    if baseline_test and not baseline:
-        raise DpkitUsageError("--baseline-test needs --baseline RAW_TRAIN.csv")
-    if baseline and not baseline_test:
-        # scoring the raw model on --test (generalized values it never saw) gave a baseline
-        # below the majority class: the baseline needs the raw test split
-        raise DpkitUsageError("--baseline needs --baseline-test RAW_TEST.csv (the raw test split; --test is "
-                              "the generalized one) — give the same file twice if --test is raw")
     if sum(p == "-" for p in (train, test, predictions)) > 1:
         raise DpkitUsageError("only one input can be read from stdin ('-')")
-    sch = None
-    if schema:
-        from dpkit.data.schema import load_schema
-
-        sch = load_schema(schema, allow_draft=True)
     sources = _read_options(delimiter_for, encoding=encoding, delimiter=delimiter, train=train, test=test,
                             baseline=baseline, baseline_test=baseline_test, predictions=predictions)
+    result = evaluate_classifier(
+        sources["test"], target=target, train=sources.get("train"), predictions=sources.get("predictions"),
+        dpkit_model=dpkit_model, baseline=sources.get("baseline"), baseline_test=sources.get("baseline-test"),
+        schema=schema, model=model, positive=positive, weight_column=weight_column, seed=seed)
+    if as_json:
+        import json
 
-    def read(name: str):  # noqa: ANN202 - a DataFrame (pandas is imported lazily)
-        return read_table(sources[name])
+        click.echo(json.dumps(result, indent=2, default=str))
+    else:
+        from dpkit.cli.results import show
 
-    test_df = read("test")
-    train_df = read("train") if train else None
-    pred = proba = None
-    if predictions:
-        pred_df = read("predictions")
-        pred = read_predictions(pred_df, target, len(test_df), predictions)
-        proba = scores_from_columns(pred_df, len(test_df))  # forest predict --proba's p_<class> columns
-    predictor = dpkit_model_predictor(dpkit_model, source=test) if dpkit_model else None
-    result = score_tables(
-        train_df, test_df, target, model=model, schema=sch, positive=positive,
-        weight_column=weight_column, seed=seed,
-        baseline_train=read("baseline") if baseline else None,
-        baseline_test=read("baseline-test") if baseline_test else None,
-        predictions=pred, predictor=predictor, sources=(train or "<train>", test, baseline or "", baseline_test or ""),
-        proba=proba,
-    )
-    if dpkit_model:
-        result["model"] = "dpkit-forest"
-    _print(result, as_json)
+        show(classify_tables(result), classify_lines(result))
 
 
 def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: str | None,
@@ -132,49 +99,3 @@ def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: s
         own[name] = _delimiter(None, None, char)  # type: ignore[arg-type]  # '\t', tab
     return {name: read_options(path, encoding, own.get(name, delimiter))
             for name, path in names.items() if path}
-
-
-def _print(result: dict, as_json: bool) -> None:
-    import json
-    import sys
-
-    if as_json:
-        click.echo(json.dumps(result, indent=2, default=str))
-        return
-    scalars = [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]
-    per_class = result.get("per_class", {})
-    labels = [str(v) for v in result["labels"]]
-    matrix = result["confusion_matrix"]
-    if sys.stdout.isatty():
-        from rich.console import Console
-        from rich.table import Table
-
-        console = Console()
-        t = Table(title="classification metrics", show_header=True)
-        t.add_column("metric")
-        t.add_column("value", justify="right")
-        for k, v in scalars:
-            t.add_row(k, f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v)))
-        console.print(t)
-        cm = Table(title="confusion matrix")
-        cm.add_column("true ↓  predicted →")
-        for label in labels:
-            cm.add_column(label, justify="right")
-        for label, row in zip(labels, matrix, strict=True):
-            cm.add_row(label, *(str(x) for x in row))
-        console.print(cm)
-        pc = Table(title="per class")
-        for name in ("class", "precision", "recall", "f1", "support"):
-            pc.add_column(name, justify="left" if name == "class" else "right")
-        for label, v in per_class.items():
-            pc.add_row(label, *(f"{v[k]:.4f}" for k in ("precision", "recall", "f1")), f"{v['support']:g}")
-        console.print(pc)
-        return
-    for k, v in scalars:
-        click.echo(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}")
-    click.echo(f"labels: {', '.join(labels)}")
-    for label, row in zip(labels, matrix, strict=True):
-        click.echo(f"confusion[{label}]: {' '.join(str(x) for x in row)}")
-    for label, v in per_class.items():
-        click.echo(f"class[{label}]: precision={v['precision']:.6g} recall={v['recall']:.6g} f1={v['f1']:.6g} "
-                   f"support={v['support']:g}")

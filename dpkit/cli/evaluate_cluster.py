@@ -39,26 +39,12 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
     cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
     result = evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=cols, labels=labels,
                                  compare=compare, reference=not no_reference)
-    _print(result, as_json)
-
-
-def _print(result: dict, as_json: bool) -> None:
-    import json
-    import sys
-
     if as_json:
+        import json
+
         click.echo(json.dumps(result, indent=2))
         return
-    if sys.stdout.isatty():
-        from rich.console import Console
-        from rich.table import Table
+    from dpkit.cli.results import show
 
-        t = Table(title="clustering metrics")
-        t.add_column("metric")
-        t.add_column("value", justify="right")
-        for k, v in result.items():
-            t.add_row(k, f"{v:.6g}" if isinstance(v, float) else str(v))
-        Console().print(t)
-        return
-    for k, v in result.items():
-        click.echo(f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {v}")
+    cells = [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in result.items()]
+    show([("clustering metrics", ("metric", "value"), cells)], [f"{k}: {v}" for k, v in cells])

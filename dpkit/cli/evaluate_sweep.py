@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options, state_for
+from dpkit.cli.options import CONTEXT_SETTINGS, global_options, say
 
 
 @click.command(name="sweep", context_settings=CONTEXT_SETTINGS,
@@ -39,8 +39,7 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
       dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
       dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o /tmp/try --repeats 2 -j 2
     """
-    import sys
-    import time
+    import json
     import warnings
     from pathlib import Path
 
@@ -55,42 +54,17 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
     if dry_run:
         rows = plan(exp, out, repeats)
         if as_json:
-            import json
-
             click.echo(json.dumps({"experiment": exp.name, "output": str(out), "dry_run": True,
                                    "sweeps": rows}, indent=2, ensure_ascii=False))
             return
-        click.echo("sweep\tpoints\truns\tdone\ttodo")
-        for r in rows:
-            click.echo(f"{r['sweep']}\t{r['points']}\t{r['runs']}\t{r['done']}\t{r['todo']}")
-        total = {k: sum(r[k] for r in rows) for k in ("points", "runs", "done", "todo")}
-        click.echo(f"total\t{total['points']}\t{total['runs']}\t{total['done']}\t{total['todo']}")
+        keys = ("sweep", "points", "runs", "done", "todo")
+        total = {k: sum(r[k] for r in rows) for k in keys[1:]}
+        for r in [dict(zip(keys, keys, strict=True)), *rows, {"sweep": "total", **total}]:
+            click.echo("\t".join(str(r[k]) for k in keys))
         return
-    quiet = state_for().quiet
-    bar = None
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+    from dpkit.console import progress_bar, quiet
 
-        bar = Progress(TextColumn(f"[bold]{exp.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
-        task_id = bar.add_task("runs", total=None)
-
-        def progress(done: int, total: int) -> None:
-            # started at the first call, after the worker processes are forked (no thread then)
-            if not bar.live.is_started:
-                bar.start()
-            bar.update(task_id, completed=done, total=total)
-
-    start = time.perf_counter()
+    bar, progress = progress_bar(exp.name) if not quiet() else (None, None)
     try:
         result = run_sweep(exp, out, jobs=jobs, repeats=repeats, progress=progress)
     finally:
@@ -99,25 +73,13 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
     for message in result.warnings:
         warnings.warn(f"(in runs) {message}", DpkitWarning, stacklevel=1)
     if as_json:
-        import json
-
         click.echo(json.dumps({
-            "experiment": exp.name, "output": str(out), "runs": result.total,
-            "executed": result.executed, "skipped": result.skipped, "failed": len(result.failed),
-            "seconds": round(time.perf_counter() - start, 3),
+            "experiment": exp.name, "output": str(out), "runs": result.total, "executed": result.executed,
+            "skipped": result.skipped, "failed": len(result.failed), "seconds": round(result.seconds, 3),
             "results": str(out / "results.csv"), "summary": str(out / "summary.md"),
         }, indent=2, ensure_ascii=False))
-    elif not quiet:
-        click.echo(
-            f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
-            f"{out / 'results.csv'}, {len(result.failed)} failed, {time.perf_counter() - start:.1f} s; "
-            f"summary: {out / 'summary.md'}",
-            err=True,
-        )
+    else:
+        say(f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
+            f"{out / 'results.csv'}, {len(result.failed)} failed, {result.seconds:.1f} s; summary: {out / 'summary.md'}")
     if result.failed:
-        run, error = result.failed[0]
-        point = ", ".join(f"{k}={v}" for k, v in run.point.items())
-        raise DpkitError(
-            f"{len(result.failed)} of {result.executed} run(s) failed; first: sweep {run.sweep!r} "
-            f"({point}, repeat {run.repeat}): {error} — rerun the command to retry only those"
-        )
+        raise DpkitError(result.failure())

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
-    default_report_path,
     domain_options,
     engine_options,
     global_options,
@@ -85,7 +86,7 @@ def command() -> None:
 @json_result_option
 @global_options
 @click.pass_context
-def train(ctx: click.Context, **params: object) -> None:
+def train(ctx: click.Context, **p: Any) -> None:
     """Train a DiffPRFs forest on DATA and write it as JSON (the differentially private release).
 
     Numeric attributes are split with the continuous exponential mechanism (no
@@ -97,33 +98,14 @@ def train(ctx: click.Context, **params: object) -> None:
       dpkit forest train sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 --trees 25 --depth 5 -o model.json
     """
-    from dpkit.cli.options import apply_config
-
-    p = apply_config(ctx, dict(params), params.get("config"), "forest")  # type: ignore[arg-type]
-    _train(p)
-
-
-def _train(p: dict) -> None:
     import dpkit
-    from dpkit.cli.options import public_values, read_options
+    from dpkit.cli.options import columns_of, public_values, run_private
 
-    report_path = default_report_path(p["output"], p["report"])
-    columns = [c.strip() for c in str(p["columns"]).split(",") if c.strip()] if p["columns"] else None
-    # only what the user gave (a flag or --config): every default is the library's
-    options = {k: p[k] for k in ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
-                                 "leaf_factor") if p.get(k) is not None}
-    result = dpkit.forest(
-        read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"],
-        epsilon=p["epsilon"], target=p["target"], columns=columns, seed=p["seed"], ledger=p["ledger"],
-        engine=p.get("engine"), spark_master=p.get("spark_master"), output=p["output"], report=report_path,
-        config=p["config"], on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"),
-        domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-        values=public_values(p.get("public_values")), **options,
-    )
-    if p.get("as_json"):
-        from dpkit.cli.results import emit_run_result
-
-        emit_run_result(result.report, p["output"], report=report_path)
+    run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
+                                  "leaf_factor"),
+                schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
+                on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
+                ignore=p.get("ignore"), values=public_values(p.get("public_values")))
 
 
 @command.command(name="predict", context_settings=CONTEXT_SETTINGS)

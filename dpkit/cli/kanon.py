@@ -10,7 +10,7 @@ from dpkit.cli.options import (
     global_options,
     input_options,
     json_option,
-    state_for,
+    say,
 )
 
 
@@ -101,18 +101,8 @@ def command(
     from dpkit.cli.options import engine_of, read_options
     from dpkit.errors import DpkitUsageError
 
-    if k is not None and k < 1:
-        raise DpkitUsageError(f"-k must be ≥ 1, got {k}")
-    if l_div is not None and l_div < 1:
-        raise DpkitUsageError(f"--l must be ≥ 1, got {l_div}")
-    if l_div is not None and sensitive is None:
-        raise DpkitUsageError("--l needs --sensitive COLUMN (the column that must be ℓ-diverse)")
     if generalize and check_only:
         raise DpkitUsageError("--generalize and --check-only cannot be combined")
-    if generalize and schema is None:
-        raise DpkitUsageError("--generalize needs --schema S.yaml (its taxonomies and bounds are the hierarchies)")
-    if max_suppression is not None and not 0 <= max_suppression < 1:
-        raise DpkitUsageError(f"--max-suppression must be a fraction in [0, 1), got {max_suppression:g}")
     on_spark = engine_of({"engine": engine}) == "spark"
     if on_spark and (check_only or generalize):
         raise DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
@@ -122,10 +112,8 @@ def command(
     if check_only:
         if output is not None or report is not None:
             raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
-        _check(data, qis, k, sensitive, l_div, as_json, read_options(data, encoding, delimiter))
+        _check(qis, k, sensitive, l_div, as_json, read_options(data, encoding, delimiter))
         return
-    if target is None and schema is None:
-        raise DpkitUsageError("--target is required (the class column), unless --check-only or --schema names one")
     if k is None:
         raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
     from dpkit.cli.options import default_report_path, output_delimiter
@@ -139,30 +127,18 @@ def command(
         max_suppression=max_suppression, max_lattice=max_lattice, engine=engine, spark_master=spark_master,
         output=output, report=report_path, output_delimiter=output_delimiter(),
     )
-    rel = result.report["release"]
     if as_json:
         from dpkit.cli.results import emit_json, run_result
 
         out = run_result(result.report, output=output, report=report_path)
         # which columns were kept is public (the output's header); class sizes are not
-        out.update(selected=list(rel["selected"]), candidates=list(result.candidates))
+        out.update(selected=result.selected, candidates=list(result.candidates))
         emit_json(out, data_on_stdout=output == "-")
-    if state_for().quiet:
-        return
-    k_line = f"smallest class {rel['equivalence_classes']['smallest']} ≥ k={k}"
-    if generalize:
-        chosen = ", ".join(f"{c} ({rel['generalization']['levels'][c]['meaning']})" for c in rel["selected"]) or "none"
-        what = (f"suppressed {result.report['privacy']['suppressed_records']} record(s) "
-                f"({100 * rel['suppression']['fraction']:.2f}% ≤ "
-                f"{100 * result.report['parameters']['max_suppression']:g}%); ")
-    else:
-        chosen, what = ", ".join(rel["selected"]) or "none", ""
-    click.echo(f"dpkit: kept {len(rel['selected'])} of {len(rel['candidates'])} quasi-identifiers ({chosen}); "
-               f"{what}{k_line}" + (f"; report {report_path}" if report_path else ""), err=True)
+    say(f"dpkit: {result.summary()}; report {report_path}")
 
 
-def _check(data: str, qis: list[str] | None, k: int | None, sensitive: str | None, l_div: int | None,
-           as_json: bool, options: object) -> None:
+def _check(qis: list[str] | None, k: int | None, sensitive: str | None, l_div: int | None, as_json: bool,
+           options: object) -> None:
     """--check-only: k (and ℓ) of the table as it is; exit 1 when -k/--l fail."""
     import dpkit
     from dpkit.errors import DataError, DpkitUsageError
@@ -170,24 +146,12 @@ def _check(data: str, qis: list[str] | None, k: int | None, sensitive: str | Non
     if qis is None:
         raise DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
     got = dpkit.check_kanon(options, qis, k=k, sensitive=sensitive, l=l_div)
-    if k is not None and k > got.records and not state_for().quiet:
-        from dpkit.console import private
-
-        click.echo("dpkit: note: " + private(f"-k {k} is larger than the table ({got.records} records)",
-                                             f"-k {k} is larger than the table"), err=True)
-    result = got.check
     if as_json:
         import json
 
-        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(got.check.to_dict(), indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join(result.lines()))
-    if not result.satisfied:
-        parts = []
-        if k is not None and result.k < k:
-            parts.append(f"not {k}-anonymous (smallest class {result.k})")
-        if l_div is not None and (result.l or 0) < l_div:
-            parts.append(f"not {l_div}-diverse (ℓ = {result.l})")
-        source = "<stdin>" if data == "-" else data
+        click.echo("\n".join(got.check.lines()))
+    if not got.satisfied:
         # an error (exit 1) so that scripts can test a table: `... --check-only -k 5 && publish`
-        raise DataError(f"{source}: {' and '.join(parts)}")
+        raise DataError(got.failure())

@@ -7,7 +7,6 @@ the command line override them, and the report records the values actually used.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -15,43 +14,36 @@ import click
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@dataclass
-class State:
-    """Process-wide flags set by -v/--quiet wherever they appear on the command line."""
-
-    verbose: bool = False
-    quiet: bool = False
-
-
-_STATE = State()
-
-
-def state_for() -> State:
-    return _STATE
-
-
 def reset_state() -> None:
     """Forget -v/-q from a previous in-process invocation (tests, sweeps)."""
-    _STATE.verbose = False
-    _STATE.quiet = False
-    from dpkit.console import set_verbose
+    from dpkit.console import set_quiet, set_verbose
 
     set_verbose(False)
+    set_quiet(False)
 
 
 def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    if value:
-        _STATE.verbose = True
-        from dpkit.console import set_verbose
+    from dpkit.console import set_verbose
 
+    if value:
         set_verbose(True)
     return value
 
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from dpkit.console import set_quiet
+
     if value:
-        _STATE.quiet = True
+        set_quiet(True)
     return value
+
+
+def say(message: str) -> None:
+    """A progress or result line on stderr, unless -q (cron)."""
+    from dpkit.console import quiet
+
+    if not quiet():
+        click.echo(message, err=True)
 
 
 def global_options(f: Callable) -> Callable:
@@ -190,11 +182,6 @@ def engine_of(p: dict[str, Any]) -> str:
     return engine_name(p.get("engine"))
 
 
-def spark_args(p: dict[str, Any]) -> dict[str, Any]:
-    """Keyword arguments for :func:`dpkit.engine.load` on the Spark engine (none on numpy)."""
-    return {"master": p.get("spark_master")} if engine_of(p) == "spark" else {}
-
-
 def privacy_options(f: Callable) -> Callable:
     """--epsilon, --seed, --config and --ledger for every differentially private command."""
     f = click.option(
@@ -300,53 +287,26 @@ def default_report_path(output: str | None, report: str | None) -> str:
     return base + ".report.json"
 
 
-def apply_config(ctx: click.Context, params: dict[str, Any], config: str | None, section: str) -> dict[str, Any]:
-    """Fill parameters the user did not give on the command line from a YAML config file.
+def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, ...], /, *,
+                files: dict[str, str | None] | None = None, **kwargs: Any) -> Any:
+    """A private command's one call into the library: DATA and the flags every private command
+    shares, the command's own ``options`` only when given (a flag or --config: every default is
+    the library's), the report beside the output; then ``--json``."""
+    from dpkit.run import check_distinct_paths
 
-    The file is a mapping of option names (``levels``, ``selection-share`` or
-    ``selection_share``) to values, optionally nested under the command's name
-    (``publish: {levels: 13}``). Unknown keys are an error naming the file and key.
-    """
-    if not config:
-        return params
-    from dpkit.config import load_config
+    report = default_report_path(p["output"], p["report"])
+    check_distinct_paths([p.get("config")], [p["output"], report])
+    given = {k: p[k] for k in options if p.get(k) is not None}
+    result = fn(read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), epsilon=p["epsilon"],
+                seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
+                output=p["output"], report=report, **given, **kwargs)
+    if p.get("as_json"):
+        from dpkit.cli.results import emit_run_result
 
-    values = load_config(config, section)
-    # settable: the options a flag sets, by parameter name or long flag name (--schema is the
-    # parameter schema_path); not the DATA argument, not -v/-q, not config itself
-    # (dpkit/cli/configfile.py reads the same file earlier, as Click defaults)
-    known: dict[str, click.Parameter] = {}
-    shown: list[str] = []
-    for param in ctx.command.params:
-        if (not isinstance(param, click.Option) or not param.name
-                or param.name in ("config", "verbose", "quiet", "help")):
-            continue
-        flags = [o.lstrip("-") for o in param.opts if o.startswith("--")]
-        shown.append(flags[0] if flags else param.name)
-        for alias in (param.name, *flags):
-            known[alias.replace("-", "_")] = param
-    out = dict(params)
-    for key, value in values.items():
-        param = known.get(key.replace("-", "_"))
-        if param is None:
-            from dpkit.errors import DpkitUsageError
+        emit_run_result(result.report, p["output"], report=report, **(files or {}))
+    return result
 
-            raise DpkitUsageError(
-                f"{config}: unknown key {key!r} for 'dpkit {section}' (known: {', '.join(sorted(shown))})"
-            )
-        name = param.name
-        if not param.expose_value:
-            continue  # a dialect flag (-H, -t, ...): configfile.py gave it to Click as a default
-        source = ctx.get_parameter_source(name)
-        if source in (click.core.ParameterSource.DEFAULT, None):
-            try:
-                # numbers in YAML are typed; options such as --epsilon parse strings themselves
-                raw = str(value) if param.type == click.STRING and value is not None else value
-                out[name] = param.type_cast_value(ctx, raw)
-                if name == "delimiter":
-                    out[name] = _delimiter(ctx, param, out[name])
-            except click.BadParameter as exc:
-                from dpkit.errors import DpkitUsageError
 
-                raise DpkitUsageError(f"{config}: bad value for {key!r}: {exc.message}") from None
-    return out
+def columns_of(text: str | None) -> list[str] | None:
+    """``--columns A,B`` as a list (None when not given)."""
+    return [c.strip() for c in str(text).split(",") if c.strip()] if text else None

@@ -8,8 +8,6 @@ import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
-    apply_config,
-    default_report_path,
     domain_options,
     engine_options,
     global_options,
@@ -73,11 +71,10 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
           --target income --epsilon 1 -o out/adult.released.csv
     """
     import dpkit
-    from dpkit.cli.options import output_delimiter, public_values, read_options
+    from dpkit.cli.options import output_delimiter, public_values, run_private
     from dpkit.release import MAXGDDP_ONLY
-    from dpkit.run import check_distinct_paths
 
-    p = apply_config(ctx, dict(kwargs), kwargs.get("config"), "publish")
+    p = kwargs
     if p.get("algorithm") == "diffgen":
         given = [k for k in MAXGDDP_ONLY if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
         if given:
@@ -89,20 +86,8 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
                           "diffgen ignores them", DpkitWarning, stacklevel=1)
         for k in MAXGDDP_ONLY:
             p[k] = None
-    report_path = default_report_path(p["output"], p["report"])
-    check_distinct_paths([p.get("config")], [p["output"], report_path])
-    # only what the user gave (a flag or --config): every default is the library's
-    options = {k: p[k] for k in ("algorithm", "levels", "allocation", "selection_share", "selector", "score", "grid", "raw")
-               if p.get(k) is not None}
-    release = dpkit.publish(
-        read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), schema=p["schema_path"], epsilon=p["epsilon"],
-        target=p["target"], seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"),
-        spark_master=p.get("spark_master"), output=p["output"], report=report_path, counts=bool(p["counts"]),
-        output_delimiter=output_delimiter(), on_invalid=p.get("on_invalid") or "error",
-        delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-        values=public_values(p.get("public_values")), **options,
-    )
-    if p.get("as_json"):
-        from dpkit.cli.results import emit_run_result
-
-        emit_run_result(release.report, p["output"], report=report_path)
+    run_private(dpkit.publish, p, ("algorithm", "levels", "allocation", "selection_share", "selector", "score", "grid",
+                                   "raw"),
+                schema=p["schema_path"], target=p["target"], counts=bool(p["counts"]), output_delimiter=output_delimiter(),
+                on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
+                ignore=p.get("ignore"), values=public_values(p.get("public_values")))

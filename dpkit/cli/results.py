@@ -40,3 +40,33 @@ def run_result(doc: dict[str, Any], /, **files: str | None) -> dict[str, Any]:
 def emit_run_result(doc: dict[str, Any], output: str, /, **files: str | None) -> None:
     """``--json`` of a run (report ``doc``) that wrote ``output`` (``-`` = stdout)."""
     emit_json(run_result(doc, output=output, **files), data_on_stdout=output == "-")
+
+
+def show(tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]], lines: list[str] | None = None) -> None:
+    """Rich tables on a terminal; on a pipe ``lines``, or else each table as tab-separated lines."""
+    import sys
+
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        for title, header, rows in tables:
+            table = Table(title=title)
+            for i, h in enumerate(header):
+                # long cells (paths) fold; ε and status stay on one line; numbers align right
+                table.add_column(h, overflow="fold", no_wrap=h in ("ε", "status"),
+                                 justify="right" if i and rows and _numeric(rows[0][i]) else "left")
+            for row in rows:
+                table.add_row(*row)
+            Console().print(table)
+        return
+    for line in lines if lines is not None else ["\t".join(r) for _, h, rows in tables for r in (h, *rows)]:
+        click.echo(line)
+
+
+def _numeric(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True

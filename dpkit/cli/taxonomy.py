@@ -1,10 +1,7 @@
 """`dpkit taxonomy` — check, draft, learn and convert schema/taxonomy files (format: docs/formats.md).
 
-Thin layer: the work is in :mod:`dpkit.data.schema`, :mod:`dpkit.data.table`
-(:func:`~dpkit.data.coverage.check_coverage`), :mod:`dpkit.data.importers`,
-:mod:`dpkit.data.infer` and :mod:`dpkit.api.domain`. Only ``infer --epsilon`` spends privacy
-budget (it learns the schema under (ε, δ)-DP, docs/domain.md); plain ``infer`` reads the data
-to draft a schema and says loudly that such a draft is not private.
+Each subcommand is one call into :mod:`dpkit.api.taxonomy`; only ``infer --epsilon`` spends privacy
+budget (it learns the schema under (ε, δ)-DP, docs/domain.md).
 """
 
 from __future__ import annotations
@@ -16,43 +13,12 @@ from dpkit.cli.options import (
     engine_options,
     global_options,
     input_options,
-    state_for,
+    say,
 )
-
-
-def _say(message: str) -> None:
-    if not state_for().quiet:
-        click.echo(message, err=True)
-
-
-def _same_file(a: str, b: str) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
-def _check_output(output: str, inputs: list[str]) -> None:
-    from dpkit.errors import DpkitUsageError
-
-    if output == "-":
-        return
-    for i in inputs:
-        if i != "-" and _same_file(output, i):
-            raise DpkitUsageError(f"-o {output} is also an input; write the schema to a new file")
 
 
 def _shown(output: str) -> str:
     return "<stdout>" if output == "-" else output
-
-
-def _write(text: str, output: str) -> None:
-    from dpkit.data.output import atomic_output
-
-    with atomic_output(output) as fh:
-        fh.write(text)
 
 
 @click.group(name="taxonomy", context_settings=CONTEXT_SETTINGS)
@@ -94,7 +60,7 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
 
     result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
                              engine=engine, spark_master=spark_master)
-    _say(result.pop("message"))
+    say(result.pop("message"))
     if as_json:
         from dpkit.cli.results import emit_json
 
@@ -152,15 +118,16 @@ def import_(
     """
     from dpkit.api.taxonomy import import_schema
     from dpkit.cli.options import read_options
+    from dpkit.run import check_distinct_paths
 
-    _check_output(output, list(sources) + ([data] if data else []))
+    check_distinct_paths([*sources, data], [output])
     imported = import_schema(
         sources, format=fmt, target=target, rename=list(rename), ignore=ignore_cols, numeric=numeric,
         data=read_options(data, encoding, delimiter) if data else None,
         hierarchy_delimiter=hierarchy_delimiter, encoding=encoding, output_name=output,
     )
-    _write(imported.text, output)
-    _say(f"wrote {_shown(output)}: {imported.summary}")
+    imported.write(output)
+    say(f"wrote {_shown(output)}: {imported.summary}")
 
 
 # --------------------------------------------------------------------------- infer
@@ -230,85 +197,37 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
-    from dpkit.cli.options import engine_of, pairs
+    from dpkit.cli.options import engine_of, pairs, read_options
     from dpkit.cli.options import public_values as values_of
+    from dpkit.errors import DpkitUsageError
+    from dpkit.run import check_distinct_paths
 
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
                     "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
                     "--values": public_values or None, "--bounds": public_bounds or None,
                     "--ledger": ledger if ledger and epsilon is not None else None,
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
+    check_distinct_paths([data], [output])
     if epsilon is not None:
-        _infer_private(data, output, target, missing, encoding, delimiter, epsilon, delta, numeric, categorical,
-                       integer, ignore_cols, levels, report, seed, ledger, values_of(public_values),
-                       pairs(public_bounds, "--bounds"), {"engine": engine, "spark_master": spark_master})
-        return
-    from dpkit.errors import DpkitUsageError
+        from dpkit.api.taxonomy import learn_schema
+        from dpkit.data.importers import schema_summary
 
+        learned, report = learn_schema(
+            read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
+            report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
+            seed=seed, numeric=numeric, categorical=categorical, integer=integer, ignore=ignore_cols,
+            values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master)
+        if output == "-":
+            click.echo(learned.yaml, nl=False)
+        say(f"wrote {_shown(output)}: {schema_summary(learned)}, learned under (epsilon, delta)-DP "
+            f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
+        return
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
         raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
     from dpkit.api.taxonomy import draft_schema
-    from dpkit.cli.options import read_options
 
-    _check_output(output, [data])
     drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
                            missing=None if missing.lower() == "none" else missing, output_name=output)
-    _write(drafted.text, output)
-    _say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")
-
-
-def _infer_private(data: str, output: str, target: str | None, missing: str, encoding: str, delimiter: str | None,
-                   epsilon: str, delta: str | None, numeric: str | None, categorical: str | None,
-                   integer: str | None, ignore_cols: str | None, levels: int | None, report: str | None,
-                   seed: str | None, ledger: str | None, values: dict[str, list[str]] | None = None,
-                   bounds: dict[str, str] | None = None, engine_args: dict[str, str | None] | None = None) -> None:
-    """``taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema`, flags named in errors."""
-    from dpkit.api.domain import check_delta, infer_schema
-    from dpkit.cli.options import read_options
-    from dpkit.data.importers import schema_summary
-    from dpkit.errors import DataError, DpkitUsageError
-
-    if delta is None:
-        raise DpkitUsageError("--epsilon learns the schema under (epsilon, delta)-DP: give --delta too (e.g. 1e-6)")
-    d = check_delta(delta, "--delta")
-    if data == "-":
-        raise DpkitUsageError("the private mode reads a file, not stdin ('-')")
-    _check_output(output, [data])
-    if report is None:
-        if output == "-":
-            raise DpkitUsageError("the schema goes to stdout (no -o FILE), so the report needs a file: give --report FILE")
-        base = output
-        for ext in (".yaml", ".yml"):
-            if base.lower().endswith(ext):
-                base = base[: -len(ext)]
-                break
-        report = base + ".report.json"
-    # the library resolves (sniffs) the dialect, on either engine: a URI is not opened here, and
-    # the run's key sees the arguments a library call would (same bytes as the CLI)
-    opts = read_options(data, encoding, delimiter, resolved=False)
-    public_bounds = {}
-    for c, text in (bounds or {}).items():
-        lo, sep, hi = text.partition(":")
-        try:
-            public_bounds[c] = (float(lo), float(hi))
-        except ValueError:
-            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}") from None
-        if not sep:
-            raise DpkitUsageError(f"--bounds takes COL=LO:HI, got {c}={text!r}")
-    try:
-        learned = infer_schema(
-            opts.path, target=target, epsilon=epsilon, delta=d, seed=seed, numeric=numeric, categorical=categorical,
-            integer=integer, ignore=ignore_cols, missing=None if missing.lower() == "none" else missing,
-            values=values, bounds=public_bounds or None,
-            levels=0 if levels is None else levels, encoding=opts.encoding, delimiter=opts.delimiter,
-            output=output if output != "-" else None, report=report, ledger=ledger, **(engine_args or {}),
-        )
-    except DataError as exc:
-        if getattr(exc, "param", None) == "ignore":
-            raise DataError(str(exc).replace("ignore=[...]", "--ignore COLUMN")) from None
-        raise
-    if output == "-":
-        click.echo(learned.yaml, nl=False)
-    _say(f"wrote {_shown(output)}: {schema_summary(learned)}, learned under (epsilon, delta)-DP "
-         f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={d:g}); report {report}")
+    drafted.write(output)
+    say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")

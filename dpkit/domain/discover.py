@@ -262,7 +262,7 @@ def discover(
         err = DataError(
             f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
             f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records): raise epsilon, "
-            "or declare the column ignored (ignore=[...])"
+            "or declare the column ignored (ignore='COLUMN')"
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err

@@ -72,6 +72,15 @@ class SweepOutcome:
     warnings: list[str]
     seconds: float
 
+    def failure(self) -> str | None:
+        """Why the sweep failed (how many runs, the first one's error), None when none did."""
+        if not self.failed:
+            return None
+        run, error = self.failed[0]
+        point = ", ".join(f"{k}={v}" for k, v in run.point.items())
+        return (f"{len(self.failed)} of {self.executed} run(s) failed; first: sweep {run.sweep!r} ({point}, "
+                f"repeat {run.repeat}): {error} — rerun the command to retry only those")
+
 
 def run_sweep(
     exp: Experiment,

@@ -20,3 +20,12 @@ def test_otherwise_the_flag_follows_in_brackets_and_plain_messages_pass():
     assert cli_message(DpkitError("no such class", param="positive")) == "no such class (--positive)"
     assert cli_message(DpkitError("plain")) == "plain"
     assert cli_message(ValueError("x")) == "x"
+
+
+def test_every_mentioned_parameter_of_a_command_becomes_its_flag():
+    err = DpkitError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")
+    assert cli_message(err) == "--l needs --sensitive (the column that must be ℓ-diverse)"
+    # a name no command has stays as Python spells it; a value after '=' is no mention
+    assert cli_message(DpkitError("pass nosuchparam= or k=10", param="k")) == "pass nosuchparam= or k=10 (-k)"
+    assert cli_message(DpkitError("declare it ignored (ignore='COLUMN')", param="ignore")) == (
+        "declare it ignored (--ignore COLUMN)")

@@ -136,4 +136,4 @@ def test_generalize_usage_errors(capsys, tmp_path: Path, adult3k, args, code, me
 def test_evaluate_test_needs_target(capsys, tmp_path: Path, adult3k) -> None:
     train, test = adult3k
     code, _, err = dpkit(capsys, "evaluate", "kanon", train, "--qi", "age", "--test", test)
-    assert code == 2 and "--test needs --target" in err
+    assert code == 2 and "--target is required with a test split" in err

@@ -256,7 +256,7 @@ def test_import_refuses_to_overwrite_its_input(capsys, tmp_path):
     src = tmp_path / "t.txt"
     shutil.copy(FIX / "adult-fung2007-braces.txt", src)
     code, _, err = dpkit(capsys, "taxonomy", "import", src, "-o", src)
-    assert code == 2 and "is also an input" in err
+    assert code == 2 and "refusing to overwrite it" in err
     assert src.read_text() == (FIX / "adult-fung2007-braces.txt").read_text()
 
 
