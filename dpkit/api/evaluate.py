@@ -77,7 +77,7 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
                    schema: str | None = None, **reading: Any) -> KanonEvaluation:
     """k-anonymity metrics of a table (``dpkit evaluate kanon``): k, ℓ, class sizes, discernibility,
     C_AVG (LeFevre et al. 2006), the suppression a ``from_report`` release made, and with ``test``
-    the utility of an SVM and an entropy tree trained on ``data`` (XGB-KA, Wang & Wan §5).
+    the utility of an SVM and an entropy tree trained on ``data`` (as XGB-KA, Wang & Wan, scores it).
 
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
@@ -136,10 +136,10 @@ class KanonEvaluation:
 
     def lines(self) -> list[str]:
         """One fact per line, as ``dpkit evaluate kanon`` prints them."""
-        return kanon_lines(self.check.lines(), self.extra)
+        return _kanon_lines(self.check.lines(), self.extra)
 
 
-def kanon_lines(lines: list[str], result: dict[str, Any]) -> list[str]:
+def _kanon_lines(lines: list[str], result: dict[str, Any]) -> list[str]:
     lines = list(lines)
     if "suppression" in result:
         sup = result["suppression"]
@@ -198,8 +198,8 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
                         schema: str | None = None, model: str = "tree", positive: str | None = None,
                         weight_column: str | None = None, seed: int = 0) -> dict[str, Any]:
     """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
-    classifier trained on ``train`` (e.g. a release; MAXGDDP §6 and DiffGen §5 score releases
-    this way), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
+    classifier trained on ``train`` (e.g. a release, scored as the MAXGDDP and DiffGen papers score
+    theirs), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
     ``test`` (``dpkit evaluate classify``; :func:`dpkit.evaluate.classify.score_tables`).
 
     Exactly one of ``train``, ``predictions`` and ``dpkit_model``. ``baseline`` and
@@ -207,7 +207,7 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
     majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
     DataFrames.
     """
-    from dpkit.api.inputs import is_dataframe, read_options
+    from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.data.table import read_table
     from dpkit.evaluate.classify import (
         dpkit_model_predictor,
@@ -231,7 +231,7 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
 
     def read(data: Any) -> tuple[Any, str]:
         if is_dataframe(data):
-            return data, "<DataFrame>"
+            return data, DATAFRAME
         opts = read_options(data)
         return read_table(opts), opts.name
 
