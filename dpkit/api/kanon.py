@@ -330,8 +330,8 @@ def check_kanon(
         from dpkit.console import private
         from dpkit.errors import DpkitWarning
 
-        warnings.warn(private(f"k={k} is larger than the table ({len(df)} records)", f"k={k} is larger than the table"),
-                      DpkitWarning, stacklevel=2)
+        warnings.warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
+                                           f"k {k} is larger than the table"), param="k"), stacklevel=2)
     return KAnonymityReport(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l), len(df), source)
 
 
