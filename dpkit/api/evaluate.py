@@ -82,15 +82,10 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
-    from dpkit.anonymity.checks import check_table
-    from dpkit.anonymity.frame import require_columns
     from dpkit.api.inputs import read_options
+    from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.data.table import read_table
 
-    if k is not None and k < 1:
-        raise DpkitUsageError(f"k must be ≥ 1, got {k}", param="k")
-    if l is not None and l < 1:
-        raise DpkitUsageError(f"l must be ≥ 1, got {l}", param="l")
     rep: dict[str, Any] | None = None
     if from_report is not None:
         from dpkit.report import read_report
@@ -107,14 +102,10 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
     if quasi_identifiers is None:
         raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
                               param="quasi_identifiers")
-    if l is not None and sensitive is None:
-        raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")
+    check_k_l(k, l, sensitive, need_k=False)  # given or from the report; before the data is read
     opts = read_options(data, **reading)
-    df = read_table(opts)
-    require_columns(df, quasi_identifiers, "quasi_identifiers", opts.name)
-    if sensitive is not None:
-        require_columns(df, [sensitive], "sensitive", opts.name)
-    out = KanonEvaluation(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l))
+    df = read_table(opts)  # every column: the --test utility trains on the target too
+    out = KanonEvaluation(check_columns(df, opts.name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
     if rep is not None and "suppression" in rep.get("release", {}):
         out.extra["suppression"] = rep["release"]["suppression"]
     out.extra["average_class_size"] = out.check.records / out.check.classes

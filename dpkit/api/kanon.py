@@ -159,7 +159,7 @@ def kanon_select(
     from dpkit.run import check_distinct_paths
 
     keep = list(keep or [])
-    _check_k_l(k, l, sensitive)
+    check_k_l(k, l, sensitive)
     if generalize and schema is None:
         raise DpkitUsageError("generalize= needs schema= (its taxonomies and bounds are the hierarchies)",
                               param="schema")
@@ -302,17 +302,12 @@ def check_kanon(
 ) -> KAnonymityReport:
     """k (the smallest equivalence class), the records in classes below ``k``, and the distinct ℓ
     of ``sensitive``, of a table as it is, on ``quasi_identifiers`` (nothing is selected)."""
-    from dpkit.anonymity.checks import check_table
-    from dpkit.anonymity.frame import require_columns
     from dpkit.data.table import read_table
     from dpkit.engine.string_frame import _release_reader_memory
 
     if not quasi_identifiers:
         raise DpkitUsageError("quasi_identifiers is required (the columns to check)", param="quasi_identifiers")
-    if k is not None:
-        _check_k_l(k, l, sensitive)
-    elif l is not None:
-        _check_k_l(1, l, sensitive)
+    check_k_l(k, l, sensitive, need_k=False)
     if is_dataframe(data):
         df, source = data, DATAFRAME
     else:
@@ -321,9 +316,7 @@ def check_kanon(
         df = read_table(opts, categorical=True, columns=[*quasi_identifiers] + ([sensitive] if sensitive else []))
         source = opts.name
         _release_reader_memory()
-    require_columns(df, quasi_identifiers, "quasi_identifiers", source)
-    if sensitive is not None:
-        require_columns(df, [sensitive], "sensitive", source)
+    check = check_columns(df, source, quasi_identifiers, k=k, sensitive=sensitive, l=l)
     if k is not None and k > len(df):
         import warnings
 
@@ -332,11 +325,25 @@ def check_kanon(
 
         warnings.warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
                                            f"k {k} is larger than the table"), param="k"), stacklevel=2)
-    return KAnonymityReport(check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l), len(df), source)
+    return KAnonymityReport(check, len(df), source)
 
 
-def _check_k_l(k: Any, l: int | None, sensitive: str | None) -> None:  # noqa: E741
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *, k: int | None,
+                  sensitive: str | None, l: int | None) -> KAnonymityCheck:  # noqa: E741
+    """k (and ℓ) of ``df`` on ``quasi_identifiers``, after checking that the columns exist (errors
+    name ``source``): ``check_kanon`` and ``dpkit.api.evaluate.evaluate_kanon`` both ask here."""
+    from dpkit.anonymity.checks import check_table
+    from dpkit.anonymity.frame import require_columns
+
+    require_columns(df, quasi_identifiers, "quasi_identifiers", source)
+    if sensitive is not None:
+        require_columns(df, [sensitive], "sensitive", source)
+    return check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l)
+
+
+def check_k_l(k: Any, l: int | None, sensitive: str | None, *, need_k: bool = True) -> None:  # noqa: E741
+    """k ≥ 1 (required unless ``need_k`` is False), ℓ ≥ 1, and ℓ only with a sensitive column."""
+    if (k is not None or need_k) and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
     if l is not None and l < 1:
         raise DpkitUsageError(f"l must be ≥ 1, got {l!r}", param="l")

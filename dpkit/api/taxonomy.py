@@ -277,6 +277,7 @@ def learn_schema(data: Any, *, output: str, epsilon: Any, delta: Any = None, rep
     """
     from dpkit.api.domain import check_delta, infer_schema
     from dpkit.data.source import ReadOptions
+    from dpkit.kmeans.common import parse_bounds
 
     if delta is None:
         raise DpkitUsageError("epsilon= learns the schema under (epsilon, delta)-DP: give delta= too (e.g. 1e-6)",
@@ -294,13 +295,10 @@ def learn_schema(data: Any, *, output: str, epsilon: Any, delta: Any = None, rep
         report += ".report.json"
     public_bounds = {}
     for c, text in (bounds or {}).items():
-        lo, sep, hi = text.partition(":")
-        try:
-            public_bounds[c] = (float(lo), float(hi))
-            if not sep:
-                raise ValueError(text)
-        except ValueError:
-            raise DpkitUsageError(f"bounds takes COL=LO:HI, got {c}={text!r}", param="bounds") from None
+        (lo, *more), (hi, *_) = parse_bounds(text)  # the one LO:HI parser (cluster's --bounds)
+        if more:
+            raise DpkitUsageError(f"bounds takes one LO:HI per column, got {c}={text!r}", param="bounds")
+        public_bounds[c] = (lo, hi)
     learned = infer_schema(
         opts.path, epsilon=epsilon, delta=d, missing=None if str(missing).lower() == "none" else missing,
         bounds=public_bounds or None, levels=0 if levels is None else levels, encoding=opts.encoding,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -105,6 +106,7 @@ def flag(param: str) -> str:
     return FLAGS.get(param, "--" + param.replace("_", "-"))
 
 
+@functools.cache
 def _parameter_names() -> frozenset[str]:
     """Every parameter name of every dpkit command (the names a library message may mention)."""
     from dpkit.cli import cli

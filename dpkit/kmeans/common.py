@@ -126,14 +126,14 @@ def parse_bounds(spec: object) -> tuple[list[float], list[float]]:
         for part in spec.split(","):
             bits = part.split(":")
             if len(bits) != 2:
-                raise DpkitUsageError(f"bounds must look like lo:hi,lo:hi — got {part!r}")
+                raise DpkitUsageError(f"bounds must look like lo:hi,lo:hi — got {part!r}", param="bounds")
             try:
                 pairs.append((float(bits[0]), float(bits[1])))
             except ValueError:
-                raise DpkitUsageError(f"bounds must be numbers, got {part!r}") from None
+                raise DpkitUsageError(f"bounds must be numbers, got {part!r}", param="bounds") from None
     else:
         try:
             pairs = [(float(a), float(b)) for a, b in spec]  # type: ignore[union-attr]
         except (TypeError, ValueError):
-            raise DpkitUsageError(f"bounds must be a list of [lo, hi] pairs, got {spec!r}") from None
+            raise DpkitUsageError(f"bounds must be a list of [lo, hi] pairs, got {spec!r}", param="bounds") from None
     return [p[0] for p in pairs], [p[1] for p in pairs]
