@@ -216,8 +216,8 @@ def forest(
         Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
         ``columns``, of those columns and the target only).
     **options
-        ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("max", "info-gain",
-        "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
+        ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("balanced", "max",
+        "info-gain", "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults
         are ``DiffPRFs.__init__``'s.
 
     Returns

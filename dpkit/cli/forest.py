@@ -18,7 +18,7 @@ from dpkit.cli.options import (
 )
 from dpkit.cli.results import json_result_option
 
-UTILITY_CHOICES = ["max", "info-gain", "gini"]
+UTILITY_CHOICES = ["balanced", "max", "info-gain", "gini"]
 
 
 class AutoInt(click.ParamType):
@@ -67,7 +67,8 @@ def command() -> None:
 @click.option("--features-per-node", default=None, metavar="F",
               help="Attributes drawn at random per node: an integer, 'sqrt' (⌊√|F|⌋) or 'all' [default: sqrt].")
 @click.option("--utility", type=click.Choice(UTILITY_CHOICES), default=None,
-              help="Split score: max-class-frequency sum (Δ=1), information gain, or Gini [default: max].")
+              help="Split score: balanced (max-class-frequency sum with classes weighted by their noisy "
+                   "shares; Δ=1), max (unweighted, the paper's), information gain, or Gini [default: balanced].")
 @click.option("--sampling", type=click.Choice(SAMPLING_CHOICES), default=None,
               help="[default: disjoint] disjoint: each tree gets a random disjoint part of the records and all of ε; "
               "none: every tree sees all records with ε/t. (No bootstrap: it breaks the accounting.)")

@@ -26,8 +26,10 @@ so they are the parts of one parallel composition (McSherry 2009) nested inside 
 accountant, and every record's path spends exactly the tree's ε.
 
 Utilities (``utility``): ``info-gain`` (the paper's first), ``max`` (max-class-frequency
-sum, Δ = 1, monotone) and ``gini`` (Friedman & Schuster's Gini utility, Δ = 2; an
-addition: its sensitivity does not grow with the node size).
+sum, Δ = 1, monotone), ``balanced`` (the default, an addition: ``max`` with each class's
+counts weighted by w_c = min_k π̂_k / π̂_c, π̂ the forest's noisy class counts floored at
+their noise's standard deviation — Δ = 1, monotone, as every weight is at most 1) and ``gini`` (Friedman & Schuster's Gini utility,
+Δ = 2; an addition: its sensitivity does not grow with the node size).
 
 Where dpkit departs from the paper (docs/algorithms.md §2):
 
@@ -73,9 +75,10 @@ from dpkit.privacy import (
     validate_epsilon,
 )
 
-UTILITIES = ("info-gain", "max", "gini")
+UTILITIES = ("info-gain", "max", "balanced", "gini")
 SAMPLINGS = ("disjoint", "none")
 _INV_LN2 = 1.0 / math.log(2)
+_WEIGHT_GRID = float(2**20)  # class weights are multiples of 2^-20 (class_weights)
 AUTO = "auto"
 #: the automatic shape (issue 25; docs/forest.md, "The forest's shape"): the share of ε spent
 #: on the noisy class counts, the trees it starts from and the bounds it stays in, and the
@@ -113,14 +116,21 @@ def plan_shape(rarest: float, epsilon: float, trees: int | None = None, depth: i
 # --------------------------------------------------------------------------- utilities
 
 
-def split_utility(counts: np.ndarray, utility: str, cap: float = math.inf) -> np.ndarray:
+def split_utility(counts: np.ndarray, utility: str, cap: float = math.inf,
+                  weights: np.ndarray | None = None) -> np.ndarray:
     """Utility of candidate splits from their child × class count matrices.
 
     ``counts`` has shape ``(..., n_children, n_classes)``; returns shape ``(...)``. ``cap``
-    is the logarithm cap L of the information-gain utility (see the module docstring).
+    is the logarithm cap L of the information-gain utility (see the module docstring);
+    ``weights`` the class weights of ``balanced`` (:func:`class_weights`).
     These are functions of exact counts: they only ever feed a selection mechanism.
     """
     m = np.asarray(counts, dtype=float)
+    if utility == "balanced":
+        if weights is None:
+            raise DpkitUsageError("the 'balanced' utility needs class weights")
+        m = m * np.asarray(weights, dtype=float)
+        utility = "max"
     if utility == "max":
         return m.max(axis=-1).sum(axis=-1)
     n_j = m.sum(axis=-1, keepdims=True)
@@ -135,8 +145,36 @@ def split_utility(counts: np.ndarray, utility: str, cap: float = math.inf) -> np
     raise DpkitUsageError(f"utility must be one of {', '.join(UTILITIES)}, got {utility!r}")
 
 
+def class_weights(noisy_counts: Sequence[float], floor: float = 1.0) -> np.ndarray:
+    """The ``balanced`` utility's class weights w_c = min_k π̂_k / π̂_c from noisy class counts,
+    each floored at ``floor`` (at least 1): post-processing of released counts, so free in ε.
+
+    The forest floors them at the counts' noise standard deviation √2/ε_n: a rare class whose
+    count is within the noise of zero would otherwise get weights as extreme as the noise
+    makes them (a count drawn as 1 against 300 weighs the common class 1/300 and leaves the
+    utility almost flat), where the floor keeps the weights no further from 1 than the noise
+    can tell.
+
+    Weighted so, Σ_j max_c w_c·n_jc is, up to the constant min_k π̂_k, the number of records a
+    child's weighted-majority label gets right counted as balanced accuracy counts them (each
+    class by its share), so a split that isolates a rare class scores as it would in a balanced
+    table — where ``max`` only sees it once the rare class is a child's majority. Every weight
+    is at most 1 (the rarest class's is 1), which keeps Δ = 1 and monotonicity.
+
+    Each weight is rounded down to a multiple of 2⁻²⁰ (at least 2⁻²⁰): a weighted count of fewer
+    than 2³³ records, and any sum of them, is then exact in float64, so the sensitivity bound
+    holds for the utilities as computed, not only as real numbers."""
+    n = np.maximum(np.asarray(noisy_counts, dtype=float), max(float(floor), 1.0))
+    return np.maximum(np.floor(n.min() / n * _WEIGHT_GRID), 1.0) / _WEIGHT_GRID
+
+
 def utility_sensitivity(utility: str, cap: float) -> tuple[float, bool]:
-    """(Δ, monotone) of a utility: max 1 (monotone), gini 2 (F&S 2010), info-gain L + 1/ln 2."""
+    """(Δ, monotone) of a utility: max and balanced 1 (monotone), gini 2 (F&S 2010),
+    info-gain L + 1/ln 2."""
+    if utility == "balanced":
+        # adding a record raises one n_jc by 1, so one weighted count by w_c <= 1: the sum of
+        # the children's largest weighted counts rises by at most 1 and never falls
+        return 1.0, True
     if utility == "max":
         # adding a record raises one n_jc by 1: Σ_j max_c n_jc rises by 0 or 1, never falls
         return 1.0, True
@@ -157,7 +195,9 @@ class DiffPRFs:
     an integer or ``"auto"`` (default): chosen from noisy class counts (:func:`plan_shape`,
     5 % of ε; the trees get the rest).
     features_per_node: attributes drawn per node (int, ``"sqrt"`` = ⌊√|F|⌋ as in the paper,
-    or ``"all"``). utility: ``"info-gain"``, ``"max"`` or ``"gini"``. sampling:
+    or ``"all"``). utility: ``"balanced"`` (default), ``"max"``, ``"info-gain"`` or ``"gini"``;
+    ``balanced`` weighs classes by noisy class counts (:data:`SHAPE_SHARE` of ε, as the
+    automatic shape's, and the same draw when both are asked). sampling:
     ``"disjoint"`` or ``"none"`` (see the module docstring: no bootstrap). size_share: the
     part of an inner node's level budget spent on its children's noisy class counts.
     leaf_factor: multiplies the Friedman–Schuster leaf threshold √2·|C|/ε_c.
@@ -173,7 +213,7 @@ class DiffPRFs:
         n_trees: int | str = AUTO,
         max_depth: int | str = AUTO,
         features_per_node: int | str = "sqrt",
-        utility: str = "max",
+        utility: str = "balanced",
         sampling: str = "disjoint",
         size_share: float = 0.5,
         leaf_factor: float = 1.0,
@@ -292,11 +332,14 @@ class DiffPRFs:
                rng: np.random.Generator) -> tuple[int, int, float]:
         """(trees, depth, ε left for the trees). ``auto`` spends :data:`SHAPE_SHARE`·ε on the
         noisy class counts (one record changes one count by 1: Δ = 1) and sizes the forest on
-        the rarest (:func:`plan_shape`); explicit integers spend nothing here."""
+        the rarest (:func:`plan_shape`); the ``balanced`` utility's class weights come from the
+        same counts (drawn for it alone when the shape is given). Explicit integers with another
+        utility spend nothing here."""
         auto_t, auto_d = self.n_trees == AUTO, self.max_depth == AUTO
         self.shape_: dict[str, Any] = {"trees": "auto" if auto_t else int(self.n_trees),
                                        "depth": "auto" if auto_d else int(self.max_depth)}
-        if not (auto_t or auto_d):
+        self.class_weights_: np.ndarray | None = None
+        if not (auto_t or auto_d or self.utility == "balanced"):
             return int(self.n_trees), int(self.max_depth), eps
         eps_n = SHAPE_SHARE * eps
         exact = frame.counts([Col(target)], (n_classes,))
@@ -307,6 +350,9 @@ class DiffPRFs:
         t, d = plan_shape(float(max(int(np.min(noisy)), 1)), per_tree, None if auto_t else int(self.n_trees),
                           None if auto_d else int(self.max_depth))
         self.shape_.update(noisy_class_counts=[int(v) for v in noisy], epsilon_n=eps_n, resolved=[t, d])
+        if self.utility == "balanced":
+            self.class_weights_ = class_weights(noisy, floor=math.sqrt(2) / eps_n)
+            self.shape_["class_weights"] = [float(w) for w in self.class_weights_]
         return t, d, rest
 
     def get_params(self) -> dict[str, Any]:
@@ -384,7 +430,7 @@ class DiffPRFs:
         for a, j in enumerate(chosen):
             f = feats[j]
             if f.kind == "categorical":
-                utilities[a] = split_utility(stats[j][None], self.utility, cap)[0]
+                utilities[a] = split_utility(stats[j][None], self.utility, cap, self.class_weights_)[0]
                 continue
             lo, hi = ranges[j]
             distinct, left = stats[j]
@@ -392,7 +438,7 @@ class DiffPRFs:
             # candidate intervals: [lo, v1) (nothing left), [v_i, v_i+1), [v_k, hi] (all left)
             lefts = np.vstack([np.zeros((1, n_classes), dtype=np.int64), left])
             counts = np.stack([lefts, total[None, :] - lefts], axis=1)
-            u = split_utility(counts, self.utility, cap)
+            u = split_utility(counts, self.utility, cap, self.class_weights_)
             # For integers the mechanism counts the integers of [e_i, e_i+1): the last edge
             # hi + 1 makes hi itself a candidate ("x <= hi", all left).
             top = math.floor(hi) + 1 if f.integer else hi

@@ -58,8 +58,12 @@ def test_train_writes_model_and_report(trained) -> None:
     assert report["parameters"]["trees"] == 5 and report["parameters"]["sampling"] == "disjoint"
     by_tree = report["spends_by_tree"]
     assert [t["tree"] for t in by_tree] == [1, 2, 3, 4, 5]
+    # the default (balanced) utility's class weights: 5 % of ε on noisy class counts, the trees the rest
+    assert report["parameters"]["utility"] == "balanced"
+    assert [s["epsilon"] for s in report["spends"] if s["step"] == "noisy class counts"] == [pytest.approx(0.05)]
+    assert len(report["release"]["shape"]["class_weights"]) == 2
     for t in by_tree:
-        assert math.fsum(s["epsilon"] for s in t["spends"]) == pytest.approx(1.0)
+        assert math.fsum(s["epsilon"] for s in t["spends"]) == pytest.approx(0.95)
         assert all(s["step"].startswith(f"tree {t['tree']} level") for s in t["spends"])
     # nothing exact leaks into the report: no row counts of the data
     assert "n_rows" not in json.dumps(report) and "3000" not in json.dumps(report["release"])

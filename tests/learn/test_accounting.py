@@ -92,7 +92,7 @@ def guarded(monkeypatch):
 
 
 @pytest.mark.parametrize("sampling", ["disjoint", "none"])
-@pytest.mark.parametrize("utility", ["max", "info-gain", "gini"])
+@pytest.mark.parametrize("utility", ["balanced", "max", "info-gain", "gini"])
 def test_every_draw_is_accounted(table, guarded, sampling: str, utility: str) -> None:
     eps = 2.0
     rng = GuardedRng(make_rng(11))

@@ -9,9 +9,11 @@ import pytest
 
 from dpkit.data.table import encode
 from dpkit.errors import DpkitUsageError
+from dpkit.learn import dprf
 from dpkit.learn.dprf import (
     DiffPRFs,
     choose_features,
+    class_weights,
     resolve_features_per_node,
     split_utility,
     utility_sensitivity,
@@ -35,30 +37,71 @@ def test_split_utilities_by_hand() -> None:
     assert split_utility(np.array([[[10, 0], [0, 10]]]), "info-gain")[0] == 0.0
     # the cap bounds each record's term
     assert split_utility(m, "info-gain", cap=1.0)[0] == pytest.approx(-(8 * math.log2(10 / 8) + 2 + 1 + 9 * math.log2(10 / 9)))
+    # balanced: class 0 weighs 1/4 → max(2, 2) + max(0.25, 9)
+    assert split_utility(m, "balanced", weights=np.array([0.25, 1.0]))[0] == pytest.approx(11.0)
+
+
+def test_class_weights_are_inverse_noisy_shares() -> None:
+    grid = 2.0**-20
+    assert class_weights([900, 100]).tolist() == pytest.approx([100 / 900, 1.0], abs=grid)
+    assert class_weights([-3, 50]).tolist() == pytest.approx([1.0, 1 / 50], abs=grid)  # a count <= 0 reads as 1
+    # floored at the noise's standard deviation: a rare count drawn near 0 cannot make weights extreme
+    assert class_weights([2, 300], floor=30.0).tolist() == pytest.approx([1.0, 30 / 300], abs=grid)
+    assert class_weights([900, 100], floor=30.0).tolist() == pytest.approx([100 / 900, 1.0], abs=grid)
+    # multiples of 2^-20, rounded down (never above the exact ratio, never 0)
+    w = class_weights([3, 7, 10**9])
+    assert all((x / grid).is_integer() for x in w) and w[0] == 1.0 and w[1] <= 3 / 7 and w[2] == grid
+
+
+def test_weighted_counts_are_exact_in_floats() -> None:
+    """With dyadic weights, w·(n+1) − w·n is exactly w (≤ 1) even for large n: the bound Δ = 1
+    holds for the utility as computed."""
+    w = class_weights([3, 7])
+    for n in (0, 1, 12345, 2**31 - 1, 2**32):
+        m = np.array([[[n, n], [0, 0]]])
+        up = m.copy()
+        up[0, 0, 1] += 1
+        assert split_utility(up, "balanced", weights=w)[0] - split_utility(m, "balanced", weights=w)[0] in (0.0, w[1])
+    with pytest.raises(DpkitUsageError, match="class weights"):
+        split_utility(np.ones((1, 2, 2)), "balanced")
+
+
+def test_balanced_utility_sees_a_split_that_max_cannot() -> None:
+    """90 vs 10 records: a split sending 8 of the 10 rare records to one side (with 30 common
+    ones) does not change any child's majority, so ``max`` scores it as no split at all;
+    ``balanced`` prefers it."""
+    none_ = np.array([[[90, 10], [0, 0]]])
+    split = np.array([[[60, 2], [30, 8]]])
+    assert split_utility(split, "max")[0] == split_utility(none_, "max")[0]
+    w = class_weights([90, 10])
+    assert split_utility(split, "balanced", weights=w)[0] > split_utility(none_, "balanced", weights=w)[0]
 
 
 def test_empty_children_score_zero() -> None:
     m = np.zeros((1, 3, 2))
-    for u in ("max", "gini", "info-gain"):
-        assert split_utility(m, u)[0] == 0.0
+    for u in ("max", "gini", "info-gain", "balanced"):
+        assert split_utility(m, u, weights=np.array([0.5, 1.0]))[0] == 0.0
 
 
-@pytest.mark.parametrize("utility", ["max", "gini", "info-gain"])
+@pytest.mark.parametrize("utility", ["max", "gini", "info-gain", "balanced"])
 def test_sensitivity_bounds_hold_for_every_neighbour(utility: str) -> None:
     """Adding one record to any cell moves the utility by at most Δ (and up only if monotone)."""
     rng = np.random.default_rng(7)
+    weights = None
     cap = math.log2(20 + 1)  # deliberately smaller than many nodes below: the bound must still hold
     sens, monotone = utility_sensitivity(utility, cap)
     worst = 0.0
     for _ in range(400):
         j, c = rng.integers(1, 4), rng.integers(2, 4)
         m = rng.integers(0, rng.choice([3, 30, 300]), size=(j, c))
-        base = split_utility(m[None], utility, cap)[0]
+        if utility == "balanced":
+            weights = class_weights(rng.integers(1, 1000, size=c))
+        base = split_utility(m[None], utility, cap, weights)[0]
         for a in range(j):
             for b in range(c):
                 m2 = m.copy()
                 m2[a, b] += 1
-                diff = split_utility(m2[None], utility, cap)[0] - base
+                diff = split_utility(m2[None], utility, cap, weights)[0] - base
                 worst = max(worst, abs(diff))
                 assert abs(diff) <= sens + 1e-9, (m, a, b, diff)
                 if monotone:
@@ -143,18 +186,29 @@ def test_categorical_attribute_not_split_twice_on_a_path(schema) -> None:
 
 
 @pytest.mark.parametrize("sampling", ["disjoint", "none"])
-def test_budget_is_spent_exactly(table, sampling: str) -> None:
+@pytest.mark.parametrize("utility", ["max", "balanced"])
+def test_budget_is_spent_exactly(table, sampling: str, utility: str) -> None:
+    """An explicit shape spends nothing on it; the balanced utility's class weights then cost
+    SHAPE_SHARE of ε (one noisy class-count histogram), the trees the rest."""
     acc = Accountant(1.0)
-    f = DiffPRFs(epsilon=1.0, n_trees=4, max_depth=3, sampling=sampling).fit(
+    f = DiffPRFs(epsilon=1.0, n_trees=4, max_depth=3, sampling=sampling, utility=utility).fit(
         table, "label", accountant=acc, rng=make_rng(3))
     assert acc.spent == pytest.approx(1.0) and acc.spent <= 1.0 + 1e-9
     assert len(f.spends_by_tree_) == 4
-    per_tree = 1.0 if sampling == "disjoint" else 0.25
+    trees = 1.0 if utility == "max" else 1.0 - dprf.SHAPE_SHARE
+    per_tree = trees if sampling == "disjoint" else trees / 4
     for entry in f.spends_by_tree_:
         assert sum(s["epsilon"] for s in entry["spends"]) == pytest.approx(per_tree)
         assert entry["levels"][0]["level"] == 0
+    counts = [s for s in acc.spends if s.step == "noisy class counts"]
+    if utility == "max":
+        assert not counts and f.class_weights_ is None
+    else:
+        assert [s.epsilon for s in counts] == [pytest.approx(dprf.SHAPE_SHARE)]
+        assert f.shape_["resolved"] == [4, 3]  # the given shape is kept
+        assert max(f.class_weights_) == 1.0 and f.shape_["class_weights"] == pytest.approx(list(f.class_weights_))
     if sampling == "disjoint":
-        assert len(acc.spends) == 1 and acc.spends[0].scope == "parallel"
+        assert len(acc.spends) == 1 + len(counts) and acc.spends[-1].scope == "parallel"
 
 
 def test_same_seed_same_forest(table) -> None:
