@@ -401,12 +401,13 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     target is never left out: with fewer than two classes released the run is refused.
     ``path``: where the run writes the learned schema, the name load warnings give it.
 
-    On the Spark engine the data is read twice where it lives: once as a string frame for the
-    exact counts of the discovery (one aggregation; the rows stay on the executors), then
-    encoded against the learned schema as any run with a schema is. Both engines see the same
-    distinct values in the same order, so a keyed run learns the same schema on either.
+    The data is read once on either engine: as strings (a DataFrame, or on Spark a string frame
+    whose rows stay on the executors) for the exact counts of the discovery, then those strings
+    are encoded against the learned schema (on Spark from the string frame's cached codes, by a
+    load's own encoder: :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`). Both
+    engines see the same distinct values in the same order, so a keyed run learns the same
+    schema on either.
     """
-    from dpkit.api.inputs import load
     from dpkit.domain.discover import DomainOptions
     from dpkit.engine import engine_name
 
@@ -420,14 +421,13 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
         order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-        spark = engine_name(engine) == "spark"
-        if not spark:  # the strings already read, encoded against the learned schema (no second read)
+        if engine_name(engine) == "spark":  # encoded where the strings are cached (no second read)
+            frame = strings.encode(schema, order, first_line=first)
+        else:  # the strings already read, encoded against the learned schema (no second read)
             from dpkit.data.table import encode
             from dpkit.engine.numpy_frame import NumpyFrame
 
             frame = NumpyFrame(encode(strings, schema, order, source=source, first_line=first))
-    if spark:  # encoded where the data lives, as any run with a schema (the string frame's cache dropped)
-        frame = load(data, schema, order, engine=engine, spark_master=spark_master, **reading)
     text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
     return DomainStep(schema, frame, text, delta, share)
 

@@ -166,6 +166,61 @@ class SparkStringFrame(SparkFrame):
         return SparkStringFrame(self.spark, self.source, derived.blobs, derived.fields, self.offsets, self.n_rows,
                                 self._values, self.header, parent=derived._parent, types=derived.types)
 
+    def encode(self, schema: Schema, columns: Sequence[str], *, first_line: int = 2) -> SparkFrame:
+        """``columns`` encoded against ``schema`` from the cached codes, without reading the
+        input again: what :func:`~dpkit.engine.spark_frame.load_spark` gives for it.
+
+        Each cached batch's codes become its strings again on the executors and go through
+        load_spark's own encoder (:func:`~dpkit.engine.spark_frame._encoder`), so messages,
+        dropped rows and clipping are a load's. The strings are the numpy reader's (stripped,
+        an empty field ''), and every row's input position is known here, so an error's line
+        is exact (``first_line``: the line of the first data row, 1 without a header). A run
+        without a schema learns its schema from this frame and encodes it so (issue 22)."""
+        from itertools import groupby
+
+        import pyarrow as pa
+
+        from dpkit.data.schema import CategoricalColumn
+        from dpkit.engine.spark_frame import _code_type, _encoder
+
+        wanted = list(columns)
+        absent = [c for c in wanted if c not in self.fields]
+        if absent:
+            raise DpkitUsageError(f"{self.source}: no column(s) {', '.join(map(repr, absent))} in the string frame")
+        fields = [f"f{i}" for i in range(len(wanted))]
+        cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
+        types = {f: (_code_type(len(schema.columns[c].leaves)) if is_cat else "double")
+                 for f, c, is_cat in zip(fields, wanted, cat, strict=True)}
+        encode_stream = _encoder(schema, wanted, fields, cat, self.source)
+        read = [self.fields[c] for c in wanted]
+        values = [self._values[c] for c in wanted]
+        offsets, shift = self.offsets, first_line - 2  # encode numbers a batch's rows from line 2
+
+        def strings(batches: Iterator[Any]) -> Iterator[tuple[int, Any]]:
+            for batch in batches:
+                pids, datas = batch.column(0).to_pylist(), batch.column(2)
+                for i, pid in enumerate(pids):
+                    cols, n = _unpack(datas[i].as_py(), read)
+                    if n:
+                        yield int(pid), pa.RecordBatch.from_arrays(
+                            [pa.array(v[cols[f]], pa.string()) for f, v in zip(read, values, strict=True)],
+                            names=wanted)
+
+        def run(batches: Iterator[Any]) -> Iterator[Any]:
+            # a cached partition holds one input partition's batches, in order
+            for pid, group in groupby(strings(batches), key=lambda t: t[0]):
+                yield from encode_stream((b for _, b in group), pid, lambda pid=pid: int(offsets[pid]) + shift)
+
+        encoded = self._scan().mapInArrow(run, _BLOBS).persist()
+        frame = SparkFrame(self.spark, schema, self.source, encoded, dict(zip(wanted, fields, strict=True)),
+                           types=types)
+        try:
+            frame._prepare(wanted)
+        except Exception:
+            encoded.unpersist()
+            raise
+        return frame
+
     def write_rows(self, columns: Sequence[str], output: str, *, delimiter: str = ",", mode: int = 0o644) -> None:
         """Written by Spark (:func:`dpkit.engine.spark_write.write_rows`): each batch's codes
         decoded to its strings on the executors; a local file is the part files' ordered

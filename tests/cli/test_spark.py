@@ -255,6 +255,103 @@ def test_no_schema_run_is_the_same_on_spark(tmp_path, spark, command):
             assert a.read_bytes() == b.read_bytes(), name
 
 
+def test_no_schema_run_reads_its_input_once(spark, monkeypatch):
+    """The run encodes the string frame it learned the schema from (issue 22): a second read
+    of the input (load_spark, what it did before) fails here, and the release is numpy's."""
+    import warnings
+
+    import dpkit
+    import dpkit.engine.spark_frame as spark_frame
+
+    key = "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"
+    kw = {"target": "income", "epsilon": 1.0, "delta": 1e-6, "ignore": ["fnlwgt"], "seed": key}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        numpy_release = dpkit.publish(str(ADULT), engine="numpy", **kw)
+
+        def second_read(*args, **kwargs):
+            raise AssertionError("the input was read a second time")
+
+        monkeypatch.setattr(spark_frame, "load_spark", second_read)
+        spark_release = dpkit.publish(str(ADULT), engine="spark", **kw)
+    assert spark_release.table.equals(numpy_release.table)
+
+
+def _adult_head(tmp_path: Path, header: bool, bad_row: int | None = None) -> tuple[Path, list[str]]:
+    """The first 3,000 records of Adult (several Spark partitions), optionally without the
+    header, and with a non-number in ``age`` at data row ``bad_row``."""
+    lines = ADULT.read_text().splitlines()[:3001]
+    names = [c.strip() for c in lines[0].split(",")]
+    rows = lines[1:]
+    if bad_row is not None:
+        fields = rows[bad_row].split(",")
+        fields[0] = " forty"
+        rows[bad_row] = ",".join(fields)
+    path = tmp_path / f"adult-{header}-{bad_row}.csv"
+    path.write_text("\n".join([lines[0], *rows] if header else rows) + "\n")
+    return path, names
+
+
+STRING_COLS = ["age", "workclass", "capital-gain", "income"]
+
+
+def test_string_frame_encodes_as_a_load_does(tmp_path, spark):
+    """SparkStringFrame.encode (a run without a schema, issue 22) gives load's frame and its
+    warnings, from the cached codes."""
+    import warnings
+
+    from dpkit.data.schema import load_schema
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import load
+    from dpkit.engine.keys import Col
+    from dpkit.engine.spark_strings import load_spark_strings
+
+    schema = load_schema(SCHEMA)
+    path, _ = _adult_head(tmp_path, header=True)
+    opts = ReadOptions(str(path), delimiter=",")
+    got = {}
+    for engine, make in (("load", lambda: load(opts, schema, STRING_COLS)),
+                         ("strings", lambda: load_spark_strings(opts, None).encode(schema, STRING_COLS))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got[engine] = (make(), sorted(str(w.message) for w in caught))
+    (a, wa), (b, wb) = got["load"], got["strings"]
+    assert wa == wb and any("dropped rows" in w for w in wa)
+    assert a.count() == b.count()
+    keys, shape = [Col("workclass"), Col("income")], (len(schema.columns["workclass"].leaves), 2)
+    assert np.array_equal(a.counts(keys, shape), b.counts(keys, shape))
+    assert np.array_equal(a.sums(["age"], keys, shape)[1], b.sums(["age"], keys, shape)[1])
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_string_frame_errors_name_the_line(tmp_path, spark, header):
+    """A bad value far past the first partition: the numpy engine's message and line."""
+    import warnings
+
+    from dpkit.console import set_verbose
+    from dpkit.data.schema import load_schema
+    from dpkit.data.source import ReadOptions
+    from dpkit.engine import load
+    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.errors import DataError
+
+    schema = load_schema(SCHEMA)
+    path, names = _adult_head(tmp_path, header, bad_row=2500)
+    opts = ReadOptions(str(path), delimiter=",", header=header, column_names=None if header else tuple(names))
+    set_verbose(True)  # messages with their line (-v)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(DataError) as numpy_error:
+                load(opts, schema, STRING_COLS)
+            with pytest.raises(DataError) as spark_error:
+                load_spark_strings(opts, None).encode(schema, STRING_COLS, first_line=2 if header else 1)
+    finally:
+        set_verbose(False)
+    assert f":{2500 + (2 if header else 1)}:" in str(numpy_error.value)
+    assert str(spark_error.value) == str(numpy_error.value)
+
+
 def test_taxonomy_infer_is_the_same_on_spark(tmp_path, spark):
     """`taxonomy infer --epsilon --engine spark` learns the numpy engine's schema (same key)."""
     for engine in ("numpy", "spark"):
