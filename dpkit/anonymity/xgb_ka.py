@@ -21,6 +21,10 @@ subsampling, so the same data and seed give the same ranking.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -67,6 +71,37 @@ def xgboost_gains(
         objective="binary:logistic" if n_classes == 2 else "multi:softprob",
         verbosity=0,
     )
-    model.fit(frame, np.asarray(y, dtype=np.int64))
+    with signals_after_xgboost():
+        model.fit(frame, np.asarray(y, dtype=np.int64))
     score = model.get_booster().get_score(importance_type="gain")
     return {c: float(score.get(f"f{i}", 0.0)) for i, c in enumerate(names)}
+
+
+@contextlib.contextmanager
+def signals_after_xgboost() -> Iterator[None]:
+    """Note SIGINT and SIGTERM while XGBoost runs, and deliver the first right after it.
+
+    XGBoost reads its training data through Python callbacks called from C (ctypes). A
+    KeyboardInterrupt raised inside one cannot propagate: Python prints it as "Exception ignored
+    … Traceback" and XGBoost then fails with an error of its own, so Ctrl-C during the ranking
+    read as a crash. Here the handlers only note the signal (whichever thread it reached, Python
+    runs them in the main thread); after the fit the usual handlers are back and get it
+    (``signal.raise_signal``): Ctrl-C ends the run as anywhere else, one fit later at most.
+    Main thread only: elsewhere Python delivers no signal to Python code.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        noted.append(signum)
+
+    old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+        if noted:
+            signal.raise_signal(noted[0])

@@ -36,3 +36,33 @@ def test_multiclass_target() -> None:
     X = pd.DataFrame({"c": pd.Categorical(list("abc") * 40), "n": np.arange(120.0) % 7})
     g = xgboost_gains(X, np.array([0, 1, 2] * 40), 3, n_estimators=5)
     assert g["c"] > g["n"]
+
+
+def test_ctrl_c_inside_a_c_callback_ends_the_run_after_the_call(capfd) -> None:
+    """XGBoost reads its data through Python callbacks called from C: a KeyboardInterrupt raised
+    in one is printed as "Exception ignored … Traceback" and lost (XGBoost then failed with an
+    internal error). Under signals_after_xgboost the C call ends normally and Ctrl-C comes after.
+    libc's qsort with a Python comparison stands in for XGBoost's data iterator."""
+    import ctypes
+    import ctypes.util
+    import signal
+
+    from dpkit.anonymity.xgb_ka import signals_after_xgboost
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    compare_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+    sent: list[int] = []
+
+    def compare(a, b):  # noqa: ANN001, ANN202
+        if not sent:
+            sent.append(1)
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C while C code calls back into Python
+        return a[0] - b[0]
+
+    values = (ctypes.c_int * 5)(5, 1, 4, 2, 3)
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), signals_after_xgboost():
+        libc.qsort(values, 5, ctypes.sizeof(ctypes.c_int), compare_t(compare))
+    assert sent and list(values) == [1, 2, 3, 4, 5]  # the C call ran to its end
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is handler  # the usual handler is back
