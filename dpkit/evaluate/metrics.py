@@ -199,6 +199,7 @@ def roc_auc(y_true: Sequence[Any], scores: np.ndarray, classes: Sequence[Any], *
         if pos not in classes:
             return None
         return float(roc_auc_score(np.asarray(t == pos, dtype=bool), s[:, classes.index(pos)]))
+    present = sorted(present, key=str)  # scikit-learn wants the labels sorted, whatever the schema's order
     idx = [classes.index(c) for c in present]
     sub = s[:, idx]
     keep = np.isin(t, present)

@@ -38,6 +38,9 @@ def test_roc_auc_is_sklearns() -> None:
     norm = S3 / S3.sum(axis=1, keepdims=True)
     want = skm.roc_auc_score(Y3, norm, multi_class="ovr", average="macro", labels=["a", "b", "c"])
     assert roc_auc(Y3, S3, ["a", "b", "c"]) == pytest.approx(want)
+    # classes in a schema's order, not sorted (Adult's race lists White first): same AUC
+    order = [2, 0, 1]
+    assert roc_auc(Y3, S3[:, order], ["c", "a", "b"]) == pytest.approx(want)
     assert roc_auc(["no"] * 5, np.ones((5, 2)), ["no", "yes"]) is None  # undefined with one class
 
 
