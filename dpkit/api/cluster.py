@@ -295,11 +295,10 @@ def cluster(
         if share is not None:
             resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run)
             schema_pts = points_schema(columns, *resolved, source, data_schema)
-            if points is None:  # Spark: re-encoded where the data lives, clipped to the learned box
-                from dpkit.engine import load
-
-                frame.unpersist()  # the unclipped copy's cache
-                frame = load(read_options(data, **reading), schema_pts, columns, engine="spark", master=spark_master)
+            if points is None:  # Spark: the cached points clipped to the learned box (no second read)
+                unclipped = frame
+                frame = frame.clipped(schema_pts)
+                unclipped.unpersist()
             else:  # the counts' sensitivity assumes every point lies in the box
                 points = np.clip(points, *resolved)
             model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)

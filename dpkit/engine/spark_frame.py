@@ -1018,6 +1018,31 @@ class SparkFrame:
         return SparkFrame(self.spark, self.schema, self.source, blobs, fields, self.offsets, self.n_rows, parent,
                           types=types)
 
+    def clipped(self, schema: Schema) -> SparkFrame:
+        """This frame under ``schema`` with its numeric columns clipped to that schema's bounds:
+        new cached batches made from the cached ones, the input not read again (cluster's
+        learned box; as ``np.clip`` of the numpy engine's points, silently)."""
+        from pyspark.sql import functions as F
+
+        box = {f: (float(schema.columns[c].lo), float(schema.columns[c].hi)) for c, f in self.fields.items()
+               if c in schema.columns and not isinstance(schema.columns[c], CategoricalColumn)}
+
+        def run(batches: Iterator[Any]) -> Iterator[Any]:
+            for batch in batches:
+                pids, starts, datas = batch.column(0).to_pylist(), batch.column(1).to_pylist(), batch.column(2)
+                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
+                    cols, n = _unpack(datas[i].as_py())
+                    if n:
+                        for f, (lo, hi) in box.items():
+                            cols[f] = np.clip(np.asarray(cols[f], dtype=np.float64), lo, hi)
+                        yield _blob_row(pid, start, n, 0, None, _pack(cols))
+
+        blobs = self._scan().mapInArrow(run, _BLOBS).persist()
+        frame = SparkFrame(self.spark, schema, self.source, blobs, dict(self.fields), self.offsets, self.n_rows,
+                           types=self.types)
+        frame._run(blobs.agg(F.count(F.lit(1))))  # cached now, before this frame's batches are dropped
+        return frame
+
     def _is_derived(self) -> bool:
         return any(f.startswith("d") and "_" in f for f in self.fields.values())
 

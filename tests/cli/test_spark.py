@@ -148,12 +148,34 @@ def test_cluster_is_the_same_on_spark(tmp_path, spark, parquet, algorithm):
 
 def test_cluster_learning_its_bounds_is_the_same_on_spark(tmp_path, spark, parquet):
     """No --bounds, no --schema: the bounds are learned where the data lives (issue 22), from the
-    same exact profile as on numpy, and the points re-encoded clipped to them."""
+    same exact profile as on numpy, and the cached points clipped to them."""
     def args(data, out):
         return ["cluster", data, "--columns", "x,y", "-k", "15", "--epsilon", "1", "--histogram",
                 out.parent / "hist.csv", "-o", out, "-q"]
 
     _both(tmp_path, spark, args, "centroids.csv", S1, parquet["s1"])
+
+
+def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
+    """The learned box clips the cached points (SparkFrame.clipped): one load_spark per run,
+    where a second read encoded the input again; the centres and warnings are numpy's."""
+    import warnings
+
+    import dpkit
+    import dpkit.engine.spark_frame as spark_frame
+
+    kw = {"columns": ["x", "y"], "k": 15, "epsilon": 1.0, "seed": "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"}
+    got = {}
+    real, calls = spark_frame.load_spark, []
+    monkeypatch.setattr(spark_frame, "load_spark", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for engine in ("numpy", "spark"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = dpkit.cluster(str(S1), engine=engine, **kw)
+        got[engine] = (result.centres, sorted(str(w.message) for w in caught))
+    assert len(calls) == 1
+    assert np.array_equal(got["numpy"][0], got["spark"][0])
+    assert got["numpy"][1] == got["spark"][1]  # no clipping warning on either: np.clip is silent
 
 
 def test_frame_primitives_agree(spark):
