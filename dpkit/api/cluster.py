@@ -296,9 +296,7 @@ def cluster(
             resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run)
             schema_pts = points_schema(columns, *resolved, source, data_schema)
             if points is None:  # Spark: the cached points clipped to the learned box (no second read)
-                unclipped = frame
                 frame = frame.clipped(schema_pts)
-                unclipped.unpersist()
             else:  # the counts' sensitivity assumes every point lies in the box
                 points = np.clip(points, *resolved)
             model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)

@@ -319,12 +319,8 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
     spark = spark or session(master)
     wanted = list(columns) if columns is not None else schema.used_columns()
     source = options.name
-    fields = [f"f{i}" for i in range(len(wanted))]
-    cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
+    fields, types, encode_stream = encoding(schema, wanted, source)
     out_schema = _BLOBS
-    types = {f: (_code_type(len(schema.columns[c].leaves)) if is_cat else "double")
-             for f, c, is_cat in zip(fields, wanted, cat, strict=True)}
-    encode_stream = _encoder(schema, wanted, fields, cat, source)
     local = _local_csv(options)
     if local is not None:
         names, data_start, size = local
@@ -497,6 +493,16 @@ def _split_reader(path: str, splits: list[tuple[int, int]], names: list[str], po
             raise RuntimeError(f"{_FALLBACK}: {str(exc).splitlines()[0]}") from None
 
     return run
+
+
+def encoding(schema: Schema, wanted: list[str], source: str) -> tuple[list[str], dict[str, str], Any]:
+    """The packed fields of ``wanted``, their Spark types and the executors' encoding function
+    (:func:`_encoder`): what :func:`load_spark` and a string frame's ``encode`` share."""
+    fields = [f"f{i}" for i in range(len(wanted))]
+    cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
+    types = {f: (_code_type(len(schema.columns[c].leaves)) if is_cat else "double")
+             for f, c, is_cat in zip(fields, wanted, cat, strict=True)}
+    return fields, types, _encoder(schema, wanted, fields, cat, source)
 
 
 def _code_type(n_leaves: int) -> str:
@@ -1021,7 +1027,8 @@ class SparkFrame:
     def clipped(self, schema: Schema) -> SparkFrame:
         """This frame under ``schema`` with its numeric columns clipped to that schema's bounds:
         new cached batches made from the cached ones, the input not read again (cluster's
-        learned box; as ``np.clip`` of the numpy engine's points, silently)."""
+        learned box; as ``np.clip`` of the numpy engine's points, silently). This frame's own
+        cached batches are dropped once the new ones exist."""
         from pyspark.sql import functions as F
 
         box = {f: (float(schema.columns[c].lo), float(schema.columns[c].hi)) for c, f in self.fields.items()
@@ -1039,8 +1046,8 @@ class SparkFrame:
 
         blobs = self._scan().mapInArrow(run, _BLOBS).persist()
         frame = SparkFrame(self.spark, schema, self.source, blobs, dict(self.fields), self.offsets, self.n_rows,
-                           types=self.types)
-        frame._run(blobs.agg(F.count(F.lit(1))))  # cached now, before this frame's batches are dropped
+                           parent=self, types=self.types)
+        frame._run(blobs.agg(F.count(F.lit(1))))  # cached now; _run then drops this frame's batches
         return frame
 
     def _is_derived(self) -> bool:

@@ -171,7 +171,7 @@ class SparkStringFrame(SparkFrame):
         input again: what :func:`~dpkit.engine.spark_frame.load_spark` gives for it.
 
         Each cached batch's codes become its strings again on the executors and go through
-        load_spark's own encoder (:func:`~dpkit.engine.spark_frame._encoder`), so messages,
+        load_spark's own encoder (:func:`~dpkit.engine.spark_frame.encoding`), so messages,
         dropped rows and clipping are a load's. The strings are the numpy reader's (stripped,
         an empty field ''), and every row's input position is known here, so an error's line
         is exact (``first_line``: the line of the first data row, 1 without a header). A run
@@ -180,18 +180,13 @@ class SparkStringFrame(SparkFrame):
 
         import pyarrow as pa
 
-        from dpkit.data.schema import CategoricalColumn
-        from dpkit.engine.spark_frame import _code_type, _encoder
+        from dpkit.engine.spark_frame import encoding
 
         wanted = list(columns)
         absent = [c for c in wanted if c not in self.fields]
         if absent:
             raise DpkitUsageError(f"{self.source}: no column(s) {', '.join(map(repr, absent))} in the string frame")
-        fields = [f"f{i}" for i in range(len(wanted))]
-        cat = [isinstance(schema.columns[c], CategoricalColumn) for c in wanted]
-        types = {f: (_code_type(len(schema.columns[c].leaves)) if is_cat else "double")
-                 for f, c, is_cat in zip(fields, wanted, cat, strict=True)}
-        encode_stream = _encoder(schema, wanted, fields, cat, self.source)
+        fields, types, encode_stream = encoding(schema, wanted, self.source)
         read = [self.fields[c] for c in wanted]
         values = [self._values[c] for c in wanted]
         offsets, shift = self.offsets, first_line - 2  # encode numbers a batch's rows from line 2

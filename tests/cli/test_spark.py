@@ -350,7 +350,7 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     """A bad value far past the first partition: the numpy engine's message and line."""
     import warnings
 
-    from dpkit.console import set_verbose
+    from dpkit.console import set_verbose, verbose
     from dpkit.data.schema import load_schema
     from dpkit.data.source import ReadOptions
     from dpkit.engine import load
@@ -360,6 +360,7 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     schema = load_schema(SCHEMA)
     path, names = _adult_head(tmp_path, header, bad_row=2500)
     opts = ReadOptions(str(path), delimiter=",", header=header, column_names=None if header else tuple(names))
+    was = verbose()
     set_verbose(True)  # messages with their line (-v)
     try:
         with warnings.catch_warnings():
@@ -369,7 +370,7 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
             with pytest.raises(DataError) as spark_error:
                 load_spark_strings(opts, None).encode(schema, STRING_COLS, first_line=2 if header else 1)
     finally:
-        set_verbose(False)
+        set_verbose(was)
     assert f":{2500 + (2 if header else 1)}:" in str(numpy_error.value)
     assert str(spark_error.value) == str(numpy_error.value)
 
