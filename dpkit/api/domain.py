@@ -243,6 +243,7 @@ def infer_schema(
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
     empty: str = "error",
+    partition: str = "laplace",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
     output: str | None = None,
@@ -261,6 +262,9 @@ def infer_schema(
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
     (default 4: its rarest class must clear the threshold).
+    ``partition``: the category lists' selection, ``"laplace"`` (per column, the default) or
+    ``"gaussian"`` (all categorical columns at once: lower thresholds with many columns;
+    docs/domain.md, "Many columns").
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
@@ -275,7 +279,7 @@ def infer_schema(
 
     d = check_delta(delta)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
-                            levels=int(levels), empty=empty)
+                            levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
     run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
@@ -295,7 +299,8 @@ def infer_schema(
         release = {"schema": {k: v for k, v in schema_data(learned.schema, []).items()},
                    "noisy_records": disc.noisy_records}
         params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
-                  "numeric_weight": options.numeric_weight, "target_weight": options.target_weight, "missing": list(learned.tokens),
+                  "numeric_weight": options.numeric_weight, "target_weight": options.target_weight,
+                  "partition": options.partition, "missing": list(learned.tokens),
                   "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas}}
         rep = run.report(params, release)
         if output:

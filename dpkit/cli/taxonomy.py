@@ -160,6 +160,10 @@ def import_(
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
               help="Private mode: levels of each numeric column's interval hierarchy of DP medians "
               "(default 0: bounds only; publish then splits on its grid).")
+@click.option("--partition", type=click.Choice(["laplace", "gaussian"]), default=None,
+              help="Private mode: how the category lists are selected: per column with discrete Laplace "
+              "noise (default) or all categorical columns at once with discrete Gaussian noise (lower "
+              "thresholds with many columns; docs/domain.md).")
 @click.option("--report", default=None, type=click.Path(dir_okay=False),
               help="Private mode: the JSON report (default: OUTPUT.report.json; required with -o -).")
 @click.option("--seed", type=str, default=None, metavar="N",
@@ -172,7 +176,8 @@ def import_(
 def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
           encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
           numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
-          ignore_cols: str | None = None, levels: int | None = None, report: str | None = None,
+          ignore_cols: str | None = None, levels: int | None = None, partition: str | None = None,
+          report: str | None = None,
           seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
           public_bounds: tuple[str, ...] = (), engine: str | None = None, spark_master: str | None = None) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
@@ -203,7 +208,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     from dpkit.run import check_distinct_paths
 
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
-                    "--ignore": ignore_cols, "--levels": levels, "--report": report, "--seed": seed,
+                    "--ignore": ignore_cols, "--levels": levels, "--partition": partition, "--report": report, "--seed": seed,
                     "--values": public_values or None, "--bounds": public_bounds or None,
                     "--ledger": ledger if ledger and epsilon is not None else None,
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
@@ -216,7 +221,8 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
             read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
             report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
             seed=seed, numeric=numeric, categorical=categorical, integer=integer, ignore=ignore_cols,
-            values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master)
+            values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master,
+            partition=partition or "laplace")
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {schema_summary(learned)}, learned under (epsilon, delta)-DP "

@@ -56,7 +56,7 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
         lines.append("NOT PRIVATE: seeded with a plain integer (reproducible, not private): the report's model is none.")
     lines += [
         "LEARNED UNDER DP (a function of noisy statistics only):",
-        "  - the category lists: partition selection (noisy counts, discrete Laplace, and a threshold"
+        f"  - the category lists: partition selection (noisy counts, {discovery.noise}, and a threshold"
         + (f" of {min(cats)}-{max(cats)} records" if cats and min(cats) != max(cats) else
            f" of {cats[0]} records" if cats else "") + "):",
         "    a value held by fewer records is never listed; every unlisted value is read as the",

@@ -150,3 +150,88 @@ def test_numeric_bounds_are_epsilon_dp(request, broken: bool) -> None:  # noqa: 
         # Clopper-Pearson at α = 1e-3 keeps about half of the true e^{0.44}: the power shows on
         # the broken variant, as for the pipeline audits
         assert not result.violation and result.epsilon_lower_bound > 0, str(result)
+
+
+# --------------------------------------------------------------------------- joint Gaussian selection
+
+
+def joint_run(count: int, *, epsilon: float, delta: float):  # noqa: ANN201
+    """release(data, rng) -> how many of the record's three values are listed, with the joint
+    Gaussian selection over three columns; ``data`` is each value's count (0: absent)."""
+    metas = [ColumnMeta(c, "categorical") for c in "abc"]
+    opts = DomainOptions(partition="gaussian")
+
+    def release(c: int, rng: np.random.Generator) -> float:
+        values, counts = (("v", "w"), np.array([c, 5000])) if c else (("w",), np.array([5000]))
+        cats = {m.name: Categories(values, counts, np.zeros(len(values), bool)) for m in metas}
+        acc = Accountant(epsilon, delta=delta)
+        d = discover(metas, cats, {}, target=None, tokens=(), epsilon=epsilon, delta=delta, rng=rng, accountant=acc,
+                     options=opts)
+        return float(sum("v" in d.schema.columns[m.name].leaves for m in metas))
+
+    return release
+
+
+def approx_violation(hits: tuple[int, int], n: int, epsilon: float, delta: float, alpha: float = 1e-3) -> bool:
+    """(ε, δ)-DP requires P_D'(E) ≤ e^ε·P_D(E) + δ: proven broken when the lower (1 − α) bound of
+    P_D'(E) exceeds e^ε times the upper bound of P_D(E), plus δ."""
+    lo, _ = clopper_pearson(hits[1], n, alpha)
+    _, hi = clopper_pearson(hits[0], n, alpha)
+    return lo > math.exp(epsilon) * hi + delta
+
+
+@pytest.fixture
+def forgotten_union_bound(monkeypatch):  # noqa: ANN001, ANN201
+    """Each column's threshold set for the whole δ, as if a record held one value in one column:
+    the union bound over its columns (and the split with the Gaussian part) forgotten."""
+    import dpkit.privacy.partition as partition
+
+    real = partition.gaussian_threshold
+    monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, min(6 * math.exp(1.0) * d, 0.5)))
+    partition._plan.cache_clear()
+    yield
+    partition._plan.cache_clear()
+
+
+@pytest.fixture
+def half_gaussian_noise(monkeypatch):  # noqa: ANN001, ANN201
+    """The joint selection's discrete Gaussian drawn with a quarter of its σ² while the plan (and
+    the accountant) say σ²."""
+    real = exact.discrete_gaussian
+    monkeypatch.setattr(exact, "discrete_gaussian", lambda rng, s2, n: real(rng, s2 / 4, n))
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_joint_gaussian_lists_a_new_record_with_probability_at_most_delta(request, broken: bool) -> None:  # noqa: ANN001
+    """A record whose three values are new: any of them listed with probability ≤ δ (P_D = 0);
+    honestly ≤ (δ/2)/e^ε, with the union bound forgotten ≈ 3δ."""
+    if broken:
+        request.getfixturevalue("forgotten_union_bound")
+    eps, delta, n = 1.0, 0.02, 12_000
+    release = joint_run(0, epsilon=eps, delta=delta)
+    hits = sum(release(1, make_rng(70_000 + i)) > 0 for i in range(n))
+    assert sum(release(0, make_rng(800_000 + i)) > 0 for i in range(200)) == 0  # absent: never listed
+    violation, lo = delta_violation(hits, n, eps, delta)
+    print(f"new record listed {hits}/{n}; lower bound {lo:.4f} vs delta {delta}")
+    assert violation == broken
+    if not broken:
+        assert hits > 0  # reachable: the test has power
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_joint_gaussian_counts_are_epsilon_delta_dp(request, broken: bool) -> None:  # noqa: ANN001
+    """Values present on both sides, each one record short of the threshold in D (τ − 1) and at
+    it in D' (τ): the event "all three listed" obeys P_D' ≤ e^ε·P_D + δ; with a quarter of σ²
+    it does not (the privacy loss scales as 1/σ²)."""
+    if broken:
+        request.getfixturevalue("half_gaussian_noise")
+    from dpkit.privacy.partition import gaussian_plan
+
+    eps, delta, n = 2.0, 0.06, 10_000  # σ ≈ 1.9, τ = 6: P_D ≈ 0.10, P_D' ≈ 0.23 (0.025 and 0.36 broken)
+    tau = gaussian_plan([1.0, 1.0, 1.0], eps, delta).thresholds[0]
+    release = joint_run(0, epsilon=eps, delta=delta)
+    hits = (sum(release(tau - 1, make_rng(10_000 + i)) == 3 for i in range(n)),
+            sum(release(tau, make_rng(50_000 + i)) == 3 for i in range(n)))
+    print(f"all listed: {hits[0]}/{n} on D, {hits[1]}/{n} on D'")
+    assert approx_violation(hits, n, eps, delta) == broken
+    assert hits[1] > hits[0] > 0

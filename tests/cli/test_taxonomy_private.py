@@ -159,3 +159,41 @@ def test_cli_and_library_learn_the_same_bytes(capsys, small, tmp_path):
     assert learned.yaml == (tmp_path / "cli.yaml").read_text()
     spends = json.loads((tmp_path / "cli.report.json").read_text())["spends"]
     assert spends == learned.report["spends"]
+
+
+def test_gaussian_partition_selects_all_categorical_columns_at_once(capsys, tmp_path) -> None:  # noqa: ANN001
+    """``--partition gaussian``: one spend for every categorical column (L2 sensitivity √m), lower
+    thresholds than per-column Laplace on Adult's nine, so at least as many values listed per
+    column; the header and the report say which noise; a rare value still never appears."""
+    data = pd.read_csv(ADULT, dtype=str, keep_default_na=False)
+    data.loc[3, "occupation"] = RARE
+    src = tmp_path / "adult.csv"
+    data.to_csv(src, index=False)
+    lists = {}
+    for mech in ("laplace", "gaussian"):
+        out = tmp_path / f"{mech}.yaml"
+        code, _, err = dpkit(capsys, "taxonomy", "infer", src, "--target", "income", "--epsilon", "0.2", "--delta",
+                             "1e-6", "--ignore", "fnlwgt", "--partition", mech, "--seed", KEY, "-o", out)
+        assert code == 0, err
+        rep = json.loads((tmp_path / f"{mech}.report.json").read_text())
+        cats = [s for s in rep["spends"] if s["step"].startswith("domain: categories of")]
+        text = out.read_text()
+        assert RARE not in text + err + json.dumps(rep)
+        assert rep["parameters"]["partition"] == mech and rep["privacy"]["epsilon_spent"] == pytest.approx(0.2)
+        schema = load_schema(out)
+        lists[mech] = {c: len(col.leaves) for c, col in schema.columns.items() if hasattr(col, "leaves")}
+        if mech == "gaussian":
+            (spend,) = cats
+            assert "discrete gaussian, 9 columns" in spend["mechanism"] and spend["delta"] == pytest.approx(1e-6)
+            assert spend["sensitivity"] == pytest.approx(3.0) and "discrete Gaussian" in text
+        else:
+            assert len(cats) == 9 and "discrete Laplace" in text
+    assert all(lists["gaussian"][c] >= lists["laplace"][c] for c in lists["laplace"])
+    assert sum(lists["gaussian"].values()) > sum(lists["laplace"].values())
+
+
+def test_partition_belongs_to_the_private_mode(capsys, small) -> None:  # noqa: ANN001
+    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--partition", "gaussian")
+    assert code == 2 and "--partition belongs to the private mode" in one_line_error(err)
+    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--partition", "normal")
+    assert code == 2 and "--partition" in one_line_error(err)
