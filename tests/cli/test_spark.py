@@ -375,11 +375,14 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     assert str(spark_error.value) == str(numpy_error.value)
 
 
-def test_taxonomy_infer_is_the_same_on_spark(tmp_path, spark):
-    """`taxonomy infer --epsilon --engine spark` learns the numpy engine's schema (same key)."""
+@pytest.mark.parametrize("partition", ["laplace", "gaussian"])
+def test_taxonomy_infer_is_the_same_on_spark(tmp_path, spark, partition):
+    """`taxonomy infer --epsilon --engine spark` learns the numpy engine's schema (same key),
+    with either partition selection."""
     for engine in ("numpy", "spark"):
         _run(["taxonomy", "infer", ADULT, "--target", "income", "--epsilon", "0.5", "--delta", "1e-6",
               "--seed", "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60", "--engine", engine, "-o", tmp_path / f"{engine}.yaml",
-              "-q"])
+              "--partition", partition, "-q"])
+    assert ("discrete Gaussian" in (tmp_path / "spark.yaml").read_text()) == (partition == "gaussian")
     assert (tmp_path / "numpy.yaml").read_bytes() == (tmp_path / "spark.yaml").read_bytes()
     assert _release(tmp_path / "numpy.report.json") == _release(tmp_path / "spark.report.json")
