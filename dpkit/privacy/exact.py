@@ -94,7 +94,6 @@ def discrete_laplace(rng: np.random.Generator, s: int, t: int, size: int) -> np.
     return g[:size] - g[size:]
 
 
-
 def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction, size: int) -> np.ndarray:
     """``size`` exact draws of the discrete Gaussian N_Z(0, σ²): P(y) ∝ e^{-y²/(2σ²)} on the
     integers, for a rational σ² > 0 (Canonne, Kamath & Steinke 2020, Alg. 3).
@@ -120,6 +119,7 @@ def discrete_gaussian(rng: np.random.Generator, sigma2: Fraction, size: int) -> 
                 if len(out) == size:
                     break
     return np.asarray(out, dtype=np.int64)
+
 
 # --------------------------------------------------------------------------- inversion
 

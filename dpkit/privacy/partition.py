@@ -126,6 +126,14 @@ def optimal_threshold_gap(epsilon: float, delta: float, horizon: int = 10**6) ->
     return tau, k
 
 
+def _counts(counts: np.ndarray | list[int], who: str) -> np.ndarray:
+    """``counts`` as an array, refused unless a 1-D vector of integers >= 0."""
+    c = np.asarray(counts)
+    if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)) or (c.size and c.min() < 0):
+        raise DpkitUsageError(f"{who} needs a 1-D vector of counts >= 0")
+    return c
+
+
 @dataclass(frozen=True)
 class Selection:
     """What partition selection releases: which input cells survived and their noisy counts.
@@ -159,9 +167,7 @@ def partition_selection(
     """
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta, allow_zero=False)
-    c = np.asarray(counts)
-    if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)) or (c.size and c.min() < 0):
-        raise DpkitUsageError("partition_selection needs a 1-D vector of counts >= 0")
+    c = _counts(counts, "partition_selection")
     pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
     if pub.shape != c.shape:
         raise DpkitUsageError("public must have the shape of counts")
@@ -180,8 +186,9 @@ def partition_selection(
 # A record holds one value in each of m columns, so the m histograms together change in m
 # cells by one each: L1 sensitivity m (what per-column Laplace pays) but L2 sensitivity √m.
 # Gaussian noise pays the L2 one (Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo & Gipson,
-# PoPETs 2020, §3; DVGM §5): at Adult's nine categorical columns and a tenth of ε, the
-# threshold falls from ~1,400 records to ~600 (docs/domain.md, "Many columns").
+# PoPETs 2020, §3; DVGM §5): at Adult's nine categorical columns and the default domain
+# share of ε = 1, a predictor's threshold falls from 1,304 records to 776 (docs/domain.md,
+# "Many columns").
 
 #: the share of a joint selection's δ for the Gaussian vector (the rest: new values' release)
 GAUSSIAN_DELTA_SHARE = 0.5
@@ -293,12 +300,9 @@ def joint_partition_selection(
     """
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta, allow_zero=False)
-    cs = [np.asarray(c) for c in counts]
+    cs = [_counts(c, "joint_partition_selection") for c in counts]
     if len(cs) != len(weights) or len(cs) != len(public):
         raise DpkitUsageError("joint_partition_selection needs one weight and one public mask per column")
-    for c in cs:
-        if c.ndim != 1 or (c.size and not np.issubdtype(c.dtype, np.integer)) or (c.size and c.min() < 0):
-            raise DpkitUsageError("joint_partition_selection needs 1-D vectors of counts >= 0")
     plan = gaussian_plan(weights, eps, d)
     taus = f"{min(plan.thresholds)}" + (f"-{max(plan.thresholds)}" if len(set(plan.thresholds)) > 1 else "")
     accountant.spend(step, f"partition selection (discrete gaussian, {len(cs)} columns, rho {plan.rho:.6g}, "
