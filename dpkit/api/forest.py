@@ -57,8 +57,10 @@ class Forest:
         return dict(self.model.privacy or {})
 
     def _features(self, data: Any, reading: dict[str, Any], keep: list[str] | None = None) -> Any:
-        """The model's feature matrix of ``data``; with ``keep``, also those input columns (as
-        read, strings) — ``(matrix, DataFrame)``."""
+        """(the model's feature matrix of ``data``, the index its rows keep); with ``keep``, also
+        those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
+        rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
+        file's are numbered from 0."""
         from dpkit.data.table import first_line, read_table
 
         if is_dataframe(data):
@@ -68,25 +70,28 @@ class Forest:
             df, source, first = read_table(opts), opts.name, first_line(opts)
         X = self.model.encode_frame(df, source=source, first_line=first)
         if keep is None:
-            return X
+            return X, df.index
         missing = [c for c in keep if c not in df.columns]
         if missing:
             raise DpkitUsageError(f"{source}: column(s) {', '.join(map(repr, missing))} to keep are not in its header "
                                   f"({', '.join(map(str, list(df.columns)[:8]))}{', ...' if len(df.columns) > 8 else ''})",
                                   param="keep")
-        return X, df[keep].astype(str).reset_index(drop=True)
+        return X, df.index, df[keep].astype(str)
 
     def predict_proba(self, data: Any, **reading: Any) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
-        records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads)."""
+        records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
+        the rows are ``data``'s, in its order, with a DataFrame's index."""
         import pandas as pd
 
-        probs = self.model.predict_proba(self._features(data, reading))
-        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)})
+        X, index = self._features(data, reading)
+        probs = self.model.predict_proba(X)
+        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)}, index=index)
 
     def predict(self, data: Any, *, decision: str = "argmax", **reading: Any) -> pd.Series:
-        """The predicted class of every row, as a Series named after the target."""
+        """The predicted class of every row, as a Series named after the target, with ``data``'s
+        index (a DataFrame's own; 0, 1, ... for a file)."""
         return self.predictions(data, decision=decision, **reading)[self.model.target]
 
     def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
@@ -94,7 +99,7 @@ class Forest:
                     keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
-        rows in input order. Spends nothing (the model is already private). ``decision``:
+        rows in input order, with a DataFrame's own index. Spends nothing (the model is already private). ``decision``:
         ``argmax``, ``balanced`` (each class's probability over its prior, estimated from the
         model's noisy leaf counts) or ``threshold:P`` (:meth:`ForestModel.decide`); warns when
         99 % of the predictions are one class. ``keep``: input columns (a list or a comma
@@ -112,15 +117,15 @@ class Forest:
         if keep:
             if self.model.target in keep or any(c.startswith("p_") for c in keep) and proba:
                 raise DpkitUsageError(f"keep names a column the predictions write ({', '.join(keep)})", param="keep")
-            X, kept = self._features(data, reading, list(dict.fromkeys(keep)))
+            X, index, kept = self._features(data, reading, list(dict.fromkeys(keep)))
         else:
-            X = self._features(data, reading)
+            X, index = self._features(data, reading)
         probs = self.model.predict_proba(X)
         labels = self.model.decide(probs, decision)
         warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
         if warning:
             warnings.warn(DpkitWarning(warning, param="decision"), stacklevel=2)
-        out = pd.DataFrame({self.model.target: labels})
+        out = pd.DataFrame({self.model.target: labels}, index=index)
         if kept is not None:
             out = pd.concat([kept, out], axis=1)
         if proba:
