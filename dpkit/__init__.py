@@ -44,9 +44,10 @@ _EXPORTS = {
     "SchemaError": "dpkit.errors",
     "DpkitWarning": "dpkit.errors",
     "PrivacyLeakWarning": "dpkit.errors",
+    "ParameterTypeError": "dpkit.errors",
     "Ledger": "dpkit.ledger",
-    "LedgerError": "dpkit.ledger",
-    "BudgetExceeded": "dpkit.ledger",
+    "LedgerError": "dpkit.errors",
+    "BudgetExceeded": "dpkit.errors",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -74,6 +75,7 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "SchemaError",
     "DpkitWarning",
     "PrivacyLeakWarning",
+    "ParameterTypeError",
     "Ledger",
     "LedgerError",
     "BudgetExceeded",
@@ -89,14 +91,17 @@ if TYPE_CHECKING:
     from dpkit.api.publish import Release, publish
     from dpkit.data.schema import Schema, load_schema
     from dpkit.errors import (
+        BudgetExceeded,
         DataError,
         DpkitError,
         DpkitUsageError,
         DpkitWarning,
+        LedgerError,
+        ParameterTypeError,
         PrivacyLeakWarning,
         SchemaError,
     )
-    from dpkit.ledger import BudgetExceeded, Ledger, LedgerError
+    from dpkit.ledger import Ledger
 
 
 def __getattr__(name: str) -> Any:

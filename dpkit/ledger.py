@@ -38,9 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dpkit import validate
 from dpkit.data.fingerprint import directory_digest as _directory_fingerprint  # noqa: F401 (tests)
 from dpkit.data.fingerprint import file_digest
-from dpkit.errors import DataError, DpkitError, DpkitUsageError
+from dpkit.errors import BudgetExceeded, DataError, DpkitUsageError, LedgerError
 
 #: relative tolerance when comparing ε sums against a cap (as the accountant's).
 TOLERANCE = 1e-9
@@ -136,15 +137,6 @@ _DELTA_COUNTED = """CASE status
 _BUDGETS = {"epsilon": (_COUNTED, "epsilon_reserved"), "delta": (_DELTA_COUNTED, "delta_reserved")}
 
 
-class LedgerError(DpkitError):
-    """The ledger refuses a run or a command (exit 1): over the cap, unregistered data, ..."""
-
-
-class BudgetExceeded(LedgerError):
-    """A run or a reservation would pass a data set's cap (or its reservation's ε): refused
-    before anything is read or run, and recorded in the ledger's refusals."""
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -199,36 +191,16 @@ def _fits(used: float, epsilon: float, cap: float) -> bool:
 
 
 def _check_delta_cap(delta_cap: Any) -> float | None:
-    if delta_cap is None:
-        return None
-    try:
-        value = float(delta_cap)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap") from None
-    if not 0 < value < 1:
-        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap")
-    return value
+    return validate.delta_cap(delta_cap)
 
 
 def _check_delta(delta: Any) -> float:
-    """A run's or a reservation's δ: a number in [0, 1) (0: pure ε)."""
-    try:
-        value = float(delta or 0.0)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta") from None
-    if not 0 <= value < 1:
-        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta")
-    return value
+    """A run's or a reservation's δ: 0 (pure ε) or a δ a run accepts (:func:`dpkit.validate.delta`)."""
+    return validate.delta(delta or 0.0, zero=True)
 
 
 def _check_cap(cap: Any) -> float:
-    try:
-        value = float(cap)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"cap must be a number > 0, got {cap!r}", param="cap") from None
-    if not math.isfinite(value) or value <= 0:
-        raise DpkitUsageError(f"cap must be a finite number > 0, got {cap!r}", param="cap")
-    return value
+    return validate.cap(cap)
 
 
 class Ledger:
@@ -564,9 +536,7 @@ class Ledger:
         rest. ``pid``: the process holding it (default this one); if it dies without closing,
         the next access to the ledger closes it. ``delta``: the δ reserved beside ε (default 0:
         the group's runs may then spend no δ), checked against the data set's δ cap."""
-        epsilon = float(epsilon)
-        if not math.isfinite(epsilon) or epsilon <= 0:
-            raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
+        epsilon = validate.epsilon(epsilon)
         delta = _check_delta(delta)
         pid = os.getpid() if pid is None else int(pid)
         with self._write() as con:
@@ -694,9 +664,7 @@ class Ledger:
 
     def _reserve_run(self, *, data_path: str | Path, command: str, epsilon: Any, outputs: Sequence[str],
                      report: str | None, digest: str | None, delta: Any = 0.0) -> Entry:
-        epsilon = float(epsilon)
-        if not math.isfinite(epsilon) or epsilon <= 0:
-            raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        epsilon = validate.epsilon(epsilon)
         delta = _check_delta(delta)
         digest = digest or fingerprint(data_path)
         outs = [o if o == "-" else os.path.realpath(o) for o in outputs]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
+    check_reading,
     is_dataframe,
     read_dialect,
     read_options,
@@ -74,6 +75,7 @@ class Clustering:
         from dpkit.data.table import first_line, read_table
         from dpkit.kmeans.assign import Assigner
 
+        check_reading(reading, "assign")
         if is_dataframe(data):
             df, source, first = as_strings(data, self.columns, self._schema()), DATAFRAME, 0
         else:
@@ -224,6 +226,7 @@ def cluster(
     from dpkit.kmeans import OPTIONS, make_model
     from dpkit.kmeans.common import check_k, data_bounds
     from dpkit.run import PrivateRun, call_identity, private_rows_mode
+    from dpkit.validate import keywords
 
     if k is None:
         raise DpkitUsageError("k (the number of clusters) is required", param="k")
@@ -231,10 +234,8 @@ def cluster(
     if algorithm not in ALGORITHMS:
         raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
                               param="algorithm")
-    unknown = sorted(set(options) - set(OPTIONS[algorithm]) - {o for opts in OPTIONS.values() for o in opts})
-    if unknown:
-        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} for algorithm {algorithm!r}",
-                              param=unknown[0])
+    keywords(options, list(dict.fromkeys(o for opts in OPTIONS.values() for o in opts)), "cluster",
+             named=_NAMED)
     if histogram is not None and algorithm == "dpkmeans":
         raise DpkitUsageError("histogram needs algorithm dpqt or eug (dpkmeans releases no buckets)",
                               param="histogram")
@@ -463,3 +464,7 @@ def _release(model: Any, algorithm: str, centres: Any) -> dict[str, Any]:
     if model.note_:
         release["note"] = model.note_
     return release
+
+
+#: cluster()'s named parameters (for the closest-keyword hint of an unknown one)
+_NAMED = tuple(p for p in __import__("inspect").signature(cluster).parameters if p != "options")

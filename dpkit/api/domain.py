@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from dpkit import validate
 from dpkit.data.schema import Schema
 from dpkit.errors import DpkitUsageError, DpkitWarning
 
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from dpkit.domain.metadata import ColumnMeta
     from dpkit.privacy.accountant import Accountant
 
-#: the largest δ accepted: a δ near 1/N lets a mechanism release a record's data outright
-MAX_DELTA = 1e-3
+#: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
+MAX_DELTA = validate.MAX_DELTA
 #: the share of ``publish``'s and ``forest train``'s ε that learns the domain when they run
 #: without a schema (docs/domain.md, "Defaults, and why": 0.1 refused every run on Adult at 5 %
 #: positives, its minority class under the threshold)
@@ -46,30 +47,9 @@ DOMAIN_SHARE = 0.2
 Names = str | Iterable[str] | None
 
 
-def check_delta(delta: object, name: str = "delta") -> float:
-    """δ as a float with 0 < δ ≤ :data:`MAX_DELTA`, else a usage error naming ``name``."""
-    bad = f"{name} must be a number > 0 and at most {MAX_DELTA:g} (e.g. 1e-6), got {delta!r}"
-    if isinstance(delta, bool):
-        raise DpkitUsageError(bad, param=name)
-    try:
-        value = float(delta)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(bad, param=name) from None
-    if not (math.isfinite(value) and 0 < value <= MAX_DELTA):
-        raise DpkitUsageError(bad, param=name)
-    return value
-
-
-def check_share(share: object, name: str = "domain_share") -> float:
-    """A share of ε strictly inside (0, 1), else a usage error naming ``name``."""
-    try:
-        value = float(share)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}",
-                              param=name) from None
-    if isinstance(share, bool) or not (math.isfinite(value) and 0 < value < 1):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}", param=name)
-    return value
+#: δ and shares of ε are checked by :mod:`dpkit.validate` (one rule each, for every front end)
+check_delta = validate.delta
+check_share = validate.share
 
 
 @dataclass(frozen=True)

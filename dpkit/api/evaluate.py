@@ -50,7 +50,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
     (``encoding``, ``delimiter``, …) describes ``data`` only, so a TSV or Latin-1 data file still
     pairs with dpkit's own output. ``columns`` default to the centroids' columns but ``cluster``.
     """
-    from dpkit.api.inputs import read_options
+    from dpkit.api.inputs import check_reading, read_options
     from dpkit.data.table import read_csv, read_table
     from dpkit.evaluate.clustering import evaluate_centroids
 
@@ -59,7 +59,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
     cols = list(columns) if columns else [c for c in cdf.columns if c not in ("cluster", "cluster_not_private")]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
-    opts = read_options(data, **reading)
+    opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
     df = read_table(opts)
     points = numeric_columns(df, cols, opts.name)
     cents = numeric_columns(cdf, cols, centroids)
@@ -82,7 +82,7 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
-    from dpkit.api.inputs import read_options
+    from dpkit.api.inputs import check_reading, read_options
     from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.data.table import read_table
 
@@ -103,7 +103,7 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
         raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
                               param="quasi_identifiers")
     check_k_l(k, l, sensitive, need_k=False)  # given or from the report; before the data is read
-    opts = read_options(data, **reading)
+    opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
     df = read_table(opts)  # every column: the --test utility trains on the target too
     out = KanonEvaluation(check_columns(df, opts.name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
     if rep is not None and "suppression" in rep.get("release", {}):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import (
     DATAFRAME,
+    check_reading,
     is_dataframe,
     load,
     read_dialect,
@@ -85,14 +86,14 @@ class Forest:
         the rows are ``data``'s, in its order, with a DataFrame's index."""
         import pandas as pd
 
-        X, index = self._features(data, reading)
+        X, index = self._features(data, check_reading(reading, "predict_proba"))
         probs = self.model.predict_proba(X)
         return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)}, index=index)
 
     def predict(self, data: Any, *, decision: str = "argmax", **reading: Any) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file)."""
-        return self.predictions(data, decision=decision, **reading)[self.model.target]
+        return self.predictions(data, decision=decision, **check_reading(reading, "predict"))[self.model.target]
 
     def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
@@ -110,6 +111,7 @@ class Forest:
 
         from dpkit.evaluate.imbalance import one_class_warning
 
+        check_reading(reading, "predictions")
         self.model.decide(np.zeros((0, len(self.model.classes))), decision)  # a bad rule fails before reading
         if isinstance(keep, str):
             keep = [c.strip() for c in keep.split(",") if c.strip()]
@@ -233,6 +235,9 @@ def forest(
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
+    from dpkit.validate import keywords
+
+    keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
@@ -246,10 +251,6 @@ def forest(
         for c in predictors:
             schema_obj.column(c)
         predictors = predictors or schema_obj.predictors(target)
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})",
-                              param=unknown[0])
     given = {OPTIONS[k]: v for k, v in {**options, "trees": trees, "depth": depth}.items() if v is not None}
     estimator = DiffPRFs(epsilon=epsilon, **given)
     if predictors:
@@ -302,3 +303,7 @@ def forest(
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+#: forest()'s named parameters (for the closest-keyword hint of an unknown one)
+FOREST_NAMED = tuple(p for p in __import__("inspect").signature(forest).parameters if p != "options")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpkit.data.source import DEFAULT_ENCODING, ReadOptions
-from dpkit.errors import DpkitUsageError
+from dpkit.errors import DpkitUsageError, ParameterTypeError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +30,17 @@ if TYPE_CHECKING:
 
 #: how a DataFrame is named in messages (a row is then named by its position, from 0)
 DATAFRAME = "<DataFrame>"
+#: the keywords that say how to read a path (:func:`read_options`)
+READING = ("encoding", "delimiter", "header", "column_names")
+
+
+def check_reading(reading: dict[str, Any], where: str) -> dict[str, Any]:
+    """``reading`` (a method's ``**reading``) when it names only :data:`READING` keywords — for a
+    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped."""
+    from dpkit.validate import keywords
+
+    keywords(reading, READING, where)
+    return reading
 
 
 def is_dataframe(data: Any) -> bool:
@@ -53,7 +64,7 @@ def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str 
     if isinstance(data, ReadOptions):
         return resolve(data)
     if not isinstance(data, str | os.PathLike):
-        raise DpkitUsageError(
+        raise ParameterTypeError(
             f"data must be a path, a pandas DataFrame or (engine='spark') a Spark DataFrame, got "
             f"{type(data).__name__}", param="data")
     if column_names is not None and header:
@@ -91,7 +102,7 @@ def schema_of(schema: Schema | str | os.PathLike | None, *, allow_draft: bool = 
         return schema, str(schema.path)
     if isinstance(schema, str | os.PathLike):
         return load_schema(schema, allow_draft=allow_draft), os.fspath(schema)
-    raise DpkitUsageError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
+    raise ParameterTypeError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
 
 
 def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | None = None,

@@ -343,9 +343,11 @@ def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *
 
 def check_k_l(k: Any, l: int | None, sensitive: str | None, *, need_k: bool = True) -> None:  # noqa: E741
     """k ≥ 1 (required unless ``need_k`` is False), ℓ ≥ 1, and ℓ only with a sensitive column."""
-    if (k is not None or need_k) and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
-    if l is not None and l < 1:
-        raise DpkitUsageError(f"l must be ≥ 1, got {l!r}", param="l")
+    from dpkit import validate
+
+    if k is not None or need_k:
+        validate.k(k)
+    if l is not None:
+        validate.k(l, "l")
     if l is not None and sensitive is None:
         raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")

@@ -164,8 +164,12 @@ def publish(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
-    from dpkit.release import MAXGDDP_ONLY, make_model
+    from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
+    from dpkit.validate import keywords
+
+    # every keyword, None-valued too (publish(..., missing=None) is a mistake, not a default)
+    keywords(options, OPTIONS, "publish", named=_NAMED)
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
@@ -280,3 +284,7 @@ def _remove(path: str | None) -> None:
     if path and path != "-":
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+#: publish()'s named parameters (for the closest-keyword hint of an unknown one)
+_NAMED = tuple(p for p in __import__("inspect").signature(publish).parameters if p != "options")

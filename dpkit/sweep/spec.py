@@ -43,7 +43,7 @@ from typing import Any
 
 import yaml
 
-from dpkit.errors import DpkitError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitError, DpkitWarning, ExperimentError
 
 TASKS: dict[str, str | Callable[[dict[str, Any], int], dict[str, float]]] = {
     "publish": "dpkit.sweep.tasks.publish",
@@ -66,10 +66,6 @@ BOOK_COLUMNS = ("run_id", "sweep", "repeat", "seed")
 
 
 TAIL_COLUMNS = ("wall_seconds",)
-
-
-class ExperimentError(DpkitUsageError):
-    """A malformed experiment YAML (the message names file, line and column)."""
 
 
 def register_task(name: str, task: str | Callable[[dict[str, Any], int], dict[str, float]]) -> None:

@@ -55,7 +55,7 @@ def test_forest_defaults_live_in_the_estimator() -> None:
     shape = f.report["release"]["shape"]
     assert shape["trees"] == shape["depth"] == "auto" and len(shape["noisy_class_counts"]) == 2
     assert [f.report["parameters"]["trees"], f.report["parameters"]["depth"]] == shape["resolved"]
-    with pytest.raises(dpkit.DpkitUsageError, match="unknown option") as info:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tree'; did you mean 'trees'") as info:
         dpkit.forest(small, schema=SCHEMA, epsilon=1.0, tree=3)
     assert info.value.param == "tree"
 
