@@ -156,5 +156,7 @@ def test_dpqt_kmeans_estimator() -> None:
     assert km.cluster_centers_.shape == (15, 2) and km.labels_.shape == (len(pts),)
     np.testing.assert_array_equal(km.predict(pts), km.labels_)
     np.testing.assert_array_equal(km.fit_predict(pts), km.labels_)
-    with pytest.raises(dpkit.DpkitUsageError, match="^bounds is required"):
-        dpkit.DPQTKMeans(n_clusters=3).fit(pts)
+    # no bounds: learned in the fit with a share of ε, as dpkit.cluster does (pure ε-DP)
+    learned = dpkit.DPQTKMeans(n_clusters=3, random_state=KEY).fit(pts)
+    assert learned.report_["parameters"]["bounds_source"].startswith("learned under DP")
+    assert learned.report_["privacy"]["delta"] == 0 and learned.cluster_centers_.shape == (3, 2)
