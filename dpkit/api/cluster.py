@@ -61,6 +61,27 @@ class Clustering:
     label: str = "cluster"
     schema: Schema | None = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, privacy_line, text
+
+        params = self.report.get("parameters", {})
+        return text(f"<dpkit.Clustering {self.report.get('algorithm', '')}: k={len(self.centroids)} on "
+                    f"{len(self.columns)} columns>",
+                    [privacy_line(self.report), f"columns: {_names(self.columns)}",
+                     f"bounds: {params.get('bounds_source', '?')}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import _g, card, privacy_line
+
+        params = self.report.get("parameters", {})
+        bounds = params.get("bounds")
+        domains = ({c: [f"[{_g(lo)}, {_g(hi)}]"] for c, (lo, hi) in zip(self.columns, bounds, strict=False)}
+                   if isinstance(bounds, list) else None)
+        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
+                 "k": len(self.centroids), "columns": ", ".join(self.columns),
+                 "bounds": params.get("bounds_source")}
+        return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
+
     @property
     def centres(self) -> np.ndarray:
         """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""

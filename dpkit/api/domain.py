@@ -58,6 +58,37 @@ class LearnedSchema(Schema):
 
     yaml: str = ""
     report: dict[str, Any] = field(default_factory=dict)
+
+    def _domains(self) -> dict[str, list[str]]:
+        from dpkit.api.display import _g
+        from dpkit.data.schema import CategoricalColumn, NumericColumn
+
+        out: dict[str, list[str]] = {}
+        for name, col in self.columns.items():
+            if isinstance(col, NumericColumn):
+                out[name] = [f"numeric [{_g(col.lo)}, {_g(col.hi)}]"]
+            elif isinstance(col, CategoricalColumn):
+                out[name] = [str(v) for v in col.leaves]
+            else:
+                out[name] = [col.kind]
+        return out
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, privacy_line, text
+
+        kinds: dict[str, list[str]] = {}
+        for name, col in self.columns.items():
+            kinds.setdefault(col.kind, []).append(name)
+        return text(f"<dpkit.LearnedSchema: {len(self.columns)} columns, target {self.target!r}>",
+                    [privacy_line(self.report), *(f"{k} ({len(v)}): {_names(v)}" for k, v in kinds.items())])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card, privacy_line
+
+        facts = {"learned by": "domain discovery under (ε, δ)-DP (docs/domain.md)",
+                 "privacy": privacy_line(self.report), "columns": len(self.columns), "target": self.target,
+                 "missing tokens": ", ".join(map(repr, self.missing_tokens)) or "none"}
+        return card("dpkit LearnedSchema", facts, self.report, self._domains(), domains_title="Domain of each column")
     #: a noisy record count (post-processing of the category counts), None without categories
     noisy_records: int | None = None
 

@@ -57,6 +57,39 @@ class Forest:
     def privacy(self) -> dict[str, Any]:
         return dict(self.model.privacy or {})
 
+    def _privacy_line(self) -> str:
+        from dpkit.api.display import privacy_line
+
+        if self.report is not None:
+            return privacy_line(self.report)
+        p = self.privacy  # a model read back: its own privacy block
+        return privacy_line({"privacy": {**p, "epsilon_spent": p.get("epsilon_spent"),
+                                         "delta": p.get("delta", 0)}}) if p else "no privacy statement"
+
+    def _domains(self) -> dict[str, list[str]]:
+        from dpkit.api.display import _g
+
+        return {f.name: (list(f.categories) if f.kind == "categorical" else [f"[{_g(f.lo)}, {_g(f.hi)}]"])
+                for f in self.model.features}
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, text
+
+        m = self.model
+        return text(f"<dpkit.Forest DiffPRFs: {len(m.trees)} trees ({sum(len(t) for t in m.trees):,} nodes), "
+                    f"target {m.target!r}, "
+                    f"classes {_names(list(m.classes), 6)}>",
+                    [self._privacy_line(), f"features ({len(m.features)}): {_names([f.name for f in m.features])}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card
+
+        m = self.model
+        facts = {"algorithm": "DiffPRFs (Mu et al. 2016)", "privacy": self._privacy_line(), "target": m.target,
+                 "classes": ", ".join(map(str, m.classes)), "trees": len(m.trees),
+                 "nodes": sum(len(t) for t in m.trees), "features": len(m.features)}
+        return card("dpkit Forest", facts, self.report, self._domains(), domains_title="Public domain of each feature")
+
     def _features(self, data: Any, reading: dict[str, Any], keep: list[str] | None = None) -> Any:
         """(the model's feature matrix of ``data``, the index its rows keep); with ``keep``, also
         those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's

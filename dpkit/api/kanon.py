@@ -69,6 +69,27 @@ class KAnonymousTable:
 
         write_report(self.report, os.fspath(path))
 
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, text
+
+        rel = self.report.get("release", {})
+        return text(f"<dpkit.KAnonymousTable {self.report.get('algorithm', '')}: "
+                    f"k={self.report.get('privacy', {}).get('k')} (k-anonymity, not differential privacy), "
+                    f"{len(self.columns)} columns>",
+                    [self.summary(), f"columns: {_names(self.columns)}",
+                     f"candidates: {_names(list(rel.get('candidates', [])))}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card
+
+        rel, privacy = self.report.get("release", {}), self.report.get("privacy", {})
+        facts = {"algorithm": self.report.get("algorithm"),
+                 "guarantee": f"k-anonymity, k={privacy.get('k')} (no epsilon is spent)",
+                 "summary": self.summary(), "columns": ", ".join(self.columns)}
+        levels = rel.get("generalization", {}).get("levels", {})
+        domains = {c: [levels[c].get("meaning", "")] for c in rel.get("selected", []) if c in levels} or None
+        return card("dpkit KAnonymousTable", facts, None, domains, self.table, domains_title="Generalization")
+
     def summary(self) -> str:
         """One line: the quasi-identifiers kept (with their levels), what was suppressed, the
         smallest class."""

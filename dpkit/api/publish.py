@@ -44,15 +44,45 @@ class Release:
 
     @property
     def table(self) -> pd.DataFrame:
-        """The released records, one row each, columns in the input's order."""
+        """The released records, one row each, columns in the input's order: each predictor an
+        ordered categorical of its cut (intervals low to high, taxonomy nodes in the cut's
+        order), the target a categorical of its classes, numbers where every label is a number.
+        :meth:`write` writes the same labels as text."""
         if self._table is None:
-            self._table = self.noisy.to_frame(columns=self.columns)
+            self._table = self._typed(self.noisy.to_frame(columns=self.columns))
         return self._table
 
     @property
     def counts(self) -> pd.DataFrame:
         """The released cells, one row each with a ``count`` column (what ``counts=True`` writes)."""
-        return self.noisy.to_frame(counts=True, columns=self.columns)
+        return self._typed(self.noisy.to_frame(counts=True, columns=self.columns))
+
+    def _typed(self, df: pd.DataFrame) -> pd.DataFrame:
+        from dpkit.api.display import typed
+
+        cut = self.noisy.cut
+        labels = {**{c: list(v) for c, v in cut.labels().items()}, cut.target: list(self.noisy.class_labels)}
+        return typed(df, labels, ordered=cut.columns)
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import privacy_line, text
+
+        rel = self.report.get("release", {})
+        return text(f"<dpkit.Release {self.report.get('algorithm', '')}: {rel.get('released_records', 0):,} records "
+                    f"× {len(self.columns)} columns, target {rel.get('target')!r}>",
+                    [privacy_line(self.report), f"columns: {', '.join(self.columns)}",
+                     f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
+                                                              if "expected_noise_share" in rel else "")])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card, privacy_line
+
+        rel = self.report.get("release", {})
+        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
+                 "records released": f"{rel.get('released_records', 0):,}", "columns": len(self.columns),
+                 "target": rel.get("target"), "cells": f"{rel.get('cells', 0):,}"}
+        cut = {c: list(v) for c, v in self.noisy.cut.labels().items()}
+        return card("dpkit Release", facts, self.report, cut, self.table)
 
     @property
     def cut(self) -> dict[str, Any]:
