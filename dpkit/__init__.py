@@ -46,6 +46,7 @@ _EXPORTS = {
     "PrivacyLeakWarning": "dpkit.errors",
     "ParameterTypeError": "dpkit.errors",
     "Ledger": "dpkit.ledger",
+    "set_verbosity": "dpkit.console",
     "LedgerError": "dpkit.errors",
     "BudgetExceeded": "dpkit.errors",
 }
@@ -77,6 +78,7 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "PrivacyLeakWarning",
     "ParameterTypeError",
     "Ledger",
+    "set_verbosity",
     "LedgerError",
     "BudgetExceeded",
 ]
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
     from dpkit.api.generalize import generalize
     from dpkit.api.kanon import KAnonymousTable, check_kanon, kanon_select
     from dpkit.api.publish import Release, publish
+    from dpkit.console import set_verbosity
     from dpkit.data.schema import Schema, load_schema
     from dpkit.errors import (
         BudgetExceeded,

@@ -92,3 +92,29 @@ class DpkitWarning(UserWarning):
 
 class PrivacyLeakWarning(DpkitWarning):
     """The run does not carry the full guarantee (data-derived bounds, a fixed seed...)."""
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by dpkit's caller of this function point at
+    the first frame outside the dpkit package: the user's own line, however deep in dpkit the
+    warning arose (a fixed ``stacklevel`` points into dpkit as soon as a call path changes)."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    # frame 2 is the caller of the function that calls us: stacklevel 2 of that function's warn
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn(message: str | Warning, category: type[Warning] = DpkitWarning, *, param: str | None = None) -> None:
+    """``warnings.warn`` pointing at the user's line (:func:`caller_stacklevel`): the file and line
+    a notebook or a script shows are the caller's, not dpkit's. ``message``: text (made a
+    ``category`` with ``param``) or a warning instance."""
+    import warnings
+
+    if not isinstance(message, Warning):
+        message = category(message, param=param) if issubclass(category, DpkitWarning) else category(message)
+    warnings.warn(message, stacklevel=caller_stacklevel())

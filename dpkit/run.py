@@ -12,12 +12,11 @@ import contextlib
 import os
 import signal
 import threading
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 HUGE_EPSILON = 10.0
 
@@ -87,8 +86,8 @@ def parse_epsilon(value: Any) -> float:
         raise DpkitUsageError("epsilon is required", param="epsilon")
     eps = validate.epsilon(value)
     if eps > HUGE_EPSILON:
-        warnings.warn(
-            f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning, stacklevel=2
+        warn(
+            f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning
         )
     return eps
 

@@ -8,12 +8,11 @@ suppressed here: suppression protects the released table, and a test split is no
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.errors import DataError, DpkitWarning
+from dpkit.errors import DataError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,8 +57,8 @@ def apply_release(
                 raise DataError(f"{source}:{r + 2}: a missing value ({schema.missing!r}); set missing_policy: drop")
             from dpkit.console import private
 
-            warnings.warn(private(f"{source}: dropped {int(miss.sum())} row(s) with a missing value",
-                                  f"{source}: dropped rows with a missing value"), DpkitWarning, stacklevel=2)
+            warn(private(f"{source}: dropped {int(miss.sum())} row(s) with a missing value",
+                                  f"{source}: dropped rows with a missing value"), DpkitWarning)
             df = df.loc[~miss].reset_index(drop=True)
     out: dict[str, Any] = {}
     if cut_json:

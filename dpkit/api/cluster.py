@@ -11,7 +11,6 @@ data (``allow_data_bounds``) makes the run not private, and every output says so
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -305,9 +304,9 @@ def cluster(
             resolved = data_bounds(extremes(frame, columns))
         guarantee = DATA_BOUNDS
         run.not_private.append("--allow-data-bounds (domain read from data)")
-        warnings.warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
+        warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
                       "differentially private (the report says so); give public bounds instead",
-                      PrivacyLeakWarning, stacklevel=2)
+                      PrivacyLeakWarning)
     model = make_model(algorithm, k, run.epsilon, resolved, options) if share is None else None
     # a plain integer seed is as non-private as data bounds: its outputs are marked the same
     # way (second privacy review, issue 24 item 5)

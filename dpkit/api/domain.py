@@ -20,14 +20,13 @@ import contextlib
 import dataclasses
 import math
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
 from dpkit.data.schema import Schema
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -330,10 +329,10 @@ def infer_schema(
 def _warn_delta(delta: float, noisy_records: int | None) -> None:
     """Warn when δ > 1/Ñ (Ñ a noisy record count, post-processing; never the exact N)."""
     if noisy_records is not None and delta > 1 / max(noisy_records, 1):
-        warnings.warn(
+        warn(
             f"delta={delta:g} is above 1/N for this data (N ≈ {noisy_records}, a noisy count): "
             "a value held by one record is released with probability up to delta; use delta well "
-            "below 1/N (e.g. 1e-6)", DpkitWarning, stacklevel=3)
+            "below 1/N (e.g. 1e-6)", DpkitWarning)
 
 
 # --------------------------------------------------------------------------- runs without a schema
@@ -453,7 +452,7 @@ def _warn_left_out(learned: Learned) -> None:
     out = [n for n in learned.discovery.notes if n.left_out]
     if out:
         taus = sorted({n.threshold for n in out if n.threshold is not None})
-        warnings.warn(
+        warn(
             f"column(s) {', '.join(repr(n.name) for n in out)} left out: no value is held by enough records "
             f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
-            "keep them, or write a schema", DpkitWarning, stacklevel=3)
+            "keep them, or write a schema", DpkitWarning)

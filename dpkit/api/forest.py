@@ -9,7 +9,6 @@ report, and prediction. ``dpkit forest train`` is :func:`forest`; ``dpkit forest
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,7 +158,7 @@ class Forest:
         labels = self.model.decide(probs, decision)
         warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
         if warning:
-            warnings.warn(DpkitWarning(warning, param="decision"), stacklevel=2)
+            warn(DpkitWarning(warning, param="decision"))
         out = pd.DataFrame({self.model.target: labels}, index=index)
         if kept is not None:
             out = pd.concat([kept, out], axis=1)

@@ -22,7 +22,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DataError, DpkitUsageError
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -339,13 +339,12 @@ def check_kanon(
         _release_reader_memory()
     check = check_columns(df, source, quasi_identifiers, k=k, sensitive=sensitive, l=l)
     if k is not None and k > len(df):
-        import warnings
 
         from dpkit.console import private
         from dpkit.errors import DpkitWarning
 
-        warnings.warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
-                                           f"k {k} is larger than the table"), param="k"), stacklevel=2)
+        warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
+                                           f"k {k} is larger than the table"), param="k"))
     return KAnonymityReport(check, len(df), source)
 
 

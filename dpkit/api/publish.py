@@ -9,12 +9,11 @@ the cut). ``dpkit publish`` is this function and a print.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
 
 if TYPE_CHECKING:
@@ -209,8 +208,7 @@ def publish(
     if algorithm == "diffgen":
         ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
         if ignored:
-            warnings.warn(f"{', '.join(ignored)} apply to maxgddp only; diffgen ignores them", DpkitWarning,
-                          stacklevel=2)
+            warn(f"{', '.join(ignored)} apply to maxgddp only; diffgen ignores them", DpkitWarning)
     # the options are checked before the run: a bad one spends nothing and books nothing
     model = make_model(algorithm, epsilon, options)
     model.check()
@@ -241,10 +239,10 @@ def publish(
         if learn is not None:
             domain.record(doc["parameters"], learned_path)
         if model.noise_share_ > NOISE_WARNING:
-            warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
+            warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
                           f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "
                           "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
-                          DpkitWarning, stacklevel=2)
+                          DpkitWarning)
         release = Release(doc, model.release_, schema_obj, order)
         if out is not None:
             release.write(out, counts=counts, delimiter=output_delimiter)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -31,7 +30,7 @@ import numpy as np
 
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DataError, DpkitWarning
+from dpkit.errors import DataError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     from dpkit.data.source import ReadOptions
@@ -152,10 +151,9 @@ def resolve_delimiter(options: ReadOptions, raw: bytes | None = None) -> str:
         return ","  # the reader reports the unknown encoding
     d = sniff_delimiter(text.lstrip("\ufeff"))
     if d != ",":
-        warnings.warn(
+        warn(
             DpkitWarning(f"{options.name}: fields are separated by {_NAMES[d]} (sniffed; pass delimiter= "
                          "to choose)", param="delimiter"),
-            stacklevel=3,
         )
     return d
 
@@ -531,10 +529,11 @@ class _Encoder:
         if self.dropped:
             if error_on_missing and self.schema.missing_policy == "error":
                 return None
-            warnings.warn(dropped_message(source, self.dropped, self.schema, self.wanted), DpkitWarning, stacklevel=4)
-        for name, col in zip(self.wanted, self.cols, strict=True):
-            if self.clipped[name]:
-                warnings.warn(clip_message(source, col, self.clipped[name], self.schema.path), DpkitWarning, stacklevel=4)
+            warn(dropped_message(source, self.dropped, self.schema, self.wanted), DpkitWarning)
+        clips = [(col, self.clipped[name]) for name, col in zip(self.wanted, self.cols, strict=True)
+                 if self.clipped[name]]
+        if clips:  # one warning naming every clipped column
+            warn(clips_warning(source, clips, self.schema.path))
         out = {}
         for name, col in zip(self.wanted, self.cols, strict=True):
             if isinstance(col, NumericColumn):
@@ -622,6 +621,28 @@ def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) 
         f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
         f"{source}: clipped values of {col.name!r} {bounds}",
     )
+
+
+def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: str) -> DpkitWarning:
+    """One warning for every column a load clipped (``clips``: (column, values clipped) pairs
+    with a ``name``, ``lo`` and ``hi``), naming them all in one line — the count only for the
+    data owner (:func:`dpkit.console.private`). ``details``: one :func:`clip_message` line per
+    column, which the Spark engine adds up across partitions."""
+    from dpkit.console import private
+
+    details = [clip_message(source, col, n, schema_path) for col, n in clips]
+    if len(clips) == 1:
+        text = details[0]
+    else:
+        names = ", ".join(repr(col.name) for col, _ in clips)
+        bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
+        counts = ", ".join(str(n) for _, n in clips)
+        text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
+                       f"of {schema_path}",
+                       f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}")
+    warning = DpkitWarning(text)
+    warning.details = details  # type: ignore[attr-defined]
+    return warning
 
 
 def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:

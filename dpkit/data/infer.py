@@ -21,12 +21,11 @@ which case they are declared ``ignore``. The target is always categorical.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,12 +172,12 @@ def infer_schema(
             mostly = _mostly_numbers(present)
             if mostly is not None:
                 nums, stray = mostly
-                warnings.warn(private(
+                warn(private(
                     f"{source}: column {name!r} is numeric but for {stray.size} value(s) "
                     f"({', '.join(repr(present[i]) for i in stray[:SHOW_STRAY])}); drafted as numeric, "
                     "the stray values are listed in its comment for review",
                     f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
-                    "the stray values are listed in its comment for review"), DpkitWarning, stacklevel=2)
+                    "the stray values are listed in its comment for review"), DpkitWarning)
         distinct = list(dict.fromkeys(present.tolist()))
         if nums is not None and not (_looks_like_id(name) and len(distinct) == present.size):
             lo, hi = float(nums.min()), float(nums.max())
@@ -215,7 +214,7 @@ def infer_schema(
             **spec,
             "_comment": "REVIEW: categories read from the data; use a public code list",
         }
-    warnings.warn(f"{source}: {WARNING}", PrivacyLeakWarning, stacklevel=2)
+    warn(f"{source}: {WARNING}", PrivacyLeakWarning)
     # machine-readable, unlike the comment: private commands refuse a schema marked draft
     data: dict[str, Any] = {"draft": True}
     if target is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +28,7 @@ from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.data.source import read_raw
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 __all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .source, used from here too
 
@@ -411,10 +410,11 @@ def encode(
             ))
         from dpkit.data.columnar import dropped_message
 
-        warnings.warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning, stacklevel=2)
+        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
+    clips: list[tuple[NumericColumn, int]] = []  # (column, values clipped): one warning for the call
     for c in wanted:
         col = schema.columns[c]
         bad = failed[c]
@@ -453,7 +453,11 @@ def encode(
                        else "has a value that is not a finite number"),
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
-            out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
+            out[c] = compact_numbers(_clip(nums, col, clips), col)
+    if clips:  # one warning naming every clipped column
+        from dpkit.data.columnar import clips_warning
+
+        warn(clips_warning(source, clips, schema.path))
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 
@@ -488,13 +492,12 @@ def _to_float(values: np.ndarray) -> np.ndarray:
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 
-def _clip(nums: np.ndarray, col: NumericColumn, source: str, schema_path: str) -> np.ndarray:
-    """Clip to the public bounds, warning with the count (docs/algorithms.md §0 rule 1)."""
-    from dpkit.data.columnar import clip_message
-
+def _clip(nums: np.ndarray, col: NumericColumn, clips: list[tuple[NumericColumn, int]]) -> np.ndarray:
+    """Clip to the public bounds (docs/algorithms.md §0 rule 1), adding (column, count) to
+    ``clips`` for the call's one warning."""
     out_of = (nums < col.lo) | (nums > col.hi)
     if out_of.any():
-        warnings.warn(clip_message(source, col, int(out_of.sum()), schema_path), DpkitWarning, stacklevel=3)
+        clips.append((col, int(out_of.sum())))
         nums = np.clip(nums, col.lo, col.hi)
     return nums
 

@@ -277,8 +277,8 @@ def test_quiet_forms_hold_no_counts_or_values(tmp_path, monkeypatch):
     p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,40,2,yes\nY,12,3,no\n")
     _, msgs = loaded(p)
     assert msgs == [
-        f"{p}: dropped rows with a missing value ('?', 'n/a', '') in the used columns (-v shows the detail)",
-        f"{p}: clipped values of 'n' to the public bounds [0, 10] of S.yaml (-v shows the detail)",
+        f"{p}: dropped rows with a missing value ('?', 'n/a', '') in the used columns (dpkit.set_verbosity(True) shows the detail)",
+        f"{p}: clipped values of 'n' to the public bounds [0, 10] of S.yaml (dpkit.set_verbosity(True) shows the detail)",
     ]
     bad = write(tmp_path, "a,n,id,y\nx1,3,1,no\npurple,4,2,yes\n", "b.csv")
     with pytest.raises(DataError) as exc:
