@@ -47,6 +47,11 @@ _EXPORTS = {
     "ParameterTypeError": "dpkit.errors",
     "Ledger": "dpkit.ledger",
     "set_verbosity": "dpkit.console",
+    "ReadOptions": "dpkit.data.source",
+    "DataLike": "dpkit.types",
+    "SeedLike": "dpkit.types",
+    "LedgerLike": "dpkit.types",
+    "SchemaLike": "dpkit.types",
     "LedgerError": "dpkit.errors",
     "BudgetExceeded": "dpkit.errors",
 }
@@ -79,6 +84,11 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "ParameterTypeError",
     "Ledger",
     "set_verbosity",
+    "ReadOptions",
+    "DataLike",
+    "SeedLike",
+    "LedgerLike",
+    "SchemaLike",
     "LedgerError",
     "BudgetExceeded",
 ]
@@ -93,6 +103,7 @@ if TYPE_CHECKING:
     from dpkit.api.publish import Release, publish
     from dpkit.console import set_verbosity
     from dpkit.data.schema import Schema, load_schema
+    from dpkit.data.source import ReadOptions
     from dpkit.errors import (
         BudgetExceeded,
         DataError,
@@ -105,6 +116,7 @@ if TYPE_CHECKING:
         SchemaError,
     )
     from dpkit.ledger import Ledger
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -87,7 +88,7 @@ class Clustering:
 
         return self.centroids[self.columns].to_numpy(dtype=float)
 
-    def assign(self, data: Any, **reading: Any) -> pd.DataFrame:
+    def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
@@ -175,18 +176,18 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
 
 
 def cluster(
-    data: Any,
+    data: DataLike,
     *,
     k: int,
     epsilon: float,
     columns: list[str] | None = None,
     bounds: Any = None,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
     domain_share: float | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from dpkit.domain.discover import Discovery, DomainOptions
     from dpkit.domain.metadata import ColumnMeta
     from dpkit.privacy.accountant import Accountant
+    from dpkit.types import DataLike, LedgerLike, SeedLike
 
 #: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
 MAX_DELTA = validate.MAX_DELTA
@@ -120,7 +121,7 @@ class Learned:
         return render(self.discovery, lines)
 
 
-def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
+def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
     """``data`` as a DataFrame of stripped strings and its name in messages.
 
     A path is read by the CLI's rules (:class:`~dpkit.data.source.ReadOptions`, CSV or Parquet,
@@ -178,7 +179,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
 
 
 def learn_schema(
-    data: pd.DataFrame | Any,
+    data: DataLike,
     *,
     target: str | None,
     epsilon: float,
@@ -236,12 +237,12 @@ def learn_schema(
 
 
 def infer_schema(
-    data: str | pd.DataFrame,
+    data: DataLike,
     *,
     target: str | None = None,
     epsilon: float,
     delta: float,
-    seed: int | str | None = None,
+    seed: SeedLike = None,
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
@@ -258,7 +259,7 @@ def infer_schema(
     delimiter: str | None = None,
     output: str | None = None,
     report: str | None = None,
-    ledger: str | None = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
 ) -> LearnedSchema:
@@ -405,7 +406,7 @@ class DomainStep:
                 fh.write(self.text)
 
 
-def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
+def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
                  engine: str | None = None, spark_master: str | None = None, path: str | None = None) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
     data against it (its used columns: the target's predictors and the target).

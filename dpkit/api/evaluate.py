@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
+    from dpkit.types import DataLike
 
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
@@ -39,7 +40,7 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
     return out
 
 
-def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None = None,
+def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
                         **reading: Any) -> dict[str, Any]:
     """NICV of ``centroids`` on ``data`` (and of non-private k-means with the same k, their ratio),
@@ -71,7 +72,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
                               reference=reference)
 
 
-def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
+def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
                    schema: str | None = None, **reading: Any) -> KanonEvaluation:
@@ -220,7 +221,7 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
         raise DpkitUsageError("baseline= needs baseline_test= (the raw test split; test= is the generalized one) "
                               "— give the same file twice if the test split is raw", param="baseline_test")
 
-    def read(data: Any) -> tuple[Any, str]:
+    def read(data: DataLike) -> tuple[Any, str]:
         if is_dataframe(data):
             return data, DATAFRAME
         opts = read_options(data)

@@ -27,8 +27,8 @@ from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
     from dpkit.learn.model import ForestModel
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
 OPTIONS = {"trees": "n_trees", "depth": "max_depth", "features_per_node": "features_per_node",
@@ -111,7 +111,7 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
-    def predict_proba(self, data: Any, **reading: Any) -> pd.DataFrame:
+    def predict_proba(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
@@ -122,12 +122,12 @@ class Forest:
         probs = self.model.predict_proba(X)
         return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)}, index=index)
 
-    def predict(self, data: Any, *, decision: str = "argmax", **reading: Any) -> pd.Series:
+    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file)."""
         return self.predictions(data, decision=decision, **check_reading(reading, "predict"))[self.model.target]
 
-    def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
+    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
                     keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
@@ -194,16 +194,16 @@ def load_forest(path: str | os.PathLike) -> Forest:
 
 
 def forest(
-    data: Any,
+    data: DataLike,
     *,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     epsilon: float,
     target: str | None = None,
     trees: int | None = None,
     depth: int | None = None,
     columns: list[str] | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,

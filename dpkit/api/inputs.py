@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from dpkit.data.schema import Schema
     from dpkit.engine.frame import Frame
+    from dpkit.types import DataLike
 
 #: how a DataFrame is named in messages (a row is then named by its position, from 0)
 DATAFRAME = "<DataFrame>"
@@ -55,7 +56,7 @@ def is_spark_dataframe(data: Any) -> bool:
     return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
 
-def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
+def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
                  header: bool = True, column_names: Sequence[str] | None = None) -> ReadOptions:
     """The :class:`ReadOptions` of a path given to a library call, its delimiter sniffed when
     None (once: the warning that names it is given once), as the command line does."""
@@ -82,7 +83,7 @@ def read_dialect(encoding: str | None = None, delimiter: str | None = None, head
     return {k: v for k, v in given.items() if v is not None}
 
 
-def source_path(data: Any) -> str | None:
+def source_path(data: DataLike) -> str | None:
     """The file (or URI) ``data`` names, or None for data in memory."""
     if isinstance(data, ReadOptions):
         return data.path
@@ -105,7 +106,7 @@ def schema_of(schema: Schema | str | os.PathLike | None, *, allow_draft: bool = 
     raise ParameterTypeError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
 
 
-def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | None = None,
+def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str | None = None,
          spark_master: str | None = None, **reading: Any) -> Frame:
     """Read and encode ``columns`` of ``data`` against ``schema``: a frame on ``engine``.
 

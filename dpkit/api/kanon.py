@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from dpkit.anonymity.checks import KAnonymityCheck
     from dpkit.data.schema import Schema
+    from dpkit.types import DataLike, SchemaLike
 
 
 @dataclass
@@ -117,10 +118,10 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
 
 
 def kanon_select(
-    data: Any,
+    data: DataLike,
     *,
     k: int,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     target: str | None = None,
     generalize: bool = False,
     quasi_identifiers: list[str] | None = None,
@@ -310,7 +311,7 @@ class KAnonymityReport:
 
 
 def check_kanon(
-    data: Any,
+    data: DataLike,
     quasi_identifiers: list[str],
     *,
     k: int | None = None,

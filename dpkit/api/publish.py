@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from dpkit.data.schema import Schema
     from dpkit.release.sparse import NoisyTable
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 #: the share of released records that may be noise before a run warns
 NOISE_WARNING = 0.5
@@ -102,7 +103,7 @@ class Release:
 
         write_report(self.report, os.fspath(path))
 
-    def generalize(self, data: Any, **options: Any) -> pd.DataFrame:
+    def generalize(self, data: DataLike, **options: Any) -> pd.DataFrame:
         """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
         from dpkit.api.generalize import generalize
 
@@ -110,9 +111,9 @@ class Release:
 
 
 def publish(
-    data: Any,
+    data: DataLike,
     *,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     epsilon: float,
     target: str | None = None,
     algorithm: str = DEFAULT_ALGORITHM,
@@ -120,8 +121,8 @@ def publish(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpkit.data.schema import Schema
 from dpkit.errors import (
@@ -22,6 +22,9 @@ from dpkit.errors import (
     SchemaError,
     warn,
 )
+
+if TYPE_CHECKING:
+    from dpkit.types import DataLike
 
 
 @dataclass
@@ -147,7 +150,7 @@ def import_schema(
 
 
 def draft_schema(
-    data: Any,
+    data: DataLike,
     *,
     target: str | None = None,
     max_categories: int = 50,
@@ -269,7 +272,7 @@ def _listing(cov: Any) -> str:
     return "; ".join(parts)
 
 
-def learn_schema(data: Any, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
+def learn_schema(data: DataLike, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
                  bounds: dict[str, str] | None = None, missing: str | None = "auto", levels: int | None = None,
                  **options: Any) -> tuple[Any, str]:
     """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to

@@ -143,3 +143,23 @@ def test_one_rule_per_parameter() -> None:
         check_k(2.5)
     with pytest.raises(ValueError, match="^k must be ≥ 1"):
         dpkit.kanon_select(SMALL, k=0, schema=SCHEMA, target="income")
+
+
+# ------------------------------------------------------------------------- typing
+
+
+def test_the_package_is_typed() -> None:
+    import inspect
+    import tomllib
+
+    assert (REPO / "dpkit" / "py.typed").exists()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["dpkit"]  # it ships
+    assert {"DataLike", "SeedLike", "LedgerLike", "ReadOptions"} <= set(dpkit.__all__)
+    for fn in (dpkit.publish, dpkit.forest, dpkit.cluster, dpkit.infer_schema):
+        params = inspect.signature(fn).parameters
+        assert params["data"].annotation == "DataLike" and params["seed"].annotation == "SeedLike"
+        assert params["ledger"].annotation == "LedgerLike"
+    # one ReadOptions, read by every function
+    opts = dpkit.ReadOptions(str(ADULT))
+    assert len(dpkit.publish(opts, schema=SCHEMA, epsilon=1.0, seed=KEY).table) > 0
