@@ -18,6 +18,7 @@ from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
     check_reading,
+    check_rows,
     is_dataframe,
     read_dialect,
     read_options,
@@ -415,7 +416,7 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     from dpkit.engine.numpy_frame import NumpyFrame
 
     if is_dataframe(data):
-        df, source, first = as_strings(data, columns, schema), DATAFRAME, 0
+        df, source, first = as_strings(check_rows(data), columns, schema), DATAFRAME, 0
         names = list(df.columns)
     else:
         opts = read_options(data, **reading)

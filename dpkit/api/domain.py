@@ -153,7 +153,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
     A path or :class:`~dpkit.data.source.ReadOptions` is read by the rules of every load
     (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
     ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
-    from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
+    from dpkit.api.inputs import DATAFRAME, check_rows, is_dataframe, read_options
     from dpkit.engine import engine_name
 
     spark = engine_name(engine) == "spark"
@@ -161,7 +161,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         if spark:
             raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
                                   param="engine")
-        yield read_strings(data)[0], DATAFRAME, 0
+        yield read_strings(check_rows(data))[0], DATAFRAME, 0
         return
     from dpkit.data.table import first_line, read_table
 

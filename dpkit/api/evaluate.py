@@ -27,7 +27,9 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header ({', '.join(df.columns)})")
+        from dpkit.data.source import have_columns
+
+        raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(df.columns)}")
     out = np.empty((len(df), len(columns)))
     for j, c in enumerate(columns):
         v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpkit.data.source import DEFAULT_ENCODING, ReadOptions
-from dpkit.errors import DpkitUsageError, ParameterTypeError
+from dpkit.data.source import LISTED_COLUMNS as LISTED
+from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +55,15 @@ def is_dataframe(data: Any) -> bool:
 
 def is_spark_dataframe(data: Any) -> bool:
     return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
+
+
+def check_rows(df: Any, source: str = DATAFRAME) -> Any:
+    """``df`` when it has rows; an empty table is refused, as a file with a header and no data
+    rows is (there is nothing to release; saying so reveals only that the input is empty)."""
+    if len(df) == 0:
+        raise DataError(f"{source}: has no rows (columns: {', '.join(map(str, list(df.columns)[:LISTED]))}"
+                        f"{', …' if len(df.columns) > LISTED else ''}): there is nothing to release", param="data")
+    return df
 
 
 def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
@@ -123,6 +133,7 @@ def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str 
         from dpkit.data.table import encode
         from dpkit.engine.numpy_frame import NumpyFrame
 
+        check_rows(data)
         return NumpyFrame(encode(as_strings(data, columns, schema), schema, list(columns), source=DATAFRAME,
                                  first_line=0))
     if is_spark_dataframe(data):

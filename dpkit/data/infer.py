@@ -154,7 +154,9 @@ def infer_schema(
     if max_categories < 2:
         raise DpkitUsageError(f"max_categories must be at least 2, got {max_categories}", param="max_categories")
     if target is not None and target not in df.columns:
-        raise DpkitUsageError(f"target {target!r} is not a column of {source} (have: {', '.join(df.columns)})",
+        from dpkit.data.source import have_columns
+
+        raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
                               param="target")
     token = detect_missing(df) if missing == "auto" else missing
     n = len(df)

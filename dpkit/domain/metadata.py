@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.data.source import have_columns
 from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str])
     unknown = [v for v in items if v not in columns]
     if unknown:
         raise DpkitUsageError(
-            f"{param}: column(s) {', '.join(map(repr, unknown))} are not in the data "
-            f"(have: {', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''})", param=param
+            f"{param}: column(s) {', '.join(map(repr, unknown))} are not in the data {have_columns(columns)}",
+            param=param
         )
     return items
 
@@ -109,7 +110,8 @@ def resolve_columns(
     """
     columns = list(summaries)
     if target is not None and target not in columns:
-        raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
+        raise DpkitUsageError(f"target {target!r} is not a column of the data {have_columns(columns)}",
+                              param="target")
     given: dict[str, str] = {}
     for kind, value, param in (("numeric", numeric, "numeric"), ("categorical", categorical, "categorical"),
                                ("ignore", ignore, "ignore")):

@@ -146,7 +146,11 @@ def load_dataset(
     Rows of weight 0 are dropped (a ``--counts`` table may list empty cells).
     """
     if target not in df.columns:
-        raise DataError(f"{source}: target column {target!r} not found in the header ({', '.join(df.columns[:8])})")
+        from dpkit.data.source import have_columns
+
+        # a usage error, as publish's (exit 2 on the command line): the target named is not there
+        raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
+                              param="target")
     wcol = resolve_weight_column(df, target, weight_column, source) if (weight_column or auto_weight) else None
     columns = feature_columns(df, target, schema, wcol)
     if not columns:

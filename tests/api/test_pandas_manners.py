@@ -163,3 +163,41 @@ def test_the_package_is_typed() -> None:
     # one ReadOptions, read by every function
     opts = dpkit.ReadOptions(str(ADULT))
     assert len(dpkit.publish(opts, schema=SCHEMA, epsilon=1.0, seed=KEY).table) > 0
+
+
+# ------------------------------------------------------------------------- messages
+
+
+def test_a_wrong_delimiter_is_named(tmp_path) -> None:
+    semi = tmp_path / "semi.csv"
+    semi.write_text("a;b;c;y\n1;2;3;no\n")
+    frame = pd.read_csv(semi)  # read with the default ',': one column 'a;b;c;y'
+    with pytest.raises(dpkit.DpkitUsageError, match=r"holds ';': the delimiter is likely wrong") as info:
+        dpkit.publish(frame, target="y", epsilon=1.0, delta=1e-6)
+    assert info.value.param == "target"
+
+
+def test_the_list_of_columns_says_it_stops() -> None:
+    from dpkit.data.source import have_columns
+
+    wide = [f"c{i}" for i in range(30)]
+    assert have_columns(wide) == f"(have: {', '.join(wide[:12])}, … (30 in all))"
+    assert have_columns(["a", "b"]) == "(have: a, b)"
+    with pytest.raises(dpkit.DpkitUsageError, match=r"c11, … \(30 in all\)"):
+        dpkit.infer_schema(pd.DataFrame({c: ["1"] * 5 for c in wide}), target="nope", epsilon=1.0, delta=1e-6)
+
+
+def test_an_empty_dataframe_is_refused_clearly() -> None:
+    empty = SMALL.head(0)
+    for call in (lambda: dpkit.publish(empty, target="income", epsilon=1.0, delta=1e-6),
+                 lambda: dpkit.publish(empty, schema=SCHEMA, epsilon=1.0),
+                 lambda: dpkit.forest(empty, schema=SCHEMA, epsilon=1.0),
+                 lambda: dpkit.cluster(empty, columns=["age"], k=2, epsilon=1.0, bounds="0:100")):
+        with pytest.raises(dpkit.DataError, match=r"^<DataFrame>: has no rows .*nothing to release"):
+            call()
+
+
+def test_a_target_too_rare_to_learn_says_what_to_do() -> None:
+    with pytest.raises(dpkit.DataError, match=r"no class of the target 'income' .*values=") as info:
+        dpkit.publish(SMALL.head(30), target="income", epsilon=1.0, delta=1e-6)
+    assert "ignore" not in str(info.value)  # the target cannot be left out
