@@ -1,0 +1,110 @@
+"""`dpkit publish` and `dpkit generalize` on a table with a date column (issue 36 item 4)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dpkit.cli import cli
+from dpkit.cli.boundary import run as boundary_run
+
+SCHEMA = """\
+target: churn
+columns:
+  signup_date: {type: date, bounds: [2019-01-01, 2025-01-01]}
+  plan: {type: categorical, values: [basic, pro]}
+  churn: {type: categorical, values: ["no", "yes"]}
+"""
+INTERVAL = re.compile(r"^\[(\d{4}-\d{2}-\d{2}),(\d{4}-\d{2}-\d{2})[)\]]$")
+
+
+def rows(n: int, start: int = 0) -> str:
+    """Signups over 2019-2024; churn is 'yes' from 2022 on (the date carries the signal)."""
+    first = dt.date(2019, 1, 1).toordinal()
+    span = dt.date(2025, 1, 1).toordinal() - first
+    out = ["signup_date,plan,churn"]
+    for i in range(start, start + n):
+        d = dt.date.fromordinal(first + (i * 7919) % span)
+        out.append(f"{d.isoformat()},{'basic' if i % 3 else 'pro'},{'yes' if d.year >= 2022 else 'no'}")
+    return "\n".join(out) + "\n"
+
+
+class _Entry:
+    name = "dpkit"
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **kw):  # noqa: ANN001
+        raise SystemExit(boundary_run(cli, list(args or [])))
+
+
+def invoke(argv: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(_Entry(), argv)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "s.yaml").write_text(SCHEMA)
+    (tmp_path / "train.csv").write_text(rows(3000))
+    (tmp_path / "test.csv").write_text(rows(400, start=5000))
+    return {k: str(tmp_path / v) for k, v in (("schema", "s.yaml"), ("train", "train.csv"), ("test", "test.csv"),
+                                              ("out", "rel.csv"), ("gen", "gen.csv"), ("dir", "."))} | {
+        "tmp": str(tmp_path)}
+
+
+def test_publish_releases_calendar_intervals_and_generalize_maps_test_dates(files):
+    code, _, err = invoke(["publish", files["train"], "--schema", files["schema"], "--epsilon", "2",
+                           "--seed", "3", "-o", files["out"]])
+    assert code == 0, err
+    report = json.loads(Path(files["out"]).with_suffix(".report.json").read_text())
+    cut = report["release"]["cut"]["signup_date"]
+    assert cut[0][0] == "2019-01-01" and cut[-1][1] == "2025-01-01" and len(cut) > 1  # the date was split
+    for a, b in cut:  # every edge a calendar point: the first of a month
+        assert a.endswith("-01") and b.endswith("-01")
+    released = {r["signup_date"] for r in csv.DictReader(open(files["out"]))}
+    assert all(INTERVAL.match(v) for v in released), released
+    code, _, err = invoke(["generalize", files["test"], "--cut", str(Path(files["out"]).with_suffix(".report.json")),
+                           "-o", files["gen"]])
+    assert code == 0, err
+    test = list(csv.DictReader(open(files["test"])))
+    gen = list(csv.DictReader(open(files["gen"])))
+    assert len(gen) == len(test)
+    labels = {f"[{a},{b}{']' if i == len(cut) - 1 else ')'}" for i, (a, b) in enumerate(cut)}
+    for t, g in zip(test, gen, strict=True):
+        lo, hi = INTERVAL.match(g["signup_date"]).groups()
+        assert g["signup_date"] in labels
+        assert lo <= t["signup_date"] and (t["signup_date"] < hi or g["signup_date"].endswith("]"))
+
+
+def test_the_library_generalize_maps_dates_the_same(files):
+    import dpkit
+
+    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, seed=3)
+    out = dpkit.generalize(files["test"], rel)
+    assert out["signup_date"].map(lambda v: bool(INTERVAL.match(v))).all()
+
+
+def test_a_bad_date_is_one_line_naming_file_line_and_column(files, monkeypatch):
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)  # values and lines shown
+    lines = Path(files["train"]).read_text().splitlines()
+    lines[7] = "2021-13-01,basic,no"
+    Path(files["train"]).write_text("\n".join(lines) + "\n")
+    code, _, err = invoke(["publish", files["train"], "--schema", files["schema"], "--epsilon", "1",
+                           "-o", files["out"]])
+    assert code == 1
+    assert err.strip() == (f"dpkit: error: {files['train']}:8: date column 'signup_date' has "
+                                            "'2021-13-01', not an ISO date (YYYY-MM-DD)")
+    assert "Traceback" not in err and not Path(files["out"]).exists()
+
+
+def test_a_date_bound_that_is_not_a_date_is_a_schema_error(files):
+    Path(files["schema"]).write_text(SCHEMA.replace("2025-01-01", "2025"))
+    code, _, err = invoke(["publish", files["train"], "--schema", files["schema"], "--epsilon", "1",
+                           "-o", files["out"]])
+    assert code != 0 and "upper bound of 'signup_date' must be an ISO date" in err
+    assert len(err.strip().splitlines()) == 1
