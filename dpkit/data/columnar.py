@@ -649,6 +649,10 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+               and schema.columns[n].unparsable == "missing"]
+    if undated:
+        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 

@@ -108,3 +108,41 @@ def test_a_date_bound_that_is_not_a_date_is_a_schema_error(files):
                            "-o", files["out"]])
     assert code != 0 and "upper bound of 'signup_date' must be an ISO date" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_no_schema_learns_date_bounds_on_the_calendar_grid(files):
+    """A declared date column in a run without a schema: its bounds are year starts learned under
+    DP (a spend of the domain step), an unparsable value is missing (never an error naming it),
+    and the release and the written schema read as ISO dates."""
+    import dpkit
+    from dpkit.data.schema import load_schema
+
+    lines = Path(files["train"]).read_text().splitlines()
+    lines[5] = "not-a-date-zq,basic,no"
+    Path(files["train"]).write_text("\n".join(lines) + "\n")
+    out = str(Path(files["tmp"]) / "ns.csv")
+    with pytest.warns(Warning) as caught:
+        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=5,
+                            output=out)
+    assert not any("not-a-date-zq" in str(w.message) for w in caught)
+    steps = [s["step"] for s in rel.report["spends"]]
+    assert "domain: signup_date bounds" in steps
+    schema = load_schema(Path(out).with_suffix(".schema.yaml"))
+    col = schema.columns["signup_date"]
+    assert col.time == "date" and col.unparsable == "missing"
+    text = Path(out).with_suffix(".schema.yaml").read_text()
+    lo, hi = re.search(r"signup_date: \{type: date, bounds: \['(\S+)', '(\S+)'\]", text).groups()
+    assert lo.endswith("-01-01") and hi.endswith("-01-01")  # year starts
+    assert 2010 <= int(lo[:4]) <= 2019 and 2025 <= int(hi[:4]) <= 2035  # around the data (ε_j·n ≈ 100)
+    cut = rel.report["release"]["cut"]["signup_date"]
+    assert cut[0][0] == lo and cut[-1][1] == hi
+    gen = dpkit.generalize(files["test"], rel)
+    assert gen["signup_date"].map(lambda v: bool(INTERVAL.match(v))).all()
+
+
+def test_date_is_refused_with_a_schema(files):
+    import dpkit
+    from dpkit.errors import DpkitUsageError
+
+    with pytest.raises(DpkitUsageError, match="date applies only without a schema"):
+        dpkit.publish(files["train"], schema=files["schema"], epsilon=1, date=["signup_date"])

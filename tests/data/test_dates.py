@@ -103,11 +103,10 @@ def test_calendar_points_lie_inside_in_order_and_on_the_calendar(start, length, 
         assert all(s.endswith("-01") for s in _fmt(pts))
 
 
-def test_bounds_grid_and_prior_favour_year_and_quarter_starts():
+def test_bounds_grid_is_the_year_starts():
     g = dates.bounds_grid("date")
-    assert _fmt(g[:2]) == ["1800-01-01", "1800-02-01"] and _fmt(g[-1:]) == ["2200-01-01"]
-    prior = dates.bounds_prior(g[:13], "date")
-    assert prior[0] == dates.YEAR_BONUS and prior[3] == dates.QUARTER_BONUS and prior[1] == 0 and prior[12] == prior[0]
+    assert _fmt(g[:2]) == ["1800-01-01", "1801-01-01"] and _fmt(g[-1:]) == ["2200-01-01"] and g.size == 401
+    assert dates.format_time(dates.bounds_grid("timestamp")[170], "timestamp") == "1970-01-01T00:00:00"
 
 
 SCHEMA = """\
