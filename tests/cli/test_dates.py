@@ -146,3 +146,26 @@ def test_date_is_refused_with_a_schema(files):
 
     with pytest.raises(DpkitUsageError, match="date applies only without a schema"):
         dpkit.publish(files["train"], schema=files["schema"], epsilon=1, date=["signup_date"])
+
+
+def test_forest_and_cluster_read_a_date_as_its_day_number(files):
+    model = str(Path(files["tmp"]) / "f.json")
+    code, _, err = invoke(["forest", "train", files["train"], "--schema", files["schema"], "--epsilon", "2",
+                           "--seed", "1", "-o", model])
+    assert code == 0, err
+    feats = {f["name"]: f for f in json.loads(Path(model).read_text())["features"]}
+    assert feats["signup_date"]["time"] == "date" and "time" not in feats["plan"]
+    code, _, err = invoke(["forest", "predict", model, files["test"], "-o", str(Path(files["tmp"]) / "p.csv")])
+    assert code == 0, err
+    preds = list(csv.DictReader(open(Path(files["tmp"]) / "p.csv")))
+    assert len(preds) == 400 and {p["churn"] for p in preds} <= {"no", "yes"}
+    # the date carries the whole signal (churn = year >= 2022): a DP forest at ε = 2 finds it
+    truth = [r["churn"] for r in csv.DictReader(open(files["test"]))]
+    assert sum(p["churn"] == t for p, t in zip(preds, truth, strict=True)) / len(truth) > 0.7
+    out = str(Path(files["tmp"]) / "c.csv")
+    code, _, err = invoke(["cluster", files["train"], "--schema", files["schema"], "--columns", "signup_date",
+                           "-k", "2", "--epsilon", "1", "--seed", "1", "-o", out])
+    assert code == 0, err
+    centres = [float(r["signup_date"]) for r in csv.DictReader(open(out))]
+    lo, hi = (dt.date(y, 1, 1).toordinal() - dt.date(1970, 1, 1).toordinal() for y in (2019, 2025))
+    assert all(lo <= c <= hi for c in centres)  # days since 1970, inside the schema's bounds
