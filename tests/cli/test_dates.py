@@ -169,3 +169,19 @@ def test_forest_and_cluster_read_a_date_as_its_day_number(files):
     centres = [float(r["signup_date"]) for r in csv.DictReader(open(out))]
     lo, hi = (dt.date(y, 1, 1).toordinal() - dt.date(1970, 1, 1).toordinal() for y in (2019, 2025))
     assert all(lo <= c <= hi for c in centres)  # days since 1970, inside the schema's bounds
+
+
+def test_validate_and_kanon_read_date_columns(files, monkeypatch):
+    code, out, err = invoke(["taxonomy", "validate", files["schema"], files["train"]])
+    assert code == 0 and "all values covered" in out + err
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
+    lines = Path(files["train"]).read_text().splitlines()
+    lines[3] = "2021-02-29,basic,no"
+    Path(files["train"]).write_text("\n".join(lines) + "\n")
+    code, out, err = invoke(["taxonomy", "validate", files["schema"], files["train"]])
+    assert code == 1 and "signup_date: '2021-02-29' (line 4)" in err
+    lines[3] = "2021-02-28,basic,no"
+    Path(files["train"]).write_text("\n".join(lines) + "\n")
+    out = str(Path(files["tmp"]) / "k.csv")
+    code, _, err = invoke(["kanon-select", files["train"], "--schema", files["schema"], "-k", "5", "-o", out])
+    assert code == 0, err
