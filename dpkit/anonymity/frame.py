@@ -335,7 +335,9 @@ def prepare(
                     bad = np.flatnonzero(~finite & present[c])
                     first = first_row(c, bad)
                     v = _value_at(frame, kept, c, bad, first)  # the first offending row's value
-                    kind, expected = (time, f"an ISO {time}") if time else ("numeric", "a finite number")
+                    from dpkit.data.dates import expected as shape
+
+                    kind, expected = (time, shape(time)) if time else ("numeric", "a finite number")
                     what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not {expected}"
                     raise DataError(private(f"{source}:{first + 2}: {kind} column {c!r} {what}",
                                             f"{source}: {kind} column {c!r} has a value that is not {expected}"))

@@ -816,7 +816,9 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
             raise DataError(f"{name}: row {r + 1}: column {c!r} has a value not in the taxonomy of "
                             f"{schema.path} ({v!r}); add it to the schema or fix the data")
         if col.time is not None:
-            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not an ISO {col.time}")
+            from dpkit.data.dates import expected
+
+            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
         raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
     if encoder.dropped and schema.missing_policy == "error":
         r, c = encoder.first_missing or (0, wanted[0])

@@ -97,6 +97,11 @@ def format_time(x: float, kind: str) -> str:
     return f"{d.isoformat()}T{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
 
 
+def expected(kind: str) -> str:
+    """What a value of the kind must look like, as error messages say it."""
+    return {"date": "an ISO date (YYYY-MM-DD)", "timestamp": "an ISO timestamp (YYYY-MM-DDTHH:MM:SS)"}[kind]
+
+
 def parse_bound(text: str, kind: str) -> float | None:
     """A bound written in a schema (an ISO date or timestamp) as its number, or None."""
     got = parse(text, kind)

@@ -450,9 +450,10 @@ def encode(
             if bad.size:
                 i = int(bad[0])
                 v = values[i]
+                from dpkit.data.dates import expected as shape
+
                 kind = col.time or "numeric"
-                expected = {"date": "an ISO date (YYYY-MM-DD)", "timestamp": "an ISO timestamp (YYYY-MM-DDTHH:MM:SS)",
-                            "numeric": "a finite number"}[kind]
+                expected = shape(col.time) if col.time is not None else "a finite number"
                 what = (
                     "is empty (declare a missing token in the schema)"
                     if v == ""

@@ -298,6 +298,7 @@ class ForestModel:
                 X[:, j] = codes
             else:
                 if feat.time is not None:  # ISO dates (dpkit.data.dates: the readers' one parse function)
+                    from dpkit.data.dates import expected as shape
                     from dpkit.data.dates import parse_array
 
                     nums = parse_array(values, feat.time)
@@ -306,7 +307,7 @@ class ForestModel:
                 bad = ~np.isfinite(nums) & ~is_missing
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
-                    kind, expected = ((feat.time, f"an ISO {feat.time}") if feat.time is not None
+                    kind, expected = ((feat.time, shape(feat.time)) if feat.time is not None
                                       else ("numeric", "a finite number"))
                     raise DataError(private(
                         f"{source}:{i + first_line}: {kind} column {feat.name!r} has {values[i]!r}, not {expected}",
