@@ -159,7 +159,7 @@ def fingerprint(path: str | Path) -> str:
     if "://" in str(path):
         raise DpkitUsageError(
             f"ledger needs the data as a local file or directory, not the URI {path}: the ledger "
-            "identifies a data set by its bytes (or a directory by its listing) before reading it"
+            "identifies a data set by its bytes (a file's or a directory's) before reading it"
         )
     return file_digest(path)
 

@@ -1,8 +1,7 @@
 """Fingerprints of an input: what identifies a data set without keeping it.
 
-A sha256 of a file's bytes, of a directory's listing (for a directory of Parquet files, whose
-bytes would cost a full read before every run), or of a DataFrame's values, column names and
-types. They are private — a hash of the private input is a membership oracle for anyone
+A sha256 of a file's bytes, of a directory's content (every data file's relative name and
+bytes), or of a DataFrame's values, column names and types. They are private — a hash of the private input is a membership oracle for anyone
 holding a candidate file — and live only in the ledger and in a run's key derivation, never in
 a report (docs/algorithms.md §0 rule 5).
 """
@@ -18,48 +17,62 @@ from dpkit.errors import DataError
 
 
 def file_digest(path: str | Path) -> str:
-    """sha256 of a file's bytes, read in chunks; of a directory's listing for a directory."""
+    """sha256 of a file's bytes, read in chunks; of a directory's content for a directory."""
     if os.path.isdir(path):
         return directory_digest(path)
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+        return _stream_digest(path)
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, expected a CSV file") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _stream_digest(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
     return h.hexdigest()
 
 
 def directory_digest(path: str | Path) -> str:
-    """sha256 of a directory's listing: every data file's relative path, size and mtime (ns).
+    """sha256 of a directory's content: every data file's relative path and the sha256 of its
+    bytes, in sorted order (a file is streamed, never held whole).
 
-    Files Spark skips (names starting with ``_`` or ``.``, e.g. ``_SUCCESS``, ``.crc``) are
-    left out. Any rewrite, even of the same bytes, makes a new fingerprint.
+    The bytes count, not the listing: two directories that differ in one record have different
+    digests even when every size and mtime is the same (a same-length value swap with the
+    mtime copied). The digest is what a keyed run derives its noise from, so a listing would
+    give neighbouring inputs the same noise (issue 38 finding 2). Consequences: rewriting a file
+    with the same bytes, or copying the directory elsewhere, keeps the digest; the whole
+    directory is read once before a run that needs its fingerprint. Files Spark skips (names
+    starting with ``_`` or ``.``, e.g. ``_SUCCESS``, ``.crc``) are left out, as Spark leaves
+    them out of the data.
     """
     root = Path(path)
-    h = hashlib.sha256(b"dpkit directory listing v1\n")
+    h = hashlib.sha256(b"dpkit directory content v2\n")
     try:
         entries = []
-        for dirpath, dirnames, filenames in os.walk(root):
+        # onerror: an unreadable subdirectory is an error, never silently left out of the digest
+        for dirpath, dirnames, filenames in os.walk(root, onerror=_raise):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(("_", ".")))
             for name in filenames:
-                if name.startswith(("_", ".")):
-                    continue
-                full = Path(dirpath) / name
-                st = full.stat()
-                entries.append((full.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+                if not name.startswith(("_", ".")):
+                    entries.append((Path(dirpath) / name).relative_to(root).as_posix())
+        if not entries:
+            raise DataError(f"{path}: is a directory with no data files")
+        for rel in sorted(entries):
+            # the name and a digest per file: unambiguous framing, whatever the files hold
+            h.update(f"{rel}\t{_stream_digest(root / rel)}\n".encode())
     except OSError as exc:
-        raise DataError(f"{path}: cannot list: {exc.strerror or exc}") from None
-    if not entries:
-        raise DataError(f"{path}: is a directory with no data files")
-    for rel, size, mtime in sorted(entries):
-        h.update(f"{rel}\t{size}\t{mtime}\n".encode())
+        raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return h.hexdigest()
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def frame_digest(df: Any) -> str:
