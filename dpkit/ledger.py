@@ -50,6 +50,9 @@ SCHEMA_VERSION = 3  # 2: reservation groups (budget run, Ledger.reserve as a con
 #                    3: δ per run and an optional δ cap per data set (issue 22)
 #: the environment variable naming the reservation a run draws from: "<id>@<ledger path>"
 RESERVATION_ENV = "DPKIT_RESERVATION"
+#: the environment variable naming the ledger a run books on when ``ledger=`` is not given
+#: (the command line's ``--ledger`` and the library read it alike)
+LEDGER_ENV = "DPKIT_LEDGER"
 
 #: run statuses and whether/which ε they count against the cap
 RESERVED = "reserved"  # in flight, or the process died: the whole reservation counts
@@ -527,6 +530,13 @@ class Ledger:
                 con.execute("INSERT INTO refusals(dataset, at, command, epsilon, reason) VALUES (?, ?, ?, ?, ?)",
                             (dataset, _now(), command or "?", epsilon, reason))
 
+    def record_refusal_in(self, group: int, command: str, epsilon: float | None, reason: str) -> None:
+        """Record a run refused inside reservation ``group``, under the group's data set."""
+        with self._connect() as con:
+            row = con.execute("SELECT d.name FROM groups g JOIN datasets d ON d.id = g.dataset_id WHERE g.id = ?",
+                              (group,)).fetchone()
+        self._record_refusal(None if row is None else str(row[0]), command, epsilon, reason)
+
     # ------------------------------------------------------------------ reservations (groups)
 
     def _reclaim(self, con: sqlite3.Connection) -> None:
@@ -857,21 +867,50 @@ class Reservation:
     def __init__(self, ledger: Ledger, epsilon: float, name: str | None, command: str, delta: float = 0.0) -> None:
         self.ledger, self.epsilon, self.name, self.command, self.delta = ledger, epsilon, name, command, delta
         self.group: Group | None = None
-        self._previous: str | None = None
+        self._previous: dict[str, str | None] = {}
 
     def __enter__(self) -> Group:
+        refuse_nested()
         self.group = self.ledger.open_group(self.epsilon, name=self.name, command=self.command, delta=self.delta)
-        self._previous = os.environ.get(RESERVATION_ENV)
+        # as `budget run` sets them for its command: a call inside the block without ledger=
+        # books on this ledger and draws from this reservation (dpkit.run.run_ledger)
+        self._previous = {k: os.environ.get(k) for k in (RESERVATION_ENV, LEDGER_ENV)}
         os.environ[RESERVATION_ENV] = self.group.env
+        os.environ[LEDGER_ENV] = os.path.realpath(self.ledger.path)
         return self.group
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
-        if self._previous is None:
-            os.environ.pop(RESERVATION_ENV, None)
-        else:
-            os.environ[RESERVATION_ENV] = self._previous
+        for key, value in self._previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         if self.group is not None:
             self.ledger.close_group(self.group, "" if exc_type is None else f"ended by {exc_type.__name__}")
+
+
+def active_reservation() -> tuple[int, str] | None:
+    """(id, ledger path) of the reservation this process runs inside (``$DPKIT_RESERVATION``,
+    set by ``budget run`` for its command and by ``with ledger.reserve(...)``), None outside
+    one. A value that names no reservation is refused: a run must not guess it is outside."""
+    value = os.environ.get(RESERVATION_ENV, "")
+    if not value:
+        return None
+    gid, _, path = value.partition("@")
+    if not gid.isdigit() or not path:
+        raise LedgerError(f"${RESERVATION_ENV}={value!r} names no reservation (expected <id>@<ledger path>); "
+                          "nothing was run")
+    return int(gid), path
+
+
+def refuse_nested() -> None:
+    """Refuse to open a reservation inside another (``budget run`` or ``ledger.reserve``): it
+    would draw on the cap, not on the outer reservation (or, on another ledger, escape it), and
+    the outer reservation's ε would no longer bound its runs."""
+    held = active_reservation()
+    if held is not None:
+        raise LedgerError(f"a reservation cannot be opened inside reservation {held[0]} of ledger {held[1]} "
+                          f"(${RESERVATION_ENV}); its runs draw from that one; nothing was run")
 
 
 def _start_time(pid: int) -> str | None:

@@ -140,7 +140,9 @@ class PrivateRun:
         self.seeded = self.seed is not None
         # a plain integer seed can be searched: such a run is reproducible, not private
         self.private = self.seed is None or is_key(self.seed)
-        # a Ledger object or a path (the library's ``ledger=`` takes either)
+        # a Ledger object or a path (the library's ``ledger=`` takes either); $DPKIT_LEDGER when
+        # not given, and inside a reservation only the reservation's ledger
+        ledger = run_ledger(ledger, command, self.epsilon)
         self.ledger_path = getattr(ledger, "path", ledger) or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
         self._ledger = None
@@ -233,6 +235,52 @@ class PrivateRun:
             seeded=self.seeded, parameters=parameters, release=release, guarantee=guarantee,
             seed_is_key=is_key(self.seed), neighbours=self.neighbours,
         )
+
+
+def run_ledger(ledger: Any, command: str, epsilon: float) -> Any:
+    """The ledger a private run books on: ``ledger`` (a Ledger or a path), else
+    ``$DPKIT_LEDGER``, else None — the command line's ``--ledger`` reads the same variable, so a
+    library call and a command book alike.
+
+    Inside a reservation (``$DPKIT_RESERVATION``: ``budget run``, ``with ledger.reserve()``) a
+    run must book on the reservation's ledger: one that names another ledger, or none, would
+    spend ε that the reservation never counts (issue 38 finding 1). It is refused here, before
+    the data is read, and the refusal is recorded in the reservation's ledger. (The guarantee
+    is for dpkit's own runs: a script that unsets the variable is outside any bookkeeping.)
+    """
+    from dpkit.ledger import LEDGER_ENV, RESERVATION_ENV, LedgerError, active_reservation
+
+    if ledger is None or ledger == "":
+        ledger = os.environ.get(LEDGER_ENV) or None
+    held = active_reservation()
+    if held is None:
+        return ledger
+    group, held_path = held
+    path = None if ledger is None else os.fspath(getattr(ledger, "path", ledger))
+    if path is not None and _same_file(path, held_path):
+        return ledger
+    books = "books on no ledger" if path is None else f"books on ledger {path}"
+    reason = (f"this run is inside reservation {group} of ledger {held_path} (${RESERVATION_ENV}) but {books}; "
+              "a run inside a reservation must book on its ledger, so that what it spends is counted; "
+              "nothing was run")
+    _record_outside(held_path, group, command, epsilon, reason)
+    raise LedgerError(reason)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _record_outside(ledger_path: str, group: int, command: str, epsilon: float, reason: str) -> None:
+    """Keep the refusal in the reservation's ledger (``budget history``); never hides it."""
+    from dpkit.errors import DpkitError
+    from dpkit.ledger import Ledger
+
+    with contextlib.suppress(DpkitError, OSError):
+        Ledger(ledger_path).record_refusal_in(group, command, epsilon, reason)
 
 
 #: arguments that do not shape a run's output: where it is read from and written to, how
