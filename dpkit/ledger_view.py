@@ -31,7 +31,7 @@ def init_dataset(path: str | Path, data: str | Path, name: str, cap: Any = None,
         raise DpkitUsageError("cap is required to register a new data set", param="cap")
     _check_delta_cap(delta_cap)
     book = Ledger(path, create=True)
-    book.register(data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
+    book.register(name, data, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
     return {s.name: s for s in book.status()}[str(name).strip()]
 
 

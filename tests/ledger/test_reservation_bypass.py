@@ -28,9 +28,9 @@ def books(tmp_path: Path) -> tuple[Ledger, Ledger, Path]:
     """The reserving ledger (cap 5), another ledger that also knows the data (cap 10), the data."""
     data = tmp_path / "sales.csv"
     data.write_bytes(IRIS.read_bytes())
-    main, other = Ledger(tmp_path / "main.db", create=True), Ledger(tmp_path / "other.db", create=True)
-    main.register(data, "sales", 5)
-    other.register(data, "sales", 10)
+    main, other = Ledger(tmp_path / "main.db"), Ledger(tmp_path / "other.db")  # created by register
+    main.register("sales", data, 5)
+    other.register("sales", data, 10)
     return main, other, data
 
 
