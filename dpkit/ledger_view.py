@@ -23,7 +23,7 @@ def init_dataset(path: str | Path, data: str | Path, name: str, cap: Any = None,
     ``append`` + ``exist_ok`` + ``cap`` is the nightly rotation idiom (docs/cron.md): it creates
     the data set the first night, appends each new export, and is a no-op when run again.
     """
-    if not Path(data).is_file():
+    if not Path(data).exists():  # a file, or a directory of Parquet or CSV files (docs/spark.md)
         raise DataError(f"{data}: file not found")
     if cap is not None:
         _check_cap(cap)

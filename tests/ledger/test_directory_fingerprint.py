@@ -83,3 +83,18 @@ def test_an_unreadable_subdirectory_is_an_error(tmp_path) -> None:
             fingerprint(d)
     finally:
         os.chmod(d / "part=0", 0o755)
+
+
+def test_budget_init_registers_a_directory(tmp_path) -> None:
+    """docs/spark.md's `dpkit budget init DIR`: refused as "a directory" by 0.4's command line."""
+    import subprocess
+    import sys
+
+    from dpkit.ledger import Ledger
+
+    d = _lake(tmp_path / "lake", "30,M")
+    led = tmp_path / "l.db"
+    done = subprocess.run([sys.executable, "-m", "dpkit", "budget", "init", str(d), "--name", "lake", "--cap", "1",
+                           "--ledger", str(led)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert Ledger(led).check(data_path=d, epsilon=0.5) == fingerprint(d)
