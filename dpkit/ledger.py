@@ -482,6 +482,14 @@ class Ledger:
                     f"{_label(data_path)}: this data is already registered as data set {row[0]!r} "
                     f"in {self.path}"
                 )
+            holder = None if rows is None else self._dataset_holding(con, data_path)
+            if holder is not None and not (append and holder[1] == name):
+                # a subset of a registered frame is that data set already (its runs book there):
+                # registering it under another name would give the same people a second cap
+                if exist_ok and holder[1] == name:
+                    return name
+                raise LedgerError(f"{_label(data_path)}: its rows are all rows of data set {holder[1]!r} in "
+                                  f"{self.path}, which runs on them book against already")
             existing = con.execute("SELECT id, cap FROM datasets WHERE name = ?", (name,)).fetchone()
             if existing is not None:
                 if cap is not None and not math.isclose(_check_cap(cap), existing[1]):

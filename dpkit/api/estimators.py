@@ -4,9 +4,10 @@ They follow scikit-learn's conventions (parameters only in ``__init__``, stored 
 untouched by :meth:`fit`; ``get_params``/``set_params`` by those names, so ``clone`` round-trips;
 ``fit`` returns ``self``; learned state ends in ``_``), so they fit in a ``Pipeline``, a grid
 search or ``cross_val_score``. Privacy has one consequence scikit-learn does not know about:
-**every fit spends ε on its training data**. ``cross_val_score(..., cv=5)`` spends 5·ε on
-overlapping data; under a ``ledger`` each fit is booked, and a fit that repeats on the same
-data warns.
+**every fit spends ε on its training data**. ``cross_val_score(..., cv=5)`` spends 4·ε on each
+record (5·ε booked, docs/library.md); under a ``ledger`` (or ``$DPKIT_LEDGER``) each fit is
+booked against the data set registered as its ``X``, and a fit on rows an earlier fit used
+warns, with or without a ledger (:mod:`dpkit.api.fits`).
 
 The public domains never come from the data: give a ``schema``, or ``bounds`` (numeric
 columns), ``categories`` (categorical columns) and ``classes``.
@@ -88,8 +89,9 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
 
     Each :meth:`fit` is one ε-DP release of its training data (docs/forest.md): it spends
     ``epsilon`` on ``X, y`` every time it is called — a cross-validation with 5 folds spends
-    5·ε on overlapping data. With ``ledger`` every fit is booked against the data set's cap and
-    a fit that repeats on the same data warns (:class:`dpkit.PrivacyLeakWarning`).
+    4·ε on each record. With ``ledger`` every fit is booked against the data set registered as
+    ``X`` (a fold of it included), and a fit on rows an earlier fit used warns
+    (:class:`dpkit.PrivacyLeakWarning`), with or without a ledger.
 
     Parameters
     ----------
@@ -115,7 +117,8 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     random_state : int or str, optional
         A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not private).
     ledger : Ledger or path, optional
-        The privacy ledger that books each fit.
+        The privacy ledger that books each fit against the data set registered as ``X``
+        (default: ``$DPKIT_LEDGER`` when set).
 
     Attributes
     ----------

@@ -33,9 +33,10 @@ _LOCK = threading.Lock()
 
 def booking(ledger: Any, X: Any) -> Any:
     """``ledger=`` for the private function an estimator's fit calls: book against ``X``."""
+    from dpkit.data.fingerprint import in_memory
     from dpkit.run import Booking
 
-    return Booking(ledger, X)
+    return Booking(ledger, X if in_memory(X) else np.asarray(X))  # a list of rows: as an array
 
 
 def note_fit(X: Any, epsilon: float) -> float:

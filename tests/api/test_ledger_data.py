@@ -87,6 +87,16 @@ def test_register_order_of_0_4_still_works_with_a_deprecation(tmp_path) -> None:
             book.register(pd.read_csv(IRIS))  # data without a name
 
 
+def test_a_subset_of_a_registered_frame_is_that_data_set(tmp_path, iris) -> None:
+    book = dpkit.Ledger(tmp_path / "l.db")
+    book.register("iris", iris, cap=2)
+    with pytest.raises(dpkit.LedgerError, match="all rows of data set 'iris'"):
+        book.register("first-half", iris.head(75), cap=2)  # the same people, a second cap
+    assert book.register("iris", iris.head(75), cap=2, exist_ok=True) == "iris"
+    dpkit.publish(iris.sample(100, random_state=0), schema=SCHEMA, epsilon=0.5, ledger=book)
+    assert [r["dataset"] for r in book.history()] == ["iris"]
+
+
 def test_estimators_book_against_the_x_registered(tmp_path, iris) -> None:
     X, y = iris.drop(columns="species"), iris["species"]
     book = dpkit.Ledger(tmp_path / "l.db")

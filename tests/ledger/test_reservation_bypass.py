@@ -87,6 +87,8 @@ def test_in_process_reservation(books, monkeypatch) -> None:
             dpkit.publish(data, schema=SCHEMA, epsilon=0.25, ledger=other)
         with pytest.raises(dpkit.LedgerError, match="books on ledger"):
             dpkit.forest(data, schema=SCHEMA, epsilon=0.25, ledger=other.path)
+        with pytest.raises(dpkit.LedgerError, match="books on ledger"):  # any engine: refused before Spark starts
+            dpkit.publish(data, schema=SCHEMA, epsilon=0.25, ledger=other, engine="spark")
         with pytest.raises(dpkit.LedgerError, match="inside reservation"):
             with other.reserve(1.0, name="sales"):  # a reservation nested in another escapes it
                 pass
