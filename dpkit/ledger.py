@@ -198,8 +198,8 @@ def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
         first_is_data = not isinstance(name, str) or os.path.exists(name)
         second_is_name = isinstance(data, str) and not os.path.exists(data)
         old = first_is_data and second_is_name
-    elif not old and name is not None and not isinstance(name, str):
-        old = True  # register(df): the data without a name
+    elif not old and data is None and name is not None and not isinstance(name, str):
+        return None, name  # register(df): the data without a name (refused by the caller)
     if not old:
         return name, data
     warnings.warn("Ledger.register(data_path, name, cap) is deprecated: call register(name, data, cap) "
