@@ -128,6 +128,15 @@ def resolve_columns(
         public_values[name] = vals
     public_bounds: dict[str, tuple[float, float]] = {}
     for name in names(list(bounds or {}), "bounds", columns):
+        if given.get(name) == "date":  # ISO dates, as a schema writes them
+            from dpkit.data.dates import parse_bound
+
+            got = [parse_bound(str(x), "date") for x in bounds[name]]  # type: ignore[index]
+            if len(got) != 2 or None in got or not got[0] < got[1]:  # type: ignore[operator]
+                raise DpkitUsageError(f"bounds: date column {name!r} needs two ISO dates lo < hi "
+                                      f"(e.g. 2019-01-01, 2025-01-01), got {bounds[name]!r}")  # type: ignore[index]
+            public_bounds[name] = (got[0], got[1])  # type: ignore[assignment]
+            continue
         try:
             lo, hi = (float(x) for x in bounds[name])  # type: ignore[index]
         except (TypeError, ValueError):
@@ -150,7 +159,7 @@ def resolve_columns(
             out.append(ColumnMeta(name, "ignore", given=True))
             continue
         if kind == "date":  # declared: what does not parse as a date is read as missing (no check here)
-            out.append(ColumnMeta(name, "date", integer=True, given=True))
+            out.append(ColumnMeta(name, "date", integer=True, given=True, bounds=public_bounds.get(name)))
             continue
         nums = _numbers(present) if kind != "categorical" else None
         if kind == "numeric":

@@ -74,3 +74,17 @@ def test_public_date_bounds_spend_nothing():
                     accountant=acc)
     assert disc.schema.columns["d"].time == "date" and disc.schema.columns["d"].lo == day("2019-01-01")
     assert not acc.spends
+
+
+def test_public_date_bounds_are_iso_dates():
+    summaries = {"d": Summary(("2021-01-01",), np.array([5])), "y": Summary(("a", "b"), np.array([3, 3]))}
+    metas = resolve_columns(summaries, target="y", tokens=(), date=["d"], bounds={"d": ("2019-01-01", "2025-01-01")})
+    assert metas[0].bounds == (day("2019-01-01"), day("2025-01-01"))
+    from dpkit.errors import DpkitUsageError
+
+    with pytest.raises(DpkitUsageError, match="needs two ISO dates"):
+        resolve_columns(summaries, target="y", tokens=(), date=["d"], bounds={"d": ("2019", "2025-01-01")})
+    learned = learn_schema(table(), target="y", epsilon=1.0, delta=1e-6, rng=make_rng(3),
+                           accountant=Accountant(1.0, delta=1e-6), date=["d"], missing=["?"],
+                           bounds={"d": ("2019-01-01", "2025-01-01")})
+    assert learned.schema.columns["d"].lo == day("2019-01-01") and learned.schema.columns["d"].time == "date"
