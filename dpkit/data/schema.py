@@ -97,6 +97,9 @@ class NumericColumn:
     hi: float
     integer: bool = False
     hierarchy: IntervalNode | None = None
+    #: a value that is not a finite number: ``error`` (default) or ``missing`` (read as missing:
+    #: a learned schema's numeric columns, whose type was decided from noisy counts)
+    unlisted: str = "error"
     kind: str = field(default="numeric", init=False)
 
 
@@ -310,7 +313,7 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unlisted"},
     "ignore": {"type", "description"},
 }
 
@@ -341,7 +344,12 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        return NumericColumn(name, lo, hi, integer, hierarchy)
+        unlisted = "error"
+        if "unlisted" in pairs:
+            unlisted = _scalar(ctx, pairs["unlisted"][1], f"unlisted of {name!r}")
+            if unlisted not in ("error", "missing"):
+                raise ctx.fail(pairs["unlisted"][1], f"column {name!r}: unlisted must be error or missing, got {unlisted!r}")
+        return NumericColumn(name, lo, hi, integer, hierarchy, unlisted)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -485,6 +493,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
             spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
             if col.hierarchy is not None:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            if col.unlisted == "missing":
+                spec["unlisted"] = "missing"
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":

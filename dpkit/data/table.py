@@ -389,6 +389,12 @@ def encode(
                 rows[bad[is_tok]] = True
                 first_missing[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
+        if bad.size and isinstance(col, NumericColumn) and col.unlisted == "missing":
+            # not a number in a column whose type was learned: missing, never an error (a refusal
+            # one record can cause would reveal it; dpkit.domain.metadata)
+            rows[bad] = True
+            first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            bad = bad[:0]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
             if col.unlisted == "other":

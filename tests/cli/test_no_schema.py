@@ -152,7 +152,8 @@ def test_ignore_and_forest_columns_spend_nothing_on_the_columns_left_out(tmp_pat
     assert res.returncode == 0, res.stderr
     report = json.loads((tmp_path / "m.report.json").read_text())
     domain = {s["step"] for s in report["spends"] if s["step"].startswith("domain:")}
-    assert domain == {"domain: age bounds", "domain: categories of sex", "domain: categories of income"}
+    assert domain == {"domain: age bounds", "domain: categories of sex", "domain: categories of income",
+                      "domain: type and missing tokens of age", "domain: type and missing tokens of sex"}
     assert report["parameters"]["columns"] == ["age", "sex"]
 
 
