@@ -234,15 +234,43 @@ def learn_schema(
     opts = options or DomainOptions()
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds)
-    meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * epsilon,
+    # the target keeps the share of ε it would have with every type declared: the metadata's ε
+    # comes out of the predictors' shares (a small table's rarest class must still clear its
+    # threshold; docs/domain.md, "Types and missing tokens"). Public: the declarations only.
+    target_eps, predictors_eps = _target_share(list(summaries), target, declared, epsilon, opts)
+    meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * predictors_eps,
                           delta=delta, rng=rng, accountant=accountant)
     metas, tokens = meta.metas, meta.tokens
     cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
             for m in metas if m.kind == "numeric"}
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta,
-                    rng=rng, accountant=accountant, options=opts)
+                    rng=rng, accountant=accountant, options=opts,
+                    target_epsilon=target_eps if meta.epsilon > 0 else None)
     return Learned(disc.schema, disc, meta)
+
+
+def _target_share(columns: list[str], target: str | None, declared: Any, epsilon: float,
+                  options: DomainOptions) -> tuple[float, float]:
+    """(the target's ε, the predictors' ε) of the domain split by weight as if every type were
+    declared: an undeclared predictor weighs 1, a declared one as :func:`column_weight` says."""
+    from dpkit.domain.discover import column_weight, learns
+    from dpkit.domain.metadata import ColumnMeta, looks_like_id, resolve_declarations
+
+    given, _, public_values, public_bounds = resolve_declarations(columns, target, declared)
+    weights = {}
+    for c in columns:
+        kind = given.get(c, "categorical" if c == target else None)
+        if kind in ("ignore", "date") or (kind is None and looks_like_id(c)):
+            continue
+        m = ColumnMeta(c, kind or "categorical", values=public_values.get(c), bounds=public_bounds.get(c))
+        if learns(m, options):
+            weights[c] = column_weight(m, options, target) if kind is not None else 1.0
+    total = math.fsum(weights.values())
+    if target not in weights or total <= 0 or len(weights) == 1:
+        return 0.0, epsilon
+    target_eps = epsilon * weights[target] / total
+    return target_eps, epsilon - target_eps
 
 
 def infer_schema(

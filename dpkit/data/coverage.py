@@ -72,8 +72,9 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
                 nums = np.asarray(values, dtype=object).astype(np.float64)
             except (ValueError, TypeError):
                 nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(nums) & considered
-            ok = ~bad & considered
+            ok = np.isfinite(nums) & considered
+            # with unlisted: missing a non-number is read as missing: covered
+            bad = ~np.isfinite(nums) & considered & (col.unlisted == "error")
             below = int(np.count_nonzero(nums[ok] < col.lo))
             above = int(np.count_nonzero(nums[ok] > col.hi))
             if below or above:

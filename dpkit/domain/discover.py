@@ -155,21 +155,34 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
     return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
 
 
+def column_weight(m: ColumnMeta, options: DomainOptions, target: str | None) -> float:
+    """A column's weight in the split of ε (``options.numeric_weight`` for a numeric column,
+    ``options.target_weight`` for ``target``, 1 for any other)."""
+    return options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric" else 1.0
+
+
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
-                   options: DomainOptions, target: str | None = None) -> dict[str, tuple[float, float]]:
-    """(ε_j, δ_j) per column that learns something: ε by weight (``options.numeric_weight``
-    for a numeric column, ``options.target_weight`` for ``target``, 1 for any other), δ
-    equally over the learned categorical columns. Columns taken wholly as public get nothing."""
+                   options: DomainOptions, target: str | None = None,
+                   target_epsilon: float | None = None) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per column that learns something: ε by weight (:func:`column_weight`), δ
+    equally over the learned categorical columns. Columns taken wholly as public get nothing.
+    ``target_epsilon``: the target's ε fixed in advance (the metadata step took its ε from the
+    predictors' shares only; :func:`dpkit.api.domain.learn_schema`), the others share the rest."""
     if all(m.kind in ("ignore", "date") for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
-    weights = [options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric"
-               else 1.0 for m in used]
+    weights = [column_weight(m, options, target) for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
+    others = math.fsum(w for m, w in zip(used, weights, strict=True) if m.name != target)
+    fixed = target_epsilon is not None and others > 0 and any(m.name == target for m in used)
     out = {}
     for m, w in zip(used, weights, strict=True):
-        out[m.name] = (epsilon * w / total, delta / n_cat if m.kind == "categorical" else 0.0)
+        if fixed:
+            eps = target_epsilon if m.name == target else (epsilon - target_epsilon) * w / others  # type: ignore[operator]
+        else:
+            eps = epsilon * w / total
+        out[m.name] = (eps, delta / n_cat if m.kind == "categorical" else 0.0)
     return out
 
 
@@ -209,6 +222,7 @@ def discover(
     accountant: Accountant,
     options: DomainOptions | None = None,
     step: str = "domain",
+    target_epsilon: float | None = None,
 ) -> Discovery:
     """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
 
@@ -218,7 +232,7 @@ def discover(
     DP outcome (post-processing), and the spend stays on the record.
     """
     opts = options or DomainOptions()
-    budgets = column_budgets(metas, epsilon, delta, opts, target)
+    budgets = column_budgets(metas, epsilon, delta, opts, target, target_epsilon)
     learned_cats = [m.name for m in metas if m.kind == "categorical" and m.name in budgets]
     cat_weights = [opts.target_weight if c == target else 1.0 for c in learned_cats]
     cat_eps = math.fsum(budgets[c][0] for c in learned_cats)

@@ -27,8 +27,12 @@ cell's noisy count reaches τ_j, and
   (numbers: whole + fractional); a number column is *integer* unless fractions are established
   (a one-record fraction in an integer column flips it with probability ≤ δ/m);
 * when no kind is established (a small column: fewer than ~τ_j values) the larger noisy count
-  decides. That is still ε-DP, but near a tie one record can tip it: declare the types of a
-  small table.
+  of numbers and text decides (a date must be established). That is still ε-DP, but near a tie
+  one record can tip it: declare the types of a small table.
+
+The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
+it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
+table's rarest class clears its threshold as before.
 
 The stability threshold is why one stray ``37.5``, ``n/a`` or ``?`` does not change the released
 schema except with probability ≤ δ/m (tests/audit/test_metadata_audit.py); the privacy of the
@@ -146,7 +150,8 @@ def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | No
     return tuple(dict.fromkeys(tokens))
 
 
-def _looks_like_id(name: str) -> bool:
+def looks_like_id(name: str) -> bool:
+    """The public name rule: identifier-like columns are ignored unless declared."""
     n = name.lower().replace("-", "_")
     return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
 
@@ -209,7 +214,7 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     scores = {"numeric": whole + frac, "categorical": text, "date": date}
     established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau), ("categorical", text >= tau),
                                          ("date", date >= tau)) if ok]
-    pool = established or ["numeric", "categorical", "date"]
+    pool = established or ["numeric", "categorical"]  # a date column must be established
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
     integer = frac < tau and (whole >= tau or whole > frac)
     return Decision(kind, integer, learned_tokens)
@@ -286,7 +291,7 @@ def learn_metadata(
     def plan(name: str) -> tuple[str, ...]:
         """The parts of column ``name`` to learn."""
         kind = given.get(name)
-        if name == target or kind == "ignore" or (kind is None and _looks_like_id(name)):
+        if name == target or kind == "ignore" or (kind is None and looks_like_id(name)):
             return ()
         parts = []
         if kind is None:

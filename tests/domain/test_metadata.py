@@ -77,6 +77,7 @@ def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, 
     (_noisy(date=9000, text=30), "date", False, ()),
     (_noisy(whole=40, frac=45, text=10), "numeric", False, ()),  # nothing established: the larger count
     (_noisy(whole=10, text=30), "categorical", False, ()),
+    (_noisy(whole=10, date=30), "numeric", True, ()),  # a date column must be established
 ])
 def test_decisions(noisy, kind: str, integer: bool, tokens: tuple[str, ...]) -> None:  # noqa: ANN001
     d = decide(noisy, MISSING_CANDIDATES, 50)
@@ -184,3 +185,24 @@ def test_a_date_column_is_left_out_with_a_warning_naming_it() -> None:
                            date=["signup"], categorical=["c"], missing="none")
     assert [m.kind for m in learned.metas] == ["date", "categorical", "categorical"]
     assert not [s for s in acc.spends if "type" in s.step]  # everything declared: nothing spent on metadata
+
+
+def test_the_metadata_is_paid_by_the_predictors_and_the_target_keeps_its_share() -> None:
+    """A small table's rarest class must clear its threshold as when every type is declared."""
+    g = np.random.default_rng(7)
+    n = 3000
+    df = pd.DataFrame({"a": g.integers(0, 9, n).astype(str), "b": np.where(g.random(n) < 0.5, "u", "v"),
+                       "y": np.where(g.random(n) < 0.5, "p", "q")})
+    strings, _ = read_strings(df)
+
+    def spends(**kw):  # noqa: ANN003, ANN202
+        acc = Accountant(1.0, delta=1e-6)
+        learn_schema(strings, target="y", epsilon=1.0, delta=1e-6, rng=make_rng(2), accountant=acc, **kw)
+        return {s.step: s.epsilon for s in acc.spends}
+
+    learned = spends()
+    declared = spends(integer=["a"], categorical=["b"], missing="none")
+    assert learned["domain: categories of y"] == pytest.approx(declared["domain: categories of y"]) == pytest.approx(4 / 6)
+    meta = learned["domain: type and missing tokens of a"] + learned["domain: type and missing tokens of b"]
+    assert meta == pytest.approx(0.2 * 2 / 6)  # meta_share of the predictors' part
+    assert sum(learned.values()) == pytest.approx(1.0) and sum(declared.values()) == pytest.approx(1.0)
