@@ -109,11 +109,19 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
 
     if declared is not None:
         return Schema(
-            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0], unlisted="missing")
+            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0], unparsable="missing")
                      for c, lo, hi in zip(columns, lows, highs, strict=True)},
             path=source, missing_tokens=declared[1], missing_policy="drop")
+
+    def column(c: str, lo: float, hi: float) -> NumericColumn:
+        # a date column of the data's schema stays a date (read from ISO text as days)
+        time = getattr(getattr(data_schema, "columns", {}).get(c), "time", None)
+        if time is not None:
+            return NumericColumn(c, float(lo), float(hi), True, time=time)
+        return NumericColumn(c, float(lo), float(hi))
+
     return Schema(
-        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        columns={c: column(c, lo, hi) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
         missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
         missing_policy=getattr(data_schema, "missing_policy", "error"),

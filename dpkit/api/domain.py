@@ -212,6 +212,8 @@ def learn_schema(
     ``options.meta_share`` of ``epsilon`` (:mod:`dpkit.domain.metadata`); ``values`` (column → its
     public value list) and ``bounds`` (column → public (lo, hi)) are taken as given: nothing is
     spent on them (with ``bounds`` and split levels, only the split points are learned).
+    A date column (``date``, or learned) is read as days since 1970: bounds learned on the
+    calendar grid, a value that is not a date read as missing (docs/domain.md, "Dates").
     ``keep``: the only predictors to learn (every other column but the target is ignored and
     spends nothing: a forest's ``columns``).
     """
@@ -244,6 +246,8 @@ def learn_schema(
     cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
             for m in metas if m.kind == "numeric"}
+    nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
+             if m.kind in ("date", "timestamp")}
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta,
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None)
@@ -261,7 +265,7 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     weights = {}
     for c in columns:
         kind = given.get(c, "categorical" if c == target else None)
-        if kind in ("ignore", "date") or (kind is None and looks_like_id(c)):
+        if kind == "ignore" or (kind is None and looks_like_id(c)):
             continue
         m = ColumnMeta(c, kind or "categorical", values=public_values.get(c), bounds=public_bounds.get(c))
         if learns(m, options):
@@ -342,7 +346,6 @@ def infer_schema(
                                    integer=integer, date=date, ignore=ignore, missing=missing, values=values,
                                    bounds=bounds, options=options, source=source)
         disc = learned.discovery
-        _warn_dates(learned)
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
                             seeded_plain=run.seeded and not run.private)
@@ -493,7 +496,6 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
                                values=learn.values, options=DomainOptions(empty="ignore"), source=source,
                                **declared)
         _warn_left_out(learned)
-        _warn_dates(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
         order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
@@ -510,7 +512,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
 
 def _warn_left_out(learned: Learned) -> None:
     """One warning naming the predictors left out for want of a value above the threshold."""
-    out = [n for n in learned.discovery.notes if n.left_out and not n.date]
+    out = [n for n in learned.discovery.notes if n.left_out]
     if out:
         taus = sorted({n.threshold for n in out if n.threshold is not None})
         warnings.warn(
@@ -518,12 +520,3 @@ def _warn_left_out(learned: Learned) -> None:
             f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
             "keep them, or write a schema", DpkitWarning, stacklevel=3)
 
-
-def _warn_dates(learned: Learned) -> None:
-    """One warning naming the date columns (declared, or learned under DP) left out."""
-    dates = [n.name for n in learned.discovery.notes if n.date]
-    if dates:
-        warnings.warn(
-            f"column(s) {', '.join(map(repr, dates))} hold dates (declared, or learned under DP) and are left out: "
-            "date columns are not supported yet; declare them ignore, or categorical to keep them as values",
-            DpkitWarning, stacklevel=3)

@@ -197,7 +197,8 @@ def load_csv_fast(
     positions = [header.index(c) for c in wanted]
     types: dict[str, Any] = {}
     for p, col in zip(positions, cols, strict=True):
-        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if isinstance(col, CategoricalColumn) else pa.float64()
+        text = isinstance(col, CategoricalColumn) or col.time is not None  # dates: parsed by dpkit.data.dates
+        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if text else pa.float64()
     tokens = list(schema.missing_tokens)
     parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
@@ -443,7 +444,7 @@ class _Encoder:
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
             nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-            if nulls is not None and not self.tokens and not (isinstance(col, NumericColumn) and col.unlisted == "missing"):
+            if nulls is not None and not self.tokens and not (isinstance(col, NumericColumn) and col.unparsable == "missing"):
                 return fail(name, int(np.flatnonzero(nulls)[0]), None)
             if isinstance(col, CategoricalColumn):
                 if not pa.types.is_dictionary(arr.type):
@@ -462,8 +463,19 @@ class _Encoder:
                 else:
                     is_tok = None
                 encoded.append(codes)
+            elif col.time is not None:
+                from dpkit.data.dates import arrow_times
+
+                nums, is_tok, bad = arrow_times(arr, col.time, self.tokens)
+                if bad.any():
+                    if col.unparsable != "missing":
+                        r = int(np.flatnonzero(bad)[0])
+                        return fail(name, r, arr[r].as_py() if strict else None)
+                    is_tok = is_tok | bad  # a learned date column: what is not a date is missing
+                nums = np.where(is_tok, col.lo, nums)
+                encoded.append(nums)
             else:
-                lenient = col.unlisted == "missing"  # a learned type: a non-number is missing
+                lenient = col.unparsable == "missing"  # a learned type: a non-number is missing
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
                         return fail(name, 0, None)
@@ -642,12 +654,16 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
                 and schema.columns[n].unlisted == "missing"]
     not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
-                   and schema.columns[n].unlisted == "missing"]
+                   and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
     parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
     if not_numbers:
-        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unlisted: missing)")
+        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unparsable: missing)")
+    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+               and schema.columns[n].time is not None and schema.columns[n].unparsable == "missing"]
+    if undated:
+        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
@@ -656,7 +672,7 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
 
 def _lenient_numbers(arr: Any, tokens: Collection[str]) -> Any:
     """A string array as float64, null where a value is a missing token or not a number (a
-    numeric column with ``unlisted: missing``), as the exact path reads it."""
+    numeric column with ``unparsable: missing``), as the exact path reads it."""
     import pyarrow as pa
 
     from dpkit.domain.metadata import is_number
@@ -798,7 +814,8 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
     name = options.name
     header = list(pf.schema_arrow.names)
     fields = pf.schema_arrow
-    strings = [c for c in wanted if isinstance(schema.columns.get(c), CategoricalColumn)
+    strings = [c for c in wanted if (isinstance(schema.columns.get(c), CategoricalColumn)
+                                     or getattr(schema.columns.get(c), "time", None) is not None)
                and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
     if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
         pf = _open_parquet(options, strings)
@@ -823,6 +840,10 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
         if isinstance(col, CategoricalColumn):
             raise DataError(f"{name}: row {r + 1}: column {c!r} has a value not in the taxonomy of "
                             f"{schema.path} ({v!r}); add it to the schema or fix the data")
+        if col.time is not None:
+            from dpkit.data.dates import expected
+
+            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
         raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
     if encoder.dropped and schema.missing_policy == "error":
         r, c = encoder.first_missing or (0, wanted[0])

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpkit.data.dates import TIME_KINDS, YEAR_PRIOR, bounds_grid
 from dpkit.data.schema import (
     CategoricalColumn,
     Column,
@@ -129,8 +130,6 @@ class ColumnNote:
     threshold: int | None = None
     #: a predictor left out (declared ignore) because none of its values cleared the threshold
     left_out: bool = False
-    #: a date column (declared or learned), left out: no date type downstream yet
-    date: bool = False
 
 
 @dataclass
@@ -152,13 +151,16 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
     public bounds with no split levels to learn."""
     if m.kind == "categorical":
         return m.values is None
+    if m.kind in TIME_KINDS:  # bounds only: publish splits a date on its calendar grid
+        return m.bounds is None
     return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
 
 
 def column_weight(m: ColumnMeta, options: DomainOptions, target: str | None) -> float:
     """A column's weight in the split of ε (``options.numeric_weight`` for a numeric column,
     ``options.target_weight`` for ``target``, 1 for any other)."""
-    return options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric" else 1.0
+    return (options.target_weight if m.name == target else
+            options.numeric_weight if m.kind in ("numeric", *TIME_KINDS) else 1.0)
 
 
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
@@ -168,7 +170,7 @@ def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
     equally over the learned categorical columns. Columns taken wholly as public get nothing.
     ``target_epsilon``: the target's ε fixed in advance (the metadata step took its ε from the
     predictors' shares only; :func:`dpkit.api.domain.learn_schema`), the others share the rest."""
-    if all(m.kind in ("ignore", "date") for m in metas):
+    if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
     weights = [column_weight(m, options, target) for m in used]
@@ -252,19 +254,19 @@ def discover(
             columns[m.name] = IgnoredColumn(m.name)
             notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
             continue
-        if m.kind == "date":  # no date type downstream yet: left out, with a warning naming it
-            columns[m.name] = IgnoredColumn(m.name)
-            notes.append(ColumnNote(m.name, "ignore", "a date column: left out (dates are not supported yet)",
-                                    left_out=True, date=True))
-            continue
         if m.kind == "categorical" and m.values is not None:
             columns[m.name] = (_flat(m.name, m.values, other=None, unlisted="missing") if m.name == target else
                                _flat(m.name, [*m.values, _other_name(m.values)], other=_other_name(m.values),
                                      unlisted="other"))
             notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
             continue
+        if m.kind in TIME_KINDS and m.bounds is not None and m.name not in budgets:
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], True, time=m.kind,
+                                            unparsable="missing")
+            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
+            continue
         if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
-            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unlisted="missing")
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unparsable="missing")
             notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
             continue
         eps_j, delta_j = budgets[m.name]
@@ -312,6 +314,9 @@ def discover(
                 note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
                                 f"+ {other!r} for every other value")
             notes.append(note)
+        elif m.kind in TIME_KINDS:
+            columns[m.name], learned = _time(m, numbers[m.name], eps_j, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
             columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
@@ -325,7 +330,8 @@ def discover(
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
-    # a numeric column reads a non-number as missing (unlisted: missing): such rows are dropped
+    # a numeric column reads a non-number as missing, a date column a non-date (unparsable:
+    # missing), which must then drop the row, never refuse the run on the exact data
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
                     missing_policy="drop" if tokens or target is not None or numeric else "error",
@@ -342,7 +348,7 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
                           accountant=accountant, step=step)
         hierarchy = _interval(tree) if tree.children else None
-        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, "missing"),
+        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
@@ -356,4 +362,20 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         if tree.children:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, "missing"), learned
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"), learned
+
+
+def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,
+          step: str) -> tuple[NumericColumn, str]:
+    """Bounds of a date/timestamp column (days/seconds since 1970) on the public calendar grid.
+
+    The numeric mechanism (:func:`~dpkit.privacy.quantiles.bounds_on_grid`: both bounds at
+    once, utility −#clipped, sensitivity 1, monotone) over every year start 1800–2200
+    (:func:`dpkit.data.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
+    year; publish's calendar grid then splits months and days inside the bounds. The column
+    reads what is not a date as missing (``unparsable: missing``)."""
+    grid = bounds_grid(m.kind)
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=YEAR_PRIOR)
+    return (NumericColumn(m.name, lo, hi, True, time=m.kind, unparsable="missing"),
+            "bounds (DP quantiles on the public calendar grid of year starts)")

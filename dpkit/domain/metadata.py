@@ -37,7 +37,7 @@ table's rarest class clears its threshold as before.
 The stability threshold is why one stray ``37.5``, ``n/a`` or ``?`` does not change the released
 schema except with probability ≤ δ/m (tests/audit/test_metadata_audit.py); the privacy of the
 step does not rest on it (pure ε). Values that do not fit the decided type are read as missing
-by the schema the run uses (``unlisted: missing`` on a numeric column; a categorical column's
+by the schema the run uses (``unparsable: missing`` on a numeric or date column; a categorical column's
 unlisted values are its ``(other)`` leaf), never refused: a refusal that one record can cause
 would be a leak. Identifier-like *names* are ignored by a public rule on the name.
 """
@@ -45,7 +45,6 @@ would be a leak. Identifier-like *names* are ignored by a public rule on the nam
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -58,12 +57,11 @@ if TYPE_CHECKING:
     from dpkit.domain.profile import Summary
     from dpkit.privacy.accountant import Accountant
 
-KINDS = ("categorical", "numeric", "date", "ignore")
+KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
 #: the public list of tokens a no-schema run may learn as missing (docs/domain.md)
 MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", "nan")
 #: the shape cells after the tokens, in order
 SHAPES = ("whole number", "fraction", "date", "text")
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?")
 
 
 @dataclass(frozen=True)
@@ -166,16 +164,11 @@ def is_number(value: str) -> float | None:
 
 
 def is_date(value: str) -> bool:
-    """An ISO 8601 date or timestamp (``2021-03-04``, ``2021-03-04T10:20:30Z``)."""
-    if not _ISO_DATE.fullmatch(value):
-        return False
-    import datetime
+    """An ISO date (or a timestamp, read as its day) as every reader parses it
+    (:func:`dpkit.data.dates.parse`: the one place that decides what is a date)."""
+    from dpkit.data.dates import parse
 
-    try:
-        datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return True
+    return parse(value, "date") is not None
 
 
 def shape_counts(summary: Summary, tokens: Sequence[str]) -> np.ndarray:
@@ -333,7 +326,9 @@ def learn_metadata(
             continue
         final = kind if kind is not None else dec.kind  # type: ignore[union-attr]
         integer = name in ints or (final == "numeric" and dec is not None and "integer" in parts and dec.integer)
-        metas.append(ColumnMeta(name, final, integer=integer if final == "numeric" else False, given=kind is not None,
+        # a date column counts whole days (dpkit.data.dates): integer, as a declared one
+        metas.append(ColumnMeta(name, final, integer=integer if final == "numeric" else final == "date",
+                                given=kind is not None,
                                 values=public_values.get(name), bounds=public_bounds.get(name),
                                 declared=declared_parts,
                                 learned=tuple(p for p in parts if p != "integer" or final == "numeric"),
@@ -351,7 +346,7 @@ def learn_metadata(
 
 def numeric_summary(summary: Summary, tokens: Sequence[str]) -> Summary:
     """``summary`` restricted to the values a numeric column reads as numbers (the others are
-    read as missing on load: ``unlisted: missing``), for :func:`dpkit.domain.profile.numbers`."""
+    read as missing on load: ``unparsable: missing``), for :func:`dpkit.domain.profile.numbers`."""
     from dpkit.domain.profile import Summary as _Summary
 
     skip = set(tokens)

@@ -69,7 +69,8 @@ def metadata_report(meta: Metadata) -> dict[str, Any]:
     learned (with ε and the stability threshold), and the missing tokens (public outcomes)."""
     columns: dict[str, Any] = {}
     for m in meta.metas:
-        entry: dict[str, Any] = {"type": m.kind + (" integer" if m.integer else ""), "declared": list(m.declared),
+        entry: dict[str, Any] = {"type": m.kind + (" integer" if m.integer and m.kind == "numeric" else ""),
+                                 "declared": list(m.declared),
                                  "learned": list(m.learned)}
         if m.learned:
             entry.update(epsilon=m.epsilon, threshold=m.threshold)
@@ -118,6 +119,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         "    column's '(other)' leaf (the target's as missing, so its record is dropped);",
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
+        *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
+           "    a value that is not an ISO date is read as missing (unparsable: missing)."]
+          if any(n.kind in ("date", "timestamp") for n in discovery.notes) else []),
         "DECLARED (public, as given; NOT protected):",
         "  - the column names, the target" + (f" ({target})" if target else "") + ";",
     ]

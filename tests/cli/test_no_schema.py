@@ -220,7 +220,7 @@ def test_one_stray_value_neither_flips_the_metadata_nor_fails_the_run(tmp_path: 
     assert res.returncode == 0, res.stderr
     stem = tmp_path / Path(out).stem
     schema = Path(f"{stem}.schema.yaml").read_text()
-    assert re.search(r"amount: +\{type: numeric, bounds: \[[-\d]+, \d+\], integer: true, unlisted: missing\}", schema)
+    assert re.search(r"amount: +\{type: numeric, bounds: \[[-\d]+, \d+\], integer: true, unparsable: missing\}", schema)
     assert "\nmissing:" not in schema  # no token learned from one record
     report = json.loads(Path(f"{stem}.report.json").read_text())
     meta = report["parameters"]["metadata"]
@@ -266,7 +266,7 @@ def test_cluster_with_learned_bounds_reads_a_non_number_as_missing(tmp_path: Pat
     df.to_csv(tmp_path / "p.csv", index=False)
     res = _dpkit("cluster", str(tmp_path / "p.csv"), "--columns", "x,y", "-k", "3", "--epsilon", "1", "-o",
                  str(tmp_path / "c.csv"))
-    assert res.returncode == 0 and "that is not a number (unlisted: missing)" in res.stderr, res.stderr
+    assert res.returncode == 0 and "that is not a number (unparsable: missing)" in res.stderr, res.stderr
     res = _dpkit("cluster", str(tmp_path / "p.csv"), "--columns", "x,y", "-k", "3", "--epsilon", "1", "--bounds",
                  "-5:5,-5:15", "--missing", "?", "-o", str(tmp_path / "d.csv"))
     assert res.returncode == 2 and "--missing applies only when the bounds are learned" in res.stderr

@@ -185,7 +185,7 @@ def test_dataframe_input_with_numbers_and_nan() -> None:
     assert k.kind == "numeric" and k.integer
     # one NaN (read as '') is far below the stability threshold: no missing token is learned, and
     # the empty value is read as missing all the same (x reads a non-number as missing)
-    assert s.missing_tokens == () and x.unlisted == "missing"
+    assert s.missing_tokens == () and x.unparsable == "missing"
 
 
 def test_levels_zero_gives_bounds_only_and_levels_give_a_hierarchy(csv) -> None:  # noqa: ANN001

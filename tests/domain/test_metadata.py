@@ -26,7 +26,6 @@ from dpkit.domain.metadata import (
     shape_counts,
 )
 from dpkit.domain.profile import Summary
-from dpkit.errors import DpkitWarning
 from dpkit.privacy import Accountant, make_rng
 
 KEY = "0x5e1f942a52fbe775abf9c37c75d4e92d"
@@ -44,8 +43,8 @@ def test_each_value_is_in_one_shape_cell_tokens_first() -> None:
     cell = dict(zip([*MISSING_CANDIDATES, *SHAPES], counts.tolist(), strict=True))
     assert (cell[""], cell["nan"], cell["?"], cell["NA"]) == (1, 2, 3, 12)  # 'nan' is a token, not a number
     assert cell["whole number"] == 4 + 5 and cell["fraction"] == 6
-    assert cell["date"] == 8 + 9  # 2021-02-30 is no date
-    assert cell["text"] == 7 + 10 + 11  # inf is not a finite number: text
+    assert cell["date"] == 8  # 2021-02-30 is no date, nor a time zone (dpkit.data.dates.parse)
+    assert cell["text"] == 7 + 9 + 10 + 11  # inf is not a finite number: text
     assert counts.sum() == sum(range(1, 13)) and counts.size == k + 4
 
 
@@ -58,7 +57,8 @@ def test_shape_counts_keep_every_record(values: dict[str, int]) -> None:
 
 
 @pytest.mark.parametrize(("text", "ok"), [("2021-01-31", True), ("2021-13-01", False), ("2021-1-1", False),
-                                          ("2021-01-31 23:59", True), ("2021-01-31T23:59:59.5+02:00", True),
+                                          ("2021-01-31 23:59", True), ("2021-01-31T23:59:59", True),
+                                          ("2021-01-31T23:59:59.5+02:00", False),
                                           ("20210131", False), ("31/01/2021", False)])
 def test_iso_dates(text: str, ok: bool) -> None:
     assert is_date(text) is ok
@@ -142,7 +142,7 @@ def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
     df = _stray_table()
     s = infer_schema(df, target="y", epsilon=1.0, delta=1e-6, seed=KEY)
     amount = s.columns["amount"]
-    assert (amount.kind, amount.integer, amount.unlisted, s.missing_tokens) == ("numeric", True, "missing", ())
+    assert (amount.kind, amount.integer, amount.unparsable, s.missing_tokens) == ("numeric", True, "missing", ())
     meta = s.report["parameters"]["metadata"]
     assert meta["columns"]["amount"]["learned"] == ["type", "integer", "missing tokens"]
     assert meta["columns"]["amount"]["type"] == "numeric integer" and meta["missing_tokens"] == []
@@ -152,7 +152,7 @@ def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
         table = encode(strings, parse_schema(s.yaml, "s.yaml"), ["amount", "c", "y"])
     # 'n/a' and '?' are not numbers: missing, the row dropped; 37.5 is read as a number
     assert table.n_rows == len(df) - 2 and 37.5 in table.columns["amount"]
-    assert any("that is not a number (unlisted: missing)" in str(w.message) for w in caught)
+    assert any("that is not a number (unparsable: missing)" in str(w.message) for w in caught)
 
 
 def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_path) -> None:  # noqa: ANN001
@@ -161,7 +161,7 @@ def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_pa
 
     df = pd.DataFrame({"x": ["1", "2.5", "oops", None, "4"], "y": ["a", "b", "a", "b", "a"]})
     df.to_parquet(tmp_path / "t.parquet")
-    schema = parse_schema("missing_policy: drop\ncolumns:\n  x: {type: numeric, bounds: [0, 10], unlisted: missing}\n"
+    schema = parse_schema("missing_policy: drop\ncolumns:\n  x: {type: numeric, bounds: [0, 10], unparsable: missing}\n"
                           "  y: {type: categorical, values: [a, b]}\n", "s.yaml")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -169,16 +169,17 @@ def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_pa
     assert t.n_rows == 3 and t.columns["x"].tolist() == [1.0, 2.5, 4.0]
 
 
-def test_a_date_column_is_left_out_with_a_warning_naming_it() -> None:
+def test_a_date_column_is_learned_as_a_date() -> None:
     g = np.random.default_rng(2)
     n = 6000
     df = pd.DataFrame({"signup": [f"2021-{m:02d}-{d:02d}" for m, d in zip(g.integers(1, 13, n), g.integers(1, 29, n),
                                                                           strict=True)],
                        "c": np.where(g.random(n) < 0.5, "u", "v"), "y": np.where(g.random(n) < 0.5, "p", "q")})
-    with pytest.warns(DpkitWarning, match=r"column\(s\) 'signup' hold dates .* left out"):
-        s = infer_schema(df, target="y", epsilon=2.0, delta=1e-6, seed=KEY)
-    assert s.columns["signup"].kind == "ignore"
+    s = infer_schema(df, target="y", epsilon=2.0, delta=1e-6, seed=KEY)
+    signup = s.columns["signup"]
+    assert (signup.kind, signup.time, signup.unparsable) == ("numeric", "date", "missing")
     assert s.report["parameters"]["metadata"]["columns"]["signup"]["type"] == "date"
+    assert s.report["parameters"]["metadata"]["columns"]["signup"]["learned"] == ["type", "missing tokens"]
     acc = Accountant(1.0, delta=1e-6)
     strings, _ = read_strings(df)
     learned = learn_schema(strings, target="y", epsilon=1.0, delta=1e-6, rng=make_rng(1), accountant=acc,
