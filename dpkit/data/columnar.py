@@ -444,7 +444,7 @@ class _Encoder:
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
             nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-            if nulls is not None and not self.tokens:
+            if nulls is not None and not self.tokens and not (isinstance(col, NumericColumn) and col.unparsable == "missing"):
                 return fail(name, int(np.flatnonzero(nulls)[0]), None)
             if isinstance(col, CategoricalColumn):
                 if not pa.types.is_dictionary(arr.type):
@@ -475,17 +475,24 @@ class _Encoder:
                 nums = np.where(is_tok, col.lo, nums)
                 encoded.append(nums)
             else:
+                lenient = col.unparsable == "missing"  # a learned type: a non-number is missing
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
                         return fail(name, 0, None)
                     try:
                         arr = arr.cast(pa.float64())
                     except (pa.ArrowException, ValueError):
-                        r = _first_non_number(arr)
-                        return fail(name, r, arr[r].as_py())
+                        if not lenient:
+                            r = _first_non_number(arr)
+                            return fail(name, r, arr[r].as_py())
+                        arr = _lenient_numbers(arr, self.tokens)
+                        nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
                 if arr.type != pa.float64():
                     arr = arr.cast(pa.float64())
                 nums = _to_numpy(arr)
+                if lenient and not np.isfinite(np.where(nulls, 0.0, nums) if nulls is not None else nums).all():
+                    bad = ~np.isfinite(nums)
+                    nulls = bad if nulls is None else nulls | bad
                 is_tok = nulls
                 if nulls is not None:
                     nums = np.where(nulls, col.lo, nums)
@@ -646,17 +653,35 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
                 and schema.columns[n].unlisted == "missing"]
+    not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+                   and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
     parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    if not_numbers:
+        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unparsable: missing)")
     undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
-               and schema.columns[n].unparsable == "missing"]
+               and schema.columns[n].time is not None and schema.columns[n].unparsable == "missing"]
     if undated:
         parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
     return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
+
+
+def _lenient_numbers(arr: Any, tokens: Collection[str]) -> Any:
+    """A string array as float64, null where a value is a missing token or not a number (a
+    numeric column with ``unparsable: missing``), as the exact path reads it."""
+    import pyarrow as pa
+
+    from dpkit.domain.metadata import is_number
+
+    out = []
+    for v in arr.to_pylist():
+        s = None if v is None else str(v).strip()
+        out.append(None if s is None or s in tokens else is_number(s))
+    return pa.array(out, pa.float64())
 
 
 def _first_non_number(arr: Any) -> int:

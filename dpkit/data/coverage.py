@@ -77,8 +77,9 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
                     nums = np.asarray(values, dtype=object).astype(np.float64)
                 except (ValueError, TypeError):
                     nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+            ok = np.isfinite(nums) & considered
+            # with unparsable: missing what does not parse is read as missing: covered
             bad = ~np.isfinite(nums) & considered & (col.unparsable == "error")
-            ok = ~bad & considered
             below = int(np.count_nonzero(nums[ok] < col.lo))
             above = int(np.count_nonzero(nums[ok] > col.hi))
             if below or above:

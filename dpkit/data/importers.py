@@ -696,7 +696,7 @@ def dump_schema(data: dict[str, Any], header: Sequence[str] = ()) -> str:
         out.append("draft: true   # read from the data: private commands refuse it until reviewed")
     for key in ("name", "description", "source", "target", "missing", "missing_policy"):
         if key in data:
-            out.append(f"{key}: {_scalar(data[key])}")
+            out.append(f"{key}: {_flow(data[key])}")  # a list of missing tokens too
     out.append("columns:")
     width = max((len(_scalar(n)) for n in data["columns"]), default=0) + 1
     for name, spec in data["columns"].items():

@@ -88,8 +88,8 @@ def detect_missing(df: pd.DataFrame) -> str | None:
 
 def pick_missing(count: Callable[[str], int]) -> str | None:
     """The token of :data:`MISSING_CANDIDATES` with the most cells (``count(token)``), the
-    earlier one on a tie; None when none occurs. The rule of the draft and of the private
-    schema's guessed metadata (:func:`dpkit.domain.metadata.resolve_tokens`)."""
+    earlier one on a tie; None when none occurs. The draft's rule (NOT private: a private
+    schema learns its tokens from noisy counts, :mod:`dpkit.domain.metadata`)."""
     best, best_count = None, 0
     for token in MISSING_CANDIDATES:
         n = count(token)

@@ -104,8 +104,9 @@ class NumericColumn:
     kind: str = field(default="numeric", init=False)
     #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
     time: str | None = None
-    #: a value that is not a date: ``error`` (the default, as a non-number) or ``missing``
-    #: (a learned schema: no error may depend on the exact data)
+    #: a value that is not a date (a number, for a numeric column): ``error`` (the default) or
+    #: ``missing`` (a learned schema, whose types were decided from noisy counts: no error may
+    #: depend on the exact data; dpkit.domain.metadata)
     unparsable: str = "error"
 
     def __repr__(self) -> str:
@@ -115,6 +116,8 @@ class NumericColumn:
                 f"hierarchy={self.hierarchy!r}, kind={self.kind!r}")
         if self.time is not None:
             text += f", time={self.time!r}, unparsable={self.unparsable!r}"
+        elif self.unparsable != "error":
+            text += f", unparsable={self.unparsable!r}"
         return text + ")"
 
 
@@ -329,7 +332,7 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable"},
     "ignore": {"type", "description"},
     "date": {"type", "bounds", "description", "unparsable"},
     "timestamp": {"type", "bounds", "description", "unparsable"},
@@ -395,7 +398,13 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        return NumericColumn(name, lo, hi, integer, hierarchy)
+        unparsable = "error"
+        if "unparsable" in pairs:
+            unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+            if unparsable not in ("error", "missing"):
+                raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                               f"got {unparsable!r}")
+        return NumericColumn(name, lo, hi, integer, hierarchy, unparsable=unparsable)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -545,6 +554,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
             spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
             if col.hierarchy is not None:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            if col.unparsable == "missing":
+                spec["unparsable"] = "missing"
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":

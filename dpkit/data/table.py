@@ -403,7 +403,9 @@ def encode(
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
-            rows[bad] = True  # a learned date column: what is not a date is missing
+            # a learned type: what is not a date (a number) is missing, never an error (a refusal
+            # one record can cause would reveal it; dpkit.domain.metadata)
+            rows[bad] = True
             first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad

@@ -95,6 +95,9 @@ class DomainOptions:
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
     partition: str = "laplace"
+    #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
+    #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
+    meta_share: float = 0.2
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -109,6 +112,8 @@ class DomainOptions:
             raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
         if self.partition not in PARTITIONS:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
+        if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
+            raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
 
@@ -151,21 +156,35 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
     return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
 
 
+def column_weight(m: ColumnMeta, options: DomainOptions, target: str | None) -> float:
+    """A column's weight in the split of ε (``options.numeric_weight`` for a numeric column,
+    ``options.target_weight`` for ``target``, 1 for any other)."""
+    return (options.target_weight if m.name == target else
+            options.numeric_weight if m.kind in ("numeric", *TIME_KINDS) else 1.0)
+
+
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
-                   options: DomainOptions, target: str | None = None) -> dict[str, tuple[float, float]]:
-    """(ε_j, δ_j) per column that learns something: ε by weight (``options.numeric_weight``
-    for a numeric column, ``options.target_weight`` for ``target``, 1 for any other), δ
-    equally over the learned categorical columns. Columns taken wholly as public get nothing."""
+                   options: DomainOptions, target: str | None = None,
+                   target_epsilon: float | None = None) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per column that learns something: ε by weight (:func:`column_weight`), δ
+    equally over the learned categorical columns. Columns taken wholly as public get nothing.
+    ``target_epsilon``: the target's ε fixed in advance (the metadata step took its ε from the
+    predictors' shares only; :func:`dpkit.api.domain.learn_schema`), the others share the rest."""
     if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
-    weights = [options.target_weight if m.name == target else
-               options.numeric_weight if m.kind in ("numeric", *TIME_KINDS) else 1.0 for m in used]
+    weights = [column_weight(m, options, target) for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
+    others = math.fsum(w for m, w in zip(used, weights, strict=True) if m.name != target)
+    fixed = target_epsilon is not None and others > 0 and any(m.name == target for m in used)
     out = {}
     for m, w in zip(used, weights, strict=True):
-        out[m.name] = (epsilon * w / total, delta / n_cat if m.kind == "categorical" else 0.0)
+        if fixed:
+            eps = target_epsilon if m.name == target else (epsilon - target_epsilon) * w / others  # type: ignore[operator]
+        else:
+            eps = epsilon * w / total
+        out[m.name] = (eps, delta / n_cat if m.kind == "categorical" else 0.0)
     return out
 
 
@@ -205,6 +224,7 @@ def discover(
     accountant: Accountant,
     options: DomainOptions | None = None,
     step: str = "domain",
+    target_epsilon: float | None = None,
 ) -> Discovery:
     """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
 
@@ -214,7 +234,7 @@ def discover(
     DP outcome (post-processing), and the spend stays on the record.
     """
     opts = options or DomainOptions()
-    budgets = column_budgets(metas, epsilon, delta, opts, target)
+    budgets = column_budgets(metas, epsilon, delta, opts, target, target_epsilon)
     learned_cats = [m.name for m in metas if m.kind == "categorical" and m.name in budgets]
     cat_weights = [opts.target_weight if c == target else 1.0 for c in learned_cats]
     cat_eps = math.fsum(budgets[c][0] for c in learned_cats)
@@ -246,7 +266,7 @@ def discover(
             notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
             continue
         if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
-            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer)
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unparsable="missing")
             notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
             continue
         eps_j, delta_j = budgets[m.name]
@@ -310,11 +330,11 @@ def discover(
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
-    # a learned date column reads what is not a date as missing, which must then drop the row,
-    # never refuse the run on the exact data
-    dated = any(isinstance(c, NumericColumn) and c.time is not None for c in columns.values())
+    # a numeric column reads a non-number as missing, a date column a non-date (unparsable:
+    # missing), which must then drop the row, never refuse the run on the exact data
+    numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None or dated else "error",
+                    missing_policy="drop" if tokens or target is not None or numeric else "error",
                     path="<learned schema>")
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")
@@ -328,7 +348,7 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
                           accountant=accountant, step=step)
         hierarchy = _interval(tree) if tree.children else None
-        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy),
+        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
@@ -342,7 +362,7 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         if tree.children:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"), learned
 
 
 def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,

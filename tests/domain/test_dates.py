@@ -13,7 +13,7 @@ import pytest
 from dpkit.api.domain import learn_schema
 from dpkit.data import dates
 from dpkit.domain.discover import DomainOptions, column_budgets, discover
-from dpkit.domain.metadata import ColumnMeta, resolve_columns
+from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata
 from dpkit.domain.profile import Summary, times
 from dpkit.privacy import Accountant, make_rng
 
@@ -42,8 +42,11 @@ def test_profile_leaves_out_tokens_and_what_is_not_a_date():
 
 def test_date_metadata_is_declared_and_weighs_as_a_number():
     summaries = {"d": Summary(("2021-01-01", "junk"), np.array([5, 1])), "y": Summary(("a", "b"), np.array([3, 3]))}
-    metas = resolve_columns(summaries, target="y", tokens=(), date=["d"])
-    assert metas[0] == ColumnMeta("d", "date", integer=True, given=True)
+    acc = Accountant(1.0, delta=1e-6)
+    metas = learn_metadata(summaries, target="y", declared=Declarations(date=["d"], missing=()), epsilon=0.1,
+                           delta=1e-6, rng=make_rng(0), accountant=acc).metas
+    assert metas[0] == ColumnMeta("d", "date", integer=True, given=True, declared=("type", "missing tokens"))
+    assert not acc.spends  # declared: nothing learned
     budgets = column_budgets(metas, 1.0, 1e-6, DomainOptions(), target="y")
     assert budgets["d"] == (pytest.approx(1 / 5), 0.0)  # numeric weight 1 against the target's 4; no δ
     assert budgets["y"][1] == 1e-6
