@@ -13,7 +13,7 @@ import pytest
 from dpkit.api.domain import learn_schema
 from dpkit.data import dates
 from dpkit.domain.discover import DomainOptions, column_budgets, discover
-from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata
+from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata, resolve_declarations
 from dpkit.domain.profile import Summary, times
 from dpkit.privacy import Accountant, make_rng
 
@@ -80,13 +80,13 @@ def test_public_date_bounds_spend_nothing():
 
 
 def test_public_date_bounds_are_iso_dates():
-    summaries = {"d": Summary(("2021-01-01",), np.array([5])), "y": Summary(("a", "b"), np.array([3, 3]))}
-    metas = resolve_columns(summaries, target="y", tokens=(), date=["d"], bounds={"d": ("2019-01-01", "2025-01-01")})
-    assert metas[0].bounds == (day("2019-01-01"), day("2025-01-01"))
+    declared = Declarations(date=["d"], missing=(), bounds={"d": ("2019-01-01", "2025-01-01")})
+    _, _, _, bounds = resolve_declarations(["d", "y"], "y", declared)
+    assert bounds["d"] == (day("2019-01-01"), day("2025-01-01"))
     from dpkit.errors import DpkitUsageError
 
     with pytest.raises(DpkitUsageError, match="needs two ISO dates"):
-        resolve_columns(summaries, target="y", tokens=(), date=["d"], bounds={"d": ("2019", "2025-01-01")})
+        resolve_declarations(["d", "y"], "y", Declarations(date=["d"], bounds={"d": ("2019", "2025-01-01")}))
     learned = learn_schema(table(), target="y", epsilon=1.0, delta=1e-6, rng=make_rng(3),
                            accountant=Accountant(1.0, delta=1e-6), date=["d"], missing=["?"],
                            bounds={"d": ("2019-01-01", "2025-01-01")})
