@@ -309,7 +309,7 @@ _NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histog
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
 #: not give them keeps its key (and its bytes)
-_WHEN_GIVEN = frozenset({"ignore", "values"})
+_WHEN_GIVEN = frozenset({"ignore", "values", "date"})
 
 
 def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
