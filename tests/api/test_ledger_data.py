@@ -127,6 +127,7 @@ def test_cross_validation_books_each_fold_and_warns(tmp_path, iris) -> None:
     assert book.status()[0].spent == pytest.approx(3.0)
     leaks = _leaks(caught)
     assert len(leaks) == 2  # the second and third folds overlap the earlier ones
+    assert {w.filename for w in caught if issubclass(w.category, dpkit.PrivacyLeakWarning)} == {__file__}
     assert "up to epsilon=2 in all" in leaks[0] and "up to epsilon=3 in all" not in leaks[0]
 
 
