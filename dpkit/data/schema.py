@@ -123,6 +123,9 @@ class Schema:
     draft: bool = False
     #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
     missing_tokens: tuple[str, ...] = ()
+    #: learned in the run (no schema given): its missing tokens may be a guess from the data,
+    #: so messages do not quote them (issue 38); not part of equality (the same columns)
+    learned: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.missing is not None and not self.missing_tokens:
