@@ -649,13 +649,15 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
     a row holds no missing token, and the warning must not say it does."""
-    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
+    # a learned schema's tokens may be a guess from the data (dpkit.domain.metadata): not quoted
+    tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
                 and schema.columns[n].unlisted == "missing"]
     not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
                    and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
-    parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
+    parts = [f"a missing value ({tokens}) in the used columns" if tokens else "a missing value in the used columns"
+             ] if schema.missing_tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
     if not_numbers:

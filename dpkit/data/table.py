@@ -142,10 +142,11 @@ def _read_text(options: ReadOptions, raw: bytes | None = None) -> tuple[bytes, s
         raise DpkitUsageError(f"encoding {encoding!r} is unknown", param="encoding") from None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(
-            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; "
-            f"pass encoding= (e.g. latin-1)", param="encoding"
-        ) from None
+        # the line and the byte point at a record: for the data owner only (dpkit.console)
+        raise DataError(private(
+            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; pass encoding= (e.g. latin-1)",
+            f"{name}: a byte is not valid {encoding}; pass encoding= (e.g. latin-1)",
+        ), param="encoding") from None
     if not text or text.isspace():  # (text.strip() would copy the whole file)
         raise DataError(f"{name}: the file is empty; expected a header row and data rows")
     delimiter = resolve_delimiter(options, raw)
@@ -220,16 +221,12 @@ def _parse_strings(
         # name the row from our own scan, so that the numbers agree with the header's width
         bad = _ragged_row(raw, text, encoding, delimiter, len(header), -1, has_header)
         if bad is not None and bad[0] > 0:
-            raise DataError(
-                f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, saw {bad[1]}); "
-                f"check delimiter= and quoting", param="delimiter"
-            ) from None
+            raise DataError(_ragged(name, f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, "
+                                          f"saw {bad[1]})", len(header)), param="delimiter") from None
         line = _parser_error_line(msg)
         where = f"{name}:{line}" if line else name
-        raise DataError(
-            f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
-            f"{len(header)} fields — check delimiter= and quoting", param="delimiter"
-        ) from None
+        raise DataError(_ragged(name, f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
+                                      f"{len(header)} fields", len(header)), param="delimiter") from None
     except (pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"{name}: cannot parse CSV: {exc}") from None
     if len(df.columns) != len(header):
@@ -247,10 +244,8 @@ def _parse_strings(
         if bad is not None:
             line, got = bad
             where = f"{name}:{line}" if line > 0 else f"{name}: a record"
-            raise DataError(
-                f"{where}: ragged row (expected {len(header)} fields, saw {got}); "
-                f"check delimiter= and quoting", param="delimiter"
-            )
+            raise DataError(_ragged(name, f"{where}: ragged row (expected {len(header)} fields, saw {got})",
+                                    len(header)), param="delimiter")
     df.columns = header
     # Stripping is a Python call per value: only pay for it when some field has
     # surrounding whitespace (the byte check is a few memchr scans).
@@ -288,6 +283,13 @@ def _may_need_strip(raw: bytes, text: str, encoding: str, delimiter: str) -> boo
             if ws + sep in data or sep + ws in data:
                 return True
     return False
+
+
+def _ragged(name: str, exact: str, width: int) -> str:
+    """A ragged row's message: ``exact`` (its line, its field count) only for the data owner's
+    terminal or -v (:func:`dpkit.console.private`) — a line number points at a record (issue 38)."""
+    todo = "check delimiter= and quoting"
+    return private(f"{exact}; {todo}", f"{name}: a ragged row (every row needs {width} fields); {todo}")
 
 
 def _parser_error_line(msg: str) -> int | None:

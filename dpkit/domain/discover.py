@@ -335,7 +335,7 @@ def discover(
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
                     missing_policy="drop" if tokens or target is not None or numeric else "error",
-                    path="<learned schema>")
+                    path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")
 
