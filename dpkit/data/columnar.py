@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -544,6 +544,63 @@ class _Encoder:
             out[name] = self.parts[name].array(dtype)  # one column at a time: its chunks freed
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
+
+
+#: rows per batch when a table held as codes is encoded (:func:`encode_dictionary`): each
+#: batch maps every column's distinct values once, so few, large batches
+CODES_BATCH_ROWS = 1 << 21
+
+
+def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
+                      numbers: Mapping[str, np.ndarray], n_rows: int, schema: Schema, wanted: Sequence[str],
+                      source: str) -> EncodedTable | None:
+    """Encode ``wanted`` columns of a table held as codes of its distinct strings, or None when
+    anything is unusual (the caller then takes the exact path, as after :func:`load_csv_fast`).
+
+    ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings (stripped);
+    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (NaN: not a number). The
+    rows go through the CSV reader's own :class:`_Encoder`, a batch at a time, as Arrow
+    dictionary arrays (categorical) and float64 arrays whose missing tokens are nulls (numeric),
+    so leaf codes, dropped rows, clipping and warnings are a load's; each batch's arrays are
+    built from the codes (no string per row), and memory is the encoded table plus a batch.
+    """
+    import pyarrow as pa
+
+    if not wanted or any(c not in codes or c not in schema.columns for c in wanted):
+        return None
+    cols = [schema.columns[c] for c in wanted]
+    if any(not isinstance(c, CategoricalColumn | NumericColumn) for c in cols):
+        return None
+    tokens = list(schema.missing_tokens)
+    dictionaries: list[Any] = []  # per column: its Arrow dictionary, or (numbers, is a token)
+    for name, col in zip(wanted, cols, strict=True):
+        if isinstance(col, CategoricalColumn):
+            dictionaries.append(pa.array(np.asarray(values[name], dtype=object), pa.string()))
+            continue
+        nums = np.asarray(numbers[name], dtype=np.float64)
+        bad = ~np.isfinite(nums)
+        is_tok = bad & np.isin(np.asarray(values[name], dtype=object), tokens) if tokens else \
+            np.zeros(len(nums), dtype=bool)
+        if (bad & ~is_tok).any():
+            return None  # a value that is no number: the exact path names its line
+        dictionaries.append((np.where(is_tok, 0.0, nums), is_tok))
+
+    def batch(start: int) -> _Block:
+        arrays = []
+        for name, d in zip(wanted, dictionaries, strict=True):
+            idx = codes[name][start : start + CODES_BATCH_ROWS]
+            if isinstance(d, tuple):
+                nums, is_tok = d
+                arrays.append(pa.array(nums[idx], pa.float64(), mask=is_tok[idx] if is_tok.any() else None))
+            else:
+                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx), d))
+        return encoder.encode(arrays)
+
+    encoder = _Encoder(schema, wanted, cols, tokens)
+    for block in in_order(batch, range(0, n_rows, CODES_BATCH_ROWS)):
+        if not encoder.keep(block):
+            return None
+    return encoder.finish(source, error_on_missing=False)
 
 
 def _to_numpy(arr: Any) -> np.ndarray:

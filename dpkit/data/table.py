@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -455,6 +455,41 @@ def encode(
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+
+
+def encode_codes(
+    codes: Mapping[str, np.ndarray],
+    values: Mapping[str, np.ndarray],
+    n_rows: int,
+    schema: Schema,
+    columns: Sequence[str],
+    *,
+    source: str = "<data>",
+    first_line: int = 2,
+) -> EncodedTable:
+    """Encode ``columns`` of a table held as codes: what :func:`encode` gives for its strings.
+
+    ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings as the
+    reader gives them (a string frame's, :mod:`dpkit.engine.string_frame`). Each distinct
+    value is converted once (:func:`_to_float`, the exact path's parse) and the rows are
+    encoded from their codes by the columnar encoder (:func:`dpkit.data.columnar.encode_dictionary`),
+    so memory grows with the distinct values, not the rows. Anything unusual (a value that is
+    not a leaf or not a number, a missing token under ``missing_policy: error``) builds the
+    rows' strings and takes :func:`encode`, whose messages name the line (``first_line``: the
+    line of row 0).
+    """
+    import pandas as pd
+
+    from dpkit.data.columnar import encode_dictionary
+
+    wanted = list(columns)
+    numbers = {c: _to_float(np.asarray(values[c], dtype=object)) for c in wanted
+               if c in values and isinstance(schema.columns.get(c), NumericColumn)}
+    table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
+    if table is not None:
+        return table
+    df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
+    return encode(df, schema, wanted, source=source, first_line=first_line)
 
 
 def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:

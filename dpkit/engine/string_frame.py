@@ -116,6 +116,19 @@ class NumpyStringFrame(NumpyFrame):
         return NumpyStringFrame(derived.table.columns, self._values, self.table.n_rows, self.source, self.header,
                                 self.rows)
 
+    def encode(self, schema: Schema, columns: Sequence[str], *, first_line: int = 2) -> NumpyFrame:
+        """``columns`` encoded against ``schema`` from the codes, without reading the input
+        again: what a load gives for it (:func:`dpkit.data.table.encode_codes`; the Spark
+        engine's counterpart is ``SparkStringFrame.encode``). ``first_line``: the line of the
+        first row in messages. A run without a schema learns its schema from this frame and
+        encodes it so (issue 36)."""
+        from dpkit.data.table import encode_codes
+
+        if self.rows is not None:
+            raise ValueError("encode needs the frame of every input row (not a selection)")
+        return NumpyFrame(encode_codes(self.table.columns, self._values, self.table.n_rows, schema, columns,
+                                       source=self.source, first_line=first_line))
+
     def categories(self, columns: Sequence[str]) -> Any:
         """The rows' ``columns`` as a DataFrame of ``category`` columns (the strings as read)."""
         import pandas as pd
