@@ -50,7 +50,7 @@ STREAM_BLOCK_SIZE = 1 << 22
 CHUNK_BYTES_CSV = 1 << 22
 PARQUET_BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few batches per thread at any size
 MAX_READ_THREADS = 8
-JOIN_BLOCKS = 64  # read_categorical joins each column's chunk codes 64 chunks at a time
+JOIN_BLOCKS = 64  # read_codes numbers and joins each column's chunk codes 64 chunks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -712,14 +712,42 @@ def _first_non_number(arr: Any) -> int:
 
 def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Any:
     """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
-    strings, or None for the exact path.
+    strings, or None for the exact path: :func:`read_codes`, as a DataFrame."""
+    got = read_codes(options, header, columns)
+    if got is None:
+        return None
+    import pandas as pd
+
+    out = {}
+    for name in list(got.codes):
+        codes = got.codes.pop(name)  # one column's codes at a time
+        out[name] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(got.values[name]), validate=False)
+    return pd.DataFrame(out, columns=got.columns, copy=False)
+
+
+@dataclass
+class Codes:
+    """A table as codes: each column's distinct strings in order of first appearance (the
+    numbering of ``pandas.factorize``) and each row's index into them, in the smallest type."""
+
+    columns: list[str]
+    codes: dict[str, np.ndarray]
+    values: dict[str, list[str]]
+    n_rows: int
+
+
+def read_codes(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Codes | None:
+    """Every column (or ``columns``, in header order) as :class:`Codes` of its (stripped)
+    strings, or None for the exact path (a value to strip, a ragged row, no rows, …).
 
     Streamed (:func:`csv_batches`, on every core): Arrow parses a chunk at a time into
-    ``dictionary<int32, string>`` columns; each chunk's (small) dictionary is mapped, in file
-    order, to a growing list of the column's distinct values — in order of first appearance,
-    the order ``unify_dictionaries`` gives — and only the chunk's codes are kept, in the
-    smallest integer type, so memory is the finished ``category`` columns (1-2 bytes per
-    cell) plus a few chunks, not the whole file's int32 indices.
+    ``dictionary<int32, string>`` columns, and only each chunk's (small) dictionary and its
+    indices are kept; every :data:`JOIN_BLOCKS` chunks, the dictionaries are numbered against
+    the column's distinct values so far by one Arrow ``dictionary_encode`` (new values in
+    order of first appearance, the order ``unify_dictionaries`` gives) and the chunks' codes
+    joined into one array. No Python object is made per cell, nor per distinct value of a
+    chunk, so memory is the codes (1-2 bytes per cell) plus a few chunks, and time does not
+    grow with a column's distinct values (10M rows' fnlwgt: ~5M Python look-ups before).
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -727,14 +755,9 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     names = [f"f{i}" for i in range(len(header))]
     wanted = set(header if columns is None else columns)
     read = [n for n, h in zip(names, header, strict=True) if h in wanted]  # Arrow converts only these
-    enc = options.encoding.lower().replace("_", "-")
-    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
-    seen: list[dict[str, int]] = [{} for _ in read]  # value -> its code, per column
-    parts: list[list[np.ndarray]] = [[] for _ in read]  # each chunk's codes, per column
-    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of chunks
 
-    def split(batch: Any) -> list[tuple[list[Any], np.ndarray]]:
-        """Each column's dictionary values and indices (on a worker thread)."""
+    def split(batch: Any) -> list[tuple[Any, np.ndarray]] | None:
+        """Each column's dictionary and indices (on a worker thread); None: a value to strip."""
         out = []
         for n in read:
             col = batch.column(n)
@@ -742,7 +765,9 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
                 col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
             if not pa.types.is_dictionary(col.type):  # a table of no rows
                 col = col.dictionary_encode()
-            out.append((col.dictionary.to_pylist(), _to_numpy(col.indices)))
+            if _unstripped(col.dictionary):
+                return None
+            out.append((col.dictionary, _to_numpy(col.indices).astype(_codes_dtype(len(col.dictionary)))))
         return out
 
     parse = pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"', double_quote=True,
@@ -750,38 +775,89 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     convert = pacsv.ConvertOptions(include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string())
                                                                        for n in read},
                                    strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False)
+    enc = options.encoding.lower().replace("_", "-")
+    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
+    seen = [_FirstSeen() for _ in read]
     try:
         for batch in csv_batches((options.path, None), names, options.header, "utf8" if utf8 else options.encoding,
                                  parse, convert, split):
-            for j, ((values, indices), known, kept) in enumerate(zip(batch, seen, parts, strict=True)):
-                lut = np.empty(len(values), dtype=np.int64)
-                for i, v in enumerate(values):
-                    code = known.get(v)
-                    if code is None:
-                        if v != v.strip():
-                            return None  # whitespace to strip (values could merge): the exact path
-                        code = known[v] = len(known)
-                    lut[i] = code
-                kept.append(lut.astype(_codes_dtype(len(known)))[indices])
-                if len(kept) - joined[j] >= JOIN_BLOCKS:
-                    # join the last chunks' small arrays into one large one: the small ones are
-                    # then reused for the next chunks instead of piling up in the C heap
-                    kept[joined[j]:] = [np.concatenate(kept[joined[j]:])]
-                    joined[j] += 1
+            if batch is None:
+                return None  # whitespace to strip (values could merge): the exact path
+            for (dictionary, indices), column in zip(batch, seen, strict=True):
+                column.add(dictionary, indices)
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None
-    if not parts or sum(len(p) for p in parts[0]) == 0:
-        return None
-    import pandas as pd
-
-    out = {}
     kept_header = [h for h in header if h in wanted]
-    for name, known, kept in zip(kept_header, seen, parts, strict=True):
-        dtype = pd.CategoricalDtype(list(known))
-        codes = np.concatenate(kept, dtype=_codes_dtype(len(known)))
-        kept.clear()  # one column's chunk codes and its joined codes at a time
-        out[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-    return pd.DataFrame(out, columns=kept_header, copy=False)
+    codes, values = {}, {}
+    for name, column in zip(kept_header, seen, strict=True):
+        codes[name], values[name] = column.finish()
+    n_rows = len(next(iter(codes.values()))) if codes else 0
+    if n_rows == 0:
+        return None
+    return Codes(kept_header, codes, values, n_rows)
+
+
+# a field's first or last character outside printable ASCII: it may be whitespace to strip
+_MAY_STRIP = "^[^!-~]|[^!-~]$"
+
+
+def _unstripped(dictionary: Any) -> bool:
+    """Does a chunk's dictionary hold a value with whitespace to strip (``str.strip``)? Only
+    the values whose first or last character is not printable ASCII are checked in Python."""
+    import pyarrow.compute as pc
+
+    if len(dictionary) == 0:
+        return False
+    flagged = pc.match_substring_regex(dictionary, _MAY_STRIP)
+    if not pc.any(flagged).as_py():
+        return False
+    return any(v != v.strip() for v in dictionary.filter(flagged).to_pylist())
+
+
+class _FirstSeen:
+    """One column's distinct strings in order of first appearance and its rows' codes, built
+    chunk by chunk in file order (:func:`read_codes`)."""
+
+    def __init__(self) -> None:
+        import pyarrow as pa
+
+        self.known = pa.array([], pa.string())  # the distinct values so far, in first-seen order
+        self.pending: list[tuple[Any, np.ndarray]] = []  # chunks not numbered yet: (dictionary, indices)
+        self.kept: list[np.ndarray] = []  # runs of chunks' codes, joined
+
+    def add(self, dictionary: Any, indices: np.ndarray) -> None:
+        self.pending.append((dictionary, indices))
+        if len(self.pending) >= JOIN_BLOCKS:
+            self._number()
+
+    def _number(self) -> None:
+        """Number the pending chunks' values: the known values first (keeping their codes), then
+        each chunk's dictionary in file order, so a new value's code follows its first row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not self.pending:
+            return
+        before = len(self.known)
+        merged = pc.dictionary_encode(pa.concat_arrays([self.known, *(d for d, _ in self.pending)]))
+        self.known = merged.dictionary
+        numbered = _to_numpy(merged.indices)
+        dtype = _codes_dtype(len(self.known))
+        parts, pos = [], before
+        for dictionary, indices in self.pending:
+            lut = numbered[pos : pos + len(dictionary)].astype(dtype)
+            pos += len(dictionary)
+            parts.append(lut[indices])
+        self.pending = []
+        self.kept.append(np.concatenate(parts, dtype=dtype) if len(parts) != 1 else parts[0])
+
+    def finish(self) -> tuple[np.ndarray, list[str]]:
+        """(every row's code, the distinct values): the joined runs are released."""
+        self._number()
+        dtype = _codes_dtype(len(self.known))
+        codes = np.concatenate(self.kept, dtype=dtype) if self.kept else np.zeros(0, dtype=dtype)
+        self.kept = []
+        return codes, self.known.to_pylist()
 
 
 def _codes_dtype(n_categories: int) -> np.dtype:
