@@ -546,11 +546,6 @@ class _Encoder:
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
 
 
-#: rows per batch when a table held as codes is encoded (:func:`encode_dictionary`): each
-#: batch maps every column's distinct values once, so few, large batches
-CODES_BATCH_ROWS = 1 << 21
-
-
 def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
                       numbers: Mapping[str, np.ndarray], n_rows: int, schema: Schema, wanted: Sequence[str],
                       source: str) -> EncodedTable | None:
@@ -558,49 +553,63 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     anything is unusual (the caller then takes the exact path, as after :func:`load_csv_fast`).
 
     ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings (stripped);
-    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (NaN: not a number). The
-    rows go through the CSV reader's own :class:`_Encoder`, a batch at a time, as Arrow
-    dictionary arrays (categorical) and float64 arrays whose missing tokens are nulls (numeric),
-    so leaf codes, dropped rows, clipping and warnings are a load's; each batch's arrays are
-    built from the codes (no string per row), and memory is the encoded table plus a batch.
+    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (NaN: not a number). Each
+    distinct value is encoded once, by the rules of :class:`_Encoder` (a leaf's code by
+    :func:`leaf_lut`, a missing token or an unlisted value read as missing drops its row, a
+    number is clipped to the bounds and kept in the bounds' integer type when every kept value
+    is whole), and the rows take their value's result by its code: no string, and no Arrow
+    array, per row; what this adds to memory is the encoded columns.
     """
-    import pyarrow as pa
-
     if not wanted or any(c not in codes or c not in schema.columns for c in wanted):
         return None
     cols = [schema.columns[c] for c in wanted]
     if any(not isinstance(c, CategoricalColumn | NumericColumn) for c in cols):
         return None
-    tokens = list(schema.missing_tokens)
-    dictionaries: list[Any] = []  # per column: its Arrow dictionary, or (numbers, is a token)
+    tokens = set(schema.missing_tokens)
+    encoded: list[np.ndarray] = []  # per column: each distinct value's code or number (unclipped)
+    missing = np.zeros(n_rows, dtype=bool)
+    first_missing = False
     for name, col in zip(wanted, cols, strict=True):
         if isinstance(col, CategoricalColumn):
-            dictionaries.append(pa.array(np.asarray(values[name], dtype=object), pa.string()))
+            lut = leaf_lut(col, list(values[name]), tokens)
+            if (lut == -1).any():
+                return None  # a value that is not a leaf: the exact path names its line
+            is_tok = lut == -2
+        else:
+            lut = np.asarray(numbers[name], dtype=np.float64)
+            bad = ~np.isfinite(lut)
+            is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
+            if (bad & ~is_tok).any():
+                return None  # a value that is no number: the exact path names its line
+            lut = np.where(is_tok, col.lo, lut)
+        if is_tok.any():
+            first_missing = True
+            missing |= is_tok[codes[name]]
+        encoded.append(lut)
+    if first_missing and schema.missing_policy == "error":
+        return None  # the exact path names the first missing value's line
+    dropped = int(np.count_nonzero(missing))
+    kept = None if dropped == 0 else np.flatnonzero(~missing)
+    if dropped:
+        warnings.warn(dropped_message(source, dropped, schema, wanted), DpkitWarning, stacklevel=3)
+    out = {}
+    for name, col, lut in zip(wanted, cols, encoded, strict=True):
+        rows = codes[name] if kept is None else codes[name][kept]
+        if isinstance(col, CategoricalColumn):
+            out[name] = lut[rows]
             continue
-        nums = np.asarray(numbers[name], dtype=np.float64)
-        bad = ~np.isfinite(nums)
-        is_tok = bad & np.isin(np.asarray(values[name], dtype=object), tokens) if tokens else \
-            np.zeros(len(nums), dtype=bool)
-        if (bad & ~is_tok).any():
-            return None  # a value that is no number: the exact path names its line
-        dictionaries.append((np.where(is_tok, 0.0, nums), is_tok))
-
-    def batch(start: int) -> _Block:
-        arrays = []
-        for name, d in zip(wanted, dictionaries, strict=True):
-            idx = codes[name][start : start + CODES_BATCH_ROWS]
-            if isinstance(d, tuple):
-                nums, is_tok = d
-                arrays.append(pa.array(nums[idx], pa.float64(), mask=is_tok[idx] if is_tok.any() else None))
-            else:
-                arrays.append(pa.DictionaryArray.from_arrays(pa.array(idx), d))
-        return encoder.encode(arrays)
-
-    encoder = _Encoder(schema, wanted, cols, tokens)
-    for block in in_order(batch, range(0, n_rows, CODES_BATCH_ROWS)):
-        if not encoder.keep(block):
-            return None
-    return encoder.finish(source, error_on_missing=False)
+        outside = (lut < col.lo) | (lut > col.hi)
+        if outside.any():
+            clipped = int(np.count_nonzero(outside[rows]))
+            if clipped:  # counted after dropping, as the exact path does
+                warnings.warn(clip_message(source, col, clipped, schema.path), DpkitWarning, stacklevel=3)
+            lut = np.clip(lut, col.lo, col.hi)
+        dtype = number_dtype(col.lo, col.hi)
+        whole = np.trunc(lut) == lut
+        if dtype is not None and (whole.all() or whole[rows].all()):
+            lut = lut.astype(dtype)  # whole numbers (the exact path's table.compact_numbers)
+        out[name] = lut[rows]
+    return EncodedTable(schema=schema, columns=out, n_rows=n_rows - dropped, source=source)
 
 
 def _to_numpy(arr: Any) -> np.ndarray:
@@ -710,18 +719,14 @@ def _first_non_number(arr: Any) -> int:
     return 0
 
 
-def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Any:
-    """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
-    strings, or None for the exact path: :func:`read_codes`, as a DataFrame."""
-    got = read_codes(options, header, columns)
-    if got is None:
-        return None
+def categorical_frame(got: Codes) -> Any:
+    """:class:`Codes` as a DataFrame of pandas ``category`` columns (the codes, not copied)."""
     import pandas as pd
 
     out = {}
-    for name in list(got.codes):
-        codes = got.codes.pop(name)  # one column's codes at a time
-        out[name] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(got.values[name]), validate=False)
+    for name in got.columns:
+        out[name] = pd.Categorical.from_codes(got.codes[name], dtype=pd.CategoricalDtype(got.values[name]),
+                                              validate=False)
     return pd.DataFrame(out, columns=got.columns, copy=False)
 
 
@@ -821,7 +826,7 @@ class _FirstSeen:
     def __init__(self) -> None:
         import pyarrow as pa
 
-        self.known = pa.array([], pa.string())  # the distinct values so far, in first-seen order
+        self.known = pa.nulls(0, pa.string())  # the distinct values so far, in first-seen order
         self.pending: list[tuple[Any, np.ndarray]] = []  # chunks not numbered yet: (dictionary, indices)
         self.kept: list[np.ndarray] = []  # runs of chunks' codes, joined
 

@@ -36,6 +36,7 @@ __all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .sourc
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpkit.data import columnar
     from dpkit.data.source import ReadOptions
 
 DEFAULT_ENCODING = "utf-8-sig"
@@ -79,17 +80,30 @@ def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: 
 
     if columnar.is_parquet(options):
         return columnar.read_parquet_strings(options)
-    if categorical and options.path != "-":
-        fixed = resolve(options)
-        header = _quick_header(fixed, None)
-        if header is not None:
-            usable = columns is not None and all(c in header for c in columns)
-            df = columnar.read_categorical(fixed, header, columns if usable else None)
-            if df is not None:
-                return df
+    if categorical:
+        got = read_codes(options, columns)
+        if got is not None:
+            return columnar.categorical_frame(got)
     raw, text, header, delimiter = _read_text(options)
     return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
                           has_header=options.header)
+
+
+def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> columnar.Codes | None:
+    """The table as codes of each column's distinct (stripped) strings, read by Arrow
+    (:func:`dpkit.data.columnar.read_codes`: no Python string per cell), or None when only
+    the exact path reads it (Parquet, stdin, whitespace to strip, a ragged row, …).
+    ``columns``: as :func:`read_table`'s with ``categorical``."""
+    from dpkit.data import columnar
+
+    if options.path == "-" or columnar.is_parquet(options):
+        return None
+    fixed = resolve(options)
+    header = _quick_header(fixed, None)
+    if header is None:
+        return None
+    usable = columns is not None and all(c in header for c in columns)
+    return columnar.read_codes(fixed, header, columns if usable else None)
 
 
 def resolve(options: ReadOptions) -> ReadOptions:
@@ -478,8 +492,6 @@ def encode_codes(
     rows' strings and takes :func:`encode`, whose messages name the line (``first_line``: the
     line of row 0).
     """
-    import pandas as pd
-
     from dpkit.data.columnar import encode_dictionary
 
     wanted = list(columns)
@@ -488,6 +500,8 @@ def encode_codes(
     table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
     if table is not None:
         return table
+    import pandas as pd
+
     df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
     return encode(df, schema, wanted, source=source, first_line=first_line)
 
@@ -514,12 +528,12 @@ def _leaf_codes(values: np.ndarray, col: CategoricalColumn) -> np.ndarray:
 
 def _to_float(values: np.ndarray) -> np.ndarray:
     """float64 of each value; NaN where a value is not a number."""
-    import pandas as pd
-
     try:
         # numpy's str -> float64 cast runs in C; only a bad value sends us to pandas
         return np.asarray(values, dtype=object).astype(np.float64)
     except (ValueError, TypeError):
+        import pandas as pd
+
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 

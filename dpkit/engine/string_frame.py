@@ -156,13 +156,20 @@ def load_strings(data: Any, columns: Sequence[str] | None, *, engine: str | None
         from dpkit.engine.spark_strings import load_spark_strings
 
         return load_spark_strings(data, columns, master=master)
-    import pandas as pd
+    from dpkit.data.source import ReadOptions
 
-    if isinstance(data, pd.DataFrame):
+    if not isinstance(data, ReadOptions):  # a DataFrame of strings
         df, source = data, "<DataFrame>"
     else:
-        from dpkit.data.table import read_table
+        from dpkit.data.table import read_codes, read_table
 
+        got = read_codes(data, columns)
+        if got is not None:  # the columnar reader's codes, as they are (no pandas)
+            _release_reader_memory()
+            wanted = [c for c in (got.columns if columns is None else columns) if c in got.columns]
+            return NumpyStringFrame({c: got.codes[c] for c in wanted},
+                                    {c: np.asarray(got.values[c], dtype=object) for c in wanted}, got.n_rows,
+                                    data.name, got.columns)
         df, source = read_table(data, categorical=True, columns=columns), data.name
         _release_reader_memory()
     names = [str(c) for c in df.columns]
