@@ -592,23 +592,28 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     kept = None if dropped == 0 else np.flatnonzero(~missing)
     if dropped:
         warnings.warn(dropped_message(source, dropped, schema, wanted), DpkitWarning, stacklevel=3)
-    out = {}
-    for name, col, lut in zip(wanted, cols, encoded, strict=True):
+
+    def column(item: tuple[str, Any, np.ndarray]) -> tuple[np.ndarray, int]:
+        """A column's kept rows, encoded, and how many were clipped (numpy, on a worker thread)."""
+        name, col, lut = item
         rows = codes[name] if kept is None else codes[name][kept]
         if isinstance(col, CategoricalColumn):
-            out[name] = lut[rows]
-            continue
+            return lut[rows], 0
         outside = (lut < col.lo) | (lut > col.hi)
-        if outside.any():
-            clipped = int(np.count_nonzero(outside[rows]))
-            if clipped:  # counted after dropping, as the exact path does
-                warnings.warn(clip_message(source, col, clipped, schema.path), DpkitWarning, stacklevel=3)
-            lut = np.clip(lut, col.lo, col.hi)
+        clipped = int(np.count_nonzero(outside[rows])) if outside.any() else 0  # after dropping, as the exact path
+        lut = np.clip(lut, col.lo, col.hi)
         dtype = number_dtype(col.lo, col.hi)
         whole = np.trunc(lut) == lut
         if dtype is not None and (whole.all() or whole[rows].all()):
             lut = lut.astype(dtype)  # whole numbers (the exact path's table.compact_numbers)
-        out[name] = lut[rows]
+        return lut[rows], clipped
+
+    out = {}
+    for name, col, (values_, clipped) in zip(wanted, cols, in_order(column, zip(wanted, cols, encoded, strict=True)),
+                                             strict=True):
+        out[name] = values_
+        if clipped:
+            warnings.warn(clip_message(source, col, clipped, schema.path), DpkitWarning, stacklevel=3)
     return EncodedTable(schema=schema, columns=out, n_rows=n_rows - dropped, source=source)
 
 
