@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +36,7 @@ __all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .sourc
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpkit.data import columnar
     from dpkit.data.source import ReadOptions
 
 DEFAULT_ENCODING = "utf-8-sig"
@@ -79,17 +80,30 @@ def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: 
 
     if columnar.is_parquet(options):
         return columnar.read_parquet_strings(options)
-    if categorical and options.path != "-":
-        fixed = resolve(options)
-        header = _quick_header(fixed, None)
-        if header is not None:
-            usable = columns is not None and all(c in header for c in columns)
-            df = columnar.read_categorical(fixed, header, columns if usable else None)
-            if df is not None:
-                return df
+    if categorical:
+        got = read_codes(options, columns)
+        if got is not None:
+            return columnar.categorical_frame(got)
     raw, text, header, delimiter = _read_text(options)
     return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
                           has_header=options.header)
+
+
+def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> columnar.Codes | None:
+    """The table as codes of each column's distinct (stripped) strings, read by Arrow
+    (:func:`dpkit.data.columnar.read_codes`: no Python string per cell), or None when only
+    the exact path reads it (Parquet, stdin, whitespace to strip, a ragged row, …).
+    ``columns``: as :func:`read_table`'s with ``categorical``."""
+    from dpkit.data import columnar
+
+    if options.path == "-" or columnar.is_parquet(options):
+        return None
+    fixed = resolve(options)
+    header = _quick_header(fixed, None)
+    if header is None:
+        return None
+    usable = columns is not None and all(c in header for c in columns)
+    return columnar.read_codes(fixed, header, columns if usable else None)
 
 
 def resolve(options: ReadOptions) -> ReadOptions:
@@ -474,6 +488,41 @@ def encode(
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 
+def encode_codes(
+    codes: Mapping[str, np.ndarray],
+    values: Mapping[str, np.ndarray],
+    n_rows: int,
+    schema: Schema,
+    columns: Sequence[str],
+    *,
+    source: str = "<data>",
+    first_line: int = 2,
+) -> EncodedTable:
+    """Encode ``columns`` of a table held as codes: what :func:`encode` gives for its strings.
+
+    ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings as the
+    reader gives them (a string frame's, :mod:`dpkit.engine.string_frame`). Each distinct
+    value is converted once (:func:`_to_float`, the exact path's parse) and the rows are
+    encoded from their codes by the columnar encoder (:func:`dpkit.data.columnar.encode_dictionary`),
+    so memory grows with the distinct values, not the rows. Anything unusual (a value that is
+    not a leaf or not a number, a missing token under ``missing_policy: error``) builds the
+    rows' strings and takes :func:`encode`, whose messages name the line (``first_line``: the
+    line of row 0).
+    """
+    from dpkit.data.columnar import encode_dictionary
+
+    wanted = list(columns)
+    numbers = {c: _to_float(np.asarray(values[c], dtype=object)) for c in wanted
+               if c in values and isinstance(schema.columns.get(c), NumericColumn)}
+    table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
+    if table is not None:
+        return table
+    import pandas as pd
+
+    df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
+    return encode(df, schema, wanted, source=source, first_line=first_line)
+
+
 def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
     """Clipped numbers in the column's small integer type (``columnar.number_dtype``) when
     they are all whole numbers, as the columnar reader stores them; else unchanged."""
@@ -496,12 +545,12 @@ def _leaf_codes(values: np.ndarray, col: CategoricalColumn) -> np.ndarray:
 
 def _to_float(values: np.ndarray) -> np.ndarray:
     """float64 of each value; NaN where a value is not a number."""
-    import pandas as pd
-
     try:
         # numpy's str -> float64 cast runs in C; only a bad value sends us to pandas
         return np.asarray(values, dtype=object).astype(np.float64)
     except (ValueError, TypeError):
+        import pandas as pd
+
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 
