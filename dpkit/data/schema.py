@@ -97,6 +97,10 @@ class NumericColumn:
     hi: float
     integer: bool = False
     hierarchy: IntervalNode | None = None
+    #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
+    #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
+    #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
+    points: tuple[float, ...] = ()
     kind: str = field(default="numeric", init=False)
 
 
@@ -310,7 +314,7 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "points"},
     "ignore": {"type", "description"},
 }
 
@@ -341,7 +345,17 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        return NumericColumn(name, lo, hi, integer, hierarchy)
+        points: tuple[float, ...] = ()
+        if "points" in pairs:
+            pnode = pairs["points"][1]
+            if not isinstance(pnode, yaml.SequenceNode):
+                raise ctx.fail(pnode, f"column {name!r}: points must be a list of numbers")
+            points = tuple(_number(ctx, v, f"a split point of {name!r}") for v in pnode.value)
+            ok = all(lo < p < hi and (not integer or float(p).is_integer()) for p in points)
+            if not ok or list(points) != sorted(set(points)):
+                raise ctx.fail(pnode, f"column {name!r}: points must be ascending, distinct and strictly inside "
+                                      f"the bounds [{lo:g}, {hi:g}]" + (" (integers)" if integer else ""))
+        return NumericColumn(name, lo, hi, integer, hierarchy, points)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -485,6 +499,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
             spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
             if col.hierarchy is not None:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            if col.points:
+                spec["points"] = [int(p) if col.integer else p for p in col.points]
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":

@@ -62,11 +62,13 @@ from dpkit.privacy.partition import (
 )
 from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
+    ZERO_BONUS,
     Profile,
     SplitNode,
     bounds_on_grid,
     nice_grid,
     split_tree,
+    zero_edge,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
@@ -90,6 +92,8 @@ class DomainOptions:
     split_share: float = 0.4
     #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
     bound_prior: float = BOUND_PRIOR
+    #: the prior's extra weight (nats) on 0 as a bound (dpkit.privacy.quantiles.ZERO_BONUS)
+    zero_bonus: float = ZERO_BONUS
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
@@ -110,6 +114,8 @@ class DomainOptions:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
+        if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
+            raise DpkitUsageError(f"zero_bonus must be >= 0, got {self.zero_bonus!r}")
 
 
 @dataclass
@@ -319,7 +325,7 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
     lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior)
+                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus)
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:
@@ -328,4 +334,10 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         if tree.children:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned
+    # a bound at 0 (a count, an amount, mostly zeros): offer publish a split separating 0 from
+    # the rest — a function of the learned bounds only (post-processing, nothing spent)
+    edge = zero_edge(lo, hi, m.integer) if hierarchy is None else None
+    points = (edge,) if edge is not None else ()
+    if points:
+        learned += f"; a split point at {edge:g} offered beside the bound 0"
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, points), learned
