@@ -92,7 +92,7 @@ class DomainOptions:
     split_share: float = 0.4
     #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
     bound_prior: float = BOUND_PRIOR
-    #: the prior's extra weight (nats) on 0 as a bound (dpkit.privacy.quantiles.ZERO_BONUS)
+    #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.quantiles.ZERO_BONUS)
     zero_bonus: float = ZERO_BONUS
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
