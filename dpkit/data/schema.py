@@ -103,6 +103,14 @@ class NumericColumn:
     points: tuple[float, ...] = ()
     kind: str = field(default="numeric", init=False)
 
+    def __repr__(self) -> str:
+        # the dataclass's own repr with ``points`` only when there are some: a seeded run's
+        # key is derived from its parameters' repr (dpkit.privacy.rng.run_context), so a schema
+        # without points keeps the bytes it gave before they existed (scripts/same_bytes.py)
+        pts = f", points={self.points!r}" if self.points else ""
+        return (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
+                f"hierarchy={self.hierarchy!r}{pts}, kind={self.kind!r})")
+
 
 @dataclass(frozen=True)
 class IgnoredColumn:

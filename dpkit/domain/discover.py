@@ -62,6 +62,7 @@ from dpkit.privacy.partition import (
 )
 from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
+    NEGATIVE_LOWER,
     ZERO_BONUS,
     Profile,
     SplitNode,
@@ -94,6 +95,8 @@ class DomainOptions:
     bound_prior: float = BOUND_PRIOR
     #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.quantiles.ZERO_BONUS)
     zero_bonus: float = ZERO_BONUS
+    #: the prior's extra cost (nats) of a negative lower bound (dpkit.privacy.quantiles.NEGATIVE_LOWER)
+    negative_lower: float = NEGATIVE_LOWER
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
@@ -116,6 +119,8 @@ class DomainOptions:
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
         if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
             raise DpkitUsageError(f"zero_bonus must be >= 0, got {self.zero_bonus!r}")
+        if not (math.isfinite(self.negative_lower) and self.negative_lower >= 0):
+            raise DpkitUsageError(f"negative_lower must be >= 0, got {self.negative_lower!r}")
 
 
 @dataclass
@@ -325,7 +330,8 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
     lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus)
+                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
+                            negative_lower=opts.negative_lower)
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:

@@ -253,3 +253,12 @@ def test_numeric_points_parse_and_roundtrip():
     assert d["columns"]["n"]["points"] == [100] and "points" not in d["columns"]["a"]
     again = parse_schema(dump_schema(d), "again.yaml")
     assert {n: c.points for n, c in again.columns.items()} == {n: c.points for n, c in s.columns.items()}
+
+
+def test_a_numeric_column_without_points_keeps_its_repr():
+    """A seeded run's key is derived from its parameters' repr (dpkit.privacy.rng.run_context):
+    a column without ``points`` reprs as before they existed (same bytes for the same key), one
+    with points says so (another parameter: independent noise)."""
+    col = NumericColumn("age", 15.0, 95.0, True)
+    assert repr(col) == "NumericColumn(name='age', lo=15.0, hi=95.0, integer=True, hierarchy=None, kind='numeric')"
+    assert "points=(0.1,)" in repr(NumericColumn("x", 0.0, 600.0, False, None, (0.1,)))
