@@ -58,6 +58,8 @@ class Table:
     target: str
     ignore: tuple[str, ...] = ()
     note: str = ""
+    #: other public declarations a user would give (learn_schema keywords, e.g. date=[...])
+    declare: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,8 +160,10 @@ def iso_dates() -> Table:
     plan = rng.choice(["basic", "plus", "pro"], size=n, p=[.6, .3, .1])
     z = -1.0 + 1.5 * (day > 4 * 365) - 0.8 * (day < 365) + 0.2 * (visits - 3) + 0.5 * (plan == "pro")
     y = np.where(rng.random(n) < _sigmoid(z), "churn", "stay")
-    return _write("iso-dates", pd.DataFrame({"signup_date": dates, "visits": visits, "plan": plan, "churn": y}),
-                  "churn")
+    t = _write("iso-dates", pd.DataFrame({"signup_date": dates, "visits": visits, "plan": plan, "churn": y}),
+               "churn")
+    return Table(t.train, t.test, t.target, declare=(("date", ("signup_date",)),),
+                 note="signup_date declared a date (--date signup_date)")
 
 
 def adult_float() -> Table:
@@ -209,7 +213,7 @@ TABLES: dict[str, Entry] = {
                         "a second zero-heavy float, codes -2..8, a count, 14 predictors"),
     "codes-id": Entry(codes_id, True, "12k rows; integer codes -2..8 and 1..6, an ID column (declared ignored)"),
     "question-marks": Entry(question_marks, False, "Adult, 12k rows, '?' in 30 % of occupation"),
-    "iso-dates": Entry(iso_dates, False, "12k rows; an ISO date column"),
+    "iso-dates": Entry(iso_dates, False, "12k rows; an ISO date column (declared a date in the no-schema run)"),
     "zero-heavy-wide": Entry(zero_heavy_wide, False, "as zero-heavy, lognormal(5, 2), other seeds"),
     "adult-float": Entry(adult_float, False, "Adult; capital-gain/loss as floats in thousands"),
     "mixed": Entry(mixed, False, "9k rows; signed zero-heavy balance, a fraction, codes 0..12"),
@@ -244,8 +248,10 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
     res: dict[str, list[Any]] = {"none": [], "draft": [], "raw": []}
     bounds: list[dict[str, tuple[float, float]]] = []
     draft = _one(lambda: _draft(t.train, t.target, f"{name}-draft", t.ignore), errors)
+    decl = {k: list(v) for k, v in t.declare}
     for s in range(runs):
-        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore)), errors)
+        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore), **decl),
+                   errors)
         if sch is not None:
             bounds.append(_schema_bounds(sch))
         r = _one(lambda s=s, sch=sch: _publish(sch, s, 1 - SHARE, t.train, t.test, metric=None), errors)

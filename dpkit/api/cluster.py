@@ -105,8 +105,15 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
     data's own schema when one was given."""
     from dpkit.data.schema import NumericColumn, Schema
 
+    def column(c: str, lo: float, hi: float) -> NumericColumn:
+        # a date column of the data's schema stays a date (read from ISO text as days)
+        time = getattr(getattr(data_schema, "columns", {}).get(c), "time", None)
+        if time is not None:
+            return NumericColumn(c, float(lo), float(hi), True, time=time)
+        return NumericColumn(c, float(lo), float(hi))
+
     return Schema(
-        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        columns={c: column(c, lo, hi) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
         missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
         missing_policy=getattr(data_schema, "missing_policy", "error"),

@@ -185,6 +185,7 @@ def learn_schema(
     bounds: Mapping[str, Sequence[float]] | None = None,
     options: DomainOptions | None = None,
     source: str = "<data>",
+    date: Names = None,
 ) -> Learned:
     """Learn the schema of ``data`` inside a run.
 
@@ -196,7 +197,8 @@ def learn_schema(
     is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
     (column → its public value list) and ``bounds`` (column → public (lo, hi)), which are taken
     as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
-    are learned). ``keep``: the only predictors to learn (every other column but the target is
+    are learned). ``date``: columns of ISO dates (days since 1970; bounds learned on the calendar
+    grid, a value that is not a date read as missing). ``keep``: the only predictors to learn (every other column but the target is
     ignored and spends nothing: a forest's ``columns``).
     """
     from dpkit.api.inputs import is_dataframe
@@ -217,9 +219,11 @@ def learn_schema(
                   *(c for c in summaries if c not in kept and c != target)]
     tokens, guessed = resolve_tokens(summaries, missing)
     metas = resolve_columns(summaries, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
-                            integer=integer, ignore=ignore, values=values, bounds=bounds)
+                            integer=integer, ignore=ignore, values=values, bounds=bounds, date=date)
     cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(summaries[m.name], tokens) for m in metas if m.kind == "numeric"}
+    nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
+             if m.kind in ("date", "timestamp")}
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon, delta=delta, rng=rng,
                     accountant=accountant, options=options)
     return Learned(disc.schema, disc, metas, tokens, guessed)
@@ -251,6 +255,7 @@ def infer_schema(
     ledger: str | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    date: Names = None,
 ) -> LearnedSchema:
     """Learn ``data``'s schema under (``epsilon``, ``delta``)-DP — one private run.
 
@@ -266,6 +271,7 @@ def infer_schema(
     ``"gaussian"`` (all categorical columns at once: lower thresholds with many columns;
     docs/domain.md, "Many columns").
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
+    ``date``: columns of ISO dates (docs/domain.md, "Dates").
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
     (a path): the counts are one Spark aggregation where the data lives; the same schema as on
@@ -289,7 +295,7 @@ def infer_schema(
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
                                    integer=integer, ignore=ignore, missing=missing, values=values,
-                                   bounds=bounds, options=options, source=source)
+                                   bounds=bounds, options=options, source=source, date=date)
         disc = learned.discovery
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
@@ -337,21 +343,24 @@ class DomainPlan(NamedTuple):
     keep: Names = None
     #: public value lists (column → values), e.g. the target's classes: nothing spent on them
     values: Mapping[str, Sequence[str]] | None = None
+    #: columns of ISO dates (public declaration)
+    date: Names = None
 
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None) -> DomainPlan | None:
+              values: Mapping[str, Sequence[str]] | None = None, date: Names = None) -> DomainPlan | None:
     """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values``
     must not be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     if schema is not None:
         for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
-                            ("values", values)):
+                            ("values", values), ("date", date)):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
-                        "values": "; a schema lists its values itself"}.get(name, "")
+                        "values": "; a schema lists its values itself",
+                        "date": "; declare the column 'type: date' in the schema"}.get(name, "")
                 raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned){hint}",
                                       param=name)
         return None
@@ -363,7 +372,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep, values)
+    return DomainPlan(d, share, ignore, keep, values, date)
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -421,7 +430,8 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               values=learn.values, options=DomainOptions(empty="ignore"), source=source)
+                               values=learn.values, options=DomainOptions(empty="ignore"), source=source,
+                               date=learn.date)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

@@ -91,6 +91,7 @@ def publish(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    date: str | list[str] | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -148,6 +149,9 @@ def publish(
     values : dict, optional
         Without a schema: public value lists (column → values), e.g. the target's class names
         when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
+    date : list of str or "a,b", optional
+        Without a schema: columns of ISO dates (their bounds are learned on the calendar grid;
+        docs/domain.md, "Dates"). With a schema, declare them ``type: date`` there.
     on_invalid : {"error", "drop"}
         A record outside the schema's domain (a value outside its taxonomy; a missing value
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
@@ -169,7 +173,7 @@ def publish(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values)  # a DomainPlan when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, date=date)  # a DomainPlan when learning
     if learn is None:
         target = _target(schema_obj, schema_name, target)
     if algorithm == "diffgen":

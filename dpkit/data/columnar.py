@@ -197,7 +197,8 @@ def load_csv_fast(
     positions = [header.index(c) for c in wanted]
     types: dict[str, Any] = {}
     for p, col in zip(positions, cols, strict=True):
-        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if isinstance(col, CategoricalColumn) else pa.float64()
+        text = isinstance(col, CategoricalColumn) or col.time is not None  # dates: parsed by dpkit.data.dates
+        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if text else pa.float64()
     tokens = list(schema.missing_tokens)
     parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
@@ -462,6 +463,17 @@ class _Encoder:
                 else:
                     is_tok = None
                 encoded.append(codes)
+            elif col.time is not None:
+                from dpkit.data.dates import arrow_times
+
+                nums, is_tok, bad = arrow_times(arr, col.time, self.tokens)
+                if bad.any():
+                    if col.unparsable != "missing":
+                        r = int(np.flatnonzero(bad)[0])
+                        return fail(name, r, arr[r].as_py() if strict else None)
+                    is_tok = is_tok | bad  # a learned date column: what is not a date is missing
+                nums = np.where(is_tok, col.lo, nums)
+                encoded.append(nums)
             else:
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
@@ -637,6 +649,10 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+               and schema.columns[n].unparsable == "missing"]
+    if undated:
+        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
@@ -773,7 +789,8 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
     name = options.name
     header = list(pf.schema_arrow.names)
     fields = pf.schema_arrow
-    strings = [c for c in wanted if isinstance(schema.columns.get(c), CategoricalColumn)
+    strings = [c for c in wanted if (isinstance(schema.columns.get(c), CategoricalColumn)
+                                     or getattr(schema.columns.get(c), "time", None) is not None)
                and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
     if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
         pf = _open_parquet(options, strings)
@@ -798,6 +815,10 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
         if isinstance(col, CategoricalColumn):
             raise DataError(f"{name}: row {r + 1}: column {c!r} has a value not in the taxonomy of "
                             f"{schema.path} ({v!r}); add it to the schema or fix the data")
+        if col.time is not None:
+            from dpkit.data.dates import expected
+
+            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
         raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
     if encoder.dropped and schema.missing_policy == "error":
         r, c = encoder.first_missing or (0, wanted[0])

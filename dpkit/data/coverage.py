@@ -68,11 +68,16 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
             bad = (_leaf_codes(values, col) < 0) & considered & (col.unlisted == "error")
         else:
             assert isinstance(col, NumericColumn)
-            try:
-                nums = np.asarray(values, dtype=object).astype(np.float64)
-            except (ValueError, TypeError):
-                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(nums) & considered
+            if col.time is not None:  # ISO dates, by the readers' one parse function
+                from dpkit.data.dates import parse_array
+
+                nums = parse_array(values, col.time)
+            else:
+                try:
+                    nums = np.asarray(values, dtype=object).astype(np.float64)
+                except (ValueError, TypeError):
+                    nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+            bad = ~np.isfinite(nums) & considered & (col.unparsable == "error")
             ok = ~bad & considered
             below = int(np.count_nonzero(nums[ok] < col.lo))
             above = int(np.count_nonzero(nums[ok] > col.hi))

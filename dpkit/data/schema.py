@@ -22,7 +22,7 @@ import yaml
 
 from dpkit.errors import SchemaError
 
-COLUMN_TYPES = ("categorical", "numeric", "ignore")
+COLUMN_TYPES = ("categorical", "numeric", "date", "timestamp", "ignore")
 MISSING_POLICIES = ("drop", "error")
 #: what loading does with a categorical value that is not a leaf: refuse it (the default),
 #: read it as the leaf named by ``other:`` (a catch-all), or read it as missing
@@ -92,24 +92,37 @@ class CategoricalColumn:
 
 @dataclass(frozen=True)
 class NumericColumn:
+    """A numeric column, or a date/timestamp column read as a number (``time``): days or
+    seconds since 1970-01-01 (:mod:`dpkit.data.dates`), bounds and split points on the calendar
+    grid, labels written as ISO dates. Algorithms see a number either way."""
+
     name: str
     lo: float
     hi: float
     integer: bool = False
     hierarchy: IntervalNode | None = None
+    kind: str = field(default="numeric", init=False)
+    #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
+    time: str | None = None
+    #: a value that is not a date: ``error`` (the default, as a non-number) or ``missing``
+    #: (a learned schema: no error may depend on the exact data)
+    unparsable: str = "error"
     #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
     #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
     #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
     points: tuple[float, ...] = ()
-    kind: str = field(default="numeric", init=False)
 
     def __repr__(self) -> str:
-        # the dataclass's own repr with ``points`` only when there are some: a seeded run's
-        # key is derived from its parameters' repr (dpkit.privacy.rng.run_context), so a schema
-        # without points keeps the bytes it gave before they existed (scripts/same_bytes.py)
-        pts = f", points={self.points!r}" if self.points else ""
-        return (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
-                f"hierarchy={self.hierarchy!r}{pts}, kind={self.kind!r})")
+        # the dataclass's own repr, extended only for a time column or extra points: a run's key
+        # identity holds the schema's repr (dpkit.privacy.rng.run_context), so schemas without
+        # dates or points keep their bytes (scripts/same_bytes.py)
+        text = (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
+                f"hierarchy={self.hierarchy!r}, kind={self.kind!r}")
+        if self.time is not None:
+            text += f", time={self.time!r}, unparsable={self.unparsable!r}"
+        if self.points:
+            text += f", points={self.points!r}"
+        return text + ")"
 
 
 @dataclass(frozen=True)
@@ -324,23 +337,58 @@ COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
     "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "points"},
     "ignore": {"type", "description"},
+    "date": {"type", "bounds", "description", "unparsable"},
+    "timestamp": {"type", "bounds", "description", "unparsable"},
 }
+
+
+def _time_bound(ctx: _Ctx, node: yaml.Node, what: str, kind: str) -> float:
+    from dpkit.data.dates import parse_bound
+
+    text = _scalar(ctx, node, what)
+    value = parse_bound(text, kind)
+    if value is None:
+        example = "2021-01-01" if kind == "date" else "2021-01-01T00:00:00"
+        raise ctx.fail(node, f"{what} must be an ISO {kind} ({example}), got {text!r}")
+    return value
+
+
+def _time_column(ctx: _Ctx, name: str, node: yaml.Node, pairs: dict, kind: str) -> NumericColumn:
+    """A ``type: date`` / ``type: timestamp`` column: ISO bounds, read as days / seconds."""
+    if "bounds" not in pairs:
+        raise ctx.fail(node, f"column {name!r}: a {kind} column needs public bounds: [lo, hi] (ISO {kind}s)")
+    bnode = pairs["bounds"][1]
+    if not isinstance(bnode, yaml.SequenceNode) or len(bnode.value) != 2:
+        raise ctx.fail(bnode, f"column {name!r}: bounds must be a list [lo, hi]")
+    lo = _time_bound(ctx, bnode.value[0], f"lower bound of {name!r}", kind)
+    hi = _time_bound(ctx, bnode.value[1], f"upper bound of {name!r}", kind)
+    if not lo < hi:
+        raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi")
+    unparsable = "error"
+    if "unparsable" in pairs:
+        unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+        if unparsable not in ("error", "missing"):
+            raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                           f"got {unparsable!r}")
+    return NumericColumn(name, lo, hi, True, None, time=kind, unparsable=unparsable)
 
 
 def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
     if _is_null(node):
-        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric or ignore)")
+        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric, date, timestamp or ignore)")
     pairs = {k: (kn, v) for k, kn, v in _mapping(ctx, node, f"column {name!r}")}
     if "type" not in pairs:
-        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric or ignore)")
+        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric, date, timestamp or ignore)")
     ctype = _scalar(ctx, pairs["type"][1], f"type of {name!r}")
     if ctype not in COLUMN_TYPES:
-        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric or ignore)")
+        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric, date, timestamp or ignore)")
     for key, (kn, _) in pairs.items():
         if key not in COLUMN_KEYS[ctype]:
             raise ctx.fail(kn, f"column {name!r}: unknown key {key!r} for a {ctype} column (allowed: {', '.join(sorted(COLUMN_KEYS[ctype]))})")
     if ctype == "ignore":
         return IgnoredColumn(name)
+    if ctype in ("date", "timestamp"):
+        return _time_column(ctx, name, node, pairs, ctype)
     if ctype == "numeric":
         if "bounds" not in pairs:
             raise ctx.fail(node, f"column {name!r}: a numeric column needs public bounds: [lo, hi]")
@@ -363,7 +411,7 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             if not ok or list(points) != sorted(set(points)):
                 raise ctx.fail(pnode, f"column {name!r}: points must be ascending, distinct and strictly inside "
                                       f"the bounds [{lo:g}, {hi:g}]" + (" (integers)" if integer else ""))
-        return NumericColumn(name, lo, hi, integer, hierarchy, points)
+        return NumericColumn(name, lo, hi, integer, hierarchy, points=points)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -501,6 +549,12 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
     for name, col in schema.columns.items():
         if isinstance(col, IgnoredColumn):
             cols[name] = {"type": "ignore"}
+        elif isinstance(col, NumericColumn) and col.time is not None:
+            from dpkit.data.dates import format_time
+
+            cols[name] = {"type": col.time, "bounds": [format_time(col.lo, col.time), format_time(col.hi, col.time)]}
+            if col.unparsable != "error":
+                cols[name]["unparsable"] = col.unparsable
         elif isinstance(col, NumericColumn):
             lo = int(col.lo) if col.integer else col.lo
             hi = int(col.hi) if col.integer else col.hi

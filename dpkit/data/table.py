@@ -379,6 +379,11 @@ def encode(
         if isinstance(col, CategoricalColumn):
             conv = _leaf_codes(values, col)
             bad = np.flatnonzero(conv < 0)
+        elif col.time is not None:
+            from dpkit.data.dates import parse_array
+
+            conv = parse_array(values, col.time)
+            bad = np.flatnonzero(~np.isfinite(conv))
         else:
             conv = _to_float(values)
             bad = np.flatnonzero(~np.isfinite(conv))
@@ -396,6 +401,10 @@ def encode(
             else:
                 rows[bad] = True
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            bad = bad[:0]
+        if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
+            rows[bad] = True  # a learned date column: what is not a date is missing
+            first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
     if first_missing:
@@ -441,16 +450,20 @@ def encode(
             if bad.size:
                 i = int(bad[0])
                 v = values[i]
+                from dpkit.data.dates import expected as shape
+
+                kind = col.time or "numeric"
+                expected = shape(col.time) if col.time is not None else "a finite number"
                 what = (
                     "is empty (declare a missing token in the schema)"
                     if v == ""
-                    else f"has {v!r}, not a finite number"
+                    else f"has {v!r}, not {expected}"
                 )
                 raise DataError(private(
-                    f"{source}:{i + first_line}: numeric column {col.name!r} {what}",
-                    f"{source}: numeric column {col.name!r} "
+                    f"{source}:{i + first_line}: {kind} column {col.name!r} {what}",
+                    f"{source}: {kind} column {col.name!r} "
                     + ("has an empty value (declare a missing token in the schema)" if v == ""
-                       else "has a value that is not a finite number"),
+                       else f"has a value that is not {expected}"),
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)

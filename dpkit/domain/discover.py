@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpkit.data.dates import TIME_KINDS, YEAR_PRIOR, bounds_grid
 from dpkit.data.schema import (
     CategoricalColumn,
     Column,
@@ -156,6 +157,8 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
     public bounds with no split levels to learn."""
     if m.kind == "categorical":
         return m.values is None
+    if m.kind in TIME_KINDS:  # bounds only: publish splits a date on its calendar grid
+        return m.bounds is None
     return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
 
 
@@ -167,8 +170,8 @@ def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
     if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
-    weights = [options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric"
-               else 1.0 for m in used]
+    weights = [options.target_weight if m.name == target else
+               options.numeric_weight if m.kind in ("numeric", *TIME_KINDS) else 1.0 for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
     out = {}
@@ -248,6 +251,11 @@ def discover(
                                      unlisted="other"))
             notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
             continue
+        if m.kind in TIME_KINDS and m.bounds is not None and m.name not in budgets:
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], True, time=m.kind,
+                                            unparsable="missing")
+            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
+            continue
         if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
             columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer)
             notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
@@ -297,6 +305,9 @@ def discover(
                 note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
                                 f"+ {other!r} for every other value")
             notes.append(note)
+        elif m.kind in TIME_KINDS:
+            columns[m.name], learned = _time(m, numbers[m.name], eps_j, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
             columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
@@ -310,8 +321,11 @@ def discover(
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
+    # a learned date column reads what is not a date as missing, which must then drop the row,
+    # never refuse the run on the exact data
+    dated = any(isinstance(c, NumericColumn) and c.time is not None for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None else "error",
+                    missing_policy="drop" if tokens or target is not None or dated else "error",
                     path="<learned schema>")
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")
@@ -346,4 +360,20 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     points = (edge,) if edge is not None else ()
     if points:
         learned += f"; a split point at {edge:g} offered beside the bound 0"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, points), learned
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, points=points), learned
+
+
+def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,
+          step: str) -> tuple[NumericColumn, str]:
+    """Bounds of a date/timestamp column (days/seconds since 1970) on the public calendar grid.
+
+    The numeric mechanism (:func:`~dpkit.privacy.quantiles.bounds_on_grid`: both bounds at
+    once, utility −#clipped, sensitivity 1, monotone) over every year start 1800–2200
+    (:func:`dpkit.data.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
+    year; publish's calendar grid then splits months and days inside the bounds. The column
+    reads what is not a date as missing (``unparsable: missing``)."""
+    grid = bounds_grid(m.kind)
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=YEAR_PRIOR)
+    return (NumericColumn(m.name, lo, hi, True, time=m.kind, unparsable="missing"),
+            "bounds (DP quantiles on the public calendar grid of year starts)")

@@ -23,7 +23,7 @@ from dpkit.errors import DpkitUsageError
 if TYPE_CHECKING:
     from dpkit.domain.profile import Summary
 
-KINDS = ("categorical", "numeric", "ignore")
+KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ def resolve_columns(
     ignore: str | Iterable[str] | None = None,
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
+    date: str | Iterable[str] | None = None,
 ) -> list[ColumnMeta]:
     """Each column's type: as given, else guessed (every non-missing value a finite number:
     numeric, integer when all are whole; identifier-like names: ignore; else categorical).
@@ -112,7 +113,7 @@ def resolve_columns(
         raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
     given: dict[str, str] = {}
     for kind, value, param in (("numeric", numeric, "numeric"), ("categorical", categorical, "categorical"),
-                               ("ignore", ignore, "ignore")):
+                               ("ignore", ignore, "ignore"), ("date", date, "date")):
         for name in names(value, param, columns):
             if name in given and given[name] != kind:
                 raise DpkitUsageError(f"column {name!r} is given two types ({given[name]} and {kind})")
@@ -147,6 +148,9 @@ def resolve_columns(
             continue
         if kind == "ignore":
             out.append(ColumnMeta(name, "ignore", given=True))
+            continue
+        if kind == "date":  # declared: what does not parse as a date is read as missing (no check here)
+            out.append(ColumnMeta(name, "date", integer=True, given=True))
             continue
         nums = _numbers(present) if kind != "categorical" else None
         if kind == "numeric":

@@ -63,12 +63,16 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
         "    column's '(other)' leaf (the target's as missing, so its record is dropped);",
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
+        *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
+           "    a value that is not an ISO date is read as missing (unparsable: missing)."]
+          if any(n.kind in ("date", "timestamp") for n in discovery.notes) else []),
         "TAKEN AS PUBLIC (metadata you confirm; NOT protected):",
         "  - the column names, the target"
         + (f" ({target})" if target else "") + ", and the missing token(s) "
         + (", ".join(repr(t) for t in tokens) if tokens else "(none)")
         + (" (detected in the data)" if tokens_guessed else "") + ";",
-        "  - the column types (categorical / numeric / integer / ignore)"
+        "  - the column types (categorical / numeric / integer / "
+        + ("date / " if any(m.kind in ("date", "timestamp") for m in metas) else "") + "ignore)"
         + (": " + _wrap(guessed) + " guessed from the data — confirm them" if guessed else ", as given") + ".",
     ]
     given_values = [m.name for m in metas if m.values is not None]

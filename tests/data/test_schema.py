@@ -261,4 +261,4 @@ def test_a_numeric_column_without_points_keeps_its_repr():
     with points says so (another parameter: independent noise)."""
     col = NumericColumn("age", 15.0, 95.0, True)
     assert repr(col) == "NumericColumn(name='age', lo=15.0, hi=95.0, integer=True, hierarchy=None, kind='numeric')"
-    assert "points=(0.1,)" in repr(NumericColumn("x", 0.0, 600.0, False, None, (0.1,)))
+    assert "points=(0.1,)" in repr(NumericColumn("x", 0.0, 600.0, False, None, points=(0.1,)))
