@@ -220,14 +220,23 @@ TABLES: dict[str, Entry] = {
 }
 
 
-def _schema_bounds(path: str | None) -> dict[str, tuple[float, float]]:
+def _schema_bounds(path: str | None) -> dict[str, tuple[float, float, str | None]]:
     """The numeric bounds of a schema file (for the report)."""
     from dpkit.data.schema import NumericColumn, load_schema
 
     if path is None:
         return {}
     s = load_schema(path)
-    return {n: (c.lo, c.hi) for n, c in s.columns.items() if isinstance(c, NumericColumn)}
+    return {n: (c.lo, c.hi, getattr(c, "time", None)) for n, c in s.columns.items() if isinstance(c, NumericColumn)}
+
+
+def _show(x: float, time: str | None) -> str:
+    """A bound as written: ISO for a date (days since 1970) or timestamp (seconds)."""
+    if time == "date":
+        return str(np.datetime64("1970-01-01") + np.timedelta64(int(x), "D"))
+    if time == "timestamp":
+        return str(np.datetime64("1970-01-01T00:00:00") + np.timedelta64(int(x), "s"))
+    return f"{x:g}"
 
 
 def _one(fn: Callable[[], Any], errors: list[str]) -> Any:
@@ -246,7 +255,7 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
     t = TABLES[name].build()
     errors: list[str] = []
     res: dict[str, list[Any]] = {"none": [], "draft": [], "raw": []}
-    bounds: list[dict[str, tuple[float, float]]] = []
+    bounds: list[dict[str, tuple[float, float, str | None]]] = []
     draft = _one(lambda: _draft(t.train, t.target, f"{name}-draft", t.ignore), errors)
     decl = {k: list(v) for k, v in t.declare}
     for s in range(runs):
@@ -271,11 +280,11 @@ def _stat(rs: list[Any], key: str) -> str:
     return f"{statistics.mean(got):.3f} ± {se:.3f}" + (f" ({missing} failed)" if missing else "")
 
 
-def _fmt_bounds(bs: list[dict[str, tuple[float, float]]]) -> str:
+def _fmt_bounds(bs: list[dict[str, tuple[float, float, str | None]]]) -> str:
     cols: dict[str, list[str]] = {}
     for b in bs:
-        for c, (lo, hi) in b.items():
-            cols.setdefault(c, []).append(f"[{lo:g}, {hi:g}]")
+        for c, (lo, hi, kind) in b.items():
+            cols.setdefault(c, []).append(f"[{_show(lo, kind)}, {_show(hi, kind)}]")
     return "; ".join(f"{c} {', '.join(v)}" for c, v in cols.items())
 
 
