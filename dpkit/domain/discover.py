@@ -29,9 +29,12 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   no catch-all: a record whose class was not released is read as missing
   (``unlisted: missing``) and dropped. A target with fewer than two released classes is
   refused: a one-class release or model predicts that class for everyone.
-* A numeric column: its ε_j for both bounds at once on the public nice grid and, with
-  ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
-  (:mod:`dpkit.privacy.quantiles`).
+* A numeric column: its ε_j for both bounds at once on the public nice grid (a prior that
+  favours 0 as the lower bound and charges a negative one: ``zero_bonus``, ``negative_lower``)
+  and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
+  medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
+  split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns").
 """
 
 from __future__ import annotations

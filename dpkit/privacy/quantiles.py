@@ -16,6 +16,9 @@ mechanisms below are built so that the width costs (almost) nothing:
    and a sparse tail is clipped only where fewer than ~γ/ε records lie per grid step. Pairs far
    from the data clip all n records: mass ~|G|²·e^{−εn}, negligible once εn ≫ 2 ln|G| ≈ 12.
    The prior is folded into the integer scores as g = ⌈γ/(s/t)⌉ per step (γ' = g·s/t ≥ γ).
+   Two more public terms on lo alone (:data:`ZERO_BONUS`, :data:`NEGATIVE_LOWER`) favour 0 as
+   the lower bound of a count or an amount and charge a negative one; with the grid's powers
+   of ten below 1 they let a zero-heavy column's bounds cover its non-zero values (issue 36).
 2. :func:`split_tree` — split points by recursive medians inside [lo, hi] on a fine public
    grid (the integers, or lo + j·step with a "nice" step, ≤ 2²⁰ points): the root's median,
    then the median of each half, …, to ``levels`` levels (Kaplan, Schnapp & Stemmer,
