@@ -108,18 +108,24 @@ class NumericColumn:
     #: ``missing`` (a learned schema, whose types were decided from noisy counts: no error may
     #: depend on the exact data; dpkit.domain.metadata)
     unparsable: str = "error"
+    #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
+    #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
+    #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
+    points: tuple[float, ...] = ()
 
     def __repr__(self) -> str:
-        # the dataclass's own repr, extended only for a time column: a run's key identity holds
-        # the schema's repr, so schemas without dates keep their bytes (scripts/same_bytes.py)
+        # the dataclass's own repr, extended only for a time column or extra points: a run's key
+        # identity holds the schema's repr (dpkit.privacy.rng.run_context), so schemas without
+        # dates or points keep their bytes (scripts/same_bytes.py)
         text = (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
                 f"hierarchy={self.hierarchy!r}, kind={self.kind!r}")
         if self.time is not None:
             text += f", time={self.time!r}, unparsable={self.unparsable!r}"
-        elif self.unparsable != "error":
+        if self.unparsable != "error" and self.time is None:
             text += f", unparsable={self.unparsable!r}"
+        if self.points:
+            text += f", points={self.points!r}"
         return text + ")"
-
 
 
 @dataclass(frozen=True)
@@ -337,7 +343,7 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable", "points"},
     "ignore": {"type", "description"},
     "date": {"type", "bounds", "description", "unparsable"},
     "timestamp": {"type", "bounds", "description", "unparsable"},
@@ -409,7 +415,17 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             if unparsable not in ("error", "missing"):
                 raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
                                f"got {unparsable!r}")
-        return NumericColumn(name, lo, hi, integer, hierarchy, unparsable=unparsable)
+        points: tuple[float, ...] = ()
+        if "points" in pairs:
+            pnode = pairs["points"][1]
+            if not isinstance(pnode, yaml.SequenceNode):
+                raise ctx.fail(pnode, f"column {name!r}: points must be a list of numbers")
+            points = tuple(_number(ctx, v, f"a split point of {name!r}") for v in pnode.value)
+            ok = all(lo < p < hi and (not integer or float(p).is_integer()) for p in points)
+            if not ok or list(points) != sorted(set(points)):
+                raise ctx.fail(pnode, f"column {name!r}: points must be ascending, distinct and strictly inside "
+                                      f"the bounds [{lo:g}, {hi:g}]" + (" (integers)" if integer else ""))
+        return NumericColumn(name, lo, hi, integer, hierarchy, unparsable=unparsable, points=points)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -561,6 +577,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
             if col.unparsable == "missing":
                 spec["unparsable"] = "missing"
+            if col.points:
+                spec["points"] = [int(p) if col.integer else p for p in col.points]
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":

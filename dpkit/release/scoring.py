@@ -186,7 +186,7 @@ def numeric_candidates(
                 owner.append(k)
                 last.append(is_last and c.hi == hi)
             continue
-        for p in column_points(col, lo, hi, grid):
+        for p in _with_points(column_points(col, lo, hi, grid), col.points, lo, hi):
             k = len(cands)
             cands.append(Candidate(name, interval=i, points=(float(p),)))
             lo_pts += [lo, float(p)]
@@ -198,6 +198,15 @@ def numeric_candidates(
     starts = m.index(name, np.asarray(lo_pts))
     ends = m.index(name, np.asarray(hi_pts), np.asarray(last))
     return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands), score)
+
+
+def _with_points(pts: np.ndarray, extra: tuple[float, ...], lo: float, hi: float) -> np.ndarray:
+    """The grid's points and the column's own public ``points`` strictly inside (lo, hi),
+    ascending (the grid alone when the column has none: schemas without them are unchanged)."""
+    inside = [p for p in extra if lo < p < hi]
+    if not inside:
+        return pts
+    return np.unique(np.concatenate([pts, np.asarray(inside, dtype=float)]))
 
 
 def split_utilities(

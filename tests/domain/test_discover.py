@@ -246,3 +246,23 @@ def test_bad_public_values_or_bounds(kw, match) -> None:  # noqa: ANN001
     with pytest.raises(DpkitUsageError, match=match):
         learn_schema(df, target="income", epsilon=1.0, delta=1e-6, rng=make_rng(1),
                      accountant=Accountant(1.0, delta=1e-6), ignore=["note"], **kw)
+
+
+def test_a_zero_heavy_column_keeps_its_non_zero_values_and_a_split_beside_zero() -> None:
+    """Issue 36: a float column, 80 % zeros, the rest lognormal(3, 1), among 14 predictors (a
+    column's ε ≈ 0.011 at ε = 0.2 for the domain): bounds [0, ≥ 50] (before: [-2e-09, 0]-like,
+    every non-zero value clipped), a split point 0.1 offered beside the bound 0, and the
+    released YAML carries it. One key (the statistical rate is in tests/privacy/test_quantiles.py)."""
+    g = np.random.default_rng(36)
+    n = 8000
+    df = pd.DataFrame({"amount": np.where(g.random(n) < 0.2, np.round(g.lognormal(3, 1, n), 2), 0.0).astype(str),
+                       **{f"x{j}": g.normal(50, 10, n).round(1).astype(str) for j in range(13)},
+                       "y": np.where(g.random(n) < 0.3, "a", "b")})
+    s = infer_schema(df, target="y", epsilon=0.2, delta=1e-6, seed=KEY)
+    amount = s.columns["amount"]
+    assert amount.lo == 0 and amount.hi >= 50 and not amount.integer
+    assert amount.points == (0.1,) if amount.hi < 1000 else amount.points == (1.0,)
+    assert parse_schema(s.yaml, "learned.yaml").columns["amount"].points == amount.points
+    for c in s.columns.values():
+        if isinstance(c, NumericColumn):
+            assert all(b == 0 or abs(b) >= 1e-6 for b in (c.lo, c.hi, *c.points))
