@@ -52,10 +52,12 @@ def apply_release(
         for c in wanted:
             miss |= df[c].to_numpy() == schema.missing
         if miss.any():
+            from dpkit.console import private
+
             if schema.missing_policy == "error":
                 r = int(np.flatnonzero(miss)[0])
-                raise DataError(f"{source}:{r + 2}: a missing value ({schema.missing!r}); set missing_policy: drop")
-            from dpkit.console import private
+                raise DataError(f"{private(f'{source}:{r + 2}', source)}: a missing value ({schema.missing!r}); "
+                                "set missing_policy: drop")
 
             warn(private(f"{source}: dropped {int(miss.sum())} row(s) with a missing value",
                                   f"{source}: dropped rows with a missing value"), DpkitWarning)
