@@ -337,6 +337,9 @@ class DomainPlan(NamedTuple):
     keep: Names = None
     #: public value lists (column → values), e.g. the target's classes: nothing spent on them
     values: Mapping[str, Sequence[str]] | None = None
+    #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
+    #: ``drop`` (forest train: its rows are dropped, as before)
+    missing_policy: str = "keep"
 
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
@@ -421,7 +424,8 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               values=learn.values, options=DomainOptions(empty="ignore"), source=source)
+                               values=learn.values, options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy),
+                               source=source)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

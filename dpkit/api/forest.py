@@ -232,6 +232,8 @@ def forest(
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values)  # a DomainPlan when learning
+    if learn is not None:  # the forest drops rows with a missing value (a missing bucket is publish's)
+        learn = learn._replace(missing_policy="drop")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target

@@ -94,6 +94,9 @@ class DomainOptions:
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
     partition: str = "laplace"
+    #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
+    #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
+    missing_policy: str = "keep"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -108,6 +111,8 @@ class DomainOptions:
             raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
         if self.partition not in PARTITIONS:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
+        if self.missing_policy not in ("keep", "drop"):
+            raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
 
@@ -300,7 +305,7 @@ def discover(
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None else "error",
+                    missing_policy=opts.missing_policy if tokens or target is not None else "error",
                     path="<learned schema>")
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")

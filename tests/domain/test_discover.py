@@ -54,17 +54,21 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     s = learn(csv, output=str(out), report=str(rep))
     assert isinstance(s, LearnedSchema) and not s.draft
     color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
-    assert isinstance(color, CategoricalColumn) and color.leaves == ("blue", "red", "(other)")
+    # missing values are values (issue 36 item 3): a '(missing)' leaf and bucket, not the target's
+    assert s.missing_policy == "keep" and "missing_policy: keep" in s.yaml and "(missing)" not in s.yaml
+    assert isinstance(color, CategoricalColumn) and color.leaves == ("blue", "red", "(other)", "(missing)")
     assert color.unlisted == "other" and income.unlisted == "missing" and income.leaves == ("hi", "lo")
-    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75
+    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75 and age.missing
     assert out.read_text() == s.yaml
     parsed = parse_schema(s.yaml, "s.yaml")
     assert not parsed.draft and parsed.columns["color"] == color
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = load(ReadOptions(csv), parsed)
-    # the '?' rows and the record of the unreleased class are dropped; the rare colour is (other)
-    assert t.n_rows == 3000 - 10 - 1
+    # the '?' rows are kept as '(missing)'; the record of the unreleased class is dropped; the rare
+    # colour is (other)
+    assert t.n_rows == 3000 - 1
+    assert int(np.count_nonzero(t.columns["color"] == 3)) == 10
     # (other): the rare colour (row 0) and the x9 rows but row 5 (its class was not released)
     assert int(np.count_nonzero(t.columns["color"] == 2)) == 9
     assert json.loads(rep.read_text()) == json.loads(dumps(s.report))
