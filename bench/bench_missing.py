@@ -7,7 +7,8 @@ stand-ins for the issue's held-out missing-heavy table, which we do not have):
 
 * ``occupation-30``: ``?`` in ``occupation`` for 30 % of the rows, at random;
 * ``age-30``: ``?`` in ``age`` (numeric) for 30 % of the rows, at random;
-* ``hours-10``: an empty value in ``hours-per-week`` (numeric) for 10 % of the rows.
+* ``hours-10``: an empty value in ``hours-per-week`` (numeric) for 10 % of the rows;
+* ``adult``: Adult as it is (``?`` in workclass, occupation and native-country: 7 % of the rows).
 
 Each run: ``dpkit.publish`` without a schema at ε = 1, δ = 1e-6 (seed s), ``generalize`` of the
 test split with the release, :func:`dpkit.evaluate_classifier` (entropy tree). Reported: the
@@ -35,7 +36,7 @@ OUT = ROOT / "bench" / "out" / "missing"
 ADULT = {"train": ROOT / "sample_data/adult/train.csv", "test": ROOT / "sample_data/adult/test.csv"}
 #: table name -> (column, token, share of rows)
 TABLES = {"occupation-30": ("occupation", "?", 0.3), "age-30": ("age", "?", 0.3),
-          "hours-10": ("hours-per-week", "", 0.1)}
+          "hours-10": ("hours-per-week", "", 0.1), "adult": ("age", "?", 0.0)}
 
 
 def build(name: str) -> dict[str, str]:
@@ -83,7 +84,10 @@ def main() -> None:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:  # one run in this process (for --code: PYTHONPATH points at the other checkout)
+        import dpkit
+
         name, seed = args.worker.split(":")
+        print("dpkit from", dpkit.__file__, file=sys.stderr)
         print(json.dumps(one_run(build(name), int(seed), f"{name}-other")))
         return
     results: dict[str, list[dict[str, Any]]] = {}
@@ -91,9 +95,10 @@ def main() -> None:
         files = build(name)
         for seed in range(args.runs):
             if args.code:
-                env = {**os.environ, "PYTHONPATH": f"{args.code}:{ROOT}"}
-                got = subprocess.run([sys.executable, "-m", "bench.bench_missing", "--worker", f"{name}:{seed}"],
-                                     cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+                # run as a script from OUT: nothing of this checkout comes before the other one's dpkit
+                env = {**os.environ, "PYTHONPATH": args.code}
+                got = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", f"{name}:{seed}"],
+                                     cwd=OUT, env=env, capture_output=True, text=True, check=True)
                 r = json.loads(got.stdout.strip().splitlines()[-1])
             else:
                 r = one_run(files, seed, name)

@@ -71,6 +71,9 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
         "  - the column types (categorical / numeric / integer / ignore)"
         + (": " + _wrap(guessed) + " guessed from the data — confirm them" if guessed else ", as given") + ".",
     ]
+    if discovery.schema.missing_policy == "keep" and tokens:
+        lines.append("MISSING VALUES ARE KEPT (missing_policy: keep): a missing value is its column's '(missing)' leaf,")
+        lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
     given_values = [m.name for m in metas if m.values is not None]
     given_bounds = [m.name for m in metas if m.bounds is not None]
     if given_values:
