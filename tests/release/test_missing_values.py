@@ -190,3 +190,25 @@ def test_evaluate_keeps_a_keep_schemas_tokens_in_raw_data(tmp_path: Path) -> Non
     s = evaluate_classifier(str(tmp_path / "test.csv"), target="label", train=str(tmp_path / "train.csv"),
                             schema=str(tmp_path / "s.yaml"))
     assert int(np.sum(s["confusion_matrix"])) == len(test)
+
+
+def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
+    """The Spark executors' columnar encoder (no Spark needed) gives encode's codes under keep:
+    the (missing) leaf, NaN in the bucket, no row dropped."""
+    pa = pytest.importorskip("pyarrow")
+    from dpkit.data.columnar import leaf_index
+    from dpkit.engine import spark_frame as sf
+
+    s = parse_schema(KEEP)
+    df = rows(200)
+    names = ["age", "color", "label"]
+    cols = [s.columns[c] for c in names]
+    batch = pa.RecordBatch.from_arrays([pa.array(df[c].tolist(), pa.string()) for c in names], names=names)
+    got = sf._fast_batch(batch, s, cols, list(s.missing_tokens),
+                         {c.name: leaf_index(c) for c in cols if isinstance(c, CategoricalColumn)})
+    assert got is not None
+    out, dropped, _ = got
+    want = encode(df, s, names)
+    assert dropped == 0
+    for c, o in zip(names, out, strict=True):
+        assert np.array_equal(np.asarray(o, dtype=float), np.asarray(want.columns[c], dtype=float), equal_nan=True), c
