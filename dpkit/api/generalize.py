@@ -209,6 +209,8 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
         df, src = read_table(opts), opts.name
     carry = [*(params.get("keep") or []), *([params["sensitive"]] if params.get("sensitive") else [])]
     out = apply_release(df, report.get("release") or {}, schema_obj, params.get("target"), source=src, carry=carry)
+    if is_dataframe(data):
+        out.index = data.index  # every row is kept, in order
     if output is not None:
         write_csv(out, output, delimiter=delimiter)
     return out
