@@ -102,14 +102,16 @@ class Clustering:
 
 def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
-    data's own schema when one was given."""
+    data's own schema when one was given (``keep`` is ``drop`` here: a point has no missing
+    coordinate, so a row with a missing value is dropped, as under ``drop``)."""
     from dpkit.data.schema import NumericColumn, Schema
 
+    policy = getattr(data_schema, "missing_policy", "error")
     return Schema(
         columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
         missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
-        missing_policy=getattr(data_schema, "missing_policy", "error"),
+        missing_policy="drop" if policy == "keep" else policy,
     )
 
 

@@ -184,6 +184,18 @@ class Schema:
         cols = {n: keep_missing(c) for n, c in self.columns.items()} if self.missing_tokens else self.columns
         return dataclasses.replace(self, columns=cols, missing_policy="keep")
 
+    def dropping_missing_numbers(self) -> Schema:
+        """For an algorithm whose numbers have no missing bucket (a forest's thresholds, k-means
+        points): under ``keep``, a categorical column keeps its ``(missing)`` leaf and a row with a
+        missing number is dropped (policy ``drop``); any other schema is returned as it is."""
+        import dataclasses
+
+        if self.missing_policy != "keep":
+            return self
+        cols = {n: dataclasses.replace(c, missing=False) if isinstance(c, NumericColumn) else c
+                for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="drop")
+
     def dropping_invalid(self) -> Schema:
         """This schema with every record outside its domain dropped on its own (``on_invalid
         drop``, issue 24 item 8): a categorical value outside its taxonomy reads as missing

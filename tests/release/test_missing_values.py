@@ -212,3 +212,18 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
     assert dropped == 0
     for c, o in zip(names, out, strict=True):
         assert np.array_equal(np.asarray(o, dtype=float), np.asarray(want.columns[c], dtype=float), equal_nan=True), c
+
+
+def test_forest_and_cluster_drop_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
+    """Their numbers have no missing bucket: a keep schema's categorical (missing) leaf stays, a
+    row with a missing number is dropped (with the warning), and both run."""
+    s = parse_schema(KEEP).dropping_missing_numbers()
+    assert s.missing_policy == "drop" and not s.columns["age"].missing
+    assert s.columns["color"].missing_leaf == "(missing)"
+    (tmp_path / "s.yaml").write_text(KEEP)
+    rows(600).to_csv(tmp_path / "d.csv", index=False)
+    with pytest.warns(dpkit.DpkitWarning, match="dropped"):
+        dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, trees=2)
+    with pytest.warns(dpkit.DpkitWarning, match="dropped"):
+        dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, k=2,
+                      columns=["age"])
