@@ -73,7 +73,7 @@ class CategoricalColumn:
     unlisted: str = "error"
     #: the leaf missing values are read as (``missing_policy: keep``): the last leaf, a child of
     #: the root; None: a missing value is not in the domain (its row is dropped or refused)
-    missing_leaf: str | None = None
+    missing_leaf: str | None = field(default=None, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="categorical", init=False)
 
     @cached_property
@@ -110,7 +110,7 @@ class NumericColumn:
     hierarchy: IntervalNode | None = None
     #: a missing value is a value of the column (``missing_policy: keep``): encoded as NaN, and
     #: a cut holds it in a missing bucket beside the intervals (dpkit.release.cut.NumericCut)
-    missing: bool = False
+    missing: bool = field(default=False, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="numeric", init=False)
 
 
