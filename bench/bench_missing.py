@@ -7,7 +7,8 @@ stand-ins for the issue's held-out missing-heavy table, which we do not have):
 
 * ``occupation-30``: ``?`` in ``occupation`` for 30 % of the rows, at random;
 * ``age-30``: ``?`` in ``age`` (numeric) for 30 % of the rows, at random;
-* ``hours-10``: an empty value in ``hours-per-week`` (numeric) for 10 % of the rows;
+* ``hours-10``: an empty value in ``hours-per-week`` (numeric) for 10 % of the rows (and Adult's
+  own ``?`` written empty, so that the empty field is the missing token a no-schema run detects);
 * ``adult``: Adult as it is (``?`` in workclass, occupation and native-country: 7 % of the rows).
 
 Each run: ``dpkit.publish`` without a schema at ε = 1, δ = 1e-6 (seed s), ``generalize`` of the
@@ -49,6 +50,8 @@ def build(name: str) -> dict[str, str]:
     out = {}
     for split, path in ADULT.items():
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if token == "":  # Adult's own '?' written empty too, so that '' is the one missing token
+            df = df.replace("?", "")
         df.loc[rng.random(len(df)) < share, column] = token
         target = OUT / f"{name}-{split}.csv"
         OUT.mkdir(parents=True, exist_ok=True)
@@ -79,6 +82,7 @@ def one_run(files: dict[str, str], seed: int, tag: str) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--first", type=int, default=0, help="the first seed")
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--code", help="run another checkout's dpkit (its path) on the same tables")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -93,7 +97,7 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {}
     for name in args.tables.split(","):
         files = build(name)
-        for seed in range(args.runs):
+        for seed in range(args.first, args.first + args.runs):
             if args.code:
                 # run as a script from OUT: nothing of this checkout comes before the other one's dpkit
                 env = {**os.environ, "PYTHONPATH": args.code}
