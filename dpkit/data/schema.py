@@ -22,7 +22,7 @@ import yaml
 
 from dpkit.errors import SchemaError
 
-COLUMN_TYPES = ("categorical", "numeric", "ignore")
+COLUMN_TYPES = ("categorical", "numeric", "date", "timestamp", "ignore")
 MISSING_POLICIES = ("drop", "error", "keep")
 #: the leaf (categorical) and the bucket (numeric) a missing value is under ``missing_policy: keep``,
 #: and the spellings tried when a column already has a leaf of that name
@@ -103,6 +103,10 @@ class CategoricalColumn:
 
 @dataclass(frozen=True)
 class NumericColumn:
+    """A numeric column, or a date/timestamp column read as a number (``time``): days or
+    seconds since 1970-01-01 (:mod:`dpkit.data.dates`), bounds and split points on the calendar
+    grid, labels written as ISO dates. Algorithms see a number either way."""
+
     name: str
     lo: float
     hi: float
@@ -112,6 +116,30 @@ class NumericColumn:
     #: a cut holds it in a missing bucket beside the intervals (dpkit.release.cut.NumericCut)
     missing: bool = field(default=False, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="numeric", init=False)
+    #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
+    time: str | None = None
+    #: a value that is not a date (a number, for a numeric column): ``error`` (the default) or
+    #: ``missing`` (a learned schema, whose types were decided from noisy counts: no error may
+    #: depend on the exact data; dpkit.domain.metadata)
+    unparsable: str = "error"
+    #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
+    #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
+    #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
+    points: tuple[float, ...] = ()
+
+    def __repr__(self) -> str:
+        # the dataclass's own repr, extended only for a time column or extra points: a run's key
+        # identity holds the schema's repr (dpkit.privacy.rng.run_context), so schemas without
+        # dates or points keep their bytes (scripts/same_bytes.py)
+        text = (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
+                f"hierarchy={self.hierarchy!r}, kind={self.kind!r}")
+        if self.time is not None:
+            text += f", time={self.time!r}, unparsable={self.unparsable!r}"
+        if self.unparsable != "error" and self.time is None:
+            text += f", unparsable={self.unparsable!r}"
+        if self.points:
+            text += f", points={self.points!r}"
+        return text + ")"
 
 
 @dataclass(frozen=True)
@@ -164,16 +192,30 @@ class Schema:
     draft: bool = False
     #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
     missing_tokens: tuple[str, ...] = ()
+    #: learned in the run (no schema given): its missing tokens may be a guess from the data,
+    #: so messages do not quote them (issue 38). Not part of equality or of the repr: a keyed
+    #: run's key derives from the schema's repr (dpkit.privacy.rng.run_context), and a flag
+    #: that changes no output must not change the noise
+    learned: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.missing is not None and not self.missing_tokens:
             object.__setattr__(self, "missing_tokens", (self.missing,))
         elif self.missing_tokens and self.missing is None:
             object.__setattr__(self, "missing", self.missing_tokens[0])
-        if self.missing_policy == "keep" and self.missing_tokens:
-            skip = {self.target} if self.target is not None else set()
-            object.__setattr__(self, "columns", {n: keep_missing(c) if n not in skip else c
+        if self.missing_policy == "keep":
+            object.__setattr__(self, "columns", {n: keep_missing(c) if n != self.target and self.may_miss(c) else c
                                                  for n, c in self.columns.items()})
+
+    def may_miss(self, col: Column) -> bool:
+        """Can a value of ``col`` be missing? With a missing token (any column), or a column that
+        reads what it cannot parse as missing (a learned numeric column's ``unparsable: missing``,
+        a categorical ``unlisted: missing``). Public: a function of the schema only."""
+        if self.missing_tokens:
+            return True
+        if isinstance(col, NumericColumn):
+            return col.unparsable == "missing"
+        return isinstance(col, CategoricalColumn) and col.unlisted == "missing"
 
     def keeping_missing(self) -> Schema:
         """This schema with every used column holding missing values as values (the target
@@ -181,7 +223,7 @@ class Schema:
         A column of a ``keep`` schema is unchanged (same leaf codes, same missing bucket)."""
         import dataclasses
 
-        cols = {n: keep_missing(c) for n, c in self.columns.items()} if self.missing_tokens else self.columns
+        cols = {n: keep_missing(c) if self.may_miss(c) else c for n, c in self.columns.items()}
         return dataclasses.replace(self, columns=cols, missing_policy="keep")
 
     def dropping_missing_numbers(self) -> Schema:
@@ -377,25 +419,60 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable", "points"},
     "ignore": {"type", "description"},
+    "date": {"type", "bounds", "description", "unparsable"},
+    "timestamp": {"type", "bounds", "description", "unparsable"},
 }
+
+
+def _time_bound(ctx: _Ctx, node: yaml.Node, what: str, kind: str) -> float:
+    from dpkit.data.dates import parse_bound
+
+    text = _scalar(ctx, node, what)
+    value = parse_bound(text, kind)
+    if value is None:
+        example = "2021-01-01" if kind == "date" else "2021-01-01T00:00:00"
+        raise ctx.fail(node, f"{what} must be an ISO {kind} ({example}), got {text!r}")
+    return value
+
+
+def _time_column(ctx: _Ctx, name: str, node: yaml.Node, pairs: dict, kind: str) -> NumericColumn:
+    """A ``type: date`` / ``type: timestamp`` column: ISO bounds, read as days / seconds."""
+    if "bounds" not in pairs:
+        raise ctx.fail(node, f"column {name!r}: a {kind} column needs public bounds: [lo, hi] (ISO {kind}s)")
+    bnode = pairs["bounds"][1]
+    if not isinstance(bnode, yaml.SequenceNode) or len(bnode.value) != 2:
+        raise ctx.fail(bnode, f"column {name!r}: bounds must be a list [lo, hi]")
+    lo = _time_bound(ctx, bnode.value[0], f"lower bound of {name!r}", kind)
+    hi = _time_bound(ctx, bnode.value[1], f"upper bound of {name!r}", kind)
+    if not lo < hi:
+        raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi")
+    unparsable = "error"
+    if "unparsable" in pairs:
+        unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+        if unparsable not in ("error", "missing"):
+            raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                           f"got {unparsable!r}")
+    return NumericColumn(name, lo, hi, True, None, time=kind, unparsable=unparsable)
 
 
 def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
     if _is_null(node):
-        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric or ignore)")
+        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric, date, timestamp or ignore)")
     pairs = {k: (kn, v) for k, kn, v in _mapping(ctx, node, f"column {name!r}")}
     if "type" not in pairs:
-        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric or ignore)")
+        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric, date, timestamp or ignore)")
     ctype = _scalar(ctx, pairs["type"][1], f"type of {name!r}")
     if ctype not in COLUMN_TYPES:
-        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric or ignore)")
+        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric, date, timestamp or ignore)")
     for key, (kn, _) in pairs.items():
         if key not in COLUMN_KEYS[ctype]:
             raise ctx.fail(kn, f"column {name!r}: unknown key {key!r} for a {ctype} column (allowed: {', '.join(sorted(COLUMN_KEYS[ctype]))})")
     if ctype == "ignore":
         return IgnoredColumn(name)
+    if ctype in ("date", "timestamp"):
+        return _time_column(ctx, name, node, pairs, ctype)
     if ctype == "numeric":
         if "bounds" not in pairs:
             raise ctx.fail(node, f"column {name!r}: a numeric column needs public bounds: [lo, hi]")
@@ -408,7 +485,23 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        return NumericColumn(name, lo, hi, integer, hierarchy)
+        unparsable = "error"
+        if "unparsable" in pairs:
+            unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+            if unparsable not in ("error", "missing"):
+                raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                               f"got {unparsable!r}")
+        points: tuple[float, ...] = ()
+        if "points" in pairs:
+            pnode = pairs["points"][1]
+            if not isinstance(pnode, yaml.SequenceNode):
+                raise ctx.fail(pnode, f"column {name!r}: points must be a list of numbers")
+            points = tuple(_number(ctx, v, f"a split point of {name!r}") for v in pnode.value)
+            ok = all(lo < p < hi and (not integer or float(p).is_integer()) for p in points)
+            if not ok or list(points) != sorted(set(points)):
+                raise ctx.fail(pnode, f"column {name!r}: points must be ascending, distinct and strictly inside "
+                                      f"the bounds [{lo:g}, {hi:g}]" + (" (integers)" if integer else ""))
+        return NumericColumn(name, lo, hi, integer, hierarchy, unparsable=unparsable, points=points)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -547,12 +640,22 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
     for name, col in schema.columns.items():
         if isinstance(col, IgnoredColumn):
             cols[name] = {"type": "ignore"}
+        elif isinstance(col, NumericColumn) and col.time is not None:
+            from dpkit.data.dates import format_time
+
+            cols[name] = {"type": col.time, "bounds": [format_time(col.lo, col.time), format_time(col.hi, col.time)]}
+            if col.unparsable != "error":
+                cols[name]["unparsable"] = col.unparsable
         elif isinstance(col, NumericColumn):
             lo = int(col.lo) if col.integer else col.lo
             hi = int(col.hi) if col.integer else col.hi
             spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
             if col.hierarchy is not None:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            if col.unparsable == "missing":
+                spec["unparsable"] = "missing"
+            if col.points:
+                spec["points"] = [int(p) if col.integer else p for p in col.points]
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":

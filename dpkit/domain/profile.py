@@ -48,14 +48,18 @@ def summarize(frame: Any, columns: Sequence[str] | None = None) -> dict[str, Sum
     Values are stripped as the CSV reader strips them, and strings equal once stripped are
     one value (first appearance of any of them); a missing cell (None) reads as ``""``.
     """
-    import pandas as pd
-
     names = list(frame.header if columns is None else columns)
     answers = frame.many([("counts", [Col(c)], (frame.n_values(c),)) for c in names])
     out: dict[str, Summary] = {}
     for c, counts in zip(names, answers, strict=True):
         raw = ["" if v is None else str(v).strip() for v in frame.values(c)]
-        merged = pd.Series(np.asarray(counts, dtype=np.int64).reshape(-1)).groupby(raw, sort=False).sum()
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        if len(set(raw)) == len(raw):  # no two values merge (the readers strip): as counted
+            out[c] = Summary(tuple(raw), counts)
+            continue
+        import pandas as pd
+
+        merged = pd.Series(counts).groupby(raw, sort=False).sum()
         out[c] = Summary(tuple(str(v) for v in merged.index), merged.to_numpy(dtype=np.int64))
     return out
 
@@ -79,5 +83,21 @@ def numbers(summary: Summary, tokens: Sequence[str]) -> Profile:
         np.ones(len(summary.values), bool)
     floats = np.asarray(summary.values, dtype=object)[keep].astype(np.float64)
     distinct, inverse = np.unique(floats, return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=summary.counts[keep], minlength=len(distinct))
+    return Profile.of(distinct, counts.astype(np.int64))
+
+
+def times(summary: Summary, tokens: Sequence[str], kind: str) -> Profile:
+    """A date (or timestamp) column's sorted distinct days (seconds) since 1970-01-01 and their
+    counts (:func:`dpkit.data.dates.parse_array`). Its missing tokens and every value that is not
+    a date are left out: a learned date column reads them as missing (``unparsable: missing``),
+    so no error depends on the exact data."""
+    from dpkit.data.dates import parse_array
+
+    nums = parse_array(summary.values, kind)
+    keep = np.isfinite(nums)
+    if tokens:
+        keep &= ~np.isin(np.asarray(summary.values, dtype=object), list(tokens))
+    distinct, inverse = np.unique(nums[keep], return_inverse=True)
     counts = np.bincount(inverse.reshape(-1), weights=summary.counts[keep], minlength=len(distinct))
     return Profile.of(distinct, counts.astype(np.int64))

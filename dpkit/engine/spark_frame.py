@@ -592,6 +592,8 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
     out: list[np.ndarray] = []
     for i, col in enumerate(cols):
         arr = batch.column(i)
+        if getattr(col, "time", None) is not None:
+            return None  # a date column: the exact path parses it (dpkit.data.dates, one parse function)
         is_str = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
         if isinstance(col, CategoricalColumn):
             if not is_str:

@@ -133,10 +133,11 @@ def _weights(df: pd.DataFrame, column: str, source: str) -> np.ndarray:
     bad = ~np.isfinite(w) | (w < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{source}:{i + 2}: weight column {column!r} has {df[column].iloc[i]!r}; "
-            "weights must be finite numbers >= 0"
-        )
+        raise DataError(private(
+            f"{source}:{i + 2}: weight column {column!r} has {df[column].iloc[i]!r}; weights must be finite numbers >= 0",
+            f"{source}: weight column {column!r} has a value that is not a finite number >= 0; "
+            "weights must be finite numbers >= 0",
+        ))
     return w
 
 

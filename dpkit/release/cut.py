@@ -44,6 +44,16 @@ def format_number(x: float, integer: bool = False) -> str:
     return f"{x:.10g}"
 
 
+def format_value(col: NumericColumn, x: float) -> str:
+    """A bound or split point of ``col`` as written in labels: an ISO date for a date or
+    timestamp column (:mod:`dpkit.data.dates`), else :func:`format_number`."""
+    if col.time is not None:
+        from dpkit.data.dates import format_time
+
+        return format_time(x, col.time)
+    return format_number(x, col.integer)
+
+
 @dataclass
 class CategoricalCut:
     """The cut of a categorical attribute: taxonomy nodes ordered by their first leaf."""
@@ -125,12 +135,12 @@ class NumericCut:
         return [self.bounds(i) for i in range(self.n_intervals)]
 
     def labels(self) -> list[str]:
-        integer = self.column.integer
+        col = self.column
         out = []
         n = len(self.edges)
         for i, (lo, hi) in enumerate(self.intervals()):
             close = "]" if i == n - 1 else ")"
-            out.append(f"[{format_number(lo, integer)},{format_number(hi, integer)}{close}")
+            out.append(f"[{format_value(col, lo)},{format_value(col, hi)}{close}")
         if self.apart:
             out.append(MISSING_LABEL)
         return out
@@ -169,7 +179,12 @@ class NumericCut:
             self.nodes[i : i + 1] = list(children)
 
     def to_json(self) -> list[Any]:
-        """``[lo, hi]`` pairs, then ``"(missing)"`` when the missing bucket is apart."""
+        """``[lo, hi]`` pairs (ISO dates for a date column), then ``"(missing)"`` when the missing
+        bucket is apart."""
+        if self.column.time is not None:  # a date column's intervals as ISO dates
+            dates: list[Any] = [[format_value(self.column, lo), format_value(self.column, hi)]
+                                for lo, hi in self.intervals()]
+            return dates + [MISSING_LABEL] if self.apart else dates
         integer = self.column.integer
         pairs: list[Any] = [[int(lo) if integer else lo, int(hi) if integer else hi] for lo, hi in self.intervals()]
         return pairs + [MISSING_LABEL] if self.apart else pairs
@@ -265,17 +280,37 @@ def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCu
             raise DataError(f"{source}: cut of {col.name!r} has a missing bucket, but the schema does not "
                             "keep missing values (missing_policy: keep)")
         value = value[:-1]
+
+    def number(x: Any) -> float:
+        if col.time is not None and isinstance(x, str):  # a date column's cut holds ISO dates
+            from dpkit.data.dates import to_number
+
+            return to_number(x, col.time)
+        return float(x)
+
     try:
-        pairs = [(float(a), float(b)) for a, b in value]
+        pairs = [(number(a), number(b)) for a, b in value]
     except (TypeError, ValueError):
         raise DataError(f"{source}: cut of {col.name!r} must be a list of [lo, hi] pairs") from None
     ok = bool(pairs) and pairs[0][0] == col.lo and pairs[-1][1] == col.hi
     ok = ok and all(a < b for a, b in pairs) and all(pairs[i][1] == pairs[i + 1][0] for i in range(len(pairs) - 1))
     if not ok:
         raise DataError(
+            f"{source}: cut of {col.name!r} must tile its bounds [{format_value(col, col.lo)}, "
+            f"{format_value(col, col.hi)}] with contiguous intervals" if col.time is not None else
             f"{source}: cut of {col.name!r} must tile its bounds [{col.lo:g}, {col.hi:g}] with contiguous intervals"
         )
     return NumericCut(col, [a for a, _ in pairs], None, apart=apart or (col.missing and len(pairs) > 1))
+
+
+def column_points(col: NumericColumn, lo: float, hi: float, max_points: int) -> np.ndarray:
+    """The candidate split points of ``col`` inside ``(lo, hi)``: the calendar grid for a date
+    or timestamp column (:func:`dpkit.data.dates.calendar_points`), else :func:`grid_points`."""
+    if col.time is not None:
+        from dpkit.data.dates import calendar_points
+
+        return calendar_points(lo, hi, max_points, col.time)
+    return grid_points(lo, hi, max_points, col.integer)
 
 
 def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndarray:

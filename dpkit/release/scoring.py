@@ -29,7 +29,7 @@ import numpy as np
 from dpkit.data.schema import IntervalNode, TaxonomyNode
 from dpkit.engine.frame import Frame
 from dpkit.engine.keys import Col
-from dpkit.release.cut import CategoricalCut, Cut, NumericCut, format_number, grid_points
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut, column_points, format_value
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,9 @@ class Candidate:
             return f"{self.column}: {self.node.name} -> {' | '.join(c.name for c in self.node.children)}"
         assert isinstance(a, NumericCut)
         lo, hi = a.bounds(self.interval)
-        integer = a.column.integer
-        pts = ", ".join(format_number(p, integer) for p in self.points)
-        return f"{self.column}: [{format_number(lo, integer)},{format_number(hi, integer)}] split at {pts}"
+        col = a.column
+        pts = ", ".join(format_value(col, p) for p in self.points)
+        return f"{self.column}: [{format_value(col, lo)},{format_value(col, hi)}] split at {pts}"
 
     def apply(self, cut: Cut) -> None:
         a = cut.attributes[self.column]
@@ -186,7 +186,7 @@ def numeric_candidates(
                 owner.append(k)
                 last.append(is_last and c.hi == hi)
             continue
-        for p in grid_points(lo, hi, grid, col.integer):
+        for p in _with_points(column_points(col, lo, hi, grid), col.points, lo, hi):
             k = len(cands)
             cands.append(Candidate(name, interval=i, points=(float(p),)))
             lo_pts += [lo, float(p)]
@@ -214,6 +214,15 @@ def with_missing_piece(a: NumericCut, m: Marginals, name: str, starts: np.ndarra
     k = np.arange(n, dtype=np.int64)
     return (np.concatenate([starts, np.full(n, first, dtype=np.int64)]),
             np.concatenate([ends, np.full(n, len(vals), dtype=np.int64)]), np.concatenate([owner, k]))
+
+
+def _with_points(pts: np.ndarray, extra: tuple[float, ...], lo: float, hi: float) -> np.ndarray:
+    """The grid's points and the column's own public ``points`` strictly inside (lo, hi),
+    ascending (the grid alone when the column has none: schemas without them are unchanged)."""
+    inside = [p for p in extra if lo < p < hi]
+    if not inside:
+        return pts
+    return np.unique(np.concatenate([pts, np.asarray(inside, dtype=float)]))
 
 
 def split_utilities(
