@@ -60,8 +60,10 @@ if TYPE_CHECKING:
 KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
 #: the public list of tokens a no-schema run may learn as missing (docs/domain.md)
 MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", "nan")
-#: the shape cells after the tokens, in order
-SHAPES = ("whole number", "fraction", "date", "text")
+#: the shape cells after the tokens, in order;
+#: zero has a cell of its own: it is a whole number that says nothing of whether a column's other
+#: values are (a float column that is 80 % zeros is not an integer column: issue 36)
+SHAPES = ("whole number", "fraction", "date", "text", "zero")
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def shape_counts(summary: Summary, tokens: Sequence[str]) -> np.ndarray:
         if i is None:
             x = is_number(value)
             if x is not None:
-                i = k if x.is_integer() else k + 1
+                i = k + 4 if x == 0 else k if x.is_integer() else k + 1
             else:
                 i = k + 2 if is_date(value) else k + 3
         out[i] += int(n)
@@ -202,10 +204,11 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     """The module docstring's rules on one column's noisy shape counts (cells as
     :func:`shape_counts`). Ties go to numbers, then text."""
     k = len(tokens)
-    whole, frac, date, text = (int(noisy[k + i]) for i in range(4))
+    whole, frac, date, text, zero = (int(noisy[k + i]) for i in range(5))
     learned_tokens = tuple(t for t, n in zip(tokens, noisy[:k], strict=True) if n >= tau)
-    scores = {"numeric": whole + frac, "categorical": text, "date": date}
-    established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau), ("categorical", text >= tau),
+    scores = {"numeric": whole + frac + zero, "categorical": text, "date": date}
+    established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau or zero >= tau),
+                                         ("categorical", text >= tau),
                                          ("date", date >= tau)) if ok]
     pool = established or ["numeric", "categorical"]  # a date column must be established
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
