@@ -227,3 +227,29 @@ def test_forest_and_cluster_drop_rows_with_a_missing_number_under_keep(tmp_path:
     with pytest.warns(dpkit.DpkitWarning, match="dropped"):
         dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, k=2,
                       columns=["age"])
+
+
+def test_a_date_column_keeps_its_missing_values_in_the_bucket(tmp_path: Path) -> None:
+    schema = """\
+target: label
+missing: '?'
+missing_policy: keep
+columns:
+  signup: {type: date, bounds: [2019-01-01, 2025-01-01]}
+  label: {type: categorical, values: [a, b]}
+"""
+    s = parse_schema(schema)
+    assert s.columns["signup"].missing
+    df = pd.DataFrame({"signup": ["2020-03-04", "?", "2023-12-31", "?"], "label": ["a", "b", "a", "b"]})
+    p = tmp_path / "d.csv"
+    df.to_csv(p, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing dropped
+        fast = load(ReadOptions(str(p)), s, ["signup", "label"])
+        exact = encode(df, s, ["signup", "label"])
+    assert fast.n_rows == exact.n_rows == 4
+    assert np.isnan(exact.columns["signup"]).tolist() == [False, True, False, True]
+    assert np.array_equal(fast.columns["signup"], exact.columns["signup"], equal_nan=True)
+    cut = Cut.initial(s, "label").attributes["signup"]
+    cut.split(0, [float(np.nanmin(exact.columns["signup"])) + 400])
+    assert np.asarray(cut.labels(), dtype=object)[cut.codes(exact.columns["signup"])].tolist()[1] == "(missing)"
