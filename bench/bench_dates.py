@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     names = {"schema": "hand-written schema with `type: date`, ε = 1",
              "no-date": "hand-written schema, the date declared `ignore`, ε = 1",
              "learned": "no schema, `date=[\"signup_date\"]` (0.2 of ε learns the domain)",
-             "learned-plain": "no schema, the date not declared (read as a category: left out)"}
+             "learned-plain": "no schema, the date not declared (learned as a date by the metadata step)"}
     lines = [
         "# Date columns: publish on a table whose strongest predictor is a date",
         "",
