@@ -9,6 +9,11 @@ dates: the column read as a category, no date above the threshold) loses most of
 A tenth of a percent of the dates are written ``n/a`` (a missing token) so the missing path is
 exercised too.
 
+``events`` — a held-out shape (nothing was chosen on it): ``event_date`` over eight months of
+one year (2023-03-01 … 2023-10-31), ``channel`` (web / app / store), ``converted`` (no / yes)
+whose rate changes by month (log-odds −1.5 in March rising by 0.35 a month), so the release has
+to resolve months inside a year, not years.
+
 Each table is written once per (n, seed) as train/test CSVs plus a hand-written schema whose
 bounds are the public range of the product's life (2019–2025) — what its owner knows without
 looking at the data. Use :func:`build` (a dict like bench_imbalanced's tables: ``train``,
@@ -69,8 +74,51 @@ def build(n: int = 20000, seed: int = 0, n_test: int = 5000) -> dict[str, Any]:
         test.write_text("\n".join([header, *rows(n_test, rng)]) + "\n")
     schema.write_text(SCHEMA)
     return {"name": "signup", "train": str(train), "test": str(test), "schema": str(schema), "target": "churn",
-            "positive": "yes", "date": ["signup_date"]}
+            "positive": "yes", "date": ["signup_date"], "bounds": "[2019-01-01, 2025-01-01]"}
+
+
+EVENTS_SCHEMA = """\
+# events: hand-written (public) schema: the campaign ran in 2023
+target: converted
+columns:
+  event_date: {type: date, bounds: [2023-01-01, 2024-01-01]}
+  channel: {type: categorical, values: [app, store, web]}
+  converted: {type: categorical, values: ["no", "yes"]}
+"""
+
+
+def event_rows(n: int, rng: np.random.Generator) -> list[str]:
+    """``n`` CSV lines of the events table (no header)."""
+    first = dt.date(2023, 3, 1).toordinal()
+    span = dt.date(2023, 11, 1).toordinal() - first
+    out = []
+    for d, ch in zip(rng.integers(0, span, n), rng.choice(["web", "app", "store"], n, p=[0.5, 0.3, 0.2]),
+                     strict=True):
+        date = dt.date.fromordinal(first + int(d))
+        logit = -1.5 + 0.35 * (date.month - 3) + {"web": 0.0, "app": 0.3, "store": -0.3}[str(ch)]
+        conv = "yes" if rng.random() < 1 / (1 + math.exp(-logit)) else "no"
+        out.append(f"{date.isoformat()},{ch},{conv}")
+    return out
+
+
+def build_events(n: int = 20000, seed: int = 0, n_test: int = 5000) -> dict[str, Any]:
+    """The events table's train/test CSVs and schema under bench/out/dates (written once)."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    tag = f"events-{n}-{seed}"
+    train, test, schema = (OUT / f"{tag}-train.csv", OUT / f"{tag}-test.csv", OUT / "events.yaml")
+    if not train.exists() or not test.exists():
+        rng = np.random.default_rng(seed)
+        header = "event_date,channel,converted"
+        train.write_text("\n".join([header, *event_rows(n, rng)]) + "\n")
+        test.write_text("\n".join([header, *event_rows(n_test, rng)]) + "\n")
+    schema.write_text(EVENTS_SCHEMA)
+    return {"name": "events", "train": str(train), "test": str(test), "schema": str(schema),
+            "target": "converted", "positive": "yes", "date": ["event_date"], "bounds": "[2023-01-01, 2024-01-01]"}
+
+
+#: every table of this module by name (bench/bench_dates.py measures them all)
+TABLES = {"signup": build, "events": build_events}
 
 
 if __name__ == "__main__":  # pragma: no cover
-    print(build())
+    print({name: make() for name, make in TABLES.items()})

@@ -291,6 +291,9 @@ class Ledger:
         if create:
             self._create()
 
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
     def _create(self) -> None:
         """Create the file (mode 0600) and its tables, if needed; as sqlite3.connect creates a
         database, a new ledger is made by its first :meth:`register` (or ``create=True``)."""

@@ -149,27 +149,30 @@ def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delim
 def _strings(data: Any, reading: dict[str, Any], engine: str | None,
              spark_master: str | None) -> Iterator[tuple[Any, str, int]]:
     """The table for :func:`learn_schema`, its name in messages and the line of its first row:
-    a DataFrame of strings (numpy), or a string frame read where the data lives (Spark; its
-    cached batches are dropped on exit).
+    a string frame (:mod:`dpkit.engine.string_frame`) — on numpy read by the columnar reader
+    (each column's codes and distinct strings, never a string per cell), on Spark read where
+    the data lives (its cached batches are dropped on exit).
 
     A path or :class:`~dpkit.data.source.ReadOptions` is read by the rules of every load
     (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
     ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
     from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.engine import engine_name
+    from dpkit.engine.string_frame import NumpyStringFrame, load_strings
 
     spark = engine_name(engine) == "spark"
     if is_dataframe(data):
         if spark:
             raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
                                   param="engine")
-        yield read_strings(data)[0], DATAFRAME, 0
+        df = read_strings(data)[0]
+        yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
-    from dpkit.data.table import first_line, read_table
+    from dpkit.data.table import first_line
 
     options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
-    if not spark:
-        yield read_table(options), options.name, first_line(options)
+    if not spark:  # the columnar reader: codes and the distinct strings, no string per cell
+        yield load_strings(options, None), options.name, first_line(options)
         return
     from dpkit.engine.spark_strings import load_spark_strings
 
@@ -399,6 +402,10 @@ class DomainPlan(NamedTuple):
     values: Mapping[str, Sequence[str]] | None = None
     #: the declared metadata (numeric, categorical, integer, date: columns; missing: tokens)
     declared: Mapping[str, Any] | None = None
+    #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
+    #: ``drop`` (forest train: its rows are dropped, as before)
+    missing_policy: str = "keep"
+
 
 
 #: the metadata a run without a schema may be told (public; dpkit.domain.metadata)
@@ -480,15 +487,15 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     target is never left out: with fewer than two classes released the run is refused.
     ``path``: where the run writes the learned schema, the name load warnings give it.
 
-    The data is read once on either engine: as strings (a DataFrame, or on Spark a string frame
-    whose rows stay on the executors) for the exact counts of the discovery, then those strings
-    are encoded against the learned schema (on Spark from the string frame's cached codes, by a
-    load's own encoder: :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`). Both
-    engines see the same distinct values in the same order, so a keyed run learns the same
-    schema on either.
+    The data is read once on either engine, as a string frame (each column's codes and its
+    distinct strings; on Spark its rows stay on the executors): the discovery's exact counts
+    are counts of those codes, and the codes are then encoded against the learned schema by a
+    load's own encoder (:meth:`~dpkit.engine.string_frame.NumpyStringFrame.encode`,
+    :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`), so what the step adds to
+    memory grows with the distinct values, not the rows. Both engines see the same distinct
+    values in the same order, so a keyed run learns the same schema on either.
     """
     from dpkit.domain.discover import DomainOptions
-    from dpkit.engine import engine_name
 
     delta, share = learn.delta, learn.share
     eps = share * run.epsilon
@@ -497,19 +504,15 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               values=learn.values, options=DomainOptions(empty="ignore"), source=source,
-                               **declared)
+                               values=learn.values, source=source, **declared,
+                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy))
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
         order = [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
-        if engine_name(engine) == "spark":  # encoded where the strings are cached (no second read)
-            frame = strings.encode(schema, order, first_line=first)
-        else:  # the strings already read, encoded against the learned schema (no second read)
-            from dpkit.data.table import encode
-            from dpkit.engine.numpy_frame import NumpyFrame
-
-            frame = NumpyFrame(encode(strings, schema, order, source=source, first_line=first))
+        # the codes already read, encoded against the learned schema (no second read): on Spark
+        # where they are cached, on numpy by the columnar encoder
+        frame = strings.encode(schema, order, first_line=first)
     text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
     return DomainStep(schema, frame, text, delta, share, learned.metadata_report())
 

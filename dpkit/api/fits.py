@@ -67,8 +67,24 @@ def note_fit(X: Any, epsilon: float) -> float:
             f"this fit spent epsilon={float(epsilon):g} on rows that earlier fits in this session already used: "
             f"those records have now spent up to epsilon={most:g} in all (sequential composition: every fit is "
             "a release of its training rows; a k-fold cross-validation spends (k-1)*epsilon on each record)",
-            PrivacyLeakWarning, stacklevel=3)
+            PrivacyLeakWarning, stacklevel=_user_level())
     return most
+
+
+#: the packages between the user's line and a fit: dpkit's own, and scikit-learn's model
+#: selection (``cross_val_score`` → ``fit``) with the joblib that runs it
+_INSIDE = ("dpkit", "sklearn", "joblib")
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the first frame outside dpkit, scikit-learn and joblib: the
+    warning points at the notebook line that called ``fit`` or ``cross_val_score``."""
+    import sys
+
+    frame, level = sys._getframe(1), 1  # the frame that calls warnings.warn (note_fit) is level 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _INSIDE:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def forget_fits() -> None:

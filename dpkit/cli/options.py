@@ -47,10 +47,21 @@ def say(message: str) -> None:
 
 
 def global_options(f: Callable) -> Callable:
-    """-v/--verbose and -q/--quiet, accepted by the group and by every command."""
+    """-v/--verbose, --debug and -q/--quiet, accepted by the group and by every command.
+
+    Two things a Unix user asks for separately (issue 38): -v, more detail in the messages —
+    here the data owner's private detail (exact counts, raw values and their lines) also when
+    stderr is not a terminal; --debug, the traceback of an error, for a bug report (it implies
+    -v: a traceback quotes the data anyway). The error boundary reads --debug from argv
+    (:func:`dpkit.cli.boundary.run`), as an error may come before Click parses it."""
+    f = click.option(
+        "--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_verbose,
+        help="Show the traceback of an error (for a bug report; implies -v).",
+    )(f)
     f = click.option(
         "-v", "--verbose", is_flag=True, expose_value=False, is_eager=True, callback=_set_verbose,
-        help="Show tracebacks for errors.",
+        help="Show the data owner's detail in messages (exact counts, values and their lines) even "
+        "when stderr is not a terminal.",
     )(f)
     f = click.option(
         "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,

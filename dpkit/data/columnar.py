@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -50,7 +50,7 @@ STREAM_BLOCK_SIZE = 1 << 22
 CHUNK_BYTES_CSV = 1 << 22
 PARQUET_BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few batches per thread at any size
 MAX_READ_THREADS = 8
-JOIN_BLOCKS = 64  # read_categorical joins each column's chunk codes 64 chunks at a time
+JOIN_BLOCKS = 64  # read_codes numbers and joins each column's chunk codes 64 chunks at a time
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 
 
@@ -368,17 +368,18 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
     """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
 
     Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
-    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). A value that is
-    neither gets the catch-all leaf's code when the column has ``other:``, and -2 (missing)
-    with ``unlisted: missing``. The table has the
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf; the ``(missing)`` leaf's
+    code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
+    when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
     column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
     reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
     """
     if index is None:
         index = leaf_index(col)
-    unlisted = {"other": col.other_code, "missing": -2}.get(col.unlisted, -1)
+    missing = col.missing_code  # the (missing) leaf under missing_policy: keep, else -2
+    unlisted = {"other": col.other_code, "missing": missing}.get(col.unlisted, -1)
     stripped = [v.strip() if isinstance(v, str) else v for v in values]
-    return np.array([index.get(v, -2 if v in tokens else unlisted) for v in stripped],
+    return np.array([index.get(v, missing if v in tokens else unlisted) for v in stripped],
                     dtype=code_dtype(len(col.leaves)))
 
 
@@ -452,7 +453,7 @@ class _Encoder:
                 lut = leaf_lut(col, arr.dictionary.to_pylist(), self.tokens, self._leaf_index[name])
                 idx = _to_numpy(arr.indices)
                 if nulls is not None:
-                    codes = np.where(nulls, lut.dtype.type(-2), lut[np.where(nulls, 0, idx)])
+                    codes = np.where(nulls, lut.dtype.type(col.missing_code), lut[np.where(nulls, 0, idx)])
                 else:
                     codes = lut[idx]
                 if nulls is not None or lut.min(initial=0) < 0:  # some entry is not a leaf: is it used?
@@ -472,7 +473,11 @@ class _Encoder:
                         r = int(np.flatnonzero(bad)[0])
                         return fail(name, r, arr[r].as_py() if strict else None)
                     is_tok = is_tok | bad  # a learned date column: what is not a date is missing
-                nums = np.where(is_tok, col.lo, nums)
+                if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                    nums = np.where(is_tok, np.nan, nums)
+                    is_tok = None
+                else:
+                    nums = np.where(is_tok, col.lo, nums)
                 encoded.append(nums)
             else:
                 lenient = col.unparsable == "missing"  # a learned type: a non-number is missing
@@ -499,6 +504,9 @@ class _Encoder:
                 if not np.isfinite(nums).all():
                     r = int(np.flatnonzero(~np.isfinite(nums))[0])
                     return fail(name, r, arr[r].as_py() if strict else None)
+                if nulls is not None and col.missing:  # the missing bucket (missing_policy: keep)
+                    nums = np.where(nulls, np.nan, nums)
+                    is_tok = None
                 encoded.append(nums)
             if is_tok is not None and is_tok.any():
                 missing |= is_tok
@@ -563,6 +571,81 @@ class _Encoder:
             out[name] = self.parts[name].array(dtype)  # one column at a time: its chunks freed
         n = self.rows_seen - self.dropped
         return EncodedTable(schema=self.schema, columns=out, n_rows=n, source=source)
+
+
+def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.ndarray],
+                      numbers: Mapping[str, np.ndarray], n_rows: int, schema: Schema, wanted: Sequence[str],
+                      source: str) -> EncodedTable | None:
+    """Encode ``wanted`` columns of a table held as codes of its distinct strings, or None when
+    anything is unusual (the caller then takes the exact path, as after :func:`load_csv_fast`).
+
+    ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings (stripped);
+    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (NaN: not a number). Each
+    distinct value is encoded once, by the rules of :class:`_Encoder` (a leaf's code by
+    :func:`leaf_lut`, a missing token or an unlisted value read as missing drops its row, a
+    number is clipped to the bounds and kept in the bounds' integer type when every kept value
+    is whole), and the rows take their value's result by its code: no string, and no Arrow
+    array, per row; what this adds to memory is the encoded columns.
+    """
+    if not wanted or any(c not in codes or c not in schema.columns for c in wanted):
+        return None
+    cols = [schema.columns[c] for c in wanted]
+    if any(not isinstance(c, CategoricalColumn | NumericColumn) for c in cols):
+        return None
+    tokens = set(schema.missing_tokens)
+    encoded: list[np.ndarray] = []  # per column: each distinct value's code or number (unclipped)
+    missing = np.zeros(n_rows, dtype=bool)
+    first_missing = False
+    for name, col in zip(wanted, cols, strict=True):
+        if isinstance(col, CategoricalColumn):
+            lut = leaf_lut(col, list(values[name]), tokens)
+            if (lut == -1).any():
+                return None  # a value that is not a leaf: the exact path names its line
+            is_tok = lut == -2
+        else:
+            lut = np.asarray(numbers[name], dtype=np.float64)
+            bad = ~np.isfinite(lut)
+            is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
+            if (bad & ~is_tok).any():
+                return None  # a value that is no number: the exact path names its line
+            if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                lut = np.where(is_tok, np.nan, lut)
+                is_tok = np.zeros_like(is_tok)
+            else:
+                lut = np.where(is_tok, col.lo, lut)
+        if is_tok.any():
+            first_missing = True
+            missing |= is_tok[codes[name]]
+        encoded.append(lut)
+    if first_missing and schema.missing_policy == "error":
+        return None  # the exact path names the first missing value's line
+    dropped = int(np.count_nonzero(missing))
+    kept = None if dropped == 0 else np.flatnonzero(~missing)
+    if dropped:
+        warnings.warn(dropped_message(source, dropped, schema, wanted), DpkitWarning, stacklevel=3)
+
+    def column(item: tuple[str, Any, np.ndarray]) -> tuple[np.ndarray, int]:
+        """A column's kept rows, encoded, and how many were clipped (numpy, on a worker thread)."""
+        name, col, lut = item
+        rows = codes[name] if kept is None else codes[name][kept]
+        if isinstance(col, CategoricalColumn):
+            return lut[rows], 0
+        outside = (lut < col.lo) | (lut > col.hi)
+        clipped = int(np.count_nonzero(outside[rows])) if outside.any() else 0  # after dropping, as the exact path
+        lut = np.clip(lut, col.lo, col.hi)
+        dtype = number_dtype(col.lo, col.hi)
+        whole = np.trunc(lut) == lut
+        if dtype is not None and (whole.all() or whole[rows].all()):
+            lut = lut.astype(dtype)  # whole numbers (the exact path's table.compact_numbers)
+        return lut[rows], clipped
+
+    out = {}
+    for name, col, (values_, clipped) in zip(wanted, cols, in_order(column, zip(wanted, cols, encoded, strict=True)),
+                                             strict=True):
+        out[name] = values_
+        if clipped:
+            warnings.warn(clip_message(source, col, clipped, schema.path), DpkitWarning, stacklevel=3)
+    return EncodedTable(schema=schema, columns=out, n_rows=n_rows - dropped, source=source)
 
 
 def _to_numpy(arr: Any) -> np.ndarray:
@@ -649,13 +732,15 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
     a row holds no missing token, and the warning must not say it does."""
-    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
+    # a learned schema's tokens may be a guess from the data (dpkit.domain.metadata): not quoted
+    tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
                 and schema.columns[n].unlisted == "missing"]
     not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
                    and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
-    parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
+    parts = [f"a missing value ({tokens}) in the used columns" if tokens else "a missing value in the used columns"
+             ] if schema.missing_tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
     if not_numbers:
@@ -694,16 +779,40 @@ def _first_non_number(arr: Any) -> int:
     return 0
 
 
-def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Any:
-    """Every column (or ``columns``, in header order) as a pandas ``category`` of its (stripped)
-    strings, or None for the exact path.
+def categorical_frame(got: Codes) -> Any:
+    """:class:`Codes` as a DataFrame of pandas ``category`` columns (the codes, not copied)."""
+    import pandas as pd
+
+    out = {}
+    for name in got.columns:
+        out[name] = pd.Categorical.from_codes(got.codes[name], dtype=pd.CategoricalDtype(got.values[name]),
+                                              validate=False)
+    return pd.DataFrame(out, columns=got.columns, copy=False)
+
+
+@dataclass
+class Codes:
+    """A table as codes: each column's distinct strings in order of first appearance (the
+    numbering of ``pandas.factorize``) and each row's index into them, in the smallest type."""
+
+    columns: list[str]
+    codes: dict[str, np.ndarray]
+    values: dict[str, list[str]]
+    n_rows: int
+
+
+def read_codes(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Codes | None:
+    """Every column (or ``columns``, in header order) as :class:`Codes` of its (stripped)
+    strings, or None for the exact path (a value to strip, a ragged row, no rows, …).
 
     Streamed (:func:`csv_batches`, on every core): Arrow parses a chunk at a time into
-    ``dictionary<int32, string>`` columns; each chunk's (small) dictionary is mapped, in file
-    order, to a growing list of the column's distinct values — in order of first appearance,
-    the order ``unify_dictionaries`` gives — and only the chunk's codes are kept, in the
-    smallest integer type, so memory is the finished ``category`` columns (1-2 bytes per
-    cell) plus a few chunks, not the whole file's int32 indices.
+    ``dictionary<int32, string>`` columns, and only each chunk's (small) dictionary and its
+    indices are kept; every :data:`JOIN_BLOCKS` chunks, the dictionaries are numbered against
+    the column's distinct values so far by one Arrow ``dictionary_encode`` (new values in
+    order of first appearance, the order ``unify_dictionaries`` gives) and the chunks' codes
+    joined into one array. No Python object is made per cell, nor per distinct value of a
+    chunk, so memory is the codes (1-2 bytes per cell) plus a few chunks, and time does not
+    grow with a column's distinct values (10M rows' fnlwgt: ~5M Python look-ups before).
     """
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -711,14 +820,9 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     names = [f"f{i}" for i in range(len(header))]
     wanted = set(header if columns is None else columns)
     read = [n for n, h in zip(names, header, strict=True) if h in wanted]  # Arrow converts only these
-    enc = options.encoding.lower().replace("_", "-")
-    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
-    seen: list[dict[str, int]] = [{} for _ in read]  # value -> its code, per column
-    parts: list[list[np.ndarray]] = [[] for _ in read]  # each chunk's codes, per column
-    joined = [0] * len(read)  # parts[j][:joined[j]] are joined runs of chunks
 
-    def split(batch: Any) -> list[tuple[list[Any], np.ndarray]]:
-        """Each column's dictionary values and indices (on a worker thread)."""
+    def split(batch: Any) -> list[tuple[Any, np.ndarray]] | None:
+        """Each column's dictionary and indices (on a worker thread); None: a value to strip."""
         out = []
         for n in read:
             col = batch.column(n)
@@ -726,7 +830,9 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
                 col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
             if not pa.types.is_dictionary(col.type):  # a table of no rows
                 col = col.dictionary_encode()
-            out.append((col.dictionary.to_pylist(), _to_numpy(col.indices)))
+            if _unstripped(col.dictionary):
+                return None
+            out.append((col.dictionary, _to_numpy(col.indices).astype(_codes_dtype(len(col.dictionary)))))
         return out
 
     parse = pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"', double_quote=True,
@@ -734,38 +840,89 @@ def read_categorical(options: ReadOptions, header: list[str], columns: Sequence[
     convert = pacsv.ConvertOptions(include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string())
                                                                        for n in read},
                                    strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False)
+    enc = options.encoding.lower().replace("_", "-")
+    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
+    seen = [_FirstSeen() for _ in read]
     try:
         for batch in csv_batches((options.path, None), names, options.header, "utf8" if utf8 else options.encoding,
                                  parse, convert, split):
-            for j, ((values, indices), known, kept) in enumerate(zip(batch, seen, parts, strict=True)):
-                lut = np.empty(len(values), dtype=np.int64)
-                for i, v in enumerate(values):
-                    code = known.get(v)
-                    if code is None:
-                        if v != v.strip():
-                            return None  # whitespace to strip (values could merge): the exact path
-                        code = known[v] = len(known)
-                    lut[i] = code
-                kept.append(lut.astype(_codes_dtype(len(known)))[indices])
-                if len(kept) - joined[j] >= JOIN_BLOCKS:
-                    # join the last chunks' small arrays into one large one: the small ones are
-                    # then reused for the next chunks instead of piling up in the C heap
-                    kept[joined[j]:] = [np.concatenate(kept[joined[j]:])]
-                    joined[j] += 1
+            if batch is None:
+                return None  # whitespace to strip (values could merge): the exact path
+            for (dictionary, indices), column in zip(batch, seen, strict=True):
+                column.add(dictionary, indices)
     except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
         return None
-    if not parts or sum(len(p) for p in parts[0]) == 0:
-        return None
-    import pandas as pd
-
-    out = {}
     kept_header = [h for h in header if h in wanted]
-    for name, known, kept in zip(kept_header, seen, parts, strict=True):
-        dtype = pd.CategoricalDtype(list(known))
-        codes = np.concatenate(kept, dtype=_codes_dtype(len(known)))
-        kept.clear()  # one column's chunk codes and its joined codes at a time
-        out[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-    return pd.DataFrame(out, columns=kept_header, copy=False)
+    codes, values = {}, {}
+    for name, column in zip(kept_header, seen, strict=True):
+        codes[name], values[name] = column.finish()
+    n_rows = len(next(iter(codes.values()))) if codes else 0
+    if n_rows == 0:
+        return None
+    return Codes(kept_header, codes, values, n_rows)
+
+
+# a field's first or last character outside printable ASCII: it may be whitespace to strip
+_MAY_STRIP = "^[^!-~]|[^!-~]$"
+
+
+def _unstripped(dictionary: Any) -> bool:
+    """Does a chunk's dictionary hold a value with whitespace to strip (``str.strip``)? Only
+    the values whose first or last character is not printable ASCII are checked in Python."""
+    import pyarrow.compute as pc
+
+    if len(dictionary) == 0:
+        return False
+    flagged = pc.match_substring_regex(dictionary, _MAY_STRIP)
+    if not pc.any(flagged).as_py():
+        return False
+    return any(v != v.strip() for v in dictionary.filter(flagged).to_pylist())
+
+
+class _FirstSeen:
+    """One column's distinct strings in order of first appearance and its rows' codes, built
+    chunk by chunk in file order (:func:`read_codes`)."""
+
+    def __init__(self) -> None:
+        import pyarrow as pa
+
+        self.known = pa.nulls(0, pa.string())  # the distinct values so far, in first-seen order
+        self.pending: list[tuple[Any, np.ndarray]] = []  # chunks not numbered yet: (dictionary, indices)
+        self.kept: list[np.ndarray] = []  # runs of chunks' codes, joined
+
+    def add(self, dictionary: Any, indices: np.ndarray) -> None:
+        self.pending.append((dictionary, indices))
+        if len(self.pending) >= JOIN_BLOCKS:
+            self._number()
+
+    def _number(self) -> None:
+        """Number the pending chunks' values: the known values first (keeping their codes), then
+        each chunk's dictionary in file order, so a new value's code follows its first row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not self.pending:
+            return
+        before = len(self.known)
+        merged = pc.dictionary_encode(pa.concat_arrays([self.known, *(d for d, _ in self.pending)]))
+        self.known = merged.dictionary
+        numbered = _to_numpy(merged.indices)
+        dtype = _codes_dtype(len(self.known))
+        parts, pos = [], before
+        for dictionary, indices in self.pending:
+            lut = numbered[pos : pos + len(dictionary)].astype(dtype)
+            pos += len(dictionary)
+            parts.append(lut[indices])
+        self.pending = []
+        self.kept.append(np.concatenate(parts, dtype=dtype) if len(parts) != 1 else parts[0])
+
+    def finish(self) -> tuple[np.ndarray, list[str]]:
+        """(every row's code, the distinct values): the joined runs are released."""
+        self._number()
+        dtype = _codes_dtype(len(self.known))
+        codes = np.concatenate(self.kept, dtype=dtype) if self.kept else np.zeros(0, dtype=dtype)
+        self.kept = []
+        return codes, self.known.to_pylist()
 
 
 def _codes_dtype(n_categories: int) -> np.dtype:

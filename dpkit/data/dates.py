@@ -34,11 +34,9 @@ import numpy as np
 
 #: the time kinds of a numeric column (schema ``type:``)
 TIME_KINDS = ("date", "timestamp")
-#: the unit of each kind, in seconds
-UNIT_SECONDS = {"date": 86400, "timestamp": 1}
 _EPOCH = _dt.date(1970, 1, 1).toordinal()
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
-#: the years of the learned bounds' grid (month starts)
+#: the years of the learned bounds' grid (year starts)
 GRID_YEARS = (1800, 2200)
 
 
@@ -117,12 +115,11 @@ def _month_start(m: int, kind: str) -> float:
     return float(day if kind == "date" else day * 86400)
 
 
-#: fixed steps, in the kind's unit, finest first: (step, name)
+#: fixed steps in the kind's unit, finest first: a day; for timestamps 1/5/15/30 seconds,
+#: 1/5/15/30 minutes, 1/3/6/12 hours, a day
 _FIXED = {
-    "date": ((1, "day"),),
-    "timestamp": ((1, "second"), (5, "5 seconds"), (15, "15 seconds"), (30, "30 seconds"), (60, "minute"),
-                  (300, "5 minutes"), (900, "15 minutes"), (1800, "30 minutes"), (3600, "hour"),
-                  (3 * 3600, "3 hours"), (6 * 3600, "6 hours"), (12 * 3600, "12 hours"), (86400, "day")),
+    "date": (1,),
+    "timestamp": (1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400),
 }
 #: calendar steps in months, finest first (months, quarters, half-years, years, …)
 _MONTHLY = (1, 3, 6, 12, 24, 60, 120, 240, 600, 1200)
@@ -144,7 +141,7 @@ def calendar_points(lo: float, hi: float, max_points: int, kind: str) -> np.ndar
     _check(kind)
     if not hi > lo or max_points < 1:
         return np.zeros(0)
-    for step, _ in _FIXED[kind]:
+    for step in _FIXED[kind]:
         first, last = math.floor(lo / step) + 1, math.ceil(hi / step) - 1
         if last < first:
             continue
@@ -154,8 +151,8 @@ def calendar_points(lo: float, hi: float, max_points: int, kind: str) -> np.ndar
     m_lo = _month_of(lo, kind)
     m_hi = _month_of(hi, kind)
     for months in _MONTHLY:
-        cands = [m for m in range(m_lo - m_lo % months, m_hi + 1, months)]
-        pts = [p for p in (_month_start(m, kind) for m in cands if m >= 12) if lo < p < hi]
+        starts = (_month_start(m, kind) for m in range(m_lo - m_lo % months, m_hi + 1, months) if m >= 12)
+        pts = [p for p in starts if lo < p < hi]  # month 0..11 would be year 0: not a date
         if len(pts) <= max_points:
             return np.asarray(pts, dtype=float)
     return np.zeros(0)

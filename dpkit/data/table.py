@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +36,7 @@ __all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .sourc
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpkit.data import columnar
     from dpkit.data.source import ReadOptions
 
 DEFAULT_ENCODING = "utf-8-sig"
@@ -79,17 +80,30 @@ def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: 
 
     if columnar.is_parquet(options):
         return columnar.read_parquet_strings(options)
-    if categorical and options.path != "-":
-        fixed = resolve(options)
-        header = _quick_header(fixed, None)
-        if header is not None:
-            usable = columns is not None and all(c in header for c in columns)
-            df = columnar.read_categorical(fixed, header, columns if usable else None)
-            if df is not None:
-                return df
+    if categorical:
+        got = read_codes(options, columns)
+        if got is not None:
+            return columnar.categorical_frame(got)
     raw, text, header, delimiter = _read_text(options)
     return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
                           has_header=options.header)
+
+
+def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> columnar.Codes | None:
+    """The table as codes of each column's distinct (stripped) strings, read by Arrow
+    (:func:`dpkit.data.columnar.read_codes`: no Python string per cell), or None when only
+    the exact path reads it (Parquet, stdin, whitespace to strip, a ragged row, …).
+    ``columns``: as :func:`read_table`'s with ``categorical``."""
+    from dpkit.data import columnar
+
+    if options.path == "-" or columnar.is_parquet(options):
+        return None
+    fixed = resolve(options)
+    header = _quick_header(fixed, None)
+    if header is None:
+        return None
+    usable = columns is not None and all(c in header for c in columns)
+    return columnar.read_codes(fixed, header, columns if usable else None)
 
 
 def resolve(options: ReadOptions) -> ReadOptions:
@@ -142,10 +156,11 @@ def _read_text(options: ReadOptions, raw: bytes | None = None) -> tuple[bytes, s
         raise DpkitUsageError(f"encoding {encoding!r} is unknown", param="encoding") from None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(
-            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; "
-            f"pass encoding= (e.g. latin-1)", param="encoding"
-        ) from None
+        # the line and the byte point at a record: for the data owner only (dpkit.console)
+        raise DataError(private(
+            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; pass encoding= (e.g. latin-1)",
+            f"{name}: a byte is not valid {encoding}; pass encoding= (e.g. latin-1)",
+        ), param="encoding") from None
     if not text or text.isspace():  # (text.strip() would copy the whole file)
         raise DataError(f"{name}: the file is empty; expected a header row and data rows")
     delimiter = resolve_delimiter(options, raw)
@@ -220,16 +235,12 @@ def _parse_strings(
         # name the row from our own scan, so that the numbers agree with the header's width
         bad = _ragged_row(raw, text, encoding, delimiter, len(header), -1, has_header)
         if bad is not None and bad[0] > 0:
-            raise DataError(
-                f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, saw {bad[1]}); "
-                f"check delimiter= and quoting", param="delimiter"
-            ) from None
+            raise DataError(_ragged(name, f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, "
+                                          f"saw {bad[1]})", len(header)), param="delimiter") from None
         line = _parser_error_line(msg)
         where = f"{name}:{line}" if line else name
-        raise DataError(
-            f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
-            f"{len(header)} fields — check delimiter= and quoting", param="delimiter"
-        ) from None
+        raise DataError(_ragged(name, f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
+                                      f"{len(header)} fields", len(header)), param="delimiter") from None
     except (pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"{name}: cannot parse CSV: {exc}") from None
     if len(df.columns) != len(header):
@@ -247,10 +258,8 @@ def _parse_strings(
         if bad is not None:
             line, got = bad
             where = f"{name}:{line}" if line > 0 else f"{name}: a record"
-            raise DataError(
-                f"{where}: ragged row (expected {len(header)} fields, saw {got}); "
-                f"check delimiter= and quoting", param="delimiter"
-            )
+            raise DataError(_ragged(name, f"{where}: ragged row (expected {len(header)} fields, saw {got})",
+                                    len(header)), param="delimiter")
     df.columns = header
     # Stripping is a Python call per value: only pay for it when some field has
     # surrounding whitespace (the byte check is a few memchr scans).
@@ -288,6 +297,13 @@ def _may_need_strip(raw: bytes, text: str, encoding: str, delimiter: str) -> boo
             if ws + sep in data or sep + ws in data:
                 return True
     return False
+
+
+def _ragged(name: str, exact: str, width: int) -> str:
+    """A ragged row's message: ``exact`` (its line, its field count) only for the data owner's
+    terminal or -v (:func:`dpkit.console.private`) — a line number points at a record (issue 38)."""
+    todo = "check delimiter= and quoting"
+    return private(f"{exact}; {todo}", f"{name}: a ragged row (every row needs {width} fields); {todo}")
 
 
 def _parser_error_line(msg: str) -> int | None:
@@ -391,22 +407,24 @@ def encode(
         if tokens and bad.size:
             is_tok = np.isin(values[bad], tokens)
             if is_tok.any():
-                rows[bad[is_tok]] = True
-                first_missing[c] = int(bad[is_tok][0])
+                if not _keeps_missing(col, conv, bad[is_tok]):
+                    rows[bad[is_tok]] = True
+                    first_missing[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
             if col.unlisted == "other":
                 conv[bad] = col.other_code
-            else:
+            elif not _keeps_missing(col, conv, bad):
                 rows[bad] = True
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
             # a learned type: what is not a date (a number) is missing, never an error (a refusal
-            # one record can cause would reveal it; dpkit.domain.metadata)
-            rows[bad] = True
-            first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
+            if not _keeps_missing(col, conv, bad):
+                rows[bad] = True
+                first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
     if first_missing:
@@ -472,6 +490,56 @@ def encode(
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 
+def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, rows: np.ndarray) -> bool:
+    """Read the missing values at ``rows`` as a value of ``col`` when its domain holds them
+    (``missing_policy: keep``): the ``(missing)`` leaf's code, or NaN for a numeric column's
+    missing bucket (``conv`` holds NaN there already). False: the rows are missing."""
+    if isinstance(col, CategoricalColumn):
+        if col.missing_leaf is None:
+            return False
+        conv[rows] = col.missing_code
+        return True
+    if col.missing:
+        conv[rows] = np.nan
+        return True
+    return False
+
+
+def encode_codes(
+    codes: Mapping[str, np.ndarray],
+    values: Mapping[str, np.ndarray],
+    n_rows: int,
+    schema: Schema,
+    columns: Sequence[str],
+    *,
+    source: str = "<data>",
+    first_line: int = 2,
+) -> EncodedTable:
+    """Encode ``columns`` of a table held as codes: what :func:`encode` gives for its strings.
+
+    ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings as the
+    reader gives them (a string frame's, :mod:`dpkit.engine.string_frame`). Each distinct
+    value is converted once (:func:`_to_float`, the exact path's parse) and the rows are
+    encoded from their codes by the columnar encoder (:func:`dpkit.data.columnar.encode_dictionary`),
+    so memory grows with the distinct values, not the rows. Anything unusual (a value that is
+    not a leaf or not a number, a missing token under ``missing_policy: error``) builds the
+    rows' strings and takes :func:`encode`, whose messages name the line (``first_line``: the
+    line of row 0).
+    """
+    from dpkit.data.columnar import encode_dictionary
+
+    wanted = list(columns)
+    numbers = {c: _to_float(np.asarray(values[c], dtype=object)) for c in wanted
+               if c in values and isinstance(schema.columns.get(c), NumericColumn)}
+    table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
+    if table is not None:
+        return table
+    import pandas as pd
+
+    df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
+    return encode(df, schema, wanted, source=source, first_line=first_line)
+
+
 def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
     """Clipped numbers in the column's small integer type (``columnar.number_dtype``) when
     they are all whole numbers, as the columnar reader stores them; else unchanged."""
@@ -494,12 +562,12 @@ def _leaf_codes(values: np.ndarray, col: CategoricalColumn) -> np.ndarray:
 
 def _to_float(values: np.ndarray) -> np.ndarray:
     """float64 of each value; NaN where a value is not a number."""
-    import pandas as pd
-
     try:
         # numpy's str -> float64 cast runs in C; only a bad value sends us to pandas
         return np.asarray(values, dtype=object).astype(np.float64)
     except (ValueError, TypeError):
+        import pandas as pd
+
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 

@@ -29,9 +29,12 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   no catch-all: a record whose class was not released is read as missing
   (``unlisted: missing``) and dropped. A target with fewer than two released classes is
   refused: a one-class release or model predicts that class for everyone.
-* A numeric column: its ε_j for both bounds at once on the public nice grid and, with
-  ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
-  (:mod:`dpkit.privacy.quantiles`).
+* A numeric column: its ε_j for both bounds at once on the public nice grid (a prior that
+  favours 0 as the lower bound and charges a negative one: ``zero_bonus``, ``negative_lower``)
+  and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
+  medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
+  split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns").
 """
 
 from __future__ import annotations
@@ -63,11 +66,14 @@ from dpkit.privacy.partition import (
 )
 from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
+    NEGATIVE_LOWER,
+    ZERO_BONUS,
     Profile,
     SplitNode,
     bounds_on_grid,
     nice_grid,
     split_tree,
+    zero_edge,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
@@ -91,6 +97,10 @@ class DomainOptions:
     split_share: float = 0.4
     #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
     bound_prior: float = BOUND_PRIOR
+    #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.quantiles.ZERO_BONUS)
+    zero_bonus: float = ZERO_BONUS
+    #: the prior's extra cost (nats) of a negative lower bound (dpkit.privacy.quantiles.NEGATIVE_LOWER)
+    negative_lower: float = NEGATIVE_LOWER
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
@@ -98,6 +108,9 @@ class DomainOptions:
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
+    #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
+    #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
+    missing_policy: str = "keep"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -114,8 +127,14 @@ class DomainOptions:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
         if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
             raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}")
+        if self.missing_policy not in ("keep", "drop"):
+            raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
+        if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
+            raise DpkitUsageError(f"zero_bonus must be >= 0, got {self.zero_bonus!r}")
+        if not (math.isfinite(self.negative_lower) and self.negative_lower >= 0):
+            raise DpkitUsageError(f"negative_lower must be >= 0, got {self.negative_lower!r}")
 
 
 @dataclass
@@ -334,8 +353,8 @@ def discover(
     # missing), which must then drop the row, never refuse the run on the exact data
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None or numeric else "error",
-                    path="<learned schema>")
+                    missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
+                    path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")
 
@@ -353,7 +372,8 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
     lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior)
+                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
+                            negative_lower=opts.negative_lower)
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:
@@ -362,7 +382,13 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         if tree.children:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"), learned
+    # a bound at 0 (a count, an amount, mostly zeros): offer publish a split separating 0 from
+    # the rest — a function of the learned bounds only (post-processing, nothing spent)
+    edge = zero_edge(lo, hi, m.integer) if hierarchy is None else None
+    points = (edge,) if edge is not None else ()
+    if points:
+        learned += f"; a split point at {edge:g} offered beside the bound 0"
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing", points=points), learned
 
 
 def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,

@@ -27,8 +27,9 @@ cell's noisy count reaches τ_j, and
   (numbers: whole + fractional); a number column is *integer* unless fractions are established
   (a one-record fraction in an integer column flips it with probability ≤ δ/m);
 * when no kind is established (a small column: fewer than ~τ_j values) the larger noisy count
-  of numbers and text decides (a date must be established). That is still ε-DP, but near a tie
-  one record can tip it: declare the types of a small table.
+  of numbers and text decides, dates counting as text (a date must be established: a small date
+  column is categorical, never numeric, which would read every date as missing). That is still
+  ε-DP, but near a tie one record can tip it: declare the types of a small table.
 
 The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
 it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
@@ -60,8 +61,10 @@ if TYPE_CHECKING:
 KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
 #: the public list of tokens a no-schema run may learn as missing (docs/domain.md)
 MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", "nan")
-#: the shape cells after the tokens, in order
-SHAPES = ("whole number", "fraction", "date", "text")
+#: the shape cells after the tokens, in order;
+#: zero has a cell of its own: it is a whole number that says nothing of whether a column's other
+#: values are (a float column that is 80 % zeros is not an integer column: issue 36)
+SHAPES = ("whole number", "fraction", "date", "text", "zero")
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ def shape_counts(summary: Summary, tokens: Sequence[str]) -> np.ndarray:
         if i is None:
             x = is_number(value)
             if x is not None:
-                i = k if x.is_integer() else k + 1
+                i = k + 4 if x == 0 else k if x.is_integer() else k + 1
             else:
                 i = k + 2 if is_date(value) else k + 3
         out[i] += int(n)
@@ -202,12 +205,18 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     """The module docstring's rules on one column's noisy shape counts (cells as
     :func:`shape_counts`). Ties go to numbers, then text."""
     k = len(tokens)
-    whole, frac, date, text = (int(noisy[k + i]) for i in range(4))
+    whole, frac, date, text, zero = (int(noisy[k + i]) for i in range(5))
     learned_tokens = tuple(t for t, n in zip(tokens, noisy[:k], strict=True) if n >= tau)
-    scores = {"numeric": whole + frac, "categorical": text, "date": date}
-    established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau), ("categorical", text >= tau),
+    scores = {"numeric": whole + frac + zero, "categorical": text, "date": date}
+    established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau or zero >= tau),
+                                         ("categorical", text >= tau),
                                          ("date", date >= tau)) if ok]
-    pool = established or ["numeric", "categorical"]  # a date column must be established
+    if not established:
+        # a date column must be established; below τ its dates count as text, so a small date
+        # column is categorical (its days listed or '(other)'), never numeric: a numeric column
+        # reads every date as missing and would drop every row (bench/bench_dates.py, 2,000 rows)
+        scores["categorical"] += date
+    pool = established or ["numeric", "categorical"]
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
     integer = frac < tau and (whole >= tau or whole > frac)
     return Decision(kind, integer, learned_tokens)
@@ -243,6 +252,15 @@ def resolve_declarations(columns: Sequence[str], target: str | None, declared: D
     public_bounds: dict[str, tuple[float, float]] = {}
     bounds = declared.bounds or {}
     for name in names(list(bounds), "bounds", columns):
+        if given.get(name) == "date":  # ISO dates, as a schema writes them
+            from dpkit.data.dates import parse_bound
+
+            got = [parse_bound(str(x), "date") for x in bounds[name]]
+            if len(got) != 2 or None in got or not got[0] < got[1]:  # type: ignore[operator]
+                raise DpkitUsageError(f"bounds: date column {name!r} needs two ISO dates lo < hi "
+                                      f"(e.g. 2019-01-01, 2025-01-01), got {bounds[name]!r}")
+            public_bounds[name] = (got[0], got[1])  # type: ignore[assignment]
+            continue
         try:
             lo, hi = (float(x) for x in bounds[name])
         except (TypeError, ValueError):

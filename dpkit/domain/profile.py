@@ -48,14 +48,18 @@ def summarize(frame: Any, columns: Sequence[str] | None = None) -> dict[str, Sum
     Values are stripped as the CSV reader strips them, and strings equal once stripped are
     one value (first appearance of any of them); a missing cell (None) reads as ``""``.
     """
-    import pandas as pd
-
     names = list(frame.header if columns is None else columns)
     answers = frame.many([("counts", [Col(c)], (frame.n_values(c),)) for c in names])
     out: dict[str, Summary] = {}
     for c, counts in zip(names, answers, strict=True):
         raw = ["" if v is None else str(v).strip() for v in frame.values(c)]
-        merged = pd.Series(np.asarray(counts, dtype=np.int64).reshape(-1)).groupby(raw, sort=False).sum()
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        if len(set(raw)) == len(raw):  # no two values merge (the readers strip): as counted
+            out[c] = Summary(tuple(raw), counts)
+            continue
+        import pandas as pd
+
+        merged = pd.Series(counts).groupby(raw, sort=False).sum()
         out[c] = Summary(tuple(str(v) for v in merged.index), merged.to_numpy(dtype=np.int64))
     return out
 

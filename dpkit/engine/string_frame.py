@@ -116,6 +116,19 @@ class NumpyStringFrame(NumpyFrame):
         return NumpyStringFrame(derived.table.columns, self._values, self.table.n_rows, self.source, self.header,
                                 self.rows)
 
+    def encode(self, schema: Schema, columns: Sequence[str], *, first_line: int = 2) -> NumpyFrame:
+        """``columns`` encoded against ``schema`` from the codes, without reading the input
+        again: what a load gives for it (:func:`dpkit.data.table.encode_codes`; the Spark
+        engine's counterpart is ``SparkStringFrame.encode``). ``first_line``: the line of the
+        first row in messages. A run without a schema learns its schema from this frame and
+        encodes it so (issue 36)."""
+        from dpkit.data.table import encode_codes
+
+        if self.rows is not None:
+            raise ValueError("encode needs the frame of every input row (not a selection)")
+        return NumpyFrame(encode_codes(self.table.columns, self._values, self.table.n_rows, schema, columns,
+                                       source=self.source, first_line=first_line))
+
     def categories(self, columns: Sequence[str]) -> Any:
         """The rows' ``columns`` as a DataFrame of ``category`` columns (the strings as read)."""
         import pandas as pd
@@ -143,13 +156,20 @@ def load_strings(data: Any, columns: Sequence[str] | None, *, engine: str | None
         from dpkit.engine.spark_strings import load_spark_strings
 
         return load_spark_strings(data, columns, master=master)
-    import pandas as pd
+    from dpkit.data.source import ReadOptions
 
-    if isinstance(data, pd.DataFrame):
+    if not isinstance(data, ReadOptions):  # a DataFrame of strings
         df, source = data, "<DataFrame>"
     else:
-        from dpkit.data.table import read_table
+        from dpkit.data.table import read_codes, read_table
 
+        got = read_codes(data, columns)
+        if got is not None:  # the columnar reader's codes, as they are (no pandas)
+            _release_reader_memory()
+            wanted = [c for c in (got.columns if columns is None else columns) if c in got.columns]
+            return NumpyStringFrame({c: got.codes[c] for c in wanted},
+                                    {c: np.asarray(got.values[c], dtype=object) for c in wanted}, got.n_rows,
+                                    data.name, got.columns)
         df, source = read_table(data, categorical=True, columns=columns), data.name
         _release_reader_memory()
     names = [str(c) for c in df.columns]

@@ -287,13 +287,15 @@ class ForestModel:
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
-                    raise DataError(
+                    known = (f"the model was trained with {len(feat.categories)} categories "
+                             f"({', '.join(feat.categories[:MAX_LISTED])}"
+                             f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
+                             "with a schema that lists them")
+                    raise DataError(private(
                         f"{source}:{i + first_line}: column {feat.name!r} has {int(bad.sum())} value(s) the model "
-                        f"does not know ({', '.join(map(repr, uniq))}); the model was trained with "
-                        f"{len(feat.categories)} categories ({', '.join(feat.categories[:MAX_LISTED])}"
-                        f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
-                        "with a schema that lists them"
-                    )
+                        f"does not know ({', '.join(map(repr, uniq))}); {known}",
+                        f"{source}: column {feat.name!r} has values the model does not know; {known}",
+                    ))
                 codes[is_missing] = np.nan
                 X[:, j] = codes
             else:

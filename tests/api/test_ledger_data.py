@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.model_selection import KFold, cross_val_score
 
 import dpkit
@@ -127,6 +129,7 @@ def test_cross_validation_books_each_fold_and_warns(tmp_path, iris) -> None:
     assert book.status()[0].spent == pytest.approx(3.0)
     leaks = _leaks(caught)
     assert len(leaks) == 2  # the second and third folds overlap the earlier ones
+    assert {w.filename for w in caught if issubclass(w.category, dpkit.PrivacyLeakWarning)} == {__file__}
     assert "up to epsilon=2 in all" in leaks[0] and "up to epsilon=3 in all" not in leaks[0]
 
 
@@ -176,3 +179,28 @@ def test_a_keyed_fit_gives_the_same_model_with_and_without_a_ledger(tmp_path, ir
         plain = dpkit.DiffPRFsClassifier(**params).fit(X, y).predict_proba(X)
         booked = dpkit.DiffPRFsClassifier(**params, ledger=book).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(plain, booked)
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from("abc")), min_size=2, max_size=30, unique=True),
+       st.data())
+def test_any_subset_of_a_registered_frame_books_against_it(rows, data) -> None:
+    """Property: a run on any non-empty subset of a registered frame's rows (in any order) finds
+    its data set; a frame with one row that is not in it does not."""
+    import tempfile
+
+    frame = pd.DataFrame(rows, columns=["n", "c"])
+    picked = data.draw(st.lists(st.sampled_from(range(len(frame))), min_size=1, unique=True))
+    with tempfile.TemporaryDirectory() as tmp:
+        book = dpkit.Ledger(Path(tmp) / "l.db")
+        book.register("d", frame, cap=1)
+        assert book.check(data_path=frame.iloc[picked], epsilon=0.5)
+        stranger = pd.DataFrame([(9, "z")], columns=["n", "c"])
+        with pytest.raises(dpkit.LedgerError, match="no data set holds all of its rows"):
+            book.check(data_path=pd.concat([frame.iloc[picked], stranger]), epsilon=0.5)
+        with pytest.raises(dpkit.LedgerError, match="no data set holds"):  # other types: other data
+            book.check(data_path=frame.iloc[picked].astype({"n": float}), epsilon=0.5)
+
+
+def test_repr(tmp_path) -> None:
+    assert repr(dpkit.Ledger(tmp_path / "l.db")) == f"Ledger({str(tmp_path / 'l.db')!r})"

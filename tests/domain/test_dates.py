@@ -13,7 +13,7 @@ import pytest
 from dpkit.api.domain import learn_schema
 from dpkit.data import dates
 from dpkit.domain.discover import DomainOptions, column_budgets, discover
-from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata
+from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata, resolve_declarations
 from dpkit.domain.profile import Summary, times
 from dpkit.privacy import Accountant, make_rng
 
@@ -61,7 +61,7 @@ def test_learned_date_column_on_the_year_grid():
     lo, hi = dates.format_time(col.lo, "date"), dates.format_time(col.hi, "date")
     assert lo.endswith("-01-01") and hi.endswith("-01-01")
     assert "2016" <= lo <= "2019-01-01" and "2025-01-01" <= hi <= "2028"
-    assert learned.schema.missing_policy == "drop"
+    assert learned.schema.missing_policy == "keep" and col.missing  # a missing date is the bucket (issue 36.3)
     steps = [s.step for s in acc.spends]
     assert "domain: d bounds" in steps
     text = learned.yaml(source="t", epsilon=1.0, delta=1e-6)
@@ -77,3 +77,17 @@ def test_public_date_bounds_spend_nothing():
                     accountant=acc)
     assert disc.schema.columns["d"].time == "date" and disc.schema.columns["d"].lo == day("2019-01-01")
     assert not acc.spends
+
+
+def test_public_date_bounds_are_iso_dates():
+    declared = Declarations(date=["d"], missing=(), bounds={"d": ("2019-01-01", "2025-01-01")})
+    _, _, _, bounds = resolve_declarations(["d", "y"], "y", declared)
+    assert bounds["d"] == (day("2019-01-01"), day("2025-01-01"))
+    from dpkit.errors import DpkitUsageError
+
+    with pytest.raises(DpkitUsageError, match="needs two ISO dates"):
+        resolve_declarations(["d", "y"], "y", Declarations(date=["d"], bounds={"d": ("2019", "2025-01-01")}))
+    learned = learn_schema(table(), target="y", epsilon=1.0, delta=1e-6, rng=make_rng(3),
+                           accountant=Accountant(1.0, delta=1e-6), date=["d"], missing=["?"],
+                           bounds={"d": ("2019-01-01", "2025-01-01")})
+    assert learned.schema.columns["d"].lo == day("2019-01-01") and learned.schema.columns["d"].time == "date"

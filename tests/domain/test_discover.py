@@ -54,9 +54,12 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     s = learn(csv, output=str(out), report=str(rep))
     assert isinstance(s, LearnedSchema) and not s.draft
     color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
+    # missing values are values (issue 36 item 3): keep — here with no missing token, so no leaf;
+    # the learned numeric column reads a non-number as missing (unparsable: missing): its bucket
+    assert s.missing_policy == "keep" and "missing_policy: keep" in s.yaml
     assert isinstance(color, CategoricalColumn) and color.leaves == ("blue", "red", "(other)")
     assert color.unlisted == "other" and income.unlisted == "missing" and income.leaves == ("hi", "lo")
-    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75
+    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75 and age.missing
     assert out.read_text() == s.yaml
     parsed = parse_schema(s.yaml, "s.yaml")
     assert not parsed.draft and parsed.columns["color"] == color
@@ -69,6 +72,21 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     # (other): the rare colour (row 0), the '?' rows and the x9 rows but row 5 (its class was not released)
     assert int(np.count_nonzero(t.columns["color"] == 2)) == 19
     assert json.loads(rep.read_text()) == json.loads(dumps(s.report))
+
+
+def test_a_declared_missing_token_is_a_leaf_and_a_bucket_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
+    """Issue 36 item 3: under the learned keep policy a missing value is a value — the '(missing)'
+    leaf of a categorical column (not of the target), the bucket of a numeric one."""
+    s = learn(csv, missing=["?"])
+    color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
+    assert s.missing_policy == "keep" and s.missing_tokens == ("?",)
+    assert color.leaves[-1] == "(missing)" and income.missing_leaf is None and age.missing
+    assert "(missing)" not in s.yaml.split("\ncolumns:")[1]  # implied by keep, not listed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = load(ReadOptions(csv), parse_schema(s.yaml, "s.yaml"))
+    assert t.n_rows == 3000 - 1  # the '?' rows kept; the record of the unreleased class dropped
+    assert int(np.count_nonzero(t.columns["color"] == color.missing_code)) == 10
 
 
 def test_a_rare_value_never_appears_anywhere(csv, tmp_path, capsys) -> None:  # noqa: ANN001
@@ -246,3 +264,23 @@ def test_bad_public_values_or_bounds(kw, match) -> None:  # noqa: ANN001
     with pytest.raises(DpkitUsageError, match=match):
         learn_schema(df, target="income", epsilon=1.0, delta=1e-6, rng=make_rng(1),
                      accountant=Accountant(1.0, delta=1e-6), ignore=["note"], **kw)
+
+
+def test_a_zero_heavy_column_keeps_its_non_zero_values_and_a_split_beside_zero() -> None:
+    """Issue 36: a float column, 80 % zeros, the rest lognormal(3, 1), among 14 predictors (a
+    column's ε ≈ 0.011 at ε = 0.2 for the domain): bounds [0, ≥ 50] (before: [-2e-09, 0]-like,
+    every non-zero value clipped), a split point 0.1 offered beside the bound 0, and the
+    released YAML carries it. One key (the statistical rate is in tests/privacy/test_quantiles.py)."""
+    g = np.random.default_rng(36)
+    n = 8000
+    df = pd.DataFrame({"amount": np.where(g.random(n) < 0.2, np.round(g.lognormal(3, 1, n), 2), 0.0).astype(str),
+                       **{f"x{j}": g.normal(50, 10, n).round(1).astype(str) for j in range(13)},
+                       "y": np.where(g.random(n) < 0.3, "a", "b")})
+    s = infer_schema(df, target="y", epsilon=0.2, delta=1e-6, seed=KEY)
+    amount = s.columns["amount"]
+    assert amount.lo == 0 and amount.hi >= 50 and not amount.integer
+    assert amount.points == (0.1,) if amount.hi < 1000 else amount.points == (1.0,)
+    assert parse_schema(s.yaml, "learned.yaml").columns["amount"].points == amount.points
+    for c in s.columns.values():
+        if isinstance(c, NumericColumn):
+            assert all(b == 0 or abs(b) >= 1e-6 for b in (c.lo, c.hi, *c.points))

@@ -35,6 +35,14 @@ def _summary(values: dict[str, int]) -> Summary:
     return Summary(tuple(values), np.array(list(values.values()), dtype=np.int64))
 
 
+def test_zero_is_a_cell_of_its_own() -> None:
+    """A float column that is mostly zeros is not integer: zero is no evidence of whole numbers."""
+    counts = shape_counts(_summary({"0": 8000, "0.0": 100, "23.47": 1600, "7": 5}), ())
+    assert dict(zip(SHAPES, counts.tolist(), strict=True)) == {
+        "whole number": 5, "fraction": 1600, "date": 0, "text": 0, "zero": 8100}
+    assert not decide(counts, (), tau=9000).integer and decide(counts, (), tau=9000).kind == "numeric"
+
+
 def test_each_value_is_in_one_shape_cell_tokens_first() -> None:
     s = _summary({"": 1, "nan": 2, "?": 3, "12": 4, "1e3": 5, "-0.5": 6, "inf": 7, "2021-03-04": 8,
                   "2021-03-04T10:20:30Z": 9, "2021-02-30": 10, "abc": 11, "NA": 12})
@@ -45,7 +53,7 @@ def test_each_value_is_in_one_shape_cell_tokens_first() -> None:
     assert cell["whole number"] == 4 + 5 and cell["fraction"] == 6
     assert cell["date"] == 8  # 2021-02-30 is no date, nor a time zone (dpkit.data.dates.parse)
     assert cell["text"] == 7 + 9 + 10 + 11  # inf is not a finite number: text
-    assert counts.sum() == sum(range(1, 13)) and counts.size == k + 4
+    assert cell["zero"] == 0 and counts.sum() == sum(range(1, 13)) and counts.size == k + 5
 
 
 @settings(max_examples=200, deadline=None)
@@ -64,9 +72,10 @@ def test_iso_dates(text: str, ok: bool) -> None:
     assert is_date(text) is ok
 
 
-def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, date: int = 0, text: int = 0):  # noqa: ANN202
+def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, date: int = 0, text: int = 0,
+           zero: int = 0):  # noqa: ANN202
     tok = [(tokens or {}).get(t, 0) for t in MISSING_CANDIDATES]
-    return np.array([*tok, whole, frac, date, text])
+    return np.array([*tok, whole, frac, date, text, zero])
 
 
 @pytest.mark.parametrize(("noisy", "kind", "integer", "tokens"), [
@@ -77,7 +86,12 @@ def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, 
     (_noisy(date=9000, text=30), "date", False, ()),
     (_noisy(whole=40, frac=45, text=10), "numeric", False, ()),  # nothing established: the larger count
     (_noisy(whole=10, text=30), "categorical", False, ()),
-    (_noisy(whole=10, date=30), "numeric", True, ()),  # a date column must be established
+    # a date column must be established; below τ its dates count as text: categorical, never
+    # numeric (which would read every date as missing and drop every row)
+    (_noisy(whole=10, date=30), "categorical", False, ()),
+    (_noisy(whole=3, frac=2, zero=4, text=1, date=45), "categorical", False, ()),
+    (_noisy(zero=9600, frac=2400, whole=20), "numeric", False, ()),  # zero-heavy floats: zeros say nothing
+    (_noisy(zero=9600, whole=2400), "numeric", True, ()),  # zero-heavy counts stay integer
 ])
 def test_decisions(noisy, kind: str, integer: bool, tokens: tuple[str, ...]) -> None:  # noqa: ANN001
     d = decide(noisy, MISSING_CANDIDATES, 50)
@@ -150,9 +164,11 @@ def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = encode(strings, parse_schema(s.yaml, "s.yaml"), ["amount", "c", "y"])
-    # 'n/a' and '?' are not numbers: missing, the row dropped; 37.5 is read as a number
-    assert table.n_rows == len(df) - 2 and 37.5 in table.columns["amount"]
-    assert any("that is not a number (unparsable: missing)" in str(w.message) for w in caught)
+    # 'n/a' and '?' are not numbers: missing — under the learned keep policy (issue 36 item 3) the
+    # column's missing bucket (NaN), the row kept; 37.5 is read as a number
+    assert table.n_rows == len(df) and 37.5 in table.columns["amount"]
+    assert np.flatnonzero(np.isnan(table.columns["amount"])).tolist() == [4, 5]
+    assert not any("dropped" in str(w.message) for w in caught)
 
 
 def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_path) -> None:  # noqa: ANN001
