@@ -247,6 +247,10 @@ def learn_schema(
         kept = set(names(keep, "columns", list(summaries)))
         ignore = [*names(ignore, "ignore", list(summaries)),
                   *(c for c in summaries if c not in kept and c != target)]
+        # a declaration of a column the run leaves out is moot (checked against the header all the same)
+        numeric, categorical, integer, date = ([c for c in names(v, p, list(summaries)) if c in kept or c == target]
+                                               for v, p in ((numeric, "numeric"), (categorical, "categorical"),
+                                                            (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds)
