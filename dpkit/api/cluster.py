@@ -104,7 +104,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
                   declared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
     data's own schema when one was given. With learned bounds (``declared``: the declared
-    integer columns and tokens) a value that is not a number is missing and its row dropped."""
+    integer columns and tokens) a value that is not a number is missing and its row dropped.
+    ``keep`` is ``drop`` here: a point has no missing coordinate, so such a row is dropped."""
     from dpkit.data.schema import NumericColumn, Schema
 
     if declared is not None:
@@ -120,11 +121,12 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
             return NumericColumn(c, float(lo), float(hi), True, time=time)
         return NumericColumn(c, float(lo), float(hi))
 
+    policy = getattr(data_schema, "missing_policy", "error")
     return Schema(
         columns={c: column(c, lo, hi) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
         missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
-        missing_policy=getattr(data_schema, "missing_policy", "error"),
+        missing_policy="drop" if policy == "keep" else policy,
     )
 
 

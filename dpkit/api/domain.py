@@ -398,6 +398,10 @@ class DomainPlan(NamedTuple):
     values: Mapping[str, Sequence[str]] | None = None
     #: the declared metadata (numeric, categorical, integer, date: columns; missing: tokens)
     declared: Mapping[str, Any] | None = None
+    #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
+    #: ``drop`` (forest train: its rows are dropped, as before)
+    missing_policy: str = "keep"
+
 
 
 #: the metadata a run without a schema may be told (public; dpkit.domain.metadata)
@@ -496,8 +500,8 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               values=learn.values, options=DomainOptions(empty="ignore"), source=source,
-                               **declared)
+                               values=learn.values, source=source, **declared,
+                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy))
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

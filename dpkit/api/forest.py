@@ -235,9 +235,13 @@ def forest(
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
+    if schema_obj is not None:  # a forest's numeric splits have no missing bucket: such rows are dropped
+        schema_obj = schema_obj.dropping_missing_numbers()
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+    if learn is not None:  # the forest drops rows with a missing value (a missing bucket is publish's)
+        learn = learn._replace(missing_policy="drop")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target

@@ -368,17 +368,18 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
     """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
 
     Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
-    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). A value that is
-    neither gets the catch-all leaf's code when the column has ``other:``, and -2 (missing)
-    with ``unlisted: missing``. The table has the
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf; the ``(missing)`` leaf's
+    code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
+    when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
     column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
     reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
     """
     if index is None:
         index = leaf_index(col)
-    unlisted = {"other": col.other_code, "missing": -2}.get(col.unlisted, -1)
+    missing = col.missing_code  # the (missing) leaf under missing_policy: keep, else -2
+    unlisted = {"other": col.other_code, "missing": missing}.get(col.unlisted, -1)
     stripped = [v.strip() if isinstance(v, str) else v for v in values]
-    return np.array([index.get(v, -2 if v in tokens else unlisted) for v in stripped],
+    return np.array([index.get(v, missing if v in tokens else unlisted) for v in stripped],
                     dtype=code_dtype(len(col.leaves)))
 
 
@@ -452,7 +453,7 @@ class _Encoder:
                 lut = leaf_lut(col, arr.dictionary.to_pylist(), self.tokens, self._leaf_index[name])
                 idx = _to_numpy(arr.indices)
                 if nulls is not None:
-                    codes = np.where(nulls, lut.dtype.type(-2), lut[np.where(nulls, 0, idx)])
+                    codes = np.where(nulls, lut.dtype.type(col.missing_code), lut[np.where(nulls, 0, idx)])
                 else:
                     codes = lut[idx]
                 if nulls is not None or lut.min(initial=0) < 0:  # some entry is not a leaf: is it used?
@@ -472,7 +473,11 @@ class _Encoder:
                         r = int(np.flatnonzero(bad)[0])
                         return fail(name, r, arr[r].as_py() if strict else None)
                     is_tok = is_tok | bad  # a learned date column: what is not a date is missing
-                nums = np.where(is_tok, col.lo, nums)
+                if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                    nums = np.where(is_tok, np.nan, nums)
+                    is_tok = None
+                else:
+                    nums = np.where(is_tok, col.lo, nums)
                 encoded.append(nums)
             else:
                 lenient = col.unparsable == "missing"  # a learned type: a non-number is missing
@@ -499,6 +504,9 @@ class _Encoder:
                 if not np.isfinite(nums).all():
                     r = int(np.flatnonzero(~np.isfinite(nums))[0])
                     return fail(name, r, arr[r].as_py() if strict else None)
+                if nulls is not None and col.missing:  # the missing bucket (missing_policy: keep)
+                    nums = np.where(nulls, np.nan, nums)
+                    is_tok = None
                 encoded.append(nums)
             if is_tok is not None and is_tok.any():
                 missing |= is_tok
@@ -600,7 +608,11 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
             is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
             if (bad & ~is_tok).any():
                 return None  # a value that is no number: the exact path names its line
-            lut = np.where(is_tok, col.lo, lut)
+            if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                lut = np.where(is_tok, np.nan, lut)
+                is_tok = np.zeros_like(is_tok)
+            else:
+                lut = np.where(is_tok, col.lo, lut)
         if is_tok.any():
             first_missing = True
             missing |= is_tok[codes[name]]

@@ -23,7 +23,10 @@ import yaml
 from dpkit.errors import SchemaError
 
 COLUMN_TYPES = ("categorical", "numeric", "date", "timestamp", "ignore")
-MISSING_POLICIES = ("drop", "error")
+MISSING_POLICIES = ("drop", "error", "keep")
+#: the leaf (categorical) and the bucket (numeric) a missing value is under ``missing_policy: keep``,
+#: and the spellings tried when a column already has a leaf of that name
+MISSING_NAMES = ("(missing)", "(missing value)", "(no value)")
 #: what loading does with a categorical value that is not a leaf: refuse it (the default),
 #: read it as the leaf named by ``other:`` (a catch-all), or read it as missing
 UNLISTED = ("error", "other", "missing")
@@ -68,7 +71,15 @@ class CategoricalColumn:
     other: str | None = None
     #: ``error`` (default), ``other`` or ``missing``: see :data:`UNLISTED`
     unlisted: str = "error"
+    #: the leaf missing values are read as (``missing_policy: keep``): the last leaf, a child of
+    #: the root; None: a missing value is not in the domain (its row is dropped or refused)
+    missing_leaf: str | None = field(default=None, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="categorical", init=False)
+
+    @cached_property
+    def missing_code(self) -> int:
+        """The leaf code missing values get (the :attr:`missing_leaf`), else -2 (missing: the row)."""
+        return self.leaf_code[self.missing_leaf] if self.missing_leaf is not None else -2
 
     @cached_property
     def other_code(self) -> int:
@@ -101,6 +112,9 @@ class NumericColumn:
     hi: float
     integer: bool = False
     hierarchy: IntervalNode | None = None
+    #: a missing value is a value of the column (``missing_policy: keep``): encoded as NaN, and
+    #: a cut holds it in a missing bucket beside the intervals (dpkit.release.cut.NumericCut)
+    missing: bool = field(default=False, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="numeric", init=False)
     #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
     time: str | None = None
@@ -137,6 +151,33 @@ class IgnoredColumn:
 Column = CategoricalColumn | NumericColumn | IgnoredColumn
 
 
+def keep_missing(col: Column) -> Column:
+    """``col`` with missing values as values of its domain (``missing_policy: keep``).
+
+    A categorical column gets a leaf ``(missing)`` as the last child of its root (so leaf
+    codes of the other leaves, and every node's leaf range, are unchanged); a numeric column
+    a missing bucket (``missing=True``). Idempotent. The leaf is public: it is a function of
+    the schema only, present whether or not any record is missing (docs/algorithms.md §0).
+    """
+    import dataclasses
+
+    if isinstance(col, NumericColumn):
+        return col if col.missing else dataclasses.replace(col, missing=True)
+    if not isinstance(col, CategoricalColumn) or col.missing_leaf is not None:
+        return col
+    names = {n.name for n in col.root.walk()}
+    leaf = next((m for m in MISSING_NAMES if m not in names), None)
+    i = 2
+    while leaf is None:
+        leaf = f"(missing {i})" if f"(missing {i})" not in names else None
+        i += 1
+    code = len(col.leaves)
+    node = TaxonomyNode(leaf, (), code, code + 1, 1)
+    root = TaxonomyNode(col.root.name, (*col.root.children, node), col.root.lo, code + 1, 0)
+    return CategoricalColumn(col.name, root, (*col.leaves, leaf), other=col.other, unlisted=col.unlisted,
+                             missing_leaf=leaf)
+
+
 @dataclass(frozen=True)
 class Schema:
     """The public description of a data set: its columns, target, and missing-value policy."""
@@ -162,6 +203,40 @@ class Schema:
             object.__setattr__(self, "missing_tokens", (self.missing,))
         elif self.missing_tokens and self.missing is None:
             object.__setattr__(self, "missing", self.missing_tokens[0])
+        if self.missing_policy == "keep":
+            object.__setattr__(self, "columns", {n: keep_missing(c) if n != self.target and self.may_miss(c) else c
+                                                 for n, c in self.columns.items()})
+
+    def may_miss(self, col: Column) -> bool:
+        """Can a value of ``col`` be missing? With a missing token (any column), or a column that
+        reads what it cannot parse as missing (a learned numeric column's ``unparsable: missing``,
+        a categorical ``unlisted: missing``). Public: a function of the schema only."""
+        if self.missing_tokens:
+            return True
+        if isinstance(col, NumericColumn):
+            return col.unparsable == "missing"
+        return isinstance(col, CategoricalColumn) and col.unlisted == "missing"
+
+    def keeping_missing(self) -> Schema:
+        """This schema with every used column holding missing values as values (the target
+        too): what ``generalize`` encodes with, so that no row is dropped (issue 36 item 3).
+        A column of a ``keep`` schema is unchanged (same leaf codes, same missing bucket)."""
+        import dataclasses
+
+        cols = {n: keep_missing(c) if self.may_miss(c) else c for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="keep")
+
+    def dropping_missing_numbers(self) -> Schema:
+        """For an algorithm whose numbers have no missing bucket (a forest's thresholds, k-means
+        points): under ``keep``, a categorical column keeps its ``(missing)`` leaf and a row with a
+        missing number is dropped (policy ``drop``); any other schema is returned as it is."""
+        import dataclasses
+
+        if self.missing_policy != "keep":
+            return self
+        cols = {n: dataclasses.replace(c, missing=False) if isinstance(c, NumericColumn) else c
+                for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="drop")
 
     def dropping_invalid(self) -> Schema:
         """This schema with every record outside its domain dropped on its own (``on_invalid
@@ -173,7 +248,8 @@ class Schema:
         cols = {n: dataclasses.replace(c, unlisted="missing")
                 if isinstance(c, CategoricalColumn) and c.unlisted == "error" else c
                 for n, c in self.columns.items()}
-        return dataclasses.replace(self, columns=cols, missing_policy="drop")
+        return dataclasses.replace(self, columns=cols,
+                                   missing_policy="keep" if self.missing_policy == "keep" else "drop")
 
     def column(self, name: str) -> Column:
         from dpkit.errors import DpkitUsageError
@@ -549,12 +625,13 @@ def load_schema(path: str | Path, *, allow_draft: bool = False) -> Schema:
 def schema_to_dict(schema: Schema) -> dict[str, Any]:
     """The schema as plain data in the YAML format (for writing drafts and imports)."""
 
-    def tree(node: TaxonomyNode) -> Any:
-        if node.is_leaf:
+    def tree(node: TaxonomyNode, skip: str | None = None) -> Any:
+        kids = [c for c in node.children if c.name != skip]  # the (missing) leaf is implied by keep
+        if not kids:
             return None
-        if all(c.is_leaf for c in node.children):
-            return [c.name for c in node.children]
-        return {c.name: tree(c) for c in node.children}
+        if all(c.is_leaf for c in kids):
+            return [c.name for c in kids]
+        return {c.name: tree(c) for c in kids}
 
     def intervals(node: IntervalNode) -> Any:
         return {f"{c.lo:g}..{c.hi:g}": intervals(c) if c.children else None for c in node.children} or None
@@ -582,9 +659,9 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":
-                cols[name] = {"type": "categorical", "values": list(col.leaves)}
+                cols[name] = {"type": "categorical", "values": [v for v in col.leaves if v != col.missing_leaf]}
             else:
-                cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root)}}
+                cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root, col.missing_leaf)}}
             if col.unlisted == "other":
                 cols[name]["other"] = col.other
             elif col.unlisted == "missing":

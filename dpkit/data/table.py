@@ -407,22 +407,24 @@ def encode(
         if tokens and bad.size:
             is_tok = np.isin(values[bad], tokens)
             if is_tok.any():
-                rows[bad[is_tok]] = True
-                first_missing[c] = int(bad[is_tok][0])
+                if not _keeps_missing(col, conv, bad[is_tok]):
+                    rows[bad[is_tok]] = True
+                    first_missing[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
             if col.unlisted == "other":
                 conv[bad] = col.other_code
-            else:
+            elif not _keeps_missing(col, conv, bad):
                 rows[bad] = True
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
             # a learned type: what is not a date (a number) is missing, never an error (a refusal
-            # one record can cause would reveal it; dpkit.domain.metadata)
-            rows[bad] = True
-            first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
+            if not _keeps_missing(col, conv, bad):
+                rows[bad] = True
+                first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
     if first_missing:
@@ -486,6 +488,21 @@ def encode(
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+
+
+def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, rows: np.ndarray) -> bool:
+    """Read the missing values at ``rows`` as a value of ``col`` when its domain holds them
+    (``missing_policy: keep``): the ``(missing)`` leaf's code, or NaN for a numeric column's
+    missing bucket (``conv`` holds NaN there already). False: the rows are missing."""
+    if isinstance(col, CategoricalColumn):
+        if col.missing_leaf is None:
+            return False
+        conv[rows] = col.missing_code
+        return True
+    if col.missing:
+        conv[rows] = np.nan
+        return True
+    return False
 
 
 def encode_codes(

@@ -108,6 +108,9 @@ class DomainOptions:
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
+    #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
+    #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
+    missing_policy: str = "keep"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -124,6 +127,8 @@ class DomainOptions:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
         if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
             raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}")
+        if self.missing_policy not in ("keep", "drop"):
+            raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
         if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
@@ -348,7 +353,7 @@ def discover(
     # missing), which must then drop the row, never refuse the run on the exact data
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None or numeric else "error",
+                    missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
                     path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")

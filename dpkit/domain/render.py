@@ -143,6 +143,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
     if given_bounds:
         lines.append("  - the bounds of " + _wrap(given_bounds) + ";")
     lines[-1] = lines[-1][:-1] + "."
+    if discovery.schema.missing_policy == "keep" and discovery.schema.missing_tokens:
+        lines.append("MISSING VALUES ARE KEPT (missing_policy: keep): a missing value is its column's '(missing)' leaf,")
+        lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
     return lines
 
 

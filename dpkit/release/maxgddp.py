@@ -41,7 +41,7 @@ from dpkit.privacy.mechanisms import (
     report_noisy_max,
 )
 from dpkit.release import depth
-from dpkit.release.cut import CategoricalCut, Cut
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut
 from dpkit.release.scoring import (
     SCORES,
     Candidate,
@@ -313,7 +313,9 @@ def fitting(cut: Cut, cands: list[Candidate], scores: np.ndarray, n_classes: int
     keep = []
     for k, c in enumerate(cands):
         s = shape[names.index(c.column)]
-        grow = (len(c.node.children) - 1) if c.node is not None else len(c.points)
+        a = cut.attributes[c.column]
+        grow = ((len(c.node.children) - 1) if c.node is not None
+                else len(c.points) + int(isinstance(a, NumericCut) and a.separates_missing()))
         if total // s * (s + grow) <= max_cells:
             keep.append(k)
     if len(keep) == len(cands):

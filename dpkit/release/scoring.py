@@ -172,7 +172,7 @@ def numeric_candidates(
     owner: list[int] = []
     last: list[bool] = []
     for i, (lo, hi) in enumerate(a.intervals()):
-        is_last = i == a.size - 1
+        is_last = i == a.n_intervals - 1
         if a.nodes is not None:
             node = a.nodes[i]
             if not node.children:
@@ -197,7 +197,23 @@ def numeric_candidates(
         return [], np.zeros(0)
     starts = m.index(name, np.asarray(lo_pts))
     ends = m.index(name, np.asarray(hi_pts), np.asarray(last))
-    return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands), score)
+    starts, ends, own = with_missing_piece(a, m, name, starts, ends, np.asarray(owner, dtype=np.int64), len(cands))
+    return cands, piece_scores(m.cum(name), starts, ends, own, len(cands), score)
+
+
+def with_missing_piece(a: NumericCut, m: Marginals, name: str, starts: np.ndarray, ends: np.ndarray,
+                       owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of ``n`` candidates that split ``a``, plus the missing bucket as one more
+    piece of each when the split sets it apart (:meth:`NumericCut.separates_missing`; every
+    candidate then splits the column's one value). The missing values are the marginal's last
+    rows (NaN sorts last), which the interval pieces never hold."""
+    if not a.separates_missing() or n == 0:
+        return starts, ends, owner
+    vals = m.distinct(name)
+    first = int(np.searchsorted(vals, np.nan))  # the first NaN (len(vals) when none)
+    k = np.arange(n, dtype=np.int64)
+    return (np.concatenate([starts, np.full(n, first, dtype=np.int64)]),
+            np.concatenate([ends, np.full(n, len(vals), dtype=np.int64)]), np.concatenate([owner, k]))
 
 
 def _with_points(pts: np.ndarray, extra: tuple[float, ...], lo: float, hi: float) -> np.ndarray:

@@ -61,7 +61,7 @@ def test_learned_date_column_on_the_year_grid():
     lo, hi = dates.format_time(col.lo, "date"), dates.format_time(col.hi, "date")
     assert lo.endswith("-01-01") and hi.endswith("-01-01")
     assert "2016" <= lo <= "2019-01-01" and "2025-01-01" <= hi <= "2028"
-    assert learned.schema.missing_policy == "drop"
+    assert learned.schema.missing_policy == "keep" and col.missing  # a missing date is the bucket (issue 36.3)
     steps = [s.step for s in acc.spends]
     assert "domain: d bounds" in steps
     text = learned.yaml(source="t", epsilon=1.0, delta=1e-6)

@@ -54,9 +54,12 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     s = learn(csv, output=str(out), report=str(rep))
     assert isinstance(s, LearnedSchema) and not s.draft
     color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
+    # missing values are values (issue 36 item 3): keep — here with no missing token, so no leaf;
+    # the learned numeric column reads a non-number as missing (unparsable: missing): its bucket
+    assert s.missing_policy == "keep" and "missing_policy: keep" in s.yaml
     assert isinstance(color, CategoricalColumn) and color.leaves == ("blue", "red", "(other)")
     assert color.unlisted == "other" and income.unlisted == "missing" and income.leaves == ("hi", "lo")
-    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75
+    assert isinstance(age, NumericColumn) and age.integer and age.lo <= 20 and age.hi >= 75 and age.missing
     assert out.read_text() == s.yaml
     parsed = parse_schema(s.yaml, "s.yaml")
     assert not parsed.draft and parsed.columns["color"] == color
@@ -69,6 +72,21 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     # (other): the rare colour (row 0), the '?' rows and the x9 rows but row 5 (its class was not released)
     assert int(np.count_nonzero(t.columns["color"] == 2)) == 19
     assert json.loads(rep.read_text()) == json.loads(dumps(s.report))
+
+
+def test_a_declared_missing_token_is_a_leaf_and_a_bucket_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
+    """Issue 36 item 3: under the learned keep policy a missing value is a value — the '(missing)'
+    leaf of a categorical column (not of the target), the bucket of a numeric one."""
+    s = learn(csv, missing=["?"])
+    color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
+    assert s.missing_policy == "keep" and s.missing_tokens == ("?",)
+    assert color.leaves[-1] == "(missing)" and income.missing_leaf is None and age.missing
+    assert "(missing)" not in s.yaml.split("\ncolumns:")[1]  # implied by keep, not listed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = load(ReadOptions(csv), parse_schema(s.yaml, "s.yaml"))
+    assert t.n_rows == 3000 - 1  # the '?' rows kept; the record of the unreleased class dropped
+    assert int(np.count_nonzero(t.columns["color"] == color.missing_code)) == 10
 
 
 def test_a_rare_value_never_appears_anywhere(csv, tmp_path, capsys) -> None:  # noqa: ANN001

@@ -86,7 +86,10 @@ def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, 
     (_noisy(date=9000, text=30), "date", False, ()),
     (_noisy(whole=40, frac=45, text=10), "numeric", False, ()),  # nothing established: the larger count
     (_noisy(whole=10, text=30), "categorical", False, ()),
-    (_noisy(whole=10, date=30), "numeric", True, ()),  # a date column must be established
+    # a date column must be established; below τ its dates count as text: categorical, never
+    # numeric (which would read every date as missing and drop every row)
+    (_noisy(whole=10, date=30), "categorical", False, ()),
+    (_noisy(whole=3, frac=2, zero=4, text=1, date=45), "categorical", False, ()),
     (_noisy(zero=9600, frac=2400, whole=20), "numeric", False, ()),  # zero-heavy floats: zeros say nothing
     (_noisy(zero=9600, whole=2400), "numeric", True, ()),  # zero-heavy counts stay integer
 ])
@@ -161,9 +164,11 @@ def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = encode(strings, parse_schema(s.yaml, "s.yaml"), ["amount", "c", "y"])
-    # 'n/a' and '?' are not numbers: missing, the row dropped; 37.5 is read as a number
-    assert table.n_rows == len(df) - 2 and 37.5 in table.columns["amount"]
-    assert any("that is not a number (unparsable: missing)" in str(w.message) for w in caught)
+    # 'n/a' and '?' are not numbers: missing — under the learned keep policy (issue 36 item 3) the
+    # column's missing bucket (NaN), the row kept; 37.5 is read as a number
+    assert table.n_rows == len(df) and 37.5 in table.columns["amount"]
+    assert np.flatnonzero(np.isnan(table.columns["amount"])).tolist() == [4, 5]
+    assert not any("dropped" in str(w.message) for w in caught)
 
 
 def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_path) -> None:  # noqa: ANN001
