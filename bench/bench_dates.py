@@ -11,8 +11,10 @@ release, ROC AUC on the mapped test split), ε = 1 in total, release seed s. Var
 * the same schema with the date declared ``ignore`` (what a release without dates keeps);
 * no schema, ``date=[...]`` declared: 0.2 of ε learns the domain (schema seed 1000 + s,
   δ = 1e-6, as a run without a schema does) and the release spends the other 0.8;
-* no schema, the date not declared (the column is read as a category: no date clears the
-  threshold and it is left out — the behaviour before dates);
+* no schema, the date not declared: the private metadata step (docs/domain.md, "Types and
+  missing tokens") establishes the column's type;
+* no schema, the date declared categorical (``categorical=[...]``): what every run without a
+  schema did before dates — every day a value, none clears the threshold, the column left out;
 * raw: the same tree on the raw training data (not private; ``baseline_roc_auc``).
 
 Mean ± standard error over the runs. Run: ``python -m bench.bench_dates [--runs 5]``.
@@ -79,7 +81,7 @@ def _summary(xs: list[float]) -> str:
 def measure(t: dict[str, Any], runs: int) -> list[str]:
     """The markdown rows of one table."""
     variants: dict[str, list[dict[str, float] | None]] = {k: [] for k in ("schema", "no-date", "learned",
-                                                                          "learned-plain")}
+                                                                          "detected", "before")}
     bounds: list[str] = []
     date = t["date"][0]
     with warnings.catch_warnings():
@@ -92,11 +94,13 @@ def measure(t: dict[str, Any], runs: int) -> list[str]:
                 line = next(ln for ln in Path(learned).read_text().splitlines() if ln.strip().startswith(date + ":"))
                 bounds.append(line.split("bounds: ")[1].split("]")[0].replace("'", "") + "]")
             variants["learned"].append(_publish(t, learned, s, 1.0 - SHARE))
-            variants["learned-plain"].append(_publish(t, _learned(t, s, "plain"), s, 1.0 - SHARE))
+            variants["detected"].append(_publish(t, _learned(t, s, "detected"), s, 1.0 - SHARE))
+            variants["before"].append(_publish(t, _learned(t, s, "before", categorical=t["date"]), s, 1.0 - SHARE))
     names = {"schema": f"hand-written schema, `{date}: {{type: date, bounds: {t['bounds']}}}`",
              "no-date": f"hand-written schema, `{date}` declared `ignore`",
              "learned": f"no schema, `date=[\"{date}\"]`",
-             "learned-plain": "no schema, the date not declared (read as a category: left out; before)"}
+             "detected": "no schema, not declared (the private metadata step decides the type)",
+             "before": "no schema, declared categorical (every day a value, left out: before dates)"}
     rows = []
     for key, label in names.items():
         got = [r for r in variants[key] if r is not None]

@@ -27,8 +27,9 @@ cell's noisy count reaches τ_j, and
   (numbers: whole + fractional); a number column is *integer* unless fractions are established
   (a one-record fraction in an integer column flips it with probability ≤ δ/m);
 * when no kind is established (a small column: fewer than ~τ_j values) the larger noisy count
-  of numbers and text decides (a date must be established). That is still ε-DP, but near a tie
-  one record can tip it: declare the types of a small table.
+  of numbers and text decides, dates counting as text (a date must be established: a small date
+  column is categorical, never numeric, which would read every date as missing). That is still
+  ε-DP, but near a tie one record can tip it: declare the types of a small table.
 
 The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
 it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
@@ -210,7 +211,12 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau or zero >= tau),
                                          ("categorical", text >= tau),
                                          ("date", date >= tau)) if ok]
-    pool = established or ["numeric", "categorical"]  # a date column must be established
+    if not established:
+        # a date column must be established; below τ its dates count as text, so a small date
+        # column is categorical (its days listed or '(other)'), never numeric: a numeric column
+        # reads every date as missing and would drop every row (bench/bench_dates.py, 2,000 rows)
+        scores["categorical"] += date
+    pool = established or ["numeric", "categorical"]
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
     integer = frac < tau and (whole >= tau or whole > frac)
     return Decision(kind, integer, learned_tokens)

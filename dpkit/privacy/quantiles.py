@@ -3,7 +3,7 @@
 Everything here is the exponential mechanism (McSherry & Talwar 2007) on a *public* finite
 grid, with integer utilities built from exact rank counts, sampled **exactly**
 (:func:`sample_pieces`). The grid is wide — every "nice" number ±m·10^e from 1 (integer
-columns: the integers from 1; real ones: also 10⁻⁶, 10⁻⁵, …, 0.1 below) to ~10¹⁶ — because nothing about the column's range is known in advance; the
+columns: the integers from 1; real ones: also 10⁻⁴, 10⁻³, 0.01, 0.1 below) to ~10¹⁶ — because nothing about the column's range is known in advance; the
 mechanisms below are built so that the width costs (almost) nothing:
 
 1. :func:`bounds_on_grid` — both bounds at once: a pair lo < hi of the nice grid, utility
@@ -68,15 +68,16 @@ from dpkit.privacy.accountant import Accountant, validate_epsilon
 
 #: mantissas of the nice grid (a Renard-like series: steps of 20–33 %)
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
-#: decades of the nice grid: reals 10^-6 … 8·10^15, integers 1 … 8·10^15 (exact in a float)
-REAL_DECADES = range(-6, 16)
+#: decades of the nice grid: reals 10^-4 … 8·10^15, integers 1 … 8·10^15 (exact in a float)
+REAL_DECADES = range(-4, 16)
 INTEGER_DECADES = range(0, 16)
-#: below 1 the reals' grid holds the powers of ten only (10^-6, …, 0.1): the bounds' prior
+#: below 1 the reals' grid holds the powers of ten only (10^-4, …, 0.1): the bounds' prior
 #: charges per grid step, so a range from 0 to x pays for every step between them; ten steps a
 #: decade down to 10^-9 made [0, 400] cost ≈ 120 steps (e^-30), more than clipping every
-#: non-zero record of a zero-heavy column (docs/domain.md, "Zero-heavy and skewed columns")
+#: non-zero record of a zero-heavy column (docs/domain.md, "Zero-heavy and skewed columns"). It
+#: stops at 10^-4 so that publish's grid inside the smallest bounds, [0, 10^-4], has steps ≥ 10^-6
 FRACTION_MANTISSAS = (1.0,)
-#: the smallest magnitude of a learned bound or edge other than 0
+#: the smallest magnitude of a split point beside 0 (:func:`zero_edge`)
 FLOOR = 1e-6
 #: the fine grid of split points has at most this many steps
 FINE_STEPS = 2**20
@@ -85,7 +86,7 @@ FINE_STEPS = 2**20
 BOUND_PRIOR = 0.25
 #: the prior's weight, in nats, on 0 as the lower bound: 0 is the bound a person writes for a
 #: count or an amount. Without it a zero-heavy column's lower bound follows the geometric law
-#: below 0 onto −10⁻⁶, −10⁻⁵, … (P(lo = 0) = 1 − e^{−γ} ≈ 22 %); with 3 nats P(lo = 0) ≈ 85 %
+#: below 0 onto −10⁻⁴, −10⁻³, … (P(lo = 0) = 1 − e^{−γ} ≈ 22 %); with 3 nats P(lo = 0) ≈ 85 %
 #: there, while a column whose values start at 15 takes lo = 0 with probability ≈ 20 % (13
 #: integer steps below its data cost 3.25 nats). Not the upper bound: a column whose few
 #: positive values are clipped (too few for their range, e.g. a capital gain in an 8k-row
@@ -322,8 +323,8 @@ def exponential_pieces(
 
 def nice_grid(integer: bool) -> np.ndarray:
     """The public grid of the bounds: 0 and ±m·10^e (m in :data:`MANTISSAS` for e ≥ 0, and
-    in :data:`FRACTION_MANTISSAS` below: 10^-6 … 0.1; integer columns: the integers 1–9, then
-    m·10^e for e ≥ 1), ascending. From 0 to x ≥ 1 it has 7 + ~10·log10(x) steps."""
+    in :data:`FRACTION_MANTISSAS` below: 10^-4 … 0.1; integer columns: the integers 1–9, then
+    m·10^e for e ≥ 1), ascending. From 0 to x ≥ 1 it has 5 + ~10·log10(x) steps."""
     pos: set[float] = set()
     for e in INTEGER_DECADES if integer else REAL_DECADES:
         for m in MANTISSAS if e >= 0 else FRACTION_MANTISSAS:

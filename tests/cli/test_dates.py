@@ -185,3 +185,21 @@ def test_validate_and_kanon_read_date_columns(files, monkeypatch):
     out = str(Path(files["tmp"]) / "k.csv")
     code, _, err = invoke(["kanon-select", files["train"], "--schema", files["schema"], "-k", "5", "-o", out])
     assert code == 0, err
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["--date", "detected"])
+def test_cli_no_schema_run_keeps_the_date(files, declared):
+    """The issue's case: an ISO date column in a run without a schema is a date column — declared
+    (--date) or established privately by the metadata step — not a category left out."""
+    out = str(Path(files["tmp"]) / "ns.csv")
+    code, _, err = invoke(["publish", files["train"], "--target", "churn", "--epsilon", "1", "--delta", "1e-6",
+                           "--seed", "0x5be1c0d7a93e4f2816c4b0e9d7a3f152", "-o", out,
+                           *(["--date", "signup_date"] if declared else [])])
+    assert code == 0, err
+    text = Path(out).with_suffix(".schema.yaml").read_text()
+    assert re.search(r"signup_date: \{type: date, bounds: \['\d{4}-01-01', '\d{4}-01-01'\], unparsable: missing\}",
+                     text), text
+    report = json.loads(Path(out).with_suffix(".report.json").read_text())
+    assert "domain: signup_date bounds" in [s["step"] for s in report["spends"]]
+    released = {r["signup_date"] for r in csv.DictReader(open(out))}
+    assert len(released) > 1 and all(INTERVAL.match(v) for v in released), released

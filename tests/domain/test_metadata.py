@@ -86,7 +86,10 @@ def _noisy(tokens: dict[str, int] | None = None, whole: int = 0, frac: int = 0, 
     (_noisy(date=9000, text=30), "date", False, ()),
     (_noisy(whole=40, frac=45, text=10), "numeric", False, ()),  # nothing established: the larger count
     (_noisy(whole=10, text=30), "categorical", False, ()),
-    (_noisy(whole=10, date=30), "numeric", True, ()),  # a date column must be established
+    # a date column must be established; below τ its dates count as text: categorical, never
+    # numeric (which would read every date as missing and drop every row)
+    (_noisy(whole=10, date=30), "categorical", False, ()),
+    (_noisy(whole=3, frac=2, zero=4, text=1, date=45), "categorical", False, ()),
     (_noisy(zero=9600, frac=2400, whole=20), "numeric", False, ()),  # zero-heavy floats: zeros say nothing
     (_noisy(zero=9600, whole=2400), "numeric", True, ()),  # zero-heavy counts stay integer
 ])
