@@ -265,7 +265,9 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
                       DpkitWarning)
     tail = "all values covered"
     if cov.missing_rows:
-        dropped = f"row(s) with the missing token {sch.missing!r} are dropped on load"
+        dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # issue 36 item 3
+                   if sch.missing_policy == "keep" else
+                   f"row(s) with the missing token {sch.missing!r} are dropped on load")
         tail += f" ({private(f'{cov.missing_rows} {dropped}', dropped)})"
     # whether rows hold the missing token, not how many (an exact count of the data)
     result.update(data=name, covered=True, rows_with_missing=bool(cov.missing_rows),

@@ -163,8 +163,8 @@ def keep_missing(col: Column) -> Column:
 
     if isinstance(col, NumericColumn):
         return col if col.missing else dataclasses.replace(col, missing=True)
-    if not isinstance(col, CategoricalColumn) or col.missing_leaf is not None:
-        return col
+    if not isinstance(col, CategoricalColumn) or col.missing_leaf is not None or col.root.is_leaf:
+        return col  # (a one-node taxonomy has no root to hang the leaf under: its missing rows drop)
     names = {n.name for n in col.root.walk()}
     leaf = next((m for m in MISSING_NAMES if m not in names), None)
     i = 2
