@@ -589,7 +589,8 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     if first_missing and schema.missing_policy == "error":
         return None  # the exact path names the first missing value's line
     dropped = int(np.count_nonzero(missing))
-    kept = None if dropped == 0 else np.flatnonzero(~missing)
+    kept = None if dropped == 0 else ~missing  # a mask, not row numbers (8 bytes a row at 100M rows: 0.8 GB)
+    del missing
     if dropped:
         warnings.warn(dropped_message(source, dropped, schema, wanted), DpkitWarning, stacklevel=3)
 
