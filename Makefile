@@ -16,7 +16,7 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers bench-frontdoor \
         reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
@@ -26,6 +26,7 @@ help:
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
+	@echo "make bench-frontdoor  no-schema publish vs reviewed draft vs raw on tables as they come (issue 36) -> docs/results/frontdoor.md"
 	@echo "make bench-peers  publish vs dpmm's AIM (adult-5pct, ~30 min a run) and MST (4 tables, ~5 min a run) -> docs/results/peers-*.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
@@ -80,6 +81,9 @@ bench-robust: $(STAMP_DEV)
 
 bench-imbalanced: $(STAMP_DEV)
 	$(PY) -m bench.bench_imbalanced --runs 5
+
+bench-frontdoor: $(STAMP_DEV)
+	$(PY) -m bench.bench_frontdoor --runs 5
 
 # dpmm pins numpy 1.26 / pandas 2.1 / scikit-learn 1.5 and Python < 3.12: its own venv
 PEERS_PYTHON ?= python3.11

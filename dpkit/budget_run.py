@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dpkit.errors import DpkitUsageError
-from dpkit.ledger import RESERVATION_ENV, Ledger
+from dpkit.ledger import RESERVATION_ENV, Ledger, refuse_nested
 
 #: the signals passed on to CMD (the shell's "terminate" and "interrupt")
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -33,6 +33,7 @@ def run_reserved(ledger: str | os.PathLike, epsilon: float, argv: Sequence[str],
     """
     if not argv:
         raise DpkitUsageError("give the command to run after --", param="argv")
+    refuse_nested()
     book = Ledger(ledger)
     group = book.open_group(epsilon, name=name, command=" ".join(argv), delta=delta)
     env = {**os.environ, "DPKIT_LEDGER": str(Path(ledger).resolve()), RESERVATION_ENV: group.env}

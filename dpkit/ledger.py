@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from dpkit.data.fingerprint import directory_digest as _directory_fingerprint  # noqa: F401 (tests)
-from dpkit.data.fingerprint import file_digest
+from dpkit.data.fingerprint import file_digest, row_hashes
 from dpkit.errors import DataError, DpkitError, DpkitUsageError
 
 #: relative tolerance when comparing ε sums against a cap (as the accountant's).
@@ -50,6 +50,9 @@ SCHEMA_VERSION = 3  # 2: reservation groups (budget run, Ledger.reserve as a con
 #                    3: δ per run and an optional δ cap per data set (issue 22)
 #: the environment variable naming the reservation a run draws from: "<id>@<ledger path>"
 RESERVATION_ENV = "DPKIT_RESERVATION"
+#: the environment variable naming the ledger a run books on when ``ledger=`` is not given
+#: (the command line's ``--ledger`` and the library read it alike)
+LEDGER_ENV = "DPKIT_LEDGER"
 
 #: run statuses and whether/which ε they count against the cap
 RESERVED = "reserved"  # in flight, or the process died: the whole reservation counts
@@ -121,6 +124,14 @@ CREATE TABLE IF NOT EXISTS refusals (
 );
 """
 
+#: the row hashes of data registered in memory (added in 0.5 without a version change: older
+#: dpkit ignores the table, and refuses a subset of rows as unregistered data)
+_ROWSETS = """CREATE TABLE IF NOT EXISTS rowsets (
+    sha256 TEXT PRIMARY KEY REFERENCES fingerprints(sha256),
+    signature TEXT NOT NULL,
+    rows BLOB NOT NULL
+)"""
+
 #: ε a run counts against its data set's cap, by status (SQL, used in every sum)
 _COUNTED = """CASE status
     WHEN 'complete' THEN COALESCE(epsilon_spent, epsilon_reserved)
@@ -149,8 +160,18 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def fingerprint(path: str | Path) -> str:
-    """sha256 of the file's bytes, read in chunks (the only thing read before the check)."""
+def fingerprint(data: Any) -> str:
+    """The data set's fingerprint (the only thing read before the check): the sha256 of a
+    file's bytes or of a directory's files; of a pandas DataFrame's or a numpy array's values,
+    column names and types; of a Spark DataFrame's content (dpkit/data/fingerprint.py)."""
+    from dpkit.data.fingerprint import in_memory, input_digest, is_spark
+
+    if in_memory(data) or is_spark(data):
+        return input_digest(data)
+    if not isinstance(data, str | os.PathLike):
+        raise DpkitUsageError(f"data must be a path, a pandas DataFrame, a numpy array or a Spark DataFrame, got "
+                              f"{type(data).__name__}", param="data")
+    path = data
     if str(path) == "-":
         raise DpkitUsageError(
             "ledger needs the data as a file, not stdin: the ledger identifies a data set by "
@@ -159,9 +180,38 @@ def fingerprint(path: str | Path) -> str:
     if "://" in str(path):
         raise DpkitUsageError(
             f"ledger needs the data as a local file or directory, not the URI {path}: the ledger "
-            "identifies a data set by its bytes (or a directory by its listing) before reading it"
+            "identifies a data set by its bytes (a file's or a directory's) before reading it"
         )
     return file_digest(path)
+
+
+def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
+    """(name, data) of a :meth:`Ledger.register` call, in 0.5's order ``(name, data, cap)`` or,
+    with a DeprecationWarning, 0.4's ``(data_path, name, cap)``: the name is a string that is
+    not an existing path, the data anything else (or a path that exists)."""
+    import warnings
+
+    old = data_path is not None
+    if not old and name is not None and data is not None:
+        # 0.4's order: the first is data (an object, or a path that exists) and the second a
+        # name (a string that names no file)
+        first_is_data = not isinstance(name, str) or os.path.exists(name)
+        second_is_name = isinstance(data, str) and not os.path.exists(data)
+        old = first_is_data and second_is_name
+    elif not old and data is None and name is not None and not isinstance(name, str):
+        return None, name  # register(df): the data without a name (refused by the caller)
+    if not old:
+        return name, data
+    warnings.warn("Ledger.register(data_path, name, cap) is deprecated: call register(name, data, cap) "
+                  "(removed in 0.6)", DeprecationWarning, stacklevel=3)
+    return (data, name) if data_path is None else (name, data_path)
+
+
+def _label(data: Any) -> str:
+    """How the ledger records where a run's data came from: a path, or what kind of object."""
+    if isinstance(data, str | os.PathLike):
+        return os.path.realpath(data)
+    return f"<{type(data).__module__.split('.')[0]} {type(data).__name__}>"
 
 
 @dataclass(frozen=True)
@@ -238,12 +288,16 @@ class Ledger:
         self.path = Path(path)
         if self.path.is_dir():
             raise DpkitUsageError(f"ledger {self.path} is a directory; give a file name")
+        if create:
+            self._create()
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r})"
+
+    def _create(self) -> None:
+        """Create the file (mode 0600) and its tables, if needed; as sqlite3.connect creates a
+        database, a new ledger is made by its first :meth:`register` (or ``create=True``)."""
         if not self.path.exists():
-            if not create:
-                raise LedgerError(
-                    f"ledger {self.path} does not exist; register the data set first "
-                    f"('dpkit budget init' on the command line, Ledger.register in Python)"
-                )
             if not self.path.parent.is_dir():
                 raise DataError(f"ledger {self.path}: directory {self.path.parent} does not exist")
             try:
@@ -253,7 +307,7 @@ class Ledger:
                 pass  # another process created it first
             except OSError as exc:
                 raise DataError(f"ledger {self.path}: cannot create: {exc.strerror}") from None
-        if create and self._empty_or_sqlite():
+        if self._empty_or_sqlite():
             # idempotent (CREATE IF NOT EXISTS, in one write transaction), so concurrent
             # `budget init`s, or one that finds a file another has just created, all finish
             # the set-up; a file that is something else is left alone (and refused later)
@@ -288,6 +342,11 @@ class Ledger:
 
     @contextlib.contextmanager
     def _connect(self, *, setup: bool = False) -> Iterator[sqlite3.Connection]:
+        if not self.path.exists():  # sqlite3 would create it, world-readable and empty
+            raise LedgerError(
+                f"ledger {self.path} does not exist; register the data set first "
+                f"('dpkit budget init' on the command line, Ledger.register in Python)"
+            )
         try:
             con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
@@ -380,22 +439,38 @@ class Ledger:
 
     # ------------------------------------------------------------------ data sets
 
-    def register(self, data_path: str | Path, name: str, cap: Any = None, *, append: bool = False,
-                 exist_ok: bool = False, delta_cap: Any = None) -> str:
-        """Register the data file ``data_path`` as data set ``name`` with total ε ``cap``
-        (and, optionally, a total δ ``delta_cap`` for the (ε, δ) runs: without one δ is
-        recorded per run but not capped).
+    def register(self, name: Any = None, data: Any = None, cap: Any = None, *, append: bool = False,
+                 exist_ok: bool = False, delta_cap: Any = None, data_path: Any = None) -> str:
+        """Register ``data`` as data set ``name`` with total ε ``cap`` (and, optionally, a total
+        δ ``delta_cap`` for the (ε, δ) runs: without one δ is recorded per run but not capped).
+        Creates the ledger file (mode 0600) when it does not exist yet.
 
-        With ``append``, the file is another version of an existing data set and shares its
-        cap and its spending (e.g. tonight's export of the same table). With ``exist_ok``, a
-        file already registered as ``name`` with the same cap is not an error (nothing
-        changes: a setup script may run every night); another cap is. Returns the name.
+        ``data``: a CSV or Parquet file, a directory of them, a pandas DataFrame, a numpy array
+        or a Spark DataFrame, identified by its content (:func:`fingerprint`). A DataFrame or an
+        array is also identified row by row, so a run on some of its rows — a fold of a
+        cross-validation, an estimator fitted on ``X[train]`` — books against it.
+
+        With ``append``, the data is another version of an existing data set and shares its
+        cap and its spending (e.g. tonight's export of the same table). With ``exist_ok``, data
+        already registered as ``name`` with the same cap is not an error (nothing changes: a
+        setup script may run every night); another cap is. Returns the name.
+
+        The order of 0.4, ``register(data_path, name, cap)``, still works with a
+        :class:`DeprecationWarning` (until 0.6).
         """
+        name, data = _register_order(name, data, data_path)
+        if name is None or data is None:
+            raise DpkitUsageError("register takes the data set's name and its data: register(name, data, cap)",
+                                  param="name" if name is None else "data")
+        data_path = data
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self._create()
         name = str(name).strip()
         if not name:
             raise DpkitUsageError("name must not be empty", param="name")
         delta_cap = _check_delta_cap(delta_cap)
         digest = fingerprint(data_path)
+        rows = row_hashes(data_path)
         with self._write() as con:
             row = con.execute(
                 "SELECT d.name, d.cap FROM fingerprints f JOIN datasets d ON d.id = f.dataset_id "
@@ -407,9 +482,17 @@ class Ledger:
                 return name
             if row is not None:
                 raise LedgerError(
-                    f"{data_path}: this file is already registered as data set {row[0]!r} "
+                    f"{_label(data_path)}: this data is already registered as data set {row[0]!r} "
                     f"in {self.path}"
                 )
+            holder = None if rows is None else self._dataset_holding(con, data_path)
+            if holder is not None and not (append and holder[1] == name):
+                # a subset of a registered frame is that data set already (its runs book there):
+                # registering it under another name would give the same people a second cap
+                if exist_ok and holder[1] == name:
+                    return name
+                raise LedgerError(f"{_label(data_path)}: its rows are all rows of data set {holder[1]!r} in "
+                                  f"{self.path}, which runs on them book against already")
             existing = con.execute("SELECT id, cap FROM datasets WHERE name = ?", (name,)).fetchone()
             if existing is not None:
                 if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
@@ -421,7 +504,7 @@ class Ledger:
                                       f"not {_check_cap(cap):g}; a cap is never changed", param="cap")
                 if not append:
                     if exist_ok:
-                        raise LedgerError(f"data set {name!r} exists in {self.path} but {data_path} is not one of "
+                        raise LedgerError(f"data set {name!r} exists in {self.path} but {_label(data_path)} is not one of "
                                           "its versions; append it as a new version", param="append")
                     raise LedgerError(
                         f"data set {name!r} already exists in {self.path}; append a new version of "
@@ -440,21 +523,55 @@ class Ledger:
                 ).lastrowid
             con.execute(
                 "INSERT INTO fingerprints(sha256, dataset_id, path, added) VALUES (?, ?, ?, ?)",
-                (digest, ds_id, os.path.realpath(data_path), _now()),
+                (digest, ds_id, _label(data_path), _now()),
             )
+            if rows is not None:
+                con.execute(_ROWSETS)
+                con.execute("INSERT INTO rowsets(sha256, signature, rows) VALUES (?, ?, ?)",
+                            (digest, rows[0], rows[1].tobytes()))
         return name
 
-    def _dataset_for(self, con: sqlite3.Connection, data_path: str | Path, digest: str) -> tuple[int, str, float]:
+    def _dataset_for(self, con: sqlite3.Connection, data_path: Any, digest: str) -> tuple[int, str, float]:
         row = con.execute(
             "SELECT d.id, d.name, d.cap FROM fingerprints f JOIN datasets d ON d.id = f.dataset_id "
             "WHERE f.sha256 = ?", (digest,)).fetchone()
         if row is None:
+            row = self._dataset_holding(con, data_path)
+        if row is None:
+            if isinstance(data_path, str | os.PathLike):
+                raise LedgerError(
+                    f"{data_path} is not registered in ledger {self.path} (no data set has these exact "
+                    f"bytes); register it first ('dpkit budget init' on the command line, Ledger.register "
+                    f"in Python), or append it as a new version of a known data set"
+                )
             raise LedgerError(
-                f"{data_path} is not registered in ledger {self.path} (no data set has these exact "
-                f"bytes); register it first ('dpkit budget init' on the command line, Ledger.register "
-                f"in Python), or append it as a new version of a known data set"
-            )
+                f"this {_label(data_path)} is not registered in ledger {self.path}: no data set holds all of "
+                "its rows (with these columns and types); register it, or the data it was taken from, with "
+                "Ledger.register (an estimator books against the data set registered as its X)")
         return int(row[0]), str(row[1]), float(row[2])
+
+    @staticmethod
+    def _dataset_holding(con: sqlite3.Connection, data: Any) -> tuple[int, str, float] | None:
+        """The data set registered with in-memory data that holds every row of ``data`` (a
+        subset of a registered DataFrame: a fold, a sample); None when none does. Rows held by
+        several data sets are refused: the run would spend on each of them."""
+        rows = row_hashes(data)
+        if rows is None or con.execute("SELECT 1 FROM sqlite_master WHERE name = 'rowsets'").fetchone() is None:
+            return None
+        import numpy as np
+
+        signature, hashes = rows
+        found: dict[int, tuple[int, str, float]] = {}
+        for ds_id, name, cap, blob in con.execute(
+                "SELECT d.id, d.name, d.cap, r.rows FROM rowsets r JOIN fingerprints f ON f.sha256 = r.sha256 "
+                "JOIN datasets d ON d.id = f.dataset_id WHERE r.signature = ?", (signature,)):
+            if np.isin(hashes, np.frombuffer(blob, dtype=np.uint64), assume_unique=True).all():
+                found[int(ds_id)] = (int(ds_id), str(name), float(cap))
+        if len(found) > 1:
+            names = ", ".join(repr(v[1]) for v in found.values())
+            raise LedgerError(f"the rows of this {_label(data)} are held by several data sets ({names}); a run "
+                              "on them would spend on each: register the data once")
+        return next(iter(found.values()), None)
 
     @staticmethod
     def _used(con: sqlite3.Connection, dataset_id: int, budget: str = "epsilon") -> float:
@@ -526,6 +643,13 @@ class Ledger:
             with self._write() as con:
                 con.execute("INSERT INTO refusals(dataset, at, command, epsilon, reason) VALUES (?, ?, ?, ?, ?)",
                             (dataset, _now(), command or "?", epsilon, reason))
+
+    def record_refusal_in(self, group: int, command: str, epsilon: float | None, reason: str) -> None:
+        """Record a run refused inside reservation ``group``, under the group's data set."""
+        with self._connect() as con:
+            row = con.execute("SELECT d.name FROM groups g JOIN datasets d ON d.id = g.dataset_id WHERE g.id = ?",
+                              (group,)).fetchone()
+        self._record_refusal(None if row is None else str(row[0]), command, epsilon, reason)
 
     # ------------------------------------------------------------------ reservations (groups)
 
@@ -714,7 +838,7 @@ class Ledger:
                     "INSERT INTO runs(dataset_id, command, epsilon_reserved, status, started, "
                     "data_path, outputs, report, pid, host, group_id, delta_reserved) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (ds_id, command, epsilon, RESERVED, _now(), os.path.realpath(data_path),
+                    (ds_id, command, epsilon, RESERVED, _now(), _label(data_path),
                      json.dumps(outs), report, os.getpid(), socket.gethostname(), group, delta),
                 ).lastrowid
         if refused is not None:
@@ -857,21 +981,50 @@ class Reservation:
     def __init__(self, ledger: Ledger, epsilon: float, name: str | None, command: str, delta: float = 0.0) -> None:
         self.ledger, self.epsilon, self.name, self.command, self.delta = ledger, epsilon, name, command, delta
         self.group: Group | None = None
-        self._previous: str | None = None
+        self._previous: dict[str, str | None] = {}
 
     def __enter__(self) -> Group:
+        refuse_nested()
         self.group = self.ledger.open_group(self.epsilon, name=self.name, command=self.command, delta=self.delta)
-        self._previous = os.environ.get(RESERVATION_ENV)
+        # as `budget run` sets them for its command: a call inside the block without ledger=
+        # books on this ledger and draws from this reservation (dpkit.run.run_ledger)
+        self._previous = {k: os.environ.get(k) for k in (RESERVATION_ENV, LEDGER_ENV)}
         os.environ[RESERVATION_ENV] = self.group.env
+        os.environ[LEDGER_ENV] = os.path.realpath(self.ledger.path)
         return self.group
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
-        if self._previous is None:
-            os.environ.pop(RESERVATION_ENV, None)
-        else:
-            os.environ[RESERVATION_ENV] = self._previous
+        for key, value in self._previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         if self.group is not None:
             self.ledger.close_group(self.group, "" if exc_type is None else f"ended by {exc_type.__name__}")
+
+
+def active_reservation() -> tuple[int, str] | None:
+    """(id, ledger path) of the reservation this process runs inside (``$DPKIT_RESERVATION``,
+    set by ``budget run`` for its command and by ``with ledger.reserve(...)``), None outside
+    one. A value that names no reservation is refused: a run must not guess it is outside."""
+    value = os.environ.get(RESERVATION_ENV, "")
+    if not value:
+        return None
+    gid, _, path = value.partition("@")
+    if not gid.isdigit() or not path:
+        raise LedgerError(f"${RESERVATION_ENV}={value!r} names no reservation (expected <id>@<ledger path>); "
+                          "nothing was run")
+    return int(gid), path
+
+
+def refuse_nested() -> None:
+    """Refuse to open a reservation inside another (``budget run`` or ``ledger.reserve``): it
+    would draw on the cap, not on the outer reservation (or, on another ledger, escape it), and
+    the outer reservation's ε would no longer bound its runs."""
+    held = active_reservation()
+    if held is not None:
+        raise LedgerError(f"a reservation cannot be opened inside reservation {held[0]} of ledger {held[1]} "
+                          f"(${RESERVATION_ENV}); its runs draw from that one; nothing was run")
 
 
 def _start_time(pid: int) -> str | None:

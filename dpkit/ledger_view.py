@@ -23,7 +23,7 @@ def init_dataset(path: str | Path, data: str | Path, name: str, cap: Any = None,
     ``append`` + ``exist_ok`` + ``cap`` is the nightly rotation idiom (docs/cron.md): it creates
     the data set the first night, appends each new export, and is a no-op when run again.
     """
-    if not Path(data).is_file():
+    if not Path(data).exists():  # a file, or a directory of Parquet or CSV files (docs/spark.md)
         raise DataError(f"{data}: file not found")
     if cap is not None:
         _check_cap(cap)
@@ -31,7 +31,7 @@ def init_dataset(path: str | Path, data: str | Path, name: str, cap: Any = None,
         raise DpkitUsageError("cap is required to register a new data set", param="cap")
     _check_delta_cap(delta_cap)
     book = Ledger(path, create=True)
-    book.register(data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
+    book.register(name, data, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
     return {s.name: s for s in book.status()}[str(name).strip()]
 
 

@@ -15,6 +15,7 @@ import signal
 import threading
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -140,14 +141,20 @@ class PrivateRun:
         self.seeded = self.seed is not None
         # a plain integer seed can be searched: such a run is reproducible, not private
         self.private = self.seed is None or is_key(self.seed)
-        # a Ledger object or a path (the library's ``ledger=`` takes either)
+        # a Ledger object or a path (the library's ``ledger=`` takes either); $DPKIT_LEDGER when
+        # not given, and inside a reservation only the reservation's ledger
+        booked = ledger.data if isinstance(ledger, Booking) else None
+        ledger = run_ledger(ledger.ledger if isinstance(ledger, Booking) else ledger, command, self.epsilon)
         self.ledger_path = getattr(ledger, "path", ledger) or None
         self.data_path = data_path if data_path is not None else (inputs[0] if inputs else None)
+        #: what the ledger books the run against: the data read, or what an estimator was given
+        self._booked = booked if booked is not None else self.data_path
         self._ledger = None
         self._ledger_entry = None
         #: why this run's release is not private (booked in the ledger as "not private: …")
         self.not_private: list[str] = [] if self.private else ["seeded with a plain integer"]
         self._fingerprint: str | None = None
+        self._booked_digest: str | None = None
         #: the report's neighbouring relation: records outside the schema's domain refuse the
         #: run (dpkit.report.NEIGHBOURS), or are dropped one by one (on_invalid="drop")
         from dpkit.report import NEIGHBOURS_DROPPING
@@ -159,11 +166,13 @@ class PrivateRun:
             # fingerprint, and nothing is written or recorded (docs/ledger.md)
             from dpkit.ledger import Ledger
 
-            if not self.data_path:
+            if self._booked is None or isinstance(self._booked, str) and not self._booked:
                 raise DpkitUsageError(f"ledger: '{command}' has no data to account", param="ledger")
             self._ledger = Ledger(self.ledger_path)
-            self._fingerprint = self._ledger.check(data_path=self.data_path, epsilon=self.epsilon,
-                                                   command=command, delta=self.delta)
+            self._booked_digest = self._ledger.check(data_path=self._booked, epsilon=self.epsilon,
+                                                     command=command, delta=self.delta)
+            if booked is None:  # the digest of the data read: the run's key derives from it too
+                self._fingerprint = self._booked_digest
         self.rng = self._make_rng(identity or {})
 
     def _make_rng(self, identity: dict[str, Any]) -> Any:
@@ -191,8 +200,8 @@ class PrivateRun:
             try:
                 with _sigint_deferred():
                     self._ledger_entry = self._ledger.reserve(
-                        data_path=self.data_path, command=self.command, epsilon=self.epsilon,
-                        outputs=self.outputs, digest=self._fingerprint,
+                        data_path=self._booked, command=self.command, epsilon=self.epsilon,
+                        outputs=self.outputs, digest=self._booked_digest,
                         delta=self.delta,
                     )
             except BaseException as exc:
@@ -235,6 +244,63 @@ class PrivateRun:
         )
 
 
+@dataclass(frozen=True)
+class Booking:
+    """``ledger=`` for a run that books against other data than the frame it reads: an
+    estimator's fit reads a frame made of ``X`` (and ``y``) and books against the data set
+    registered with ``X`` (:mod:`dpkit.api.fits`). The run's key still derives from the data
+    read, so a fit gives the same bytes with and without a ledger."""
+
+    ledger: Any
+    data: Any
+
+
+def run_ledger(ledger: Any, command: str, epsilon: float) -> Any:
+    """The ledger a private run books on: ``ledger`` (a Ledger or a path), else
+    ``$DPKIT_LEDGER``, else None — the command line's ``--ledger`` reads the same variable, so a
+    library call and a command book alike.
+
+    Inside a reservation (``$DPKIT_RESERVATION``: ``budget run``, ``with ledger.reserve()``) a
+    run must book on the reservation's ledger: one that names another ledger, or none, would
+    spend ε that the reservation never counts (issue 38 finding 1). It is refused here, before
+    the data is read, and the refusal is recorded in the reservation's ledger. (The guarantee
+    is for dpkit's own runs: a script that unsets the variable is outside any bookkeeping.)
+    """
+    from dpkit.ledger import LEDGER_ENV, RESERVATION_ENV, LedgerError, active_reservation
+
+    if ledger is None or ledger == "":
+        ledger = os.environ.get(LEDGER_ENV) or None
+    held = active_reservation()
+    if held is None:
+        return ledger
+    group, held_path = held
+    path = None if ledger is None else os.fspath(getattr(ledger, "path", ledger))
+    if path is not None and _same_file(path, held_path):
+        return ledger
+    books = "books on no ledger" if path is None else f"books on ledger {path}"
+    reason = (f"this run is inside reservation {group} of ledger {held_path} (${RESERVATION_ENV}) but {books}; "
+              "a run inside a reservation must book on its ledger, so that what it spends is counted; "
+              "nothing was run")
+    _record_outside(held_path, group, command, epsilon, reason)
+    raise LedgerError(reason)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _record_outside(ledger_path: str, group: int, command: str, epsilon: float, reason: str) -> None:
+    """Keep the refusal in the reservation's ledger (``budget history``); never hides it."""
+    from dpkit.errors import DpkitError
+    from dpkit.ledger import Ledger
+
+    with contextlib.suppress(DpkitError, OSError):
+        Ledger(ledger_path).record_refusal_in(group, command, epsilon, reason)
+
+
 #: arguments that do not shape a run's output: where it is read from and written to, how
 #: it is booked and on which engine it runs (engines give the same bytes)
 _NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histogram", "assign", "engine",
@@ -243,7 +309,7 @@ _NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histog
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
 #: not give them keeps its key (and its bytes)
-_WHEN_GIVEN = frozenset({"ignore", "values"})
+_WHEN_GIVEN = frozenset({"ignore", "values", "numeric", "categorical", "integer", "date", "missing"})
 
 
 def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
@@ -298,10 +364,10 @@ def _input_fingerprint(data: Any) -> str:
     """The fingerprint a keyed run derives its key from: a file's, a directory's or a pandas
     DataFrame's (dpkit/data/fingerprint.py). Data dpkit cannot hash here (a URI, a Spark
     DataFrame) cannot take a key: its neighbours would draw the same noise."""
-    from dpkit.data.fingerprint import input_digest
+    from dpkit.data.fingerprint import input_digest, is_spark
 
     try:
-        if data is None:
+        if data is None or is_spark(data):
             raise TypeError
         return input_digest(data)
     except (TypeError, DpkitUsageError):

@@ -8,12 +8,9 @@ suppressed here: suppression protects the released table, and a test split is no
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from dpkit.errors import DataError, DpkitWarning
+from dpkit.errors import DataError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +27,8 @@ def apply_release(
     ``carry``: the columns the release wrote as they are beside the quasi-identifiers (its
     ``keep`` and ``sensitive`` columns), carried through too (issue 23: an ``evaluate`` after
     ``generalize`` needs them); the columns come in the input's order, as kanon-select writes them.
+    Every row comes out, in order: a missing value of a generalized column is the cut's node
+    holding it, or ``(missing)``; the other columns are written as they are.
     """
     import pandas as pd
 
@@ -48,28 +47,19 @@ def apply_release(
     carried = [c for c in carry if c in df.columns]
     chosen = set(selected) | set(carried) | ({target} if target and target in df.columns else set())
     wanted = [c for c in df.columns if c in chosen]
-    if schema is not None and schema.missing is not None:
-        miss = np.zeros(len(df), dtype=bool)
-        for c in wanted:
-            miss |= df[c].to_numpy() == schema.missing
-        if miss.any():
-            if schema.missing_policy == "error":
-                r = int(np.flatnonzero(miss)[0])
-                raise DataError(f"{source}:{r + 2}: a missing value ({schema.missing!r}); set missing_policy: drop")
-            from dpkit.console import private
-
-            warnings.warn(private(f"{source}: dropped {int(miss.sum())} row(s) with a missing value",
-                                  f"{source}: dropped rows with a missing value"), DpkitWarning, stacklevel=2)
-            df = df.loc[~miss].reset_index(drop=True)
     out: dict[str, Any] = {}
     if cut_json:
+        from dpkit.release.generalized import Generalizer
+
+        # every row comes out (issue 36 item 3): a missing value is the cut's node holding it, or
+        # "(missing)" — the rule of a publish cut's generalize (dpkit.release.generalized)
+        reading = schema.keeping_missing()  # type: ignore[union-attr]
         cut = Cut.from_json(schema, target or "", cut_json, source=source)  # type: ignore[arg-type]
-        table = encode(df, schema, list(cut.attributes), source=source)  # type: ignore[arg-type]
+        table = encode(df, reading, list(cut.attributes), source=source)
+        labeller = Generalizer.of(cut, reading, list(cut.attributes))
     for c in wanted:
         if c in cut_json:
-            attr = cut.attributes[c]
-            labels = np.asarray(attr.labels(), dtype=object)
-            out[c] = labels[attr.codes(table.columns[c])]
+            out[c] = labeller.labels[c][labeller.codes(c, table.columns[c])]
         elif c in as_written or c == target or c in carried:
             out[c] = df[c].to_numpy()
         else:

@@ -322,16 +322,25 @@ def prepare(
                 ))
             lookups[c] = (np.maximum(mapped, 0), list(col.leaves))
         else:
-            nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+            time = getattr(col, "time", None)
+            if time is not None:  # a date column: days since 1970 (the readers' one parse function)
+                from dpkit.data.dates import parse_array
+
+                nums = parse_array(values, time)
+            else:
+                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
             finite = np.isfinite(nums)
             if col is not None:  # a numeric schema column: every value must be a number
                 if not finite[present[c]].all():
                     bad = np.flatnonzero(~finite & present[c])
                     first = first_row(c, bad)
                     v = _value_at(frame, kept, c, bad, first)  # the first offending row's value
-                    what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not a finite number"
-                    raise DataError(private(f"{source}:{first + 2}: numeric column {c!r} {what}",
-                                            f"{source}: numeric column {c!r} has a value that is not a finite number"))
+                    from dpkit.data.dates import expected as shape
+
+                    kind, expected = (time, shape(time)) if time else ("numeric", "a finite number")
+                    what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not {expected}"
+                    raise DataError(private(f"{source}:{first + 2}: {kind} column {c!r} {what}",
+                                            f"{source}: {kind} column {c!r} has a value that is not {expected}"))
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
                     clipped = int(counts[c][out].sum())

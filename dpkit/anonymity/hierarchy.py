@@ -30,7 +30,7 @@ import numpy as np
 
 from dpkit.data.counting import group_of
 from dpkit.data.schema import CategoricalColumn, NumericColumn, TaxonomyNode
-from dpkit.release.cut import format_number
+from dpkit.release.cut import format_value
 
 MAX_HALVINGS = 6  # at most 2^6 = 64 intervals below the root of a numeric column
 
@@ -134,7 +134,7 @@ def numeric_ladder(col: NumericColumn, values: np.ndarray, written: list[str]) -
         maps = group_of(v, e).astype(np.int64)
         pairs = [(e[i], e[i + 1] if i + 1 < len(e) else hi) for i in range(len(e))]
         labels = [
-            f"[{format_number(a, col.integer)},{format_number(b, col.integer)}{']' if i == len(pairs) - 1 else ')'}"
+            f"[{format_value(col, a)},{format_value(col, b)}{']' if i == len(pairs) - 1 else ')'}"
             for i, (a, b) in enumerate(pairs)
         ]
         cut = [[int(a), int(b)] if col.integer else [a, b] for a, b in pairs]

@@ -100,16 +100,33 @@ class Clustering:
         write_report(self.report, os.fspath(path))
 
 
-def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None) -> Schema:
+def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None,
+                  declared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
-    data's own schema when one was given."""
+    data's own schema when one was given. With learned bounds (``declared``: the declared
+    integer columns and tokens) a value that is not a number is missing and its row dropped.
+    ``keep`` is ``drop`` here: a point has no missing coordinate, so such a row is dropped."""
     from dpkit.data.schema import NumericColumn, Schema
 
+    if declared is not None:
+        return Schema(
+            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0], unparsable="missing")
+                     for c, lo, hi in zip(columns, lows, highs, strict=True)},
+            path=source, missing_tokens=declared[1], missing_policy="drop")
+
+    def column(c: str, lo: float, hi: float) -> NumericColumn:
+        # a date column of the data's schema stays a date (read from ISO text as days)
+        time = getattr(getattr(data_schema, "columns", {}).get(c), "time", None)
+        if time is not None:
+            return NumericColumn(c, float(lo), float(hi), True, time=time)
+        return NumericColumn(c, float(lo), float(hi))
+
+    policy = getattr(data_schema, "missing_policy", "error")
     return Schema(
-        columns={c: NumericColumn(c, float(lo), float(hi)) for c, lo, hi in zip(columns, lows, highs, strict=True)},
+        columns={c: column(c, lo, hi) for c, lo, hi in zip(columns, lows, highs, strict=True)},
         path=source,
         missing_tokens=tuple(getattr(data_schema, "missing_tokens", ()) or ()),
-        missing_policy=getattr(data_schema, "missing_policy", "error"),
+        missing_policy="drop" if policy == "keep" else policy,
     )
 
 
@@ -163,6 +180,8 @@ def cluster(
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
     domain_share: float | None = None,
+    integer: str | list[str] | None = None,
+    missing: str | list[str] | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -197,6 +216,11 @@ def cluster(
     allow_data_bounds : bool
         Without bounds, read them from the data: NOT private; the report, the ledger and every
         output say so (headers end in ``_not_private``).
+    integer, missing : optional
+        When the bounds are learned (no bounds, no schema): the columns of whole numbers (their
+        bounds on the integer grid) and the missing-value tokens, declared (public). Either way
+        a value that is not a number is read as missing and its row dropped, never refused (a
+        refusal one record can cause would reveal it; docs/domain.md, "Types and missing tokens").
     domain_share : float, optional
         With neither bounds nor a schema (nor ``allow_data_bounds``), the share of ε (default
         0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
@@ -249,6 +273,7 @@ def cluster(
 
     spark = engine_name(engine) == "spark"
     share = _learn_share(source, domain_share)
+    declared = _declared(columns, share, integer, missing)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
     run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
@@ -256,7 +281,7 @@ def cluster(
                      data_path=path if path is not None else data,
                      identity=call_identity(call, schema=data_schema))
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
-    schema_pts = points_schema(columns, lows, highs, source, data_schema)
+    schema_pts = points_schema(columns, lows, highs, source, data_schema, declared)
     reading = read_dialect(encoding, delimiter, header, column_names)
     raw = first = None
     if spark:
@@ -293,8 +318,9 @@ def cluster(
     label = "cluster" + mark
     with run:
         if share is not None:
-            resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run)
-            schema_pts = points_schema(columns, *resolved, source, data_schema)
+            resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run,
+                                     declared[0] if declared else ())
+            schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
             if points is None:  # Spark: the cached points clipped to the learned box (no second read)
                 frame = frame.clipped(schema_pts)
             else:  # the counts' sensitivity assumes every point lies in the box
@@ -352,7 +378,24 @@ def _learn_share(source: str, domain_share: Any) -> float | None:
     return check_share(BOUNDS_SHARE if domain_share is None else domain_share)
 
 
-def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any) -> tuple[Any, Any]:
+def _declared(columns: list[str], share: float | None, integer: Any, missing: Any
+              ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(integer columns, missing tokens) declared for learned bounds; None when the bounds are
+    given (then neither may be)."""
+    from dpkit.domain.metadata import declared_tokens, names
+
+    if share is None:
+        for name, value in (("integer", integer), ("missing", missing)):
+            if value is not None:
+                raise DpkitUsageError(f"{name} applies only when the bounds are learned (no bounds and no schema)",
+                                      param=name)
+        return None
+    tokens = declared_tokens("none" if missing is None else missing) or ()
+    return tuple(names(integer, "integer", columns)), tokens
+
+
+def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
+                  integer: tuple[str, ...] = ()) -> tuple[Any, Any]:
     """Learn the bounds inside ``run`` (``epsilon`` of it) by the domain discovery every run
     without a schema uses (:func:`dpkit.domain.discover.discover`: numeric columns, equal
     shares of ε, bounds only — pure ε), with cluster's firmer prior. ``data``: the points (an
@@ -370,7 +413,8 @@ def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any) -> tu
         answers = data.many([("value_counts", c, [], ()) for c in columns])
         profiles = {c: Profile.of(np.asarray(v, dtype=np.float64), np.asarray(n, dtype=np.int64).reshape(-1))
                     for c, (v, n) in zip(columns, answers, strict=True)}
-    found = discover([ColumnMeta(c, "numeric") for c in columns], {}, profiles, target=None, tokens=(),
+    found = discover([ColumnMeta(c, "numeric", integer=c in integer) for c in columns], {}, profiles, target=None,
+                     tokens=(),
                      epsilon=epsilon, delta=0.0, rng=run.rng, accountant=run.accountant,
                      options=DomainOptions(bound_prior=BOUND_PRIOR))
     lo = np.array([found.schema.columns[c].lo for c in columns])

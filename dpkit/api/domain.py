@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.domain.discover import Discovery, DomainOptions
-    from dpkit.domain.metadata import ColumnMeta
+    from dpkit.domain.metadata import ColumnMeta, Metadata
     from dpkit.privacy.accountant import Accountant
 
 #: the largest δ accepted: a δ near 1/N lets a mechanism release a record's data outright
@@ -95,19 +95,32 @@ class Learned:
 
     schema: Schema
     discovery: Discovery
-    metas: list[ColumnMeta]
-    tokens: tuple[str, ...]
-    tokens_guessed: bool
+    metadata: Metadata
+
+    @property
+    def metas(self) -> list[ColumnMeta]:
+        return self.metadata.metas
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.metadata.tokens
 
     def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
-        """The schema as YAML with the provenance header (what was learned, what was public)."""
+        """The schema as YAML with the provenance header (what was declared, what was learned)."""
         from dpkit.domain.render import header, render
         from dpkit.version import __version__
 
-        lines = header(source=source, epsilon=epsilon, delta=delta, metas=self.metas, tokens=self.tokens,
-                       tokens_guessed=self.tokens_guessed, target=self.schema.target, discovery=self.discovery,
-                       version=__version__, seeded_plain=seeded_plain)
-        return render(self.discovery, lines)
+        lines = header(source=source, epsilon=epsilon, delta=delta, metadata=self.metadata,
+                       target=self.schema.target, discovery=self.discovery, version=__version__,
+                       seeded_plain=seeded_plain)
+        return render(self.discovery, lines, self.metas)
+
+    def metadata_report(self) -> dict[str, Any]:
+        """Per column, what was declared and what was learned, with its spend (the report's
+        ``parameters.metadata``; public: the declarations and DP outcomes only)."""
+        from dpkit.domain.render import metadata_report
+
+        return metadata_report(self.metadata)
 
 
 def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
@@ -181,6 +194,7 @@ def learn_schema(
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
+    date: Names = None,
     ignore: Names = None,
     keep: Names = None,
     missing: str | Sequence[str] | None = "auto",
@@ -195,17 +209,21 @@ def learn_schema(
     engine (:mod:`dpkit.engine.string_frame`; the Spark engine's from ``load_spark_strings``):
     either way the exact counts come from one ``Frame.many`` scan (:mod:`dpkit.domain.profile`).
     Spends ``epsilon`` and ``delta`` from ``accountant`` (which must have the δ budget) with
-    ``rng``; nothing is spent when the metadata is refused. The metadata (types, missing tokens)
-    is public: given, or guessed from the data (:mod:`dpkit.domain.metadata`); so are ``values``
-    (column → its public value list) and ``bounds`` (column → public (lo, hi)), which are taken
-    as given: nothing is spent on them (with ``bounds`` and split levels, only the split points
-    are learned). ``keep``: the only predictors to learn (every other column but the target is
-    ignored and spends nothing: a forest's ``columns``).
+    ``rng``; nothing is spent when a declaration is refused. The metadata (types, whole-number
+    flags, missing tokens) is declared (``numeric``/``categorical``/``integer``/``date``/``ignore``,
+    ``missing``: tokens, or ``"auto"`` to learn them) or learned under DP with
+    ``options.meta_share`` of ``epsilon`` (:mod:`dpkit.domain.metadata`); ``values`` (column → its
+    public value list) and ``bounds`` (column → public (lo, hi)) are taken as given: nothing is
+    spent on them (with ``bounds`` and split levels, only the split points are learned).
+    A date column (``date``, or learned) is read as days since 1970: bounds learned on the
+    calendar grid, a value that is not a date read as missing (docs/domain.md, "Dates").
+    ``keep``: the only predictors to learn (every other column but the target is ignored and
+    spends nothing: a forest's ``columns``).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
-    from dpkit.domain.discover import discover
-    from dpkit.domain.metadata import resolve_columns, resolve_tokens
+    from dpkit.domain.discover import DomainOptions, discover
+    from dpkit.domain.metadata import Declarations, declared_tokens, learn_metadata, numeric_summary
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -218,14 +236,48 @@ def learn_schema(
         kept = set(names(keep, "columns", list(summaries)))
         ignore = [*names(ignore, "ignore", list(summaries)),
                   *(c for c in summaries if c not in kept and c != target)]
-    tokens, guessed = resolve_tokens(summaries, missing)
-    metas = resolve_columns(summaries, target=target, tokens=tokens, numeric=numeric, categorical=categorical,
-                            integer=integer, ignore=ignore, values=values, bounds=bounds)
+    opts = options or DomainOptions()
+    declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
+                            missing=declared_tokens(missing), values=values, bounds=bounds)
+    # the target keeps the share of ε it would have with every type declared: the metadata's ε
+    # comes out of the predictors' shares (a small table's rarest class must still clear its
+    # threshold; docs/domain.md, "Types and missing tokens"). Public: the declarations only.
+    target_eps, predictors_eps = _target_share(list(summaries), target, declared, epsilon, opts)
+    meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * predictors_eps,
+                          delta=delta, rng=rng, accountant=accountant)
+    metas, tokens = meta.metas, meta.tokens
     cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
-    nums = {m.name: profile.numbers(summaries[m.name], tokens) for m in metas if m.kind == "numeric"}
-    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon, delta=delta, rng=rng,
-                    accountant=accountant, options=options)
-    return Learned(disc.schema, disc, metas, tokens, guessed)
+    nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
+            for m in metas if m.kind == "numeric"}
+    nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
+             if m.kind in ("date", "timestamp")}
+    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta,
+                    rng=rng, accountant=accountant, options=opts,
+                    target_epsilon=target_eps if meta.epsilon > 0 else None)
+    return Learned(disc.schema, disc, meta)
+
+
+def _target_share(columns: list[str], target: str | None, declared: Any, epsilon: float,
+                  options: DomainOptions) -> tuple[float, float]:
+    """(the target's ε, the predictors' ε) of the domain split by weight as if every type were
+    declared: an undeclared predictor weighs 1, a declared one as :func:`column_weight` says."""
+    from dpkit.domain.discover import column_weight, learns
+    from dpkit.domain.metadata import ColumnMeta, looks_like_id, resolve_declarations
+
+    given, _, public_values, public_bounds = resolve_declarations(columns, target, declared)
+    weights = {}
+    for c in columns:
+        kind = given.get(c, "categorical" if c == target else None)
+        if kind == "ignore" or (kind is None and looks_like_id(c)):
+            continue
+        m = ColumnMeta(c, kind or "categorical", values=public_values.get(c), bounds=public_bounds.get(c))
+        if learns(m, options):
+            weights[c] = column_weight(m, options, target) if kind is not None else 1.0
+    total = math.fsum(weights.values())
+    if target not in weights or total <= 0 or len(weights) == 1:
+        return 0.0, epsilon
+    target_eps = epsilon * weights[target] / total
+    return target_eps, epsilon - target_eps
 
 
 def infer_schema(
@@ -238,6 +290,7 @@ def infer_schema(
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
+    date: Names = None,
     ignore: Names = None,
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
@@ -258,9 +311,11 @@ def infer_schema(
     """Learn ``data``'s schema under (``epsilon``, ``delta``)-DP — one private run.
 
     ``data``: a CSV/Parquet path or a DataFrame. ``target``: the class column (categorical; its
-    rare classes are read as missing). ``numeric``/``categorical``/``integer``/``ignore``: column
-    lists (or comma-separated) overriding the guessed types; ``missing``: the missing token(s),
-    ``"auto"`` (detected) or None. ``values``/``bounds``: public value lists / bounds of some
+    rare classes are read as missing). ``numeric``/``categorical``/``integer``/``date``/``ignore``:
+    column lists (or comma-separated) declaring types (public); every other column's type and
+    whole-number flag is learned under DP (docs/domain.md, "Types and missing tokens");
+    ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
+    or None (none). ``values``/``bounds``: public value lists / bounds of some
     columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
@@ -291,7 +346,7 @@ def infer_schema(
         with _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master) as (strings, source, _):
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
-                                   integer=integer, ignore=ignore, missing=missing, values=values,
+                                   integer=integer, date=date, ignore=ignore, missing=missing, values=values,
                                    bounds=bounds, options=options, source=source)
         disc = learned.discovery
         _warn_delta(d, disc.noisy_records)
@@ -304,7 +359,8 @@ def infer_schema(
         params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
                   "numeric_weight": options.numeric_weight, "target_weight": options.target_weight,
                   "partition": options.partition, "missing": list(learned.tokens),
-                  "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas}}
+                  "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas},
+                  "metadata": learned.metadata_report()}
         rep = run.report(params, release)
         if output:
             from dpkit.data.output import atomic_output
@@ -340,21 +396,36 @@ class DomainPlan(NamedTuple):
     keep: Names = None
     #: public value lists (column → values), e.g. the target's classes: nothing spent on them
     values: Mapping[str, Sequence[str]] | None = None
+    #: the declared metadata (numeric, categorical, integer, date: columns; missing: tokens)
+    declared: Mapping[str, Any] | None = None
+    #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
+    #: ``drop`` (forest train: its rows are dropped, as before)
+    missing_policy: str = "keep"
+
+
+
+#: the metadata a run without a schema may be told (public; dpkit.domain.metadata)
+DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values``
-    must not be); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+              values: Mapping[str, Sequence[str]] | None = None, **declared: Any) -> DomainPlan | None:
+    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values`` and
+    the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be);
+    else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
+    unknown = sorted(set(declared) - set(DECLARATIONS))
+    if unknown:
+        raise DpkitUsageError(f"unknown declaration(s) {', '.join(unknown)}", param=unknown[0])
     if schema is not None:
         for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
-                            ("values", values)):
+                            ("values", values), *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
-                        "values": "; a schema lists its values itself"}.get(name, "")
+                        "values": "; a schema lists its values itself"}.get(
+                            name, "; a schema declares it itself" if name in DECLARATIONS else "")
                 raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned){hint}",
                                       param=name)
         return None
@@ -366,7 +437,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep, values)
+    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None})
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -387,10 +458,13 @@ class DomainStep:
     delta: float
     share: float
 
+    #: per column, what was declared and what was learned, with its spend (the report's)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
     def record(self, parameters: dict[str, Any], path: str | None) -> None:
         """Name the step in the report's ``parameters``, and write the learned schema to
         ``path`` (atomically, inside the run: the ledger books the run once it exists)."""
-        parameters.update(domain_share=self.share, delta=self.delta)
+        parameters.update(domain_share=self.share, delta=self.delta, metadata=self.metadata)
         if path is not None:
             from dpkit.data.output import atomic_output
 
@@ -421,10 +495,13 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
 
     delta, share = learn.delta, learn.share
     eps = share * run.epsilon
+    declared = dict(learn.declared or {})
+    declared["missing"] = declared.get("missing", "auto")  # not declared: learned under DP
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
-                               values=learn.values, options=DomainOptions(empty="ignore"), source=source)
+                               values=learn.values, source=source, **declared,
+                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy))
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
@@ -433,7 +510,7 @@ def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: d
         # where they are cached, on numpy by the columnar encoder
         frame = strings.encode(schema, order, first_line=first)
     text = learned.yaml(source=source, epsilon=eps, delta=delta, seeded_plain=not run.private)
-    return DomainStep(schema, frame, text, delta, share)
+    return DomainStep(schema, frame, text, delta, share, learned.metadata_report())
 
 
 def _warn_left_out(learned: Learned) -> None:
@@ -445,3 +522,4 @@ def _warn_left_out(learned: Learned) -> None:
             f"column(s) {', '.join(repr(n.name) for n in out)} left out: no value is held by enough records "
             f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
             "keep them, or write a schema", DpkitWarning, stacklevel=3)
+

@@ -4,9 +4,10 @@ They follow scikit-learn's conventions (parameters only in ``__init__``, stored 
 untouched by :meth:`fit`; ``get_params``/``set_params`` by those names, so ``clone`` round-trips;
 ``fit`` returns ``self``; learned state ends in ``_``), so they fit in a ``Pipeline``, a grid
 search or ``cross_val_score``. Privacy has one consequence scikit-learn does not know about:
-**every fit spends ε on its training data**. ``cross_val_score(..., cv=5)`` spends 5·ε on
-overlapping data; under a ``ledger`` each fit is booked, and a fit that repeats on the same
-data warns.
+**every fit spends ε on its training data**. ``cross_val_score(..., cv=5)`` spends 4·ε on each
+record (5·ε booked, docs/library.md); under a ``ledger`` (or ``$DPKIT_LEDGER``) each fit is
+booked against the data set registered as its ``X``, and a fit on rows an earlier fit used
+warns, with or without a ledger (:mod:`dpkit.api.fits`).
 
 The public domains never come from the data: give a ``schema``, or ``bounds`` (numeric
 columns), ``categories`` (categorical columns) and ``classes``.
@@ -14,14 +15,13 @@ columns), ``categories`` (categorical columns) and ``classes``.
 
 from __future__ import annotations
 
-import os
-import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 
-from dpkit.errors import DpkitUsageError, PrivacyLeakWarning
+from dpkit.api.fits import booking, note_fit
+from dpkit.errors import DpkitUsageError
 from dpkit.kmeans.dpqt import DPQTKMeans as _DPQT
 from dpkit.learn.dprf import DiffPRFs as _DiffPRFs
 
@@ -36,9 +36,6 @@ def _defaults(cls: type) -> dict[str, Any]:
 
 FOREST_DEFAULTS = _defaults(_DiffPRFs)
 DPQT_DEFAULTS = _defaults(_DPQT)
-
-#: (ledger, data fingerprint) of every fit booked in this process: a second fit on the same data warns
-_FITTED: set[tuple[str, str]] = set()
 
 
 def _frame(X: Any, prefix: str = "x") -> Any:
@@ -87,26 +84,14 @@ def _schema_from(columns: list[str], *, target: str | None, classes: Any, bounds
     return parse_schema(yaml.safe_dump(doc, sort_keys=False), "<estimator>")
 
 
-def _warn_if_refit(ledger: Any, data: Any) -> None:
-    if ledger is None:
-        return
-    from dpkit.data.fingerprint import input_digest
-
-    key = (os.fspath(getattr(ledger, "path", ledger)), input_digest(data))
-    if key in _FITTED:
-        warnings.warn("this fit spends epsilon again on data already fitted under this ledger (each fit of a "
-                      "cross-validation or a grid search is a release of its training data)",
-                      PrivacyLeakWarning, stacklevel=3)
-    _FITTED.add(key)
-
-
 class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     """A differentially private random forest (DiffPRFs, Mu, Ding, Song & Lu 2016) for scikit-learn.
 
     Each :meth:`fit` is one ε-DP release of its training data (docs/forest.md): it spends
     ``epsilon`` on ``X, y`` every time it is called — a cross-validation with 5 folds spends
-    5·ε on overlapping data. With ``ledger`` every fit is booked against the data set's cap and
-    a fit that repeats on the same data warns (:class:`dpkit.PrivacyLeakWarning`).
+    4·ε on each record. With ``ledger`` every fit is booked against the data set registered as
+    ``X`` (a fold of it included), and a fit on rows an earlier fit used warns
+    (:class:`dpkit.PrivacyLeakWarning`), with or without a ledger.
 
     Parameters
     ----------
@@ -132,7 +117,8 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     random_state : int or str, optional
         A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not private).
     ledger : Ledger or path, optional
-        The privacy ledger that books each fit.
+        The privacy ledger that books each fit against the data set registered as ``X``
+        (default: ``$DPKIT_LEDGER`` when set).
 
     Attributes
     ----------
@@ -190,10 +176,9 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         if target in columns:
             raise DpkitUsageError(f"X has a column named like the target {target!r}; pass target_name=", param="X")
         data = df.assign(**{target: y})
-        _warn_if_refit(self.ledger, data)
         self.forest_ = forest(
             data, schema=schema, epsilon=self.epsilon, target=target, trees=self.n_estimators,
-            depth=self.max_depth, columns=columns, seed=self.random_state, ledger=self.ledger,
+            depth=self.max_depth, columns=columns, seed=self.random_state, ledger=booking(self.ledger, X),
             features_per_node=self.features_per_node, utility=self.utility, sampling=self.sampling,
             size_share=self.size_share, leaf_factor=self.leaf_factor,
         )
@@ -201,6 +186,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         by_text = {str(c): c for c in labels}
         self.classes_ = np.asarray([by_text.get(c, c) for c in self.forest_.classes])
         self.report_ = self.forest_.report
+        note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.n_features_in_ = len(columns)
         return self
@@ -280,14 +266,14 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         if self.bounds is None:
             raise DpkitUsageError("bounds is required: one public (lo, hi) per column (never read from the data)",
                                   param="bounds")
-        _warn_if_refit(self.ledger, df)
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",
                                                  "n_estimate") if getattr(self, k) is not None}
         self.clustering_ = cluster(df, columns=columns, k=self.n_clusters, epsilon=self.epsilon,
                                    bounds=list(self.bounds), algorithm="dpqt", seed=self.random_state,
-                                   ledger=self.ledger, **options)
+                                   ledger=booking(self.ledger, X), **options)
         self.cluster_centers_ = self.clustering_.centroids[columns].to_numpy(dtype=float)
         self.report_ = self.clustering_.report
+        note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.n_features_in_ = len(columns)
         self.labels_ = self.predict(df.to_numpy())
         return self

@@ -179,6 +179,11 @@ def forest(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    numeric: str | list[str] | None = None,
+    categorical: str | list[str] | None = None,
+    integer: str | list[str] | None = None,
+    date: str | list[str] | None = None,
+    missing: str | list[str] | None = None,
     **options: Any,
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
@@ -212,7 +217,7 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
-    delta, domain_share, ignore, values : optional
+    delta, domain_share, ignore, values, numeric, categorical, integer, date, missing : optional
         Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
         ``columns``, of those columns and the target only).
     **options
@@ -230,8 +235,13 @@ def forest(
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
 
     schema_obj, schema_name = schema_of(schema)
+    if schema_obj is not None:  # a forest's numeric splits have no missing bucket: such rows are dropped
+        schema_obj = schema_obj.dropping_missing_numbers()
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values)  # a DomainPlan when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
+                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+    if learn is not None:  # the forest drops rows with a missing value (a missing bucket is publish's)
+        learn = learn._replace(missing_policy="drop")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target

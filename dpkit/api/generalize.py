@@ -53,7 +53,11 @@ def generalize(
     Returns
     -------
     pandas.DataFrame or None
-        The class column is kept as it is when ``data`` has it.
+        Every input row, in input order (a DataFrame's index is kept). The class column is kept
+        as it is when ``data`` has it. A missing value becomes the cut's node or bucket holding
+        it (``missing_policy: keep``), else ``(missing)``; a value the schema reads as its
+        catch-all leaf becomes the node holding ``(other)``; a number outside the bounds the
+        interval it is clipped into. Nothing is dropped.
     """
     from dpkit.engine import engine_name
     from dpkit.run import check_distinct_paths
@@ -84,11 +88,14 @@ def generalize(
 
     target = release.get("target") or params.get("target") or schema_obj.target
     released = Cut.from_json(schema_obj, target, release["cut"], source=where)
+    # every row comes out: missing values are read as values (the cut's node or bucket holding
+    # them, else "(missing)"), never dropped (issue 36 item 3)
+    reading_schema = schema_obj.keeping_missing()
     if spark:
         if out is None:
             raise DpkitUsageError("output is required on the Spark engine (the rows are written by Spark)",
                                   param="output")
-        _spark(read_options(data, **reading), schema_obj, released, release, target, out, output_delimiter,
+        _spark(read_options(data, **reading), reading_schema, released, release, target, out, output_delimiter,
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, is_dataframe
@@ -98,15 +105,18 @@ def generalize(
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
+    index = None
     if is_dataframe(data):
         wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
-        table = encode(as_strings(data, wanted, schema_obj), schema_obj, wanted, source=DATAFRAME, first_line=0)
+        table = encode(as_strings(data, wanted, reading_schema), reading_schema, wanted, source=DATAFRAME,
+                       first_line=0)
+        index = data.index  # every row is kept, in order: the caller's index lines them up
     else:
         opts = read_options(data, **reading)
         header_names = header_of(opts)
         wanted = [c for c in order if c in released.attributes or (c == target and c in header_names)]
-        table = load(opts, schema_obj, wanted)
-    rows = Generalizer.of(released, schema_obj, wanted)(table.columns)
+        table = load(opts, reading_schema, wanted)
+    rows = Generalizer.of(released, reading_schema, wanted)(table.columns, index=index)
     if out is not None:
         write_csv(rows, out, delimiter=output_delimiter)
     return rows
@@ -199,6 +209,8 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
         df, src = read_table(opts), opts.name
     carry = [*(params.get("keep") or []), *([params["sensitive"]] if params.get("sensitive") else [])]
     out = apply_release(df, report.get("release") or {}, schema_obj, params.get("target"), source=src, carry=carry)
+    if is_dataframe(data):
+        out.index = data.index  # every row is kept, in order
     if output is not None:
         write_csv(out, output, delimiter=delimiter)
     return out

@@ -123,7 +123,8 @@ def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | Non
 
 def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.DataFrame:
     """The ``columns`` of ``df`` as the CSV reader gives them: categorical columns as stripped
-    strings (a missing value is ``''``), numeric columns as they are (numbers or strings).
+    strings (a missing value is ``''``), numeric columns as they are (numbers or strings; a
+    NaN/None as ``''``, the empty field of a CSV).
 
     A column the schema does not name, or one absent from ``df``, is left for
     :func:`dpkit.data.table.encode` to report.
@@ -146,7 +147,12 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
             text[missing] = ""
             out[c] = text
         else:
-            out[c] = s.to_numpy()
+            values = s.to_numpy()
+            missing = pd.isna(values)
+            if missing.any():  # NaN/None is pandas' missing value: the CSV reader's empty field
+                values = values.astype(object)
+                values[missing] = ""
+            out[c] = values
     # every column, in df's order, so that a message about a missing column lists the header
     return pd.DataFrame({c: (out[c] if c in out else df[c].to_numpy()) for c in df.columns},
                         columns=list(df.columns))

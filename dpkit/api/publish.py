@@ -91,6 +91,11 @@ def publish(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    numeric: str | list[str] | None = None,
+    categorical: str | list[str] | None = None,
+    integer: str | list[str] | None = None,
+    date: str | list[str] | None = None,
+    missing: str | list[str] | None = None,
     seed: int | str | None = None,
     ledger: Any = None,
     engine: str | None = None,
@@ -148,6 +153,13 @@ def publish(
     values : dict, optional
         Without a schema: public value lists (column → values), e.g. the target's class names
         when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
+    numeric, categorical, integer, date : list of str or "a,b", optional
+        Without a schema: columns declared of that type (public; ``integer``: numeric columns of
+        whole numbers). Every other column's type and whole-number flag is learned under DP in
+        the domain share (docs/domain.md, "Types and missing tokens").
+    missing : str or list of str, optional
+        Without a schema: the missing-value tokens (``"none"``: none); default: learned under DP
+        from a public list of tokens.
     on_invalid : {"error", "drop"}
         A record outside the schema's domain (a value outside its taxonomy; a missing value
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
@@ -169,7 +181,8 @@ def publish(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values)  # a DomainPlan when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, numeric=numeric, categorical=categorical,
+                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
     if learn is None:
         target = _target(schema_obj, schema_name, target)
     if algorithm == "diffgen":

@@ -149,12 +149,14 @@ def draft_schema(
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
     output_name: str = "<schema>",
+    ignore: str | list[str] | None = None,
 ) -> SchemaText:
     """A NON-private draft schema read from ``data`` (``draft: true``), for a person to review.
 
     Numeric columns get bounds rounded outward, text columns a flat list of their values,
     identifier-like columns (more than ``max_categories`` values) ``ignore``; ``missing`` is
-    the missing token (``"auto"`` picks a common one if present; None declares none).
+    the missing token (``"auto"`` picks a common one if present; None declares none); ``ignore``:
+    columns declared ``ignore`` (a list or "a,b").
     """
     from dpkit.api.inputs import read_options
     from dpkit.data.importers import dump_schema
@@ -165,7 +167,17 @@ def draft_schema(
     opts = read_options(data, encoding=encoding, delimiter=delimiter)
     name = opts.name
     df = read_table(opts)
-    drafted = infer_schema(df, target=target, max_categories=max_categories, missing=missing, source=name)
+    from dpkit.domain.metadata import names
+
+    ignored = names(ignore, "ignore", [str(c) for c in df.columns])
+    if target is not None and target in ignored:
+        raise DpkitUsageError(f"ignore: the target {target!r} cannot be ignored", param="ignore")
+    drafted = infer_schema(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
+                           source=name)
+    if ignored:  # in the data's column order
+        cols = drafted["columns"]
+        drafted["columns"] = {str(c): ({"type": "ignore", "_comment": "declared ignore"} if c in ignored else cols[c])
+                              for c in df.columns}
     text = dump_schema(drafted, [*DRAFT_HEADER, f"Source: {name}"])
     return SchemaText(text, parse_schema(text, output_name), "draft")
 

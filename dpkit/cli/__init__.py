@@ -4,8 +4,8 @@ Command modules import only Click at module level (heavy libraries inside the co
 functions) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
 a :class:`~dpkit.errors.DpkitError` becomes one line on stderr and its exit code, usage
 errors exit 2, Ctrl-C exits 130 and SIGTERM 143 leaving no partial file, and a closed
-stdout (``| head``) ends quietly unless it lost a private run's output. ``-v`` shows
-tracebacks. Bare ``dpkit`` prints the help; ``_DPKIT_COMPLETE=bash_source dpkit`` (or
+stdout (``| head``) ends quietly unless it lost a private run's output. ``--debug`` shows
+tracebacks; ``-v`` the data owner's detail in messages. Bare ``dpkit`` prints the help; ``_DPKIT_COMPLETE=bash_source dpkit`` (or
 ``dpkit completion bash``) prints the shell-completion script.
 """
 

@@ -163,7 +163,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)
-    verbose = "-v" in args or "--verbose" in args
+    debug = "--debug" in args  # tracebacks; -v is the owner's detail only (options.global_options)
     try:
         # make_context + invoke rather than cli.main: main() turns EPIPE into a silent
         # sys.exit(1) (so `dpkit ... | head` exited 1) and KeyboardInterrupt into Abort;
@@ -197,7 +197,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
             return 1
         return 0
     except DpkitError as exc:
-        if verbose:
+        if debug:
             traceback.print_exc()
         click.echo(f"dpkit: error: {cli_message(exc)}", err=True)
         return exc.exit_code
@@ -205,12 +205,12 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         click.echo("dpkit: error: out of memory; try a smaller input or fewer levels/cells", err=True)
         return 1
     except Exception as exc:  # a bug, not the user's fault: say so, and how to see more
-        if verbose:
+        if debug:
             traceback.print_exc()
         else:
             click.echo(
                 f"dpkit: internal error: {type(exc).__name__}: {exc} "
-                "(this is a bug; rerun with -v for the traceback and report it)",
+                "(this is a bug; rerun with --debug for the traceback and report it)",
                 err=True,
             )
         return 70

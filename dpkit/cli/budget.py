@@ -39,7 +39,7 @@ def command() -> None:
 
 
 @command.command(name="init", context_settings=CONTEXT_SETTINGS)
-@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("data", type=click.Path())
 @click.option("--name", required=True, help="A name for the data set (e.g. adult).")
 @click.option("--cap", type=str, default=None, metavar="ε",
               help="Total ε that may ever be spent on this data set.")
@@ -56,7 +56,8 @@ def command() -> None:
 @global_options
 def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, delta_cap: str | None,
          ledger: str | None) -> None:
-    """Register DATA (by a sha256 fingerprint of its bytes) with a total ε cap.
+    """Register DATA (a file, or a directory of Parquet or CSV files; by a sha256 fingerprint of its
+    bytes) with a total ε cap.
 
     Creates the ledger file (mode 0600) if it does not exist.
 

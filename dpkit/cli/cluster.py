@@ -48,6 +48,11 @@ from dpkit.cli.results import json_result_option
 @click.option("--domain-share", default=None, metavar="S",
               help="With no --bounds and no --schema: the share of ε that learns the bounds under DP "
               "[default: 0.1].")
+@click.option("--integer", default=None, metavar="A,B",
+              help="With learned bounds: columns of whole numbers (their bounds on the integer grid).")
+@click.option("--missing", default=None, metavar="TOKENS",
+              help="With learned bounds: the missing-value token(s), comma-separated; any value that is not "
+              "a number is read as missing (its row dropped) either way.")
 @click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
               help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
 @click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
@@ -85,5 +90,6 @@ def command(ctx: click.Context, **params: object) -> None:
     run_private(dpkit.cluster, p, tuple(sorted({o for opts in OPTIONS.values() for o in opts})), files=files,
                 k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
                 algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
-                domain_share=p.get("domain_share"), histogram=p["histogram"], assign=p["assign_out"],
+                domain_share=p.get("domain_share"), integer=p.get("integer"), missing=p.get("missing"),
+                histogram=p["histogram"], assign=p["assign_out"],
                 config=p["config"], output_delimiter=output_delimiter())

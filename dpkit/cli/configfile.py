@@ -15,7 +15,7 @@ import click
 CONFIG_HELP = "YAML file of option defaults (keys: long option names); flags on the command line override it."
 
 #: options a config file cannot set (process-wide flags, and the file itself)
-_NOT_SETTABLE = frozenset({"config", "help", "verbose", "quiet"})
+_NOT_SETTABLE = frozenset({"config", "help", "verbose", "debug", "quiet"})
 
 
 def _config_path(args: Sequence[str]) -> str | None:

@@ -100,13 +100,13 @@ def train(ctx: click.Context, **p: Any) -> None:
           --target income --epsilon 1 --trees 25 --depth 5 -o model.json
     """
     import dpkit
-    from dpkit.cli.options import columns_of, public_values, run_private
+    from dpkit.cli.options import columns_of, declarations, public_values, run_private
 
     run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
                                   "leaf_factor"),
                 schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
                 on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
-                ignore=p.get("ignore"), values=public_values(p.get("public_values")))
+                ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))
 
 
 @command.command(name="predict", context_settings=CONTEXT_SETTINGS)

@@ -47,10 +47,21 @@ def say(message: str) -> None:
 
 
 def global_options(f: Callable) -> Callable:
-    """-v/--verbose and -q/--quiet, accepted by the group and by every command."""
+    """-v/--verbose, --debug and -q/--quiet, accepted by the group and by every command.
+
+    Two things a Unix user asks for separately (issue 38): -v, more detail in the messages —
+    here the data owner's private detail (exact counts, raw values and their lines) also when
+    stderr is not a terminal; --debug, the traceback of an error, for a bug report (it implies
+    -v: a traceback quotes the data anyway). The error boundary reads --debug from argv
+    (:func:`dpkit.cli.boundary.run`), as an error may come before Click parses it."""
+    f = click.option(
+        "--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_verbose,
+        help="Show the traceback of an error (for a bug report; implies -v).",
+    )(f)
     f = click.option(
         "-v", "--verbose", is_flag=True, expose_value=False, is_eager=True, callback=_set_verbose,
-        help="Show tracebacks for errors.",
+        help="Show the data owner's detail in messages (exact counts, values and their lines) even "
+        "when stderr is not a terminal.",
     )(f)
     f = click.option(
         "-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
@@ -205,8 +216,31 @@ def privacy_options(f: Callable) -> Callable:
     return f
 
 
+def declaration_options(f: Callable) -> Callable:
+    """--numeric, --categorical, --integer, --date and --missing: public metadata a run without
+    --schema is told, instead of learning it under DP (docs/domain.md, "Types and missing tokens")."""
+    f = click.option("--missing", default=None, metavar="TOKENS",
+                     help="Without --schema: the missing-value token(s), comma-separated ('none': none) "
+                          "[default: learned under DP from a public list: '' ? NA N/A n/a null NULL None - nan].")(f)
+    f = click.option("--date", default=None, metavar="A,B",
+                     help="Without --schema: columns of ISO dates [default: types are learned under DP].")(f)
+    f = click.option("--integer", default=None, metavar="A,B",
+                     help="Without --schema: numeric columns of whole numbers.")(f)
+    f = click.option("--categorical", default=None, metavar="A,B",
+                     help="Without --schema: columns to read as categorical.")(f)
+    return click.option("--numeric", default=None, metavar="A,B",
+                        help="Without --schema: columns to read as numeric.")(f)
+
+
+def declarations(p: dict) -> dict[str, Any]:
+    """The declaration flags of ``p`` as the library's keywords (only those given)."""
+    return {k: p[k] for k in ("numeric", "categorical", "integer", "date", "missing") if p.get(k) is not None}
+
+
 def domain_options(f: Callable) -> Callable:
-    """--delta, --domain-share and --ignore: a run without --schema learns its domain (docs/domain.md)."""
+    """--delta, --domain-share, --ignore, --values and the declarations: a run without --schema
+    learns its domain (docs/domain.md)."""
+    f = declaration_options(f)
     f = click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
                      help="Without --schema: a column's public value list, e.g. the target's classes "
                           "(taken as given, no budget spent; repeatable).")(f)

@@ -71,7 +71,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
           --target income --epsilon 1 -o out/adult.released.csv
     """
     import dpkit
-    from dpkit.cli.options import output_delimiter, public_values, run_private
+    from dpkit.cli.options import declarations, output_delimiter, public_values, run_private
     from dpkit.release import MAXGDDP_ONLY
 
     p = kwargs
@@ -90,4 +90,4 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
                                    "raw"),
                 schema=p["schema_path"], target=p["target"], counts=bool(p["counts"]), output_delimiter=output_delimiter(),
                 on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
-                ignore=p.get("ignore"), values=public_values(p.get("public_values")))
+                ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))

@@ -140,9 +140,9 @@ def import_(
 @click.option("--target", default=None, help="The class column (always categorical).")
 @click.option("--max-categories", type=click.IntRange(min=2), default=50, show_default=True,
               help="Draft mode: text columns with more distinct values are declared 'ignore'.")
-@click.option("--missing", "missing", default="auto", show_default=True, metavar="TOKEN",
-              help="The missing-value token; 'auto' picks one of ? '' NA N/A NaN null if present; "
-              "'none' declares none.")
+@click.option("--missing", "missing", default="auto", show_default=True, metavar="TOKENS",
+              help="The missing-value token(s), comma-separated; 'auto': the draft picks one of ? '' NA N/A "
+              "NaN null if present, the private mode learns them under DP from a public list; 'none' declares none.")
 @click.option("--epsilon", "--eps", "epsilon", type=str, default=None, metavar="ε",
               help="Learn the domains under (ε, δ)-DP with this ε (needs --delta): a schema the "
               "private commands accept. Without it: a NON-private draft to review.")
@@ -152,7 +152,8 @@ def import_(
 @click.option("--numeric", default=None, metavar="A,B", help="Private mode: columns to read as numeric.")
 @click.option("--categorical", default=None, metavar="A,B", help="Private mode: columns to read as categorical.")
 @click.option("--integer", default=None, metavar="A,B", help="Private mode: numeric columns of whole numbers.")
-@click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Private mode: columns to declare ignore.")
+@click.option("--date", default=None, metavar="A,B", help="Private mode: columns of ISO dates.")
+@click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Columns to declare ignore.")
 @click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
               help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
 @click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
@@ -176,7 +177,7 @@ def import_(
 def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
           encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
           numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
-          ignore_cols: str | None = None, levels: int | None = None, partition: str | None = None,
+          date: str | None = None, ignore_cols: str | None = None, levels: int | None = None, partition: str | None = None,
           report: str | None = None,
           seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
           public_bounds: tuple[str, ...] = (), engine: str | None = None, spark_master: str | None = None) -> None:
@@ -187,8 +188,9 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     partition selection (a value held by few records is never listed; unlisted values read
     as '(other)'), the numeric bounds and interval hierarchies by DP quantiles, all under
     (E, D)-DP. The schema is accepted by publish, forest and cluster; its header says what
-    was learned and what was taken as public (column names, types, missing tokens: check
-    them, override with --numeric/--categorical/--integer/--ignore). Writes a report.
+    was declared and what was learned: the types, whole-number flags and missing tokens
+    not declared (--numeric/--categorical/--integer/--date/--ignore, --missing) are learned
+    under DP too (docs/domain.md, "Types and missing tokens"). Writes a report.
 
     \b
     Without --epsilon: a NON-private draft for a person to review. Numeric columns get
@@ -208,7 +210,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     from dpkit.run import check_distinct_paths
 
     private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
-                    "--ignore": ignore_cols, "--levels": levels, "--partition": partition, "--report": report, "--seed": seed,
+                    "--date": date, "--levels": levels, "--partition": partition, "--report": report, "--seed": seed,
                     "--values": public_values or None, "--bounds": public_bounds or None,
                     "--ledger": ledger if ledger and epsilon is not None else None,
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
@@ -220,7 +222,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
         learned, report = learn_schema(
             read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
             report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
-            seed=seed, numeric=numeric, categorical=categorical, integer=integer, ignore=ignore_cols,
+            seed=seed, numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore_cols,
             values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master,
             partition=partition or "laplace")
         if output == "-":
@@ -234,6 +236,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     from dpkit.api.taxonomy import draft_schema
 
     drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
-                           missing=None if missing.lower() == "none" else missing, output_name=output)
+                           missing=None if missing.lower() == "none" else missing, output_name=output,
+                           ignore=ignore_cols)
     drafted.write(output)
     say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")

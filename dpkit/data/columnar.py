@@ -197,7 +197,8 @@ def load_csv_fast(
     positions = [header.index(c) for c in wanted]
     types: dict[str, Any] = {}
     for p, col in zip(positions, cols, strict=True):
-        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if isinstance(col, CategoricalColumn) else pa.float64()
+        text = isinstance(col, CategoricalColumn) or col.time is not None  # dates: parsed by dpkit.data.dates
+        types[names[p]] = pa.dictionary(pa.int32(), pa.string()) if text else pa.float64()
     tokens = list(schema.missing_tokens)
     parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
@@ -367,17 +368,18 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
     """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
 
     Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
-    leaf, -2 a missing token (a leaf spelled like a token stays a leaf). A value that is
-    neither gets the catch-all leaf's code when the column has ``other:``, and -2 (missing)
-    with ``unlisted: missing``. The table has the
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf; the ``(missing)`` leaf's
+    code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
+    when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
     column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
     reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
     """
     if index is None:
         index = leaf_index(col)
-    unlisted = {"other": col.other_code, "missing": -2}.get(col.unlisted, -1)
+    missing = col.missing_code  # the (missing) leaf under missing_policy: keep, else -2
+    unlisted = {"other": col.other_code, "missing": missing}.get(col.unlisted, -1)
     stripped = [v.strip() if isinstance(v, str) else v for v in values]
-    return np.array([index.get(v, -2 if v in tokens else unlisted) for v in stripped],
+    return np.array([index.get(v, missing if v in tokens else unlisted) for v in stripped],
                     dtype=code_dtype(len(col.leaves)))
 
 
@@ -443,7 +445,7 @@ class _Encoder:
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
             nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-            if nulls is not None and not self.tokens:
+            if nulls is not None and not self.tokens and not (isinstance(col, NumericColumn) and col.unparsable == "missing"):
                 return fail(name, int(np.flatnonzero(nulls)[0]), None)
             if isinstance(col, CategoricalColumn):
                 if not pa.types.is_dictionary(arr.type):
@@ -451,7 +453,7 @@ class _Encoder:
                 lut = leaf_lut(col, arr.dictionary.to_pylist(), self.tokens, self._leaf_index[name])
                 idx = _to_numpy(arr.indices)
                 if nulls is not None:
-                    codes = np.where(nulls, lut.dtype.type(-2), lut[np.where(nulls, 0, idx)])
+                    codes = np.where(nulls, lut.dtype.type(col.missing_code), lut[np.where(nulls, 0, idx)])
                 else:
                     codes = lut[idx]
                 if nulls is not None or lut.min(initial=0) < 0:  # some entry is not a leaf: is it used?
@@ -462,24 +464,49 @@ class _Encoder:
                 else:
                     is_tok = None
                 encoded.append(codes)
+            elif col.time is not None:
+                from dpkit.data.dates import arrow_times
+
+                nums, is_tok, bad = arrow_times(arr, col.time, self.tokens)
+                if bad.any():
+                    if col.unparsable != "missing":
+                        r = int(np.flatnonzero(bad)[0])
+                        return fail(name, r, arr[r].as_py() if strict else None)
+                    is_tok = is_tok | bad  # a learned date column: what is not a date is missing
+                if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                    nums = np.where(is_tok, np.nan, nums)
+                    is_tok = None
+                else:
+                    nums = np.where(is_tok, col.lo, nums)
+                encoded.append(nums)
             else:
+                lenient = col.unparsable == "missing"  # a learned type: a non-number is missing
                 if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
                     if not strict:
                         return fail(name, 0, None)
                     try:
                         arr = arr.cast(pa.float64())
                     except (pa.ArrowException, ValueError):
-                        r = _first_non_number(arr)
-                        return fail(name, r, arr[r].as_py())
+                        if not lenient:
+                            r = _first_non_number(arr)
+                            return fail(name, r, arr[r].as_py())
+                        arr = _lenient_numbers(arr, self.tokens)
+                        nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
                 if arr.type != pa.float64():
                     arr = arr.cast(pa.float64())
                 nums = _to_numpy(arr)
+                if lenient and not np.isfinite(np.where(nulls, 0.0, nums) if nulls is not None else nums).all():
+                    bad = ~np.isfinite(nums)
+                    nulls = bad if nulls is None else nulls | bad
                 is_tok = nulls
                 if nulls is not None:
                     nums = np.where(nulls, col.lo, nums)
                 if not np.isfinite(nums).all():
                     r = int(np.flatnonzero(~np.isfinite(nums))[0])
                     return fail(name, r, arr[r].as_py() if strict else None)
+                if nulls is not None and col.missing:  # the missing bucket (missing_policy: keep)
+                    nums = np.where(nulls, np.nan, nums)
+                    is_tok = None
                 encoded.append(nums)
             if is_tok is not None and is_tok.any():
                 missing |= is_tok
@@ -581,7 +608,11 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
             is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
             if (bad & ~is_tok).any():
                 return None  # a value that is no number: the exact path names its line
-            lut = np.where(is_tok, col.lo, lut)
+            if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                lut = np.where(is_tok, np.nan, lut)
+                is_tok = np.zeros_like(is_tok)
+            else:
+                lut = np.where(is_tok, col.lo, lut)
         if is_tok.any():
             first_missing = True
             missing |= is_tok[codes[name]]
@@ -702,17 +733,41 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
     a row holds no missing token, and the warning must not say it does."""
-    tokens = ", ".join(repr(t) for t in schema.missing_tokens)
+    # a learned schema's tokens may be a guess from the data (dpkit.domain.metadata): not quoted
+    tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
                 and schema.columns[n].unlisted == "missing"]
-    parts = [f"a missing value ({tokens}) in the used columns"] if tokens else []
+    not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+                   and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
+    parts = [f"a missing value ({tokens}) in the used columns" if tokens else "a missing value in the used columns"
+             ] if schema.missing_tokens else []
     if unlisted:
         parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    if not_numbers:
+        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unparsable: missing)")
+    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+               and schema.columns[n].time is not None and schema.columns[n].unparsable == "missing"]
+    if undated:
+        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
     return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
+
+
+def _lenient_numbers(arr: Any, tokens: Collection[str]) -> Any:
+    """A string array as float64, null where a value is a missing token or not a number (a
+    numeric column with ``unparsable: missing``), as the exact path reads it."""
+    import pyarrow as pa
+
+    from dpkit.domain.metadata import is_number
+
+    out = []
+    for v in arr.to_pylist():
+        s = None if v is None else str(v).strip()
+        out.append(None if s is None or s in tokens else is_number(s))
+    return pa.array(out, pa.float64())
 
 
 def _first_non_number(arr: Any) -> int:
@@ -917,7 +972,8 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
     name = options.name
     header = list(pf.schema_arrow.names)
     fields = pf.schema_arrow
-    strings = [c for c in wanted if isinstance(schema.columns.get(c), CategoricalColumn)
+    strings = [c for c in wanted if (isinstance(schema.columns.get(c), CategoricalColumn)
+                                     or getattr(schema.columns.get(c), "time", None) is not None)
                and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
     if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
         pf = _open_parquet(options, strings)
@@ -942,6 +998,10 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
         if isinstance(col, CategoricalColumn):
             raise DataError(f"{name}: row {r + 1}: column {c!r} has a value not in the taxonomy of "
                             f"{schema.path} ({v!r}); add it to the schema or fix the data")
+        if col.time is not None:
+            from dpkit.data.dates import expected
+
+            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
         raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
     if encoder.dropped and schema.missing_policy == "error":
         r, c = encoder.first_missing or (0, wanted[0])

@@ -68,12 +68,18 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
             bad = (_leaf_codes(values, col) < 0) & considered & (col.unlisted == "error")
         else:
             assert isinstance(col, NumericColumn)
-            try:
-                nums = np.asarray(values, dtype=object).astype(np.float64)
-            except (ValueError, TypeError):
-                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(nums) & considered
-            ok = ~bad & considered
+            if col.time is not None:  # ISO dates, by the readers' one parse function
+                from dpkit.data.dates import parse_array
+
+                nums = parse_array(values, col.time)
+            else:
+                try:
+                    nums = np.asarray(values, dtype=object).astype(np.float64)
+                except (ValueError, TypeError):
+                    nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+            ok = np.isfinite(nums) & considered
+            # with unparsable: missing what does not parse is read as missing: covered
+            bad = ~np.isfinite(nums) & considered & (col.unparsable == "error")
             below = int(np.count_nonzero(nums[ok] < col.lo))
             above = int(np.count_nonzero(nums[ok] > col.hi))
             if below or above:

@@ -696,7 +696,7 @@ def dump_schema(data: dict[str, Any], header: Sequence[str] = ()) -> str:
         out.append("draft: true   # read from the data: private commands refuse it until reviewed")
     for key in ("name", "description", "source", "target", "missing", "missing_policy"):
         if key in data:
-            out.append(f"{key}: {_scalar(data[key])}")
+            out.append(f"{key}: {_flow(data[key])}")  # a list of missing tokens too
     out.append("columns:")
     width = max((len(_scalar(n)) for n in data["columns"]), default=0) + 1
     for name, spec in data["columns"].items():
@@ -723,8 +723,10 @@ def dump_schema(data: dict[str, Any], header: Sequence[str] = ()) -> str:
 
 def schema_summary(schema: Schema) -> str:
     """``15 columns (9 categorical, 5 numeric, 1 ignored), target income``."""
-    kinds = [c.kind for c in schema.columns.values()]
+    kinds = ["date" if getattr(c, "time", None) is not None else c.kind for c in schema.columns.values()]
     parts = [f"{kinds.count('categorical')} categorical", f"{kinds.count('numeric')} numeric"]
+    if kinds.count("date"):
+        parts.append(f"{kinds.count('date')} date")
     if kinds.count("ignore"):
         parts.append(f"{kinds.count('ignore')} ignored")
     text = f"{len(kinds)} column{'s' if len(kinds) != 1 else ''} ({', '.join(parts)})"

@@ -8,7 +8,9 @@ produces (:func:`draft_yaml`) opens with a comment saying that every list and bo
 checked against, or replaced by, public knowledge (a code book, a standard, a round range).
 
 Rules: a column whose non-missing values all parse as numbers is numeric, with bounds
-rounded outward to round numbers (so that they reveal less than the exact extremes). A
+rounded outward to round numbers (so that they reveal less than the exact extremes); one whose
+values are all ISO dates (or timestamps) is ``type: date`` (``timestamp``) with bounds rounded
+outward to year starts (:mod:`dpkit.data.dates`). A
 column that is numeric but for a few stray values (at most :data:`MAX_STRAY_SHARE` of its
 values and :data:`MAX_STRAY_DISTINCT` distinct ones, e.g. a typo or an unlisted missing
 token) is numeric too, and its comment lists the stray values with their lines, to fix in
@@ -86,8 +88,8 @@ def detect_missing(df: pd.DataFrame) -> str | None:
 
 def pick_missing(count: Callable[[str], int]) -> str | None:
     """The token of :data:`MISSING_CANDIDATES` with the most cells (``count(token)``), the
-    earlier one on a tie; None when none occurs. The rule of the draft and of the private
-    schema's guessed metadata (:func:`dpkit.domain.metadata.resolve_tokens`)."""
+    earlier one on a tie; None when none occurs. The draft's rule (NOT private: a private
+    schema learns its tokens from noisy counts, :mod:`dpkit.domain.metadata`)."""
     best, best_count = None, 0
     for token in MISSING_CANDIDATES:
         n = count(token)
@@ -129,6 +131,27 @@ def _stray_comment(values: Any, stray: Any, rows: Any) -> str:
     more = f", and {stray.size - SHOW_STRAY} more" if stray.size > SHOW_STRAY else ""
     return (f"REVIEW: bounds read from the data (rounded); use a public range. {stray.size} non-numeric "
             f"value(s): {shown}{more} — fix them in the data or declare them missing")
+
+
+def _as_dates(values: Any) -> dict[str, Any] | None:
+    """A ``type: date`` (or ``timestamp``) spec when every value is an ISO date (timestamp),
+    its bounds the year starts around the values; else None."""
+    import datetime as dt
+
+    import numpy as np
+
+    from dpkit.data.dates import format_time, parse_array
+
+    days = parse_array(values, "date")
+    if days.size == 0 or not np.isfinite(days).all():
+        return None
+    secs = parse_array(values, "timestamp")
+    kind = "date" if np.all(secs % 86400 == 0) else "timestamp"
+    lo = dt.date.fromisoformat(format_time(float(days.min()), "date")).year
+    hi = dt.date.fromisoformat(format_time(float(days.max()), "date")).year + 1
+    suffix = "" if kind == "date" else "T00:00:00"
+    return {"type": kind, "bounds": [f"{lo:04d}-01-01{suffix}", f"{hi:04d}-01-01{suffix}"],
+            "_comment": "REVIEW: bounds read from the data (rounded to years); use a public range"}
 
 
 def _looks_like_id(name: str) -> bool:
@@ -180,6 +203,10 @@ def infer_schema(
                     f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
                     "the stray values are listed in its comment for review"), DpkitWarning, stacklevel=2)
         distinct = list(dict.fromkeys(present.tolist()))
+        dated = _as_dates(present) if nums is None and name != target else None
+        if dated is not None:
+            columns[name] = dated
+            continue
         if nums is not None and not (_looks_like_id(name) and len(distinct) == present.size):
             lo, hi = float(nums.min()), float(nums.max())
             integer = bool(np.all(np.floor(nums) == nums))

@@ -22,8 +22,11 @@ import yaml
 
 from dpkit.errors import SchemaError
 
-COLUMN_TYPES = ("categorical", "numeric", "ignore")
-MISSING_POLICIES = ("drop", "error")
+COLUMN_TYPES = ("categorical", "numeric", "date", "timestamp", "ignore")
+MISSING_POLICIES = ("drop", "error", "keep")
+#: the leaf (categorical) and the bucket (numeric) a missing value is under ``missing_policy: keep``,
+#: and the spellings tried when a column already has a leaf of that name
+MISSING_NAMES = ("(missing)", "(missing value)", "(no value)")
 #: what loading does with a categorical value that is not a leaf: refuse it (the default),
 #: read it as the leaf named by ``other:`` (a catch-all), or read it as missing
 UNLISTED = ("error", "other", "missing")
@@ -68,7 +71,15 @@ class CategoricalColumn:
     other: str | None = None
     #: ``error`` (default), ``other`` or ``missing``: see :data:`UNLISTED`
     unlisted: str = "error"
+    #: the leaf missing values are read as (``missing_policy: keep``): the last leaf, a child of
+    #: the root; None: a missing value is not in the domain (its row is dropped or refused)
+    missing_leaf: str | None = field(default=None, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="categorical", init=False)
+
+    @cached_property
+    def missing_code(self) -> int:
+        """The leaf code missing values get (the :attr:`missing_leaf`), else -2 (missing: the row)."""
+        return self.leaf_code[self.missing_leaf] if self.missing_leaf is not None else -2
 
     @cached_property
     def other_code(self) -> int:
@@ -92,12 +103,43 @@ class CategoricalColumn:
 
 @dataclass(frozen=True)
 class NumericColumn:
+    """A numeric column, or a date/timestamp column read as a number (``time``): days or
+    seconds since 1970-01-01 (:mod:`dpkit.data.dates`), bounds and split points on the calendar
+    grid, labels written as ISO dates. Algorithms see a number either way."""
+
     name: str
     lo: float
     hi: float
     integer: bool = False
     hierarchy: IntervalNode | None = None
+    #: a missing value is a value of the column (``missing_policy: keep``): encoded as NaN, and
+    #: a cut holds it in a missing bucket beside the intervals (dpkit.release.cut.NumericCut)
+    missing: bool = field(default=False, repr=False)  # repr: a keyed run's identity (same bytes)
     kind: str = field(default="numeric", init=False)
+    #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
+    time: str | None = None
+    #: a value that is not a date (a number, for a numeric column): ``error`` (the default) or
+    #: ``missing`` (a learned schema, whose types were decided from noisy counts: no error may
+    #: depend on the exact data; dpkit.domain.metadata)
+    unparsable: str = "error"
+    #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
+    #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
+    #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
+    points: tuple[float, ...] = ()
+
+    def __repr__(self) -> str:
+        # the dataclass's own repr, extended only for a time column or extra points: a run's key
+        # identity holds the schema's repr (dpkit.privacy.rng.run_context), so schemas without
+        # dates or points keep their bytes (scripts/same_bytes.py)
+        text = (f"NumericColumn(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, integer={self.integer!r}, "
+                f"hierarchy={self.hierarchy!r}, kind={self.kind!r}")
+        if self.time is not None:
+            text += f", time={self.time!r}, unparsable={self.unparsable!r}"
+        if self.unparsable != "error" and self.time is None:
+            text += f", unparsable={self.unparsable!r}"
+        if self.points:
+            text += f", points={self.points!r}"
+        return text + ")"
 
 
 @dataclass(frozen=True)
@@ -107,6 +149,33 @@ class IgnoredColumn:
 
 
 Column = CategoricalColumn | NumericColumn | IgnoredColumn
+
+
+def keep_missing(col: Column) -> Column:
+    """``col`` with missing values as values of its domain (``missing_policy: keep``).
+
+    A categorical column gets a leaf ``(missing)`` as the last child of its root (so leaf
+    codes of the other leaves, and every node's leaf range, are unchanged); a numeric column
+    a missing bucket (``missing=True``). Idempotent. The leaf is public: it is a function of
+    the schema only, present whether or not any record is missing (docs/algorithms.md §0).
+    """
+    import dataclasses
+
+    if isinstance(col, NumericColumn):
+        return col if col.missing else dataclasses.replace(col, missing=True)
+    if not isinstance(col, CategoricalColumn) or col.missing_leaf is not None:
+        return col
+    names = {n.name for n in col.root.walk()}
+    leaf = next((m for m in MISSING_NAMES if m not in names), None)
+    i = 2
+    while leaf is None:
+        leaf = f"(missing {i})" if f"(missing {i})" not in names else None
+        i += 1
+    code = len(col.leaves)
+    node = TaxonomyNode(leaf, (), code, code + 1, 1)
+    root = TaxonomyNode(col.root.name, (*col.root.children, node), col.root.lo, code + 1, 0)
+    return CategoricalColumn(col.name, root, (*col.leaves, leaf), other=col.other, unlisted=col.unlisted,
+                             missing_leaf=leaf)
 
 
 @dataclass(frozen=True)
@@ -123,12 +192,51 @@ class Schema:
     draft: bool = False
     #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
     missing_tokens: tuple[str, ...] = ()
+    #: learned in the run (no schema given): its missing tokens may be a guess from the data,
+    #: so messages do not quote them (issue 38). Not part of equality or of the repr: a keyed
+    #: run's key derives from the schema's repr (dpkit.privacy.rng.run_context), and a flag
+    #: that changes no output must not change the noise
+    learned: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.missing is not None and not self.missing_tokens:
             object.__setattr__(self, "missing_tokens", (self.missing,))
         elif self.missing_tokens and self.missing is None:
             object.__setattr__(self, "missing", self.missing_tokens[0])
+        if self.missing_policy == "keep":
+            object.__setattr__(self, "columns", {n: keep_missing(c) if n != self.target and self.may_miss(c) else c
+                                                 for n, c in self.columns.items()})
+
+    def may_miss(self, col: Column) -> bool:
+        """Can a value of ``col`` be missing? With a missing token (any column), or a column that
+        reads what it cannot parse as missing (a learned numeric column's ``unparsable: missing``,
+        a categorical ``unlisted: missing``). Public: a function of the schema only."""
+        if self.missing_tokens:
+            return True
+        if isinstance(col, NumericColumn):
+            return col.unparsable == "missing"
+        return isinstance(col, CategoricalColumn) and col.unlisted == "missing"
+
+    def keeping_missing(self) -> Schema:
+        """This schema with every used column holding missing values as values (the target
+        too): what ``generalize`` encodes with, so that no row is dropped (issue 36 item 3).
+        A column of a ``keep`` schema is unchanged (same leaf codes, same missing bucket)."""
+        import dataclasses
+
+        cols = {n: keep_missing(c) if self.may_miss(c) else c for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="keep")
+
+    def dropping_missing_numbers(self) -> Schema:
+        """For an algorithm whose numbers have no missing bucket (a forest's thresholds, k-means
+        points): under ``keep``, a categorical column keeps its ``(missing)`` leaf and a row with a
+        missing number is dropped (policy ``drop``); any other schema is returned as it is."""
+        import dataclasses
+
+        if self.missing_policy != "keep":
+            return self
+        cols = {n: dataclasses.replace(c, missing=False) if isinstance(c, NumericColumn) else c
+                for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols, missing_policy="drop")
 
     def dropping_invalid(self) -> Schema:
         """This schema with every record outside its domain dropped on its own (``on_invalid
@@ -140,7 +248,8 @@ class Schema:
         cols = {n: dataclasses.replace(c, unlisted="missing")
                 if isinstance(c, CategoricalColumn) and c.unlisted == "error" else c
                 for n, c in self.columns.items()}
-        return dataclasses.replace(self, columns=cols, missing_policy="drop")
+        return dataclasses.replace(self, columns=cols,
+                                   missing_policy="keep" if self.missing_policy == "keep" else "drop")
 
     def column(self, name: str) -> Column:
         from dpkit.errors import DpkitUsageError
@@ -310,25 +419,60 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 COLUMN_KEYS = {
     "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable", "points"},
     "ignore": {"type", "description"},
+    "date": {"type", "bounds", "description", "unparsable"},
+    "timestamp": {"type", "bounds", "description", "unparsable"},
 }
+
+
+def _time_bound(ctx: _Ctx, node: yaml.Node, what: str, kind: str) -> float:
+    from dpkit.data.dates import parse_bound
+
+    text = _scalar(ctx, node, what)
+    value = parse_bound(text, kind)
+    if value is None:
+        example = "2021-01-01" if kind == "date" else "2021-01-01T00:00:00"
+        raise ctx.fail(node, f"{what} must be an ISO {kind} ({example}), got {text!r}")
+    return value
+
+
+def _time_column(ctx: _Ctx, name: str, node: yaml.Node, pairs: dict, kind: str) -> NumericColumn:
+    """A ``type: date`` / ``type: timestamp`` column: ISO bounds, read as days / seconds."""
+    if "bounds" not in pairs:
+        raise ctx.fail(node, f"column {name!r}: a {kind} column needs public bounds: [lo, hi] (ISO {kind}s)")
+    bnode = pairs["bounds"][1]
+    if not isinstance(bnode, yaml.SequenceNode) or len(bnode.value) != 2:
+        raise ctx.fail(bnode, f"column {name!r}: bounds must be a list [lo, hi]")
+    lo = _time_bound(ctx, bnode.value[0], f"lower bound of {name!r}", kind)
+    hi = _time_bound(ctx, bnode.value[1], f"upper bound of {name!r}", kind)
+    if not lo < hi:
+        raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi")
+    unparsable = "error"
+    if "unparsable" in pairs:
+        unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+        if unparsable not in ("error", "missing"):
+            raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                           f"got {unparsable!r}")
+    return NumericColumn(name, lo, hi, True, None, time=kind, unparsable=unparsable)
 
 
 def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
     if _is_null(node):
-        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric or ignore)")
+        raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric, date, timestamp or ignore)")
     pairs = {k: (kn, v) for k, kn, v in _mapping(ctx, node, f"column {name!r}")}
     if "type" not in pairs:
-        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric or ignore)")
+        raise ctx.fail(node, f"column {name!r} needs a 'type' (categorical, numeric, date, timestamp or ignore)")
     ctype = _scalar(ctx, pairs["type"][1], f"type of {name!r}")
     if ctype not in COLUMN_TYPES:
-        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric or ignore)")
+        raise ctx.fail(pairs["type"][1], f"column {name!r}: unknown type {ctype!r} (use categorical, numeric, date, timestamp or ignore)")
     for key, (kn, _) in pairs.items():
         if key not in COLUMN_KEYS[ctype]:
             raise ctx.fail(kn, f"column {name!r}: unknown key {key!r} for a {ctype} column (allowed: {', '.join(sorted(COLUMN_KEYS[ctype]))})")
     if ctype == "ignore":
         return IgnoredColumn(name)
+    if ctype in ("date", "timestamp"):
+        return _time_column(ctx, name, node, pairs, ctype)
     if ctype == "numeric":
         if "bounds" not in pairs:
             raise ctx.fail(node, f"column {name!r}: a numeric column needs public bounds: [lo, hi]")
@@ -341,7 +485,23 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        return NumericColumn(name, lo, hi, integer, hierarchy)
+        unparsable = "error"
+        if "unparsable" in pairs:
+            unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+            if unparsable not in ("error", "missing"):
+                raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                               f"got {unparsable!r}")
+        points: tuple[float, ...] = ()
+        if "points" in pairs:
+            pnode = pairs["points"][1]
+            if not isinstance(pnode, yaml.SequenceNode):
+                raise ctx.fail(pnode, f"column {name!r}: points must be a list of numbers")
+            points = tuple(_number(ctx, v, f"a split point of {name!r}") for v in pnode.value)
+            ok = all(lo < p < hi and (not integer or float(p).is_integer()) for p in points)
+            if not ok or list(points) != sorted(set(points)):
+                raise ctx.fail(pnode, f"column {name!r}: points must be ascending, distinct and strictly inside "
+                                      f"the bounds [{lo:g}, {hi:g}]" + (" (integers)" if integer else ""))
+        return NumericColumn(name, lo, hi, integer, hierarchy, unparsable=unparsable, points=points)
     # categorical
     if ("hierarchy" in pairs) == ("values" in pairs):
         raise ctx.fail(node, f"column {name!r}: a categorical column needs exactly one of 'hierarchy' or 'values'")
@@ -465,12 +625,13 @@ def load_schema(path: str | Path, *, allow_draft: bool = False) -> Schema:
 def schema_to_dict(schema: Schema) -> dict[str, Any]:
     """The schema as plain data in the YAML format (for writing drafts and imports)."""
 
-    def tree(node: TaxonomyNode) -> Any:
-        if node.is_leaf:
+    def tree(node: TaxonomyNode, skip: str | None = None) -> Any:
+        kids = [c for c in node.children if c.name != skip]  # the (missing) leaf is implied by keep
+        if not kids:
             return None
-        if all(c.is_leaf for c in node.children):
-            return [c.name for c in node.children]
-        return {c.name: tree(c) for c in node.children}
+        if all(c.is_leaf for c in kids):
+            return [c.name for c in kids]
+        return {c.name: tree(c) for c in kids}
 
     def intervals(node: IntervalNode) -> Any:
         return {f"{c.lo:g}..{c.hi:g}": intervals(c) if c.children else None for c in node.children} or None
@@ -479,18 +640,28 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
     for name, col in schema.columns.items():
         if isinstance(col, IgnoredColumn):
             cols[name] = {"type": "ignore"}
+        elif isinstance(col, NumericColumn) and col.time is not None:
+            from dpkit.data.dates import format_time
+
+            cols[name] = {"type": col.time, "bounds": [format_time(col.lo, col.time), format_time(col.hi, col.time)]}
+            if col.unparsable != "error":
+                cols[name]["unparsable"] = col.unparsable
         elif isinstance(col, NumericColumn):
             lo = int(col.lo) if col.integer else col.lo
             hi = int(col.hi) if col.integer else col.hi
             spec: dict[str, Any] = {"type": "numeric", "bounds": [lo, hi], "integer": col.integer}
             if col.hierarchy is not None:
                 spec["hierarchy"] = {f"{col.lo:g}..{col.hi:g}": intervals(col.hierarchy)}
+            if col.unparsable == "missing":
+                spec["unparsable"] = "missing"
+            if col.points:
+                spec["points"] = [int(p) if col.integer else p for p in col.points]
             cols[name] = spec
         else:
             if all(c.is_leaf for c in col.root.children) and col.root.name == "Any":
-                cols[name] = {"type": "categorical", "values": list(col.leaves)}
+                cols[name] = {"type": "categorical", "values": [v for v in col.leaves if v != col.missing_leaf]}
             else:
-                cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root)}}
+                cols[name] = {"type": "categorical", "hierarchy": {col.root.name: tree(col.root, col.missing_leaf)}}
             if col.unlisted == "other":
                 cols[name]["other"] = col.other
             elif col.unlisted == "missing":

@@ -156,10 +156,11 @@ def _read_text(options: ReadOptions, raw: bytes | None = None) -> tuple[bytes, s
         raise DpkitUsageError(f"encoding {encoding!r} is unknown", param="encoding") from None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(
-            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; "
-            f"pass encoding= (e.g. latin-1)", param="encoding"
-        ) from None
+        # the line and the byte point at a record: for the data owner only (dpkit.console)
+        raise DataError(private(
+            f"{name}:{line}: byte 0x{raw[exc.start]:02x} is not valid {encoding}; pass encoding= (e.g. latin-1)",
+            f"{name}: a byte is not valid {encoding}; pass encoding= (e.g. latin-1)",
+        ), param="encoding") from None
     if not text or text.isspace():  # (text.strip() would copy the whole file)
         raise DataError(f"{name}: the file is empty; expected a header row and data rows")
     delimiter = resolve_delimiter(options, raw)
@@ -234,16 +235,12 @@ def _parse_strings(
         # name the row from our own scan, so that the numbers agree with the header's width
         bad = _ragged_row(raw, text, encoding, delimiter, len(header), -1, has_header)
         if bad is not None and bad[0] > 0:
-            raise DataError(
-                f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, saw {bad[1]}); "
-                f"check delimiter= and quoting", param="delimiter"
-            ) from None
+            raise DataError(_ragged(name, f"{name}:{bad[0]}: ragged row (expected {len(header)} fields, "
+                                          f"saw {bad[1]})", len(header)), param="delimiter") from None
         line = _parser_error_line(msg)
         where = f"{name}:{line}" if line else name
-        raise DataError(
-            f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
-            f"{len(header)} fields — check delimiter= and quoting", param="delimiter"
-        ) from None
+        raise DataError(_ragged(name, f"{where}: ragged row ({msg.split(': ')[-1]}); every row needs "
+                                      f"{len(header)} fields", len(header)), param="delimiter") from None
     except (pd.errors.EmptyDataError, csv.Error) as exc:
         raise DataError(f"{name}: cannot parse CSV: {exc}") from None
     if len(df.columns) != len(header):
@@ -261,10 +258,8 @@ def _parse_strings(
         if bad is not None:
             line, got = bad
             where = f"{name}:{line}" if line > 0 else f"{name}: a record"
-            raise DataError(
-                f"{where}: ragged row (expected {len(header)} fields, saw {got}); "
-                f"check delimiter= and quoting", param="delimiter"
-            )
+            raise DataError(_ragged(name, f"{where}: ragged row (expected {len(header)} fields, saw {got})",
+                                    len(header)), param="delimiter")
     df.columns = header
     # Stripping is a Python call per value: only pay for it when some field has
     # surrounding whitespace (the byte check is a few memchr scans).
@@ -302,6 +297,13 @@ def _may_need_strip(raw: bytes, text: str, encoding: str, delimiter: str) -> boo
             if ws + sep in data or sep + ws in data:
                 return True
     return False
+
+
+def _ragged(name: str, exact: str, width: int) -> str:
+    """A ragged row's message: ``exact`` (its line, its field count) only for the data owner's
+    terminal or -v (:func:`dpkit.console.private`) — a line number points at a record (issue 38)."""
+    todo = "check delimiter= and quoting"
+    return private(f"{exact}; {todo}", f"{name}: a ragged row (every row needs {width} fields); {todo}")
 
 
 def _parser_error_line(msg: str) -> int | None:
@@ -393,6 +395,11 @@ def encode(
         if isinstance(col, CategoricalColumn):
             conv = _leaf_codes(values, col)
             bad = np.flatnonzero(conv < 0)
+        elif col.time is not None:
+            from dpkit.data.dates import parse_array
+
+            conv = parse_array(values, col.time)
+            bad = np.flatnonzero(~np.isfinite(conv))
         else:
             conv = _to_float(values)
             bad = np.flatnonzero(~np.isfinite(conv))
@@ -400,14 +407,22 @@ def encode(
         if tokens and bad.size:
             is_tok = np.isin(values[bad], tokens)
             if is_tok.any():
-                rows[bad[is_tok]] = True
-                first_missing[c] = int(bad[is_tok][0])
+                if not _keeps_missing(col, conv, bad[is_tok]):
+                    rows[bad[is_tok]] = True
+                    first_missing[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
             if col.unlisted == "other":
                 conv[bad] = col.other_code
-            else:
+            elif not _keeps_missing(col, conv, bad):
+                rows[bad] = True
+                first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
+            bad = bad[:0]
+        if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
+            # a learned type: what is not a date (a number) is missing, never an error (a refusal
+            # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
+            if not _keeps_missing(col, conv, bad):
                 rows[bad] = True
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
@@ -455,20 +470,39 @@ def encode(
             if bad.size:
                 i = int(bad[0])
                 v = values[i]
+                from dpkit.data.dates import expected as shape
+
+                kind = col.time or "numeric"
+                expected = shape(col.time) if col.time is not None else "a finite number"
                 what = (
                     "is empty (declare a missing token in the schema)"
                     if v == ""
-                    else f"has {v!r}, not a finite number"
+                    else f"has {v!r}, not {expected}"
                 )
                 raise DataError(private(
-                    f"{source}:{i + first_line}: numeric column {col.name!r} {what}",
-                    f"{source}: numeric column {col.name!r} "
+                    f"{source}:{i + first_line}: {kind} column {col.name!r} {what}",
+                    f"{source}: {kind} column {col.name!r} "
                     + ("has an empty value (declare a missing token in the schema)" if v == ""
-                       else "has a value that is not a finite number"),
+                       else f"has a value that is not {expected}"),
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+
+
+def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, rows: np.ndarray) -> bool:
+    """Read the missing values at ``rows`` as a value of ``col`` when its domain holds them
+    (``missing_policy: keep``): the ``(missing)`` leaf's code, or NaN for a numeric column's
+    missing bucket (``conv`` holds NaN there already). False: the rows are missing."""
+    if isinstance(col, CategoricalColumn):
+        if col.missing_leaf is None:
+            return False
+        conv[rows] = col.missing_code
+        return True
+    if col.missing:
+        conv[rows] = np.nan
+        return True
+    return False
 
 
 def encode_codes(

@@ -29,9 +29,12 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   no catch-all: a record whose class was not released is read as missing
   (``unlisted: missing``) and dropped. A target with fewer than two released classes is
   refused: a one-class release or model predicts that class for everyone.
-* A numeric column: its ε_j for both bounds at once on the public nice grid and, with
-  ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive medians
-  (:mod:`dpkit.privacy.quantiles`).
+* A numeric column: its ε_j for both bounds at once on the public nice grid (a prior that
+  favours 0 as the lower bound and charges a negative one: ``zero_bonus``, ``negative_lower``)
+  and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
+  medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
+  split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns").
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpkit.data.dates import TIME_KINDS, YEAR_PRIOR, bounds_grid
 from dpkit.data.schema import (
     CategoricalColumn,
     Column,
@@ -62,11 +66,14 @@ from dpkit.privacy.partition import (
 )
 from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
+    NEGATIVE_LOWER,
+    ZERO_BONUS,
     Profile,
     SplitNode,
     bounds_on_grid,
     nice_grid,
     split_tree,
+    zero_edge,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
@@ -90,10 +97,20 @@ class DomainOptions:
     split_share: float = 0.4
     #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
     bound_prior: float = BOUND_PRIOR
+    #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.quantiles.ZERO_BONUS)
+    zero_bonus: float = ZERO_BONUS
+    #: the prior's extra cost (nats) of a negative lower bound (dpkit.privacy.quantiles.NEGATIVE_LOWER)
+    negative_lower: float = NEGATIVE_LOWER
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
     partition: str = "laplace"
+    #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
+    #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
+    meta_share: float = 0.2
+    #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
+    #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
+    missing_policy: str = "keep"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -108,8 +125,16 @@ class DomainOptions:
             raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}")
         if self.partition not in PARTITIONS:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
+        if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
+            raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}")
+        if self.missing_policy not in ("keep", "drop"):
+            raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
             raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}")
+        if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
+            raise DpkitUsageError(f"zero_bonus must be >= 0, got {self.zero_bonus!r}")
+        if not (math.isfinite(self.negative_lower) and self.negative_lower >= 0):
+            raise DpkitUsageError(f"negative_lower must be >= 0, got {self.negative_lower!r}")
 
 
 @dataclass
@@ -145,24 +170,40 @@ def learns(m: ColumnMeta, options: DomainOptions) -> bool:
     public bounds with no split levels to learn."""
     if m.kind == "categorical":
         return m.values is None
+    if m.kind in TIME_KINDS:  # bounds only: publish splits a date on its calendar grid
+        return m.bounds is None
     return m.kind == "numeric" and (m.bounds is None or options.levels > 0)
 
 
+def column_weight(m: ColumnMeta, options: DomainOptions, target: str | None) -> float:
+    """A column's weight in the split of ε (``options.numeric_weight`` for a numeric column,
+    ``options.target_weight`` for ``target``, 1 for any other)."""
+    return (options.target_weight if m.name == target else
+            options.numeric_weight if m.kind in ("numeric", *TIME_KINDS) else 1.0)
+
+
 def column_budgets(metas: Sequence[ColumnMeta], epsilon: float, delta: float,
-                   options: DomainOptions, target: str | None = None) -> dict[str, tuple[float, float]]:
-    """(ε_j, δ_j) per column that learns something: ε by weight (``options.numeric_weight``
-    for a numeric column, ``options.target_weight`` for ``target``, 1 for any other), δ
-    equally over the learned categorical columns. Columns taken wholly as public get nothing."""
+                   options: DomainOptions, target: str | None = None,
+                   target_epsilon: float | None = None) -> dict[str, tuple[float, float]]:
+    """(ε_j, δ_j) per column that learns something: ε by weight (:func:`column_weight`), δ
+    equally over the learned categorical columns. Columns taken wholly as public get nothing.
+    ``target_epsilon``: the target's ε fixed in advance (the metadata step took its ε from the
+    predictors' shares only; :func:`dpkit.api.domain.learn_schema`), the others share the rest."""
     if all(m.kind == "ignore" for m in metas):
         raise DpkitUsageError("no column to learn: every column is ignored")
     used = [m for m in metas if learns(m, options)]
-    weights = [options.target_weight if m.name == target else options.numeric_weight if m.kind == "numeric"
-               else 1.0 for m in used]
+    weights = [column_weight(m, options, target) for m in used]
     total = math.fsum(weights)
     n_cat = sum(m.kind == "categorical" for m in used)
+    others = math.fsum(w for m, w in zip(used, weights, strict=True) if m.name != target)
+    fixed = target_epsilon is not None and others > 0 and any(m.name == target for m in used)
     out = {}
     for m, w in zip(used, weights, strict=True):
-        out[m.name] = (epsilon * w / total, delta / n_cat if m.kind == "categorical" else 0.0)
+        if fixed:
+            eps = target_epsilon if m.name == target else (epsilon - target_epsilon) * w / others  # type: ignore[operator]
+        else:
+            eps = epsilon * w / total
+        out[m.name] = (eps, delta / n_cat if m.kind == "categorical" else 0.0)
     return out
 
 
@@ -202,6 +243,7 @@ def discover(
     accountant: Accountant,
     options: DomainOptions | None = None,
     step: str = "domain",
+    target_epsilon: float | None = None,
 ) -> Discovery:
     """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
 
@@ -211,7 +253,7 @@ def discover(
     DP outcome (post-processing), and the spend stays on the record.
     """
     opts = options or DomainOptions()
-    budgets = column_budgets(metas, epsilon, delta, opts, target)
+    budgets = column_budgets(metas, epsilon, delta, opts, target, target_epsilon)
     learned_cats = [m.name for m in metas if m.kind == "categorical" and m.name in budgets]
     cat_weights = [opts.target_weight if c == target else 1.0 for c in learned_cats]
     cat_eps = math.fsum(budgets[c][0] for c in learned_cats)
@@ -237,8 +279,13 @@ def discover(
                                      unlisted="other"))
             notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
             continue
+        if m.kind in TIME_KINDS and m.bounds is not None and m.name not in budgets:
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], True, time=m.kind,
+                                            unparsable="missing")
+            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
+            continue
         if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
-            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer)
+            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unparsable="missing")
             notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
             continue
         eps_j, delta_j = budgets[m.name]
@@ -286,6 +333,9 @@ def discover(
                 note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
                                 f"+ {other!r} for every other value")
             notes.append(note)
+        elif m.kind in TIME_KINDS:
+            columns[m.name], learned = _time(m, numbers[m.name], eps_j, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
             columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
@@ -299,9 +349,12 @@ def discover(
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
+    # a numeric column reads a non-number as missing, a date column a non-date (unparsable:
+    # missing), which must then drop the row, never refuse the run on the exact data
+    numeric = any(isinstance(c, NumericColumn) for c in columns.values())
     schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy="drop" if tokens or target is not None else "error",
-                    path="<learned schema>")
+                    missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
+                    path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
                      "discrete Gaussian" if joint else "discrete Laplace")
 
@@ -314,12 +367,13 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
                           accountant=accountant, step=step)
         hierarchy = _interval(tree) if tree.children else None
-        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy),
+        return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
     grid = nice_grid(m.integer)
     lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior)
+                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
+                            negative_lower=opts.negative_lower)
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:
@@ -328,4 +382,26 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         if tree.children:
             hierarchy = _interval(tree)
             learned = f"bounds and {len(tree.points())} split points (DP quantiles)"
-    return NumericColumn(m.name, lo, hi, m.integer, hierarchy), learned
+    # a bound at 0 (a count, an amount, mostly zeros): offer publish a split separating 0 from
+    # the rest — a function of the learned bounds only (post-processing, nothing spent)
+    edge = zero_edge(lo, hi, m.integer) if hierarchy is None else None
+    points = (edge,) if edge is not None else ()
+    if points:
+        learned += f"; a split point at {edge:g} offered beside the bound 0"
+    return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing", points=points), learned
+
+
+def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,
+          step: str) -> tuple[NumericColumn, str]:
+    """Bounds of a date/timestamp column (days/seconds since 1970) on the public calendar grid.
+
+    The numeric mechanism (:func:`~dpkit.privacy.quantiles.bounds_on_grid`: both bounds at
+    once, utility −#clipped, sensitivity 1, monotone) over every year start 1800–2200
+    (:func:`dpkit.data.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
+    year; publish's calendar grid then splits months and days inside the bounds. The column
+    reads what is not a date as missing (``unparsable: missing``)."""
+    grid = bounds_grid(m.kind)
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=YEAR_PRIOR)
+    return (NumericColumn(m.name, lo, hi, True, time=m.kind, unparsable="missing"),
+            "bounds (DP quantiles on the public calendar grid of year starts)")

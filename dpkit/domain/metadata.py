@@ -1,19 +1,53 @@
-"""The public metadata of a table: column names, types, the target and the missing tokens.
+"""A table's metadata — column types, whole-number flags, missing tokens — declared or learned under DP.
 
-These are *not* learned under differential privacy. They are what the user confirms as
-public (docs/domain.md, "What stays public"): the column names come from the header, the
-types and the missing tokens may be given (``numeric=``, ``categorical=``, ``integer=``,
-``ignore=``, ``missing=``) or, for convenience, guessed from the data with the rules of the
-non-private draft (:mod:`dpkit.data.infer`) — and then the schema's header says they were
-guessed and must be confirmed. Resolving the metadata spends nothing and happens before any
-noise is drawn, so a bad override is refused with nothing spent.
+Every part of a schema that a run without a schema uses or releases is either **declared** by
+the user (public: ``numeric=``, ``categorical=``, ``integer=``, ``date=``, ``ignore=``,
+``missing=``, ``values=``, ``bounds=``; the column names and the target are public too) or
+**learned** here by an accounted DP step (docs/domain.md, "Tables as they come"). Nothing is
+read from the exact data.
+
+**The mechanism.** Every value of a column falls in exactly one *shape* cell of a public list:
+each public missing token (:data:`MISSING_CANDIDATES`, or the declared tokens), a whole number,
+a number with a fraction, an ISO date, any other text. A record adds one to one cell per
+column, so a column's shape histogram has L1 sensitivity 1 under add/remove-one, and the cells
+are public (they exist whatever the data): discrete Laplace noise DLap(ε_j) on every cell is
+ε_j-DP (the geometric mechanism, Ghosh, Roughgarden & Sundararajan 2009), with no δ — unlike
+partition selection, no cell's existence depends on the data. Over the m profiled columns the
+histograms together have L1 sensitivity m; ε_j = ε/m each is basic composition (Dwork & Roth
+Thm 3.16). Every decision below is a function of the noisy counts only: post-processing.
+
+**The decisions** (:func:`decide`), each against τ_j = :func:`dpkit.privacy.partition.threshold`
+(ε_j, δ/m), the smallest count with P(Z ≥ τ_j − 1) ≤ δ/m: a cell the exact data leaves at 0
+crosses τ_j because of one record with probability ≤ δ/m. So a kind is *established* when its
+cell's noisy count reaches τ_j, and
+
+* a token is a missing token iff its noisy count reaches τ_j (in any column: the schema's list
+  is global);
+* the column's type is the established kind (number, date, text) with the largest noisy count
+  (numbers: whole + fractional); a number column is *integer* unless fractions are established
+  (a one-record fraction in an integer column flips it with probability ≤ δ/m);
+* when no kind is established (a small column: fewer than ~τ_j values) the larger noisy count
+  of numbers and text decides, dates counting as text (a date must be established: a small date
+  column is categorical, never numeric, which would read every date as missing). That is still
+  ε-DP, but near a tie one record can tip it: declare the types of a small table.
+
+The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
+it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
+table's rarest class clears its threshold as before.
+
+The stability threshold is why one stray ``37.5``, ``n/a`` or ``?`` does not change the released
+schema except with probability ≤ δ/m (tests/audit/test_metadata_audit.py); the privacy of the
+step does not rest on it (pure ε). Values that do not fit the decided type are read as missing
+by the schema the run uses (``unparsable: missing`` on a numeric or date column; a categorical column's
+unlisted values are its ``(other)`` leaf), never refused: a refusal that one record can cause
+would be a leak. Identifier-like *names* are ignored by a public rule on the name.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,13 +56,22 @@ from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
     from dpkit.domain.profile import Summary
+    from dpkit.privacy.accountant import Accountant
 
-KINDS = ("categorical", "numeric", "ignore")
+KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
+#: the public list of tokens a no-schema run may learn as missing (docs/domain.md)
+MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", "nan")
+#: the shape cells after the tokens, in order;
+#: zero has a cell of its own: it is a whole number that says nothing of whether a column's other
+#: values are (a float column that is 80 % zeros is not an integer column: issue 36)
+SHAPES = ("whole number", "fraction", "date", "text", "zero")
 
 
 @dataclass(frozen=True)
 class ColumnMeta:
-    """One column's public metadata and whether the user gave it (``given``) or it was guessed."""
+    """One column's metadata: its kind and whole-number flag, what the user declared
+    (``given``: the type; ``declared``: the parts) and what was learned under DP (``learned``,
+    at ``epsilon`` with stability threshold ``threshold``)."""
 
     name: str
     kind: str
@@ -39,6 +82,42 @@ class ColumnMeta:
     values: tuple[str, ...] | None = None
     #: public bounds the user gave (``bounds=``): only split points are learned, if any
     bounds: tuple[float, float] | None = None
+    #: the parts the user declared ("type", "integer", "missing tokens", "values", "bounds")
+    declared: tuple[str, ...] = ()
+    #: the parts learned under DP from the noisy shape counts ("type", "integer", "missing tokens")
+    learned: tuple[str, ...] = ()
+    #: the ε of this column's shape counts (0: nothing learned)
+    epsilon: float = 0.0
+    #: the stability threshold τ_j of the decisions
+    threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """What the user declared as public (each a list of column names, or "a,b"; ``missing``: the
+    tokens, None to learn them, ``()`` for none)."""
+
+    numeric: str | Iterable[str] | None = None
+    categorical: str | Iterable[str] | None = None
+    integer: str | Iterable[str] | None = None
+    date: str | Iterable[str] | None = None
+    ignore: str | Iterable[str] | None = None
+    missing: tuple[str, ...] | None = None
+    values: Mapping[str, Sequence[str]] | None = None
+    bounds: Mapping[str, Sequence[float]] | None = None
+
+
+@dataclass
+class Metadata:
+    """What :func:`learn_metadata` returns: every column's :class:`ColumnMeta`, the missing
+    tokens, whether they were declared, and the spend."""
+
+    metas: list[ColumnMeta]
+    tokens: tuple[str, ...]
+    tokens_declared: bool
+    epsilon: float = 0.0
+    #: token -> the columns where it was learned as missing (public: a DP outcome)
+    token_columns: dict[str, list[str]] = field(default_factory=dict)
 
 
 def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
@@ -57,123 +136,237 @@ def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str])
     return items
 
 
-def resolve_tokens(columns: Mapping[str, Summary], missing: str | Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
-    """The missing tokens and whether they were guessed: ``"auto"`` picks the most common of
-    ``?``, empty, ``NA``… found in the data (public metadata, like a type; the rule of the
-    draft's :func:`~dpkit.data.infer.detect_missing`), None or ``"none"`` declares none, a string
-    or a list gives them. ``columns``: each column's distinct strings and counts."""
-    if missing is None or (isinstance(missing, str) and missing.lower() == "none"):
-        return (), False
+def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """``missing=`` as declared tokens: ``"auto"`` (learn them: None), None or ``"none"``
+    (declare none: ``()``), a string (one token, or several comma-separated when it has a comma
+    and is not itself a candidate) or a list."""
     if isinstance(missing, str) and missing == "auto":
-        from dpkit.data.infer import pick_missing
+        return None
+    if missing is None or (isinstance(missing, str) and missing.lower() == "none"):
+        return ()
+    if isinstance(missing, str):
+        tokens: Sequence[str] = [t.strip() for t in missing.split(",")] if "," in missing else [missing]
+    else:
+        tokens = [str(t) for t in missing]
+    return tuple(dict.fromkeys(tokens))
 
-        token = pick_missing(lambda t: sum(int(s.counts[np.asarray(s.values, dtype=object) == t].sum())
-                                           for s in columns.values()))
-        return ((token,) if token is not None else ()), True
-    tokens = (missing,) if isinstance(missing, str) else tuple(str(t) for t in missing)
-    return tuple(dict.fromkeys(tokens)), False
 
-
-def _looks_like_id(name: str) -> bool:
+def looks_like_id(name: str) -> bool:
+    """The public name rule: identifier-like columns are ignored unless declared."""
     n = name.lower().replace("-", "_")
     return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
 
 
-def _numbers(values: np.ndarray) -> np.ndarray | None:
-    """float64 of every value, or None when one is not a finite number."""
+def is_number(value: str) -> float | None:
+    """The finite float a value reads as on load (:func:`dpkit.data.table.encode`), else None."""
     try:
-        nums = np.asarray(values, dtype=object).astype(np.float64)
-    except (ValueError, TypeError):
+        x = float(value)
+    except (TypeError, ValueError):
         return None
-    return nums if np.isfinite(nums).all() else None
+    return x if math.isfinite(x) else None
 
 
-def resolve_columns(
-    summaries: Mapping[str, Summary],
-    *,
-    target: str | None,
-    tokens: Sequence[str],
-    numeric: str | Iterable[str] | None = None,
-    categorical: str | Iterable[str] | None = None,
-    integer: str | Iterable[str] | None = None,
-    ignore: str | Iterable[str] | None = None,
-    values: Mapping[str, Sequence[str]] | None = None,
-    bounds: Mapping[str, Sequence[float]] | None = None,
-) -> list[ColumnMeta]:
-    """Each column's type: as given, else guessed (every non-missing value a finite number:
-    numeric, integer when all are whole; identifier-like names: ignore; else categorical).
+def is_date(value: str) -> bool:
+    """An ISO date (or a timestamp, read as its day) as every reader parses it
+    (:func:`dpkit.data.dates.parse`: the one place that decides what is a date)."""
+    from dpkit.data.dates import parse
 
-    The target is always categorical. A column given two types is a usage error; so is a
-    ``numeric=`` column holding a value that is not a number (checked now, before anything
-    is spent: the message names the column, never the value).
-    """
-    columns = list(summaries)
-    if target is not None and target not in columns:
-        raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
+    return parse(value, "date") is not None
+
+
+def shape_counts(summary: Summary, tokens: Sequence[str]) -> np.ndarray:
+    """The exact count of each shape cell — one per token, then :data:`SHAPES` — of a column
+    (PRIVATE: only noised). Each value is in exactly one cell (a token first)."""
+    index = {t: i for i, t in enumerate(tokens)}
+    k = len(tokens)
+    out = np.zeros(k + len(SHAPES), dtype=np.int64)
+    for value, n in zip(summary.values, summary.counts, strict=True):
+        i = index.get(value)
+        if i is None:
+            x = is_number(value)
+            if x is not None:
+                i = k + 4 if x == 0 else k if x.is_integer() else k + 1
+            else:
+                i = k + 2 if is_date(value) else k + 3
+        out[i] += int(n)
+    return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decisions of one column's noisy shape counts (post-processing only)."""
+
+    kind: str
+    integer: bool
+    tokens: tuple[str, ...]
+
+
+def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
+    """The module docstring's rules on one column's noisy shape counts (cells as
+    :func:`shape_counts`). Ties go to numbers, then text."""
+    k = len(tokens)
+    whole, frac, date, text, zero = (int(noisy[k + i]) for i in range(5))
+    learned_tokens = tuple(t for t, n in zip(tokens, noisy[:k], strict=True) if n >= tau)
+    scores = {"numeric": whole + frac + zero, "categorical": text, "date": date}
+    established = [kind for kind, ok in (("numeric", whole >= tau or frac >= tau or zero >= tau),
+                                         ("categorical", text >= tau),
+                                         ("date", date >= tau)) if ok]
+    if not established:
+        # a date column must be established; below τ its dates count as text, so a small date
+        # column is categorical (its days listed or '(other)'), never numeric: a numeric column
+        # reads every date as missing and would drop every row (bench/bench_dates.py, 2,000 rows)
+        scores["categorical"] += date
+    pool = established or ["numeric", "categorical"]
+    kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
+    integer = frac < tau and (whole >= tau or whole > frac)
+    return Decision(kind, integer, learned_tokens)
+
+
+def resolve_declarations(columns: Sequence[str], target: str | None, declared: Declarations
+                         ) -> tuple[dict[str, str], set[str], dict[str, tuple[str, ...]], dict[str, tuple[float, float]]]:
+    """The declared kinds (column -> kind), integer columns, value lists and bounds, checked
+    against the header (usage errors: unknown column, two types, a non-categorical target)."""
     given: dict[str, str] = {}
-    for kind, value, param in (("numeric", numeric, "numeric"), ("categorical", categorical, "categorical"),
-                               ("ignore", ignore, "ignore")):
+
+    def declare(name: str, kind: str) -> None:
+        if name in given and given[name] != kind:
+            raise DpkitUsageError(f"column {name!r} is declared two types ({given[name]} and {kind})")
+        given[name] = kind
+
+    for kind, value, param in (("numeric", declared.numeric, "numeric"),
+                               ("categorical", declared.categorical, "categorical"),
+                               ("date", declared.date, "date"), ("ignore", declared.ignore, "ignore")):
         for name in names(value, param, columns):
-            if name in given and given[name] != kind:
-                raise DpkitUsageError(f"column {name!r} is given two types ({given[name]} and {kind})")
-            given[name] = kind
-    ints = set(names(integer, "integer", columns))
+            declare(name, kind)
+    ints = set(names(declared.integer, "integer", columns))
+    for name in sorted(ints):
+        declare(name, "numeric")  # integer= declares the column numeric too
     public_values: dict[str, tuple[str, ...]] = {}
-    for name in names(list(values or {}), "values", columns):
-        vals = tuple(dict.fromkeys(str(v) for v in values[name]))  # type: ignore[index]
+    values = declared.values or {}
+    for name in names(list(values), "values", columns):
+        vals = tuple(dict.fromkeys(str(v) for v in values[name]))
         if not vals or given.get(name, "categorical") != "categorical":
             raise DpkitUsageError(f"values: column {name!r} needs a non-empty list and a categorical type")
-        given[name] = "categorical"
+        declare(name, "categorical")
         public_values[name] = vals
     public_bounds: dict[str, tuple[float, float]] = {}
-    for name in names(list(bounds or {}), "bounds", columns):
+    bounds = declared.bounds or {}
+    for name in names(list(bounds), "bounds", columns):
+        if given.get(name) == "date":  # ISO dates, as a schema writes them
+            from dpkit.data.dates import parse_bound
+
+            got = [parse_bound(str(x), "date") for x in bounds[name]]
+            if len(got) != 2 or None in got or not got[0] < got[1]:  # type: ignore[operator]
+                raise DpkitUsageError(f"bounds: date column {name!r} needs two ISO dates lo < hi "
+                                      f"(e.g. 2019-01-01, 2025-01-01), got {bounds[name]!r}")
+            public_bounds[name] = (got[0], got[1])  # type: ignore[assignment]
+            continue
         try:
-            lo, hi = (float(x) for x in bounds[name])  # type: ignore[index]
+            lo, hi = (float(x) for x in bounds[name])
         except (TypeError, ValueError):
             raise DpkitUsageError(f"bounds: column {name!r} needs two numbers (lo, hi)") from None
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or given.get(name, "numeric") != "numeric":
-            raise DpkitUsageError(f"bounds: column {name!r} needs finite lo < hi and a numeric type, got {bounds[name]!r}")  # type: ignore[index]
-        given[name] = "numeric"
+            raise DpkitUsageError(f"bounds: column {name!r} needs finite lo < hi and a numeric type, got {bounds[name]!r}")
+        declare(name, "numeric")
         public_bounds[name] = (lo, hi)
     if target is not None and given.get(target, "categorical") != "categorical":
         raise DpkitUsageError(f"the target {target!r} must be categorical, not {given[target]}")
-    out: list[ColumnMeta] = []
-    for name in columns:
-        values = np.asarray(summaries[name].values, dtype=object)  # distinct: the rules are on the set
-        present = values[~np.isin(values, list(tokens))] if tokens else values
+    return given, ints, public_values, public_bounds
+
+
+def learn_metadata(
+    summaries: Mapping[str, Summary],
+    *,
+    target: str | None,
+    declared: Declarations,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str = "domain",
+) -> Metadata:
+    """Every column's metadata: as declared, else learned from noisy shape counts under
+    ε-DP (module docstring). Spends ``epsilon`` over the columns that learn something (nothing
+    when every part is declared); ``delta`` sets the stability thresholds only (nothing of it
+    is spent: the counts are of public cells). Usage errors come before any spend."""
+    from dpkit.privacy.mechanisms import discrete_laplace
+    from dpkit.privacy.partition import threshold
+
+    columns = list(summaries)
+    if target is not None and target not in columns:
+        raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
+    given, ints, public_values, public_bounds = resolve_declarations(columns, target, declared)
+    tokens_declared = declared.missing is not None
+    cells = declared.missing if declared.missing is not None else MISSING_CANDIDATES
+
+    def plan(name: str) -> tuple[str, ...]:
+        """The parts of column ``name`` to learn."""
         kind = given.get(name)
+        if name == target or kind == "ignore" or (kind is None and looks_like_id(name)):
+            return ()
+        parts = []
+        if kind is None:
+            parts.append("type")
+        if kind in (None, "numeric") and name not in ints:
+            parts.append("integer")
+        if not tokens_declared:
+            parts.append("missing tokens")
+        return tuple(parts)
+
+    plans = {name: plan(name) for name in columns}
+    profiled = [name for name in columns if plans[name]]
+    eps_j = epsilon / len(profiled) if profiled else 0.0
+    tau = threshold(eps_j, delta / len(profiled)) if profiled else None
+    decisions: dict[str, Decision] = {}
+    for name in profiled:
+        counts = shape_counts(summaries[name], cells)
+        noisy = discrete_laplace(counts, epsilon=eps_j, rng=rng, accountant=accountant,
+                                 step=f"{step}: type and missing tokens of {name}")
+        decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
+    metas: list[ColumnMeta] = []
+    for name in columns:
+        kind = given.get(name)
+        parts = plans[name]
+        dec = decisions.get(name)
         if name == target:
-            out.append(ColumnMeta(name, "categorical", given=True, why="the target", values=public_values.get(name)))
+            metas.append(ColumnMeta(name, "categorical", given=True, why="the target", values=public_values.get(name),
+                                    declared=("type",) + (("values",) if name in public_values else ())))
             continue
+        if kind is None and dec is None:  # ignored by the public name rule
+            metas.append(ColumnMeta(name, "ignore", why="named like an identifier"))
+            continue
+        declared_parts = tuple(p for p, ok in (("type", kind is not None), ("integer", name in ints),
+                                               ("missing tokens", tokens_declared),
+                                               ("values", name in public_values), ("bounds", name in public_bounds))
+                               if ok)
         if kind == "ignore":
-            out.append(ColumnMeta(name, "ignore", given=True))
+            metas.append(ColumnMeta(name, "ignore", given=True, declared=("type",)))
             continue
-        nums = _numbers(present) if kind != "categorical" else None
-        if kind == "numeric":
-            if nums is None:
-                raise DpkitUsageError(
-                    f"numeric column {name!r} holds a value that is not a finite number (nor a missing "
-                    f"token); declare the token with missing=, or the column categorical"
-                )
-            whole = bool(present.size) and bool(np.all(np.floor(nums) == nums))
-            out.append(ColumnMeta(name, "numeric", integer=name in ints or whole, given=True,
-                                  bounds=public_bounds.get(name)))
-            continue
-        if kind == "categorical":
-            out.append(ColumnMeta(name, "categorical", given=True, values=public_values.get(name)))
-            continue
-        # guessed (public metadata the user confirms; the header says it was guessed)
-        if present.size == 0:
-            out.append(ColumnMeta(name, "ignore", why="no values besides the missing tokens"))
-        elif _looks_like_id(name):
-            out.append(ColumnMeta(name, "ignore", why="named like an identifier"))
-        elif nums is not None:
-            whole = bool(np.all(np.floor(nums) == nums))
-            out.append(ColumnMeta(name, "numeric", integer=name in ints or whole))
-        else:
-            out.append(ColumnMeta(name, "categorical"))
-    for name in ints:
-        meta = next(m for m in out if m.name == name)
-        if meta.kind != "numeric":
-            raise DpkitUsageError(f"integer: column {name!r} is {meta.kind}, not numeric")
-    return out
+        final = kind if kind is not None else dec.kind  # type: ignore[union-attr]
+        integer = name in ints or (final == "numeric" and dec is not None and "integer" in parts and dec.integer)
+        # a date column counts whole days (dpkit.data.dates): integer, as a declared one
+        metas.append(ColumnMeta(name, final, integer=integer if final == "numeric" else final == "date",
+                                given=kind is not None,
+                                values=public_values.get(name), bounds=public_bounds.get(name),
+                                declared=declared_parts,
+                                learned=tuple(p for p in parts if p != "integer" or final == "numeric"),
+                                epsilon=eps_j if dec is not None else 0.0,
+                                threshold=tau if dec is not None else None))
+    token_columns: dict[str, list[str]] = {}
+    if not tokens_declared:
+        for name, dec in decisions.items():
+            for t in dec.tokens:
+                token_columns.setdefault(t, []).append(name)
+    tokens = (declared.missing if tokens_declared else
+              tuple(t for t in MISSING_CANDIDATES if t in token_columns))
+    return Metadata(metas, tuple(tokens or ()), tokens_declared, eps_j * len(profiled), token_columns)
+
+
+def numeric_summary(summary: Summary, tokens: Sequence[str]) -> Summary:
+    """``summary`` restricted to the values a numeric column reads as numbers (the others are
+    read as missing on load: ``unparsable: missing``), for :func:`dpkit.domain.profile.numbers`."""
+    from dpkit.domain.profile import Summary as _Summary
+
+    skip = set(tokens)
+    keep = [i for i, v in enumerate(summary.values) if v not in skip and is_number(v) is not None]
+    return _Summary(tuple(summary.values[i] for i in keep), np.asarray(summary.counts)[keep])

@@ -85,3 +85,19 @@ def numbers(summary: Summary, tokens: Sequence[str]) -> Profile:
     distinct, inverse = np.unique(floats, return_inverse=True)
     counts = np.bincount(inverse.reshape(-1), weights=summary.counts[keep], minlength=len(distinct))
     return Profile.of(distinct, counts.astype(np.int64))
+
+
+def times(summary: Summary, tokens: Sequence[str], kind: str) -> Profile:
+    """A date (or timestamp) column's sorted distinct days (seconds) since 1970-01-01 and their
+    counts (:func:`dpkit.data.dates.parse_array`). Its missing tokens and every value that is not
+    a date are left out: a learned date column reads them as missing (``unparsable: missing``),
+    so no error depends on the exact data."""
+    from dpkit.data.dates import parse_array
+
+    nums = parse_array(summary.values, kind)
+    keep = np.isfinite(nums)
+    if tokens:
+        keep &= ~np.isin(np.asarray(summary.values, dtype=object), list(tokens))
+    distinct, inverse = np.unique(nums[keep], return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=summary.counts[keep], minlength=len(distinct))
+    return Profile.of(distinct, counts.astype(np.int64))

@@ -7,7 +7,7 @@ from typing import Any
 
 from dpkit.data.schema import IntervalNode, NumericColumn, Schema, schema_to_dict
 from dpkit.domain.discover import ColumnNote, Discovery
-from dpkit.domain.metadata import ColumnMeta
+from dpkit.domain.metadata import ColumnMeta, Metadata
 
 
 def number(x: float) -> str:
@@ -22,9 +22,10 @@ def _intervals(node: IntervalNode) -> Any:
     return {f"{number(c.lo)}..{number(c.hi)}": _intervals(c) for c in node.children}
 
 
-def schema_data(schema: Schema, notes: Sequence[ColumnNote]) -> dict[str, Any]:
+def schema_data(schema: Schema, notes: Sequence[ColumnNote], metas: Sequence[ColumnMeta] = ()) -> dict[str, Any]:
     """:func:`~dpkit.data.schema.schema_to_dict` with exact interval keys, an explicit
-    ``missing_policy`` and a ``_comment`` per column (written as ``# …`` by dump_schema)."""
+    ``missing_policy`` and a ``_comment`` per column (written as ``# …`` by dump_schema): how
+    its type was had (declared or learned under DP) and how its domain was learned."""
     data = schema_to_dict(schema)
     for name, col in schema.columns.items():
         if isinstance(col, NumericColumn) and col.hierarchy is not None:
@@ -34,19 +35,61 @@ def schema_data(schema: Schema, notes: Sequence[ColumnNote]) -> dict[str, Any]:
         data = {**{k: v for k, v in data.items() if k != "columns"}, "missing_policy": schema.missing_policy,
                 "columns": data["columns"]}
     by_name = {n.name: n for n in notes}
+    by_meta = {m.name: m for m in metas}
     for name, spec in data["columns"].items():
         note = by_name.get(name)
+        parts = []
+        meta = by_meta.get(name)
+        if meta is not None and meta.name != schema.target:
+            parts.append(_provenance(meta))
         if note is not None and note.learned:
-            spec["_comment"] = ("learned under DP: " if note.kind not in ("ignore", "public") else "") + note.learned
+            parts.append(("learned under DP: " if note.kind not in ("ignore", "public") else "") + note.learned)
+        if parts:
+            spec["_comment"] = "; ".join(p for p in parts if p)
     return data
 
 
-def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnMeta], tokens: Sequence[str],
-           tokens_guessed: bool, target: str | None, discovery: Discovery, version: str,
-           seeded_plain: bool = False) -> list[str]:
-    """The provenance comment: the spend, the parts learned under DP, the parts taken as public."""
-    guessed = [m.name for m in metas if not m.given and m.name != target]
+def _provenance(m: ColumnMeta) -> str:
+    """How a column's metadata was had: "type declared", "type learned under DP (ε 0.003)"."""
+    what = {"type": "type", "integer": "whole-number flag", "missing tokens": "missing tokens"}
+    declared = [what.get(p, p) for p in m.declared if p in what]
+    learned = [what.get(p, p) for p in m.learned]
+    out = []
+    if declared:
+        out.append(", ".join(declared) + " declared")
+    if learned:
+        out.append(", ".join(learned) + f" learned under DP (epsilon {m.epsilon:.3g})")
+    if m.why and not m.given:
+        out.append(f"ignored: {m.why}")
+    return ", ".join(out)
+
+
+def metadata_report(meta: Metadata) -> dict[str, Any]:
+    """The report's ``parameters.metadata``: per column its type, what was declared and what was
+    learned (with ε and the stability threshold), and the missing tokens (public outcomes)."""
+    columns: dict[str, Any] = {}
+    for m in meta.metas:
+        entry: dict[str, Any] = {"type": m.kind + (" integer" if m.integer and m.kind == "numeric" else ""),
+                                 "declared": list(m.declared),
+                                 "learned": list(m.learned)}
+        if m.learned:
+            entry.update(epsilon=m.epsilon, threshold=m.threshold)
+        if m.why:
+            entry["why"] = m.why
+        columns[m.name] = entry
+    return {"columns": columns, "missing_tokens": list(meta.tokens),
+            "missing_tokens_declared": meta.tokens_declared, "epsilon": meta.epsilon}
+
+
+def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, target: str | None,
+           discovery: Discovery, version: str, seeded_plain: bool = False) -> list[str]:
+    """The provenance comment: the spend, what was declared, what was learned under DP."""
+    metas = metadata.metas
     cats = [n.threshold for n in discovery.notes if n.threshold is not None]
+    typed = [m.name for m in metas if "type" in m.learned]
+    flagged = [m.name for m in metas if "integer" in m.learned]
+    token_learners = [m.name for m in metas if "missing tokens" in m.learned]
+    taus = sorted({m.threshold for m in metas if m.threshold is not None})
     lines = [
         f"Schema learned under differential privacy by `dpkit taxonomy infer` (dpkit {version}) from {source}.",
         f"Spent: epsilon={epsilon:.6g}, delta={delta:.6g} ((epsilon, delta)-DP, add/remove one record);"
@@ -54,8 +97,21 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
     ]
     if seeded_plain:
         lines.append("NOT PRIVATE: seeded with a plain integer (reproducible, not private): the report's model is none.")
+    lines += ["LEARNED UNDER DP (a function of noisy statistics only):"]
+    if typed or flagged or token_learners:
+        lines += [
+            f"  - the metadata (epsilon {metadata.epsilon:.3g} in all, discrete Laplace noise on public cells, "
+            f"stability threshold {', '.join(map(str, taus))} records):",
+        ]
+        if typed:
+            lines.append("    the types of " + _wrap(typed) + ";")
+        if flagged:
+            lines.append("    the whole-number flags of " + _wrap(flagged) + ";")
+        if token_learners:
+            found = ", ".join(repr(t) for t in metadata.tokens) or "none"
+            lines.append(f"    the missing tokens (of a public list; found: {found});")
+        lines.append("    a value that does not fit its column's type is read as missing, never refused;")
     lines += [
-        "LEARNED UNDER DP (a function of noisy statistics only):",
         f"  - the category lists: partition selection (noisy counts, {discovery.noise}, and a threshold"
         + (f" of {min(cats)}-{max(cats)} records" if cats and min(cats) != max(cats) else
            f" of {cats[0]} records" if cats else "") + "):",
@@ -63,20 +119,33 @@ def header(*, source: str, epsilon: float, delta: float, metas: Sequence[ColumnM
         "    column's '(other)' leaf (the target's as missing, so its record is dropped);",
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
-        "TAKEN AS PUBLIC (metadata you confirm; NOT protected):",
-        "  - the column names, the target"
-        + (f" ({target})" if target else "") + ", and the missing token(s) "
-        + (", ".join(repr(t) for t in tokens) if tokens else "(none)")
-        + (" (detected in the data)" if tokens_guessed else "") + ";",
-        "  - the column types (categorical / numeric / integer / ignore)"
-        + (": " + _wrap(guessed) + " guessed from the data — confirm them" if guessed else ", as given") + ".",
+        *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
+           "    a value that is not an ISO date is read as missing (unparsable: missing)."]
+          if any(n.kind in ("date", "timestamp") for n in discovery.notes) else []),
+        "DECLARED (public, as given; NOT protected):",
+        "  - the column names, the target" + (f" ({target})" if target else "") + ";",
     ]
+    declared_types = [m.name for m in metas if "type" in m.declared and m.name != target and m.kind != "ignore"]
+    if declared_types:
+        lines.append("  - the types of " + _wrap(declared_types) + ";")
+    ignored = [m.name for m in metas if "type" in m.declared and m.kind == "ignore"]
+    if ignored:
+        lines.append("  - ignored: " + _wrap(ignored) + ";")
+    named = [m.name for m in metas if m.why == "named like an identifier"]
+    if named:
+        lines.append("  - ignored for their names (identifier-like): " + _wrap(named) + ";")
+    if metadata.tokens_declared:
+        lines.append("  - the missing token(s) " + (", ".join(repr(t) for t in metadata.tokens) or "(none)") + ";")
     given_values = [m.name for m in metas if m.values is not None]
     given_bounds = [m.name for m in metas if m.bounds is not None]
     if given_values:
-        lines.append("  - the value lists of " + _wrap(given_values) + " (given).")
+        lines.append("  - the value lists of " + _wrap(given_values) + ";")
     if given_bounds:
-        lines.append("  - the bounds of " + _wrap(given_bounds) + " (given).")
+        lines.append("  - the bounds of " + _wrap(given_bounds) + ";")
+    lines[-1] = lines[-1][:-1] + "."
+    if discovery.schema.missing_policy == "keep" and discovery.schema.missing_tokens:
+        lines.append("MISSING VALUES ARE KEPT (missing_policy: keep): a missing value is its column's '(missing)' leaf,")
+        lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
     return lines
 
 
@@ -86,11 +155,11 @@ def _wrap(names: Sequence[str]) -> str:
     return ",\n#      ".join(chunks)
 
 
-def render(discovery: Discovery, header_lines: Sequence[str]) -> str:
+def render(discovery: Discovery, header_lines: Sequence[str], metas: Sequence[ColumnMeta] = ()) -> str:
     """YAML text in the house style (``dpkit.data.importers.dump_schema``), checked to parse."""
     from dpkit.data.importers import dump_schema
     from dpkit.data.schema import parse_schema
 
-    text = dump_schema(schema_data(discovery.schema, discovery.notes), header_lines)
+    text = dump_schema(schema_data(discovery.schema, discovery.notes, metas), header_lines)
     parse_schema(text, "<learned schema>")  # what is written must load
     return text

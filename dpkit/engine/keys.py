@@ -82,17 +82,23 @@ class Bins(Key):
     """A numeric column's interval index for the public interval starts ``starts``.
 
     Value v falls in interval i when ``starts[i] <= v < starts[i+1]``; values below the first
-    start go to 0 (they were clipped to the bounds on load) — ``counting.group_of``.
+    start go to 0 (they were clipped to the bounds on load) — ``counting.group_of``. With
+    ``missing`` ≥ 0, a missing value (NaN: the missing bucket of ``missing_policy: keep``) goes
+    to code ``missing`` (the bucket after the intervals, or 0 while the column is one value).
     """
 
     name: str
     starts: np.ndarray
+    missing: int = -1
 
     def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
         starts = np.asarray(self.starts, dtype=float)
-        idx = np.searchsorted(starts, np.asarray(columns[self.name], dtype=float), side="right") - 1
+        values = np.asarray(columns[self.name], dtype=float)
+        idx = np.searchsorted(starts, values, side="right") - 1
         np.clip(idx, 0, len(starts) - 1, out=idx)
-        return idx.astype(_small(0, len(starts) - 1))
+        if self.missing >= 0:
+            idx[np.isnan(values)] = self.missing
+        return idx.astype(_small(0, max(len(starts) - 1, self.missing)))
 
     def reads(self) -> set[str]:
         return {self.name}

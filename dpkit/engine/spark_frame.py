@@ -592,6 +592,8 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
     out: list[np.ndarray] = []
     for i, col in enumerate(cols):
         arr = batch.column(i)
+        if getattr(col, "time", None) is not None:
+            return None  # a date column: the exact path parses it (dpkit.data.dates, one parse function)
         is_str = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
         if isinstance(col, CategoricalColumn):
             if not is_str:
@@ -607,6 +609,7 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
                 missing |= codes == -2
             out.append(codes)
             continue
+        kept = np.zeros(n, dtype=bool)
         if is_str:
             if arr.null_count:
                 arr = pc.fill_null(arr, "")
@@ -617,18 +620,21 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
                    if toks else np.zeros(n, dtype=bool))
             if tok.any():
                 arr = pc.if_else(pa.array(tok), pa.scalar(None, arr.type), arr)
-                missing |= tok
+                if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
+                    kept = tok
+                else:
+                    missing |= tok
         elif arr.null_count or not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
             return None
         try:
             nums = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowException, ValueError):
             return None
-        finite = np.isfinite(nums)
-        if not finite.all():
-            if not (finite | missing).all() or schema.missing_policy == "error":
+        bad = ~(np.isfinite(nums) | kept)
+        if bad.any():
+            if not (~bad | missing).all() or schema.missing_policy == "error":
                 return None
-            nums = np.where(finite, nums, col.lo)
+            nums = np.where(bad, col.lo, nums)
         out.append(nums)
     dropped = 0
     if missing.any():

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,26 +65,36 @@ def is_interval_label(value: str) -> bool:
     return bool(_INTERVAL.match(value))
 
 
-def _parses(series: pd.Series) -> bool:
+def _parses(series: pd.Series, tokens: Sequence[str] = ()) -> bool:
+    """Is every value a finite number (or one of the missing ``tokens``)?"""
     import pandas as pd
 
+    if tokens:
+        series = series[~series.isin(list(tokens))]
     if len(series) == 0:
         return True
     nums = pd.to_numeric(series, errors="coerce")
     return bool(np.isfinite(nums.to_numpy(dtype=float)).all())
 
 
+def kept_tokens(schema: Schema | None) -> tuple[str, ...]:
+    """The missing tokens that are values of the data (``missing_policy: keep``), else none."""
+    return tuple(schema.missing_tokens) if schema is not None and schema.missing_policy == "keep" else ()
+
+
 def column_kinds(frames: list[pd.DataFrame], columns: list[str], schema: Schema | None = None) -> dict[str, str]:
-    """``column -> 'numeric' | 'categorical'``, looking at every frame (train and test)."""
+    """``column -> 'numeric' | 'categorical'``, looking at every frame (train and test). A
+    numeric column may hold the missing tokens of a ``keep`` schema (read as NaN)."""
     from dpkit.data.schema import CategoricalColumn
 
+    tokens = kept_tokens(schema)
     kinds: dict[str, str] = {}
     for c in columns:
         declared = schema.columns.get(c) if schema is not None else None
         if isinstance(declared, CategoricalColumn):
             kinds[c] = "categorical"
             continue
-        numeric = all(_parses(f[c]) for f in frames if c in f.columns)
+        numeric = all(_parses(f[c], tokens) for f in frames if c in f.columns)
         kinds[c] = "numeric" if numeric else "categorical"
     return kinds
 
@@ -123,10 +133,11 @@ def _weights(df: pd.DataFrame, column: str, source: str) -> np.ndarray:
     bad = ~np.isfinite(w) | (w < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{source}:{i + 2}: weight column {column!r} has {df[column].iloc[i]!r}; "
-            "weights must be finite numbers >= 0"
-        )
+        raise DataError(private(
+            f"{source}:{i + 2}: weight column {column!r} has {df[column].iloc[i]!r}; weights must be finite numbers >= 0",
+            f"{source}: weight column {column!r} has a value that is not a finite number >= 0; "
+            "weights must be finite numbers >= 0",
+        ))
     return w
 
 
@@ -141,9 +152,12 @@ def load_dataset(
 ) -> Dataset:
     """Split a table of strings into features, labels and weights.
 
-    Rows holding the schema's missing token in a used column are dropped (with a warning)
-    when the schema's policy is ``drop``, refused otherwise — the same rule as ``encode``.
-    Rows of weight 0 are dropped (a ``--counts`` table may list empty cells).
+    Rows holding the schema's missing token in a used column are kept when the schema's policy
+    is ``keep`` (the token is a value: a category, or NaN in a numeric column), dropped (with a
+    warning) when it is ``drop``, refused otherwise — the same rule as ``encode``. A
+    generalized table holds ``(missing)`` instead of the token: a category like any other, so
+    every generalized test row is scored. Rows of weight 0 are dropped (a ``--counts`` table
+    may list empty cells).
     """
     if target not in df.columns:
         raise DataError(f"{source}: target column {target!r} not found in the header ({', '.join(df.columns[:8])})")
@@ -152,7 +166,7 @@ def load_dataset(
     if not columns:
         raise DataError(f"{source}: no feature columns besides the target {target!r}")
     keep = np.ones(len(df), dtype=bool)
-    if schema is not None and schema.missing is not None:
+    if schema is not None and schema.missing is not None and schema.missing_policy != "keep":
         is_missing = df[[*columns, target]].isin(list(schema.missing_tokens)).to_numpy()
         rows = is_missing.any(axis=1)
         if rows.any():
@@ -181,8 +195,11 @@ def load_dataset(
     return Dataset(frame, y, weight, source, np.flatnonzero(keep))
 
 
-def make_model(model: str, kinds: dict[str, str], seed: int | None = 0) -> Any:
-    """An unfitted scikit-learn pipeline: one-hot categoricals, numeric as-is, then ``model``."""
+def make_model(model: str, kinds: dict[str, str], seed: int | None = 0, *, impute: bool = False) -> Any:
+    """An unfitted scikit-learn pipeline: one-hot categoricals, numeric as-is, then ``model``.
+
+    ``impute``: some numeric value is missing (NaN, a ``keep`` schema's token): the numeric
+    columns get the median and a missing-indicator column (``SimpleImputer(add_indicator=True)``)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -190,6 +207,11 @@ def make_model(model: str, kinds: dict[str, str], seed: int | None = 0) -> Any:
     cat = [c for c, k in kinds.items() if k == "categorical"]
     num = [c for c, k in kinds.items() if k == "numeric"]
     numeric_step: Any = StandardScaler() if model == "svm" else "passthrough"
+    if impute:
+        from sklearn.impute import SimpleImputer
+
+        numeric_step = Pipeline([("impute", SimpleImputer(strategy="median", add_indicator=True)),
+                                 *([("scale", numeric_step)] if model == "svm" else [])])
     features = ColumnTransformer(
         [("categorical", OneHotEncoder(handle_unknown="ignore"), cat), ("numeric", numeric_step, num)],
         sparse_threshold=0.3,
@@ -218,7 +240,8 @@ def _to_frame(ds: Dataset, kinds: dict[str, str]) -> pd.DataFrame:
 
     out = {}
     for c, k in kinds.items():
-        out[c] = pd.to_numeric(ds.X[c]).astype(float) if k == "numeric" else ds.X[c].astype(str)
+        # errors="coerce": a numeric column holds numbers and, under keep, missing tokens (NaN)
+        out[c] = pd.to_numeric(ds.X[c], errors="coerce").astype(float) if k == "numeric" else ds.X[c].astype(str)
     return pd.DataFrame(out)
 
 
@@ -267,13 +290,16 @@ def fit_scores(train: Dataset, test: Dataset, *, model: str = "tree", schema: Sc
             stacklevel=2,
         )
         return np.array([classes[0]] * len(test.y), dtype=object), classes, np.ones((len(test.y), 1))
-    pipe = make_model(model, kinds, seed)
+    train_frame = _to_frame(train, kinds)
+    test_frame = _to_frame(Dataset(test.X[columns], test.y, None, test.source), kinds)
+    num = [c for c, k in kinds.items() if k == "numeric"]
+    impute = bool(num) and bool(train_frame[num].isna().to_numpy().any() or test_frame[num].isna().to_numpy().any())
+    pipe = make_model(model, kinds, seed, impute=impute)
     fit_params = {} if train.weight is None else {"model__sample_weight": train.weight}
     with warnings.catch_warnings():
         # LinearSVC's ConvergenceWarning is noise for a utility number; the score shows any harm
         warnings.filterwarnings("ignore", module="sklearn")
-        pipe.fit(_to_frame(train, kinds), train.y.astype(str), **fit_params)
-        test_frame = _to_frame(Dataset(test.X[columns], test.y, None, test.source), kinds)
+        pipe.fit(train_frame, train.y.astype(str), **fit_params)
         pred = pipe.predict(test_frame).astype(object)
         fitted = [str(c) for c in pipe.classes_]
         scores = None

@@ -67,11 +67,16 @@ class Feature:
     categories: tuple[str, ...] = ()
     #: the catch-all category unlisted values are read as (a schema's ``other:``), if any
     other: str | None = None
+    #: ``date``/``timestamp``: a numeric feature read from ISO text as days/seconds since 1970
+    time: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "numeric":
-            return {"name": self.name, "type": "numeric", "bounds": [self.lo, self.hi],
-                    "integer": self.integer}
+            out_n: dict[str, Any] = {"name": self.name, "type": "numeric", "bounds": [self.lo, self.hi],
+                                     "integer": self.integer}
+            if self.time is not None:  # only then: a model without dates keeps its bytes
+                out_n["time"] = self.time
+            return out_n
         out: dict[str, Any] = {"name": self.name, "type": "categorical", "values": list(self.categories)}
         if self.other is not None:
             out["other"] = self.other
@@ -87,7 +92,7 @@ def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
     for name in names:
         col = schema.column(name)
         if isinstance(col, NumericColumn):
-            out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer)))
+            out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer), time=col.time))
         elif isinstance(col, CategoricalColumn):
             out.append(Feature(name, "categorical", categories=tuple(col.leaves),
                                other=col.other if col.unlisted == "other" else None))
@@ -282,23 +287,33 @@ class ForestModel:
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
-                    raise DataError(
+                    known = (f"the model was trained with {len(feat.categories)} categories "
+                             f"({', '.join(feat.categories[:MAX_LISTED])}"
+                             f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
+                             "with a schema that lists them")
+                    raise DataError(private(
                         f"{source}:{i + first_line}: column {feat.name!r} has {int(bad.sum())} value(s) the model "
-                        f"does not know ({', '.join(map(repr, uniq))}); the model was trained with "
-                        f"{len(feat.categories)} categories ({', '.join(feat.categories[:MAX_LISTED])}"
-                        f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
-                        "with a schema that lists them"
-                    )
+                        f"does not know ({', '.join(map(repr, uniq))}); {known}",
+                        f"{source}: column {feat.name!r} has values the model does not know; {known}",
+                    ))
                 codes[is_missing] = np.nan
                 X[:, j] = codes
             else:
-                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+                if feat.time is not None:  # ISO dates (dpkit.data.dates: the readers' one parse function)
+                    from dpkit.data.dates import expected as shape
+                    from dpkit.data.dates import parse_array
+
+                    nums = parse_array(values, feat.time)
+                else:
+                    nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
                 bad = ~np.isfinite(nums) & ~is_missing
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
+                    kind, expected = ((feat.time, shape(feat.time)) if feat.time is not None
+                                      else ("numeric", "a finite number"))
                     raise DataError(private(
-                        f"{source}:{i + first_line}: numeric column {feat.name!r} has {values[i]!r}, not a finite number",
-                        f"{source}: numeric column {feat.name!r} has a value that is not a finite number",
+                        f"{source}:{i + first_line}: {kind} column {feat.name!r} has {values[i]!r}, not {expected}",
+                        f"{source}: {kind} column {feat.name!r} has a value that is not {expected}",
                     ))
                 outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
                 if outside.any():
@@ -422,7 +437,10 @@ class _Reader:
             b = f.get("bounds")
             if not (isinstance(b, list) and len(b) == 2 and all(_is_num(x) for x in b) and b[0] <= b[1]):
                 raise self.fail(where, "a numeric feature needs bounds [lo, hi]")
-            return Feature(f["name"], "numeric", float(b[0]), float(b[1]), bool(f.get("integer", False)))
+            time = f.get("time")
+            if time not in (None, "date", "timestamp"):
+                raise self.fail(where, "a numeric feature's time is date or timestamp")
+            return Feature(f["name"], "numeric", float(b[0]), float(b[1]), bool(f.get("integer", False)), time=time)
         if f.get("type") == "categorical":
             v = f.get("values")
             if not (isinstance(v, list) and v and all(isinstance(x, str) for x in v)):

@@ -174,28 +174,45 @@ def _utilities(utilities: ArrayLike) -> np.ndarray:
     return u
 
 
-#: the largest integer sensitivity ΔD of exactly scaled utilities; beyond it they are rounded
+#: the largest integer sensitivity Δ·D of declared-integer utilities used as they are; beyond it
+#: they are rounded like real utilities
 _MAX_SCALED_SENSITIVITY = 2**20
 
 
-def _exact_scale(u: np.ndarray, sens: float) -> tuple[list[int], int]:
+def _rounding_grid(sens: float) -> Fraction:
+    """G = 2^(10 − ⌊log₂ Δ⌋): the grid 1/G on which real utilities are rounded, Δ·G ∈ [2^10, 2^11).
+
+    A function of the declared sensitivity alone — never of the utilities (issue 38)."""
+    return Fraction(2) ** (10 - math.floor(math.log2(sens)))
+
+
+def _scaled_scores(u: np.ndarray, sens: float, integer: bool) -> tuple[list[int], int]:
     """Utilities on an integer grid and their integer sensitivity there: (scores, Δ').
 
-    Floats are dyadic rationals: over their common denominator D (a power of two) u·D and
-    Δ·D are exact integers — used when Δ·D ≤ 2^20 (counts: D = 1). Otherwise (e.g. floats
-    with 50 fraction bits) the utilities are rounded to the grid 1/G, G = 2^k with Δ·G ≈ 2^10:
-    rounding is monotone and moves a difference by less than one grid step, so the scaled
-    sensitivity is ⌈Δ·G⌉ + 1 (≈ 0.1% more noise, still exact and pure).
+    The scale is fixed by public quantities only — Δ and the caller's declaration
+    ``integer`` — never by the utilities' values. (Up to 0.4 it was the utilities' common
+    dyadic denominator: a data set whose scores happened to be integers used scale 1 and its
+    neighbour with a fractional score scale 1024, two mechanisms whose output laws are not
+    within e^ε of each other — privacy loss 2.77 at ε = 1 on a Gini selection, issue 38.)
+
+    - ``integer`` (the utilities are integers on *every* data set, a property of the score
+      function, e.g. counts or MAXGDDP's Max score): with D the denominator of Δ, u·D and Δ·D
+      are exact integers; used as they are when Δ·D ≤ 2^20 (Δ = 1: D = 1, scores unchanged).
+    - otherwise (or Δ·D > 2^20): round(u·G) on the fixed grid of :func:`_rounding_grid`.
+      Rounding is monotone and |round(a) − round(b)| ≤ |a − b| + 1, so the rounded scores of
+      neighbours differ by an integer ≤ ⌊Δ·G⌋ + 1 ≤ ⌈Δ·G⌉ + 1 = Δ' (a float error of 1e-12 in
+      the utilities is absorbed too, as it cannot reach the next integer): about 0.1 % more
+      noise, still exact and pure.
     """
-    fr = [Fraction(float(v)) for v in u]
     fs = Fraction(sens)
-    d = 1
-    for f in [*fr, fs]:
-        d = math.lcm(d, f.denominator)
-    if fs * d <= _MAX_SCALED_SENSITIVITY:
-        return [int(f * d) for f in fr], int(fs * d)
-    g = Fraction(2) ** (10 - math.floor(math.log2(sens)))
-    return [round(f * g) for f in fr], math.ceil(fs * g) + 1
+    if integer:
+        if not all(float(v).is_integer() for v in u):
+            raise DpkitUsageError("utilities declared integer must be whole numbers")
+        d = fs.denominator
+        if fs * d <= _MAX_SCALED_SENSITIVITY:
+            return [int(v) * d for v in u], int(fs * d)
+    g = _rounding_grid(sens)
+    return [round(Fraction(float(v)) * g) for v in u], math.ceil(fs * g) + 1
 
 
 def _gaps(u: np.ndarray, factor: Fraction, mask: np.ndarray | None = None) -> list[Fraction]:
@@ -215,25 +232,34 @@ def report_noisy_max(
     sensitivity: float = 1.0,
     monotone: bool = False,
     noise: str = "laplace",
+    integer: bool = False,
 ) -> int:
     """Index of the largest ``utility + noise`` (report-noisy-max, Dwork & Roth §3.3).
 
-    Exact (issue 24): the utilities are scaled to integers over their common (dyadic)
-    denominator D, the noise is exact discrete Laplace DLap(ε/(kΔD)) (k = 1 for monotone
+    Guarantee: ε-DP with δ = 0 for neighbouring data sets whose utility vectors differ by at
+    most ``sensitivity`` Δ in every coordinate (with ``monotone=True``: and move the same way
+    — adding a record never lowers a utility), provided, when ``integer=True``, that the
+    utilities are integers on every data set. Nothing else is assumed: the scale of the
+    scores is fixed by Δ and ``integer`` alone (:func:`_scaled_scores`), never by the data.
+
+    Exact (issue 24): the scores are integers s (declared-integer utilities as they are,
+    real ones rounded to the fixed grid 1/G, G = 2^(10 − ⌊log₂ Δ⌋), at sensitivity
+    Δ' = ⌈ΔG⌉ + 1), the noise is exact discrete Laplace DLap(ε/(kΔ')) (k = 1 for monotone
     utilities, MAXGDDP Thm 1; 2 in general) and ties are broken uniformly at random. That is
     report-noisy-max with the continuous noise Z + V, Z ~ DLap, V ~ U[0, 1) (ties of Z are
-    decided by the V's, i.e. uniformly), whose density ∝ e^{-ε|⌊z⌋|/(kΔD)} changes by at most
-    e^{ε/k} under an integer shift of ΔD — all the Dwork & Roth Claim 3.9 proof uses — so the
-    mechanism is ε-DP with no δ: no float noise with a bounded support. ``noise="exponential"``
-    (one-sided Exp noise) is equivalent in distribution to :func:`permute_and_flip` (Ding et
-    al. 2021) and is sampled as that mechanism, exactly — as is Laplace noise too wide for
-    64-bit integers (ε/(kΔD) < 1e-17, a choice all but uniform; same ε).
+    decided by the V's, i.e. uniformly), whose density ∝ e^{-ε|⌊z⌋|/(kΔ')} changes by at most
+    e^{ε/k} under an integer shift of Δ' — all the Dwork & Roth Claim 3.9 proof uses. The
+    rounding costs noise (Δ'/(ΔG) ≤ 1 + 2^-10), not ε. ``noise="exponential"`` (one-sided
+    Exp noise) is equivalent in distribution to :func:`permute_and_flip` (Ding et al. 2021)
+    and is sampled as that mechanism, exactly on the utilities' rationals — as is Laplace
+    noise too wide for 64-bit integers (ε/(kΔ') < 1e-17, a choice all but uniform; same ε; a
+    test of Δ' and ε only, so the path taken does not depend on the data either).
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
     if noise not in ("laplace", "exponential"):
         raise DpkitUsageError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
-    scores, sens_int = _exact_scale(u, sens)
+    scores, sens_int = _scaled_scores(u, sens, integer)
     noise_eps = Fraction(eps) / (sens_int * (1 if monotone else 2))
     if noise == "exponential" or noise_eps < Fraction(_MIN_NOISE_EPSILON):
         # one-sided Exp noise is permute-and-flip; so is a Laplace scale beyond 64-bit integer

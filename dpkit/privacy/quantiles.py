@@ -2,8 +2,8 @@
 
 Everything here is the exponential mechanism (McSherry & Talwar 2007) on a *public* finite
 grid, with integer utilities built from exact rank counts, sampled **exactly**
-(:func:`sample_pieces`). The grid is wide — every "nice" number ±m·10^e from 10⁻⁹ (integer
-columns: 1) to ~10¹⁶ — because nothing about the column's range is known in advance; the
+(:func:`sample_pieces`). The grid is wide — every "nice" number ±m·10^e from 1 (integer
+columns: the integers from 1; real ones: also 10⁻⁴, 10⁻³, 0.01, 0.1 below) to ~10¹⁶ — because nothing about the column's range is known in advance; the
 mechanisms below are built so that the width costs (almost) nothing:
 
 1. :func:`bounds_on_grid` — both bounds at once: a pair lo < hi of the nice grid, utility
@@ -16,6 +16,9 @@ mechanisms below are built so that the width costs (almost) nothing:
    and a sparse tail is clipped only where fewer than ~γ/ε records lie per grid step. Pairs far
    from the data clip all n records: mass ~|G|²·e^{−εn}, negligible once εn ≫ 2 ln|G| ≈ 12.
    The prior is folded into the integer scores as g = ⌈γ/(s/t)⌉ per step (γ' = g·s/t ≥ γ).
+   Two more public terms on lo alone (:data:`ZERO_BONUS`, :data:`NEGATIVE_LOWER`) favour 0 as
+   the lower bound of a count or an amount and charge a negative one; with the grid's powers
+   of ten below 1 they let a zero-heavy column's bounds cover its non-zero values (issue 36).
 2. :func:`split_tree` — split points by recursive medians inside [lo, hi] on a fine public
    grid (the integers, or lo + j·step with a "nice" step, ≤ 2²⁰ points): the root's median,
    then the median of each half, …, to ``levels`` levels (Kaplan, Schnapp & Stemmer,
@@ -65,14 +68,36 @@ from dpkit.privacy.accountant import Accountant, validate_epsilon
 
 #: mantissas of the nice grid (a Renard-like series: steps of 20–33 %)
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
-#: decades of the nice grid: reals 10^-9 … 8·10^15, integers 1 … 8·10^15 (exact in a float)
-REAL_DECADES = range(-9, 16)
+#: decades of the nice grid: reals 10^-4 … 8·10^15, integers 1 … 8·10^15 (exact in a float)
+REAL_DECADES = range(-4, 16)
 INTEGER_DECADES = range(0, 16)
+#: below 1 the reals' grid holds the powers of ten only (10^-4, …, 0.1): the bounds' prior
+#: charges per grid step, so a range from 0 to x pays for every step between them; ten steps a
+#: decade down to 10^-9 made [0, 400] cost ≈ 120 steps (e^-30), more than clipping every
+#: non-zero record of a zero-heavy column (docs/domain.md, "Zero-heavy and skewed columns"). It
+#: stops at 10^-4 so that publish's grid inside the smallest bounds, [0, 10^-4], has steps ≥ 10^-6
+FRACTION_MANTISSAS = (1.0,)
+#: the smallest magnitude of a split point beside 0 (:func:`zero_edge`)
+FLOOR = 1e-6
 #: the fine grid of split points has at most this many steps
 FINE_STEPS = 2**20
 #: γ of the bounds' prior (nats per grid step): one step looser is worth ~γ/ε clipped records
 #: (0.25 measured best of 0.125/0.25/0.5 on Adult and breast-cancer, docs/domain.md)
 BOUND_PRIOR = 0.25
+#: the prior's weight, in nats, on 0 as the lower bound: 0 is the bound a person writes for a
+#: count or an amount. Without it a zero-heavy column's lower bound follows the geometric law
+#: below 0 onto −10⁻⁴, −10⁻³, … (P(lo = 0) = 1 − e^{−γ} ≈ 22 %); with 3 nats P(lo = 0) ≈ 85 %
+#: there, while a column whose values start at 15 takes lo = 0 with probability ≈ 20 % (13
+#: integer steps below its data cost 3.25 nats). Not the upper bound: a column whose few
+#: positive values are clipped (too few for their range, e.g. a capital gain in an 8k-row
+#: table) keeps them apart from its zeros at hi = 1 or 2, and merges them at hi = 0
+ZERO_BONUS = 3.0
+#: the prior's extra cost, in nats, of a lower bound below 0. Most columns of a table are never
+#: negative (counts, amounts, ages, durations), and a negative lower bound claims the column has
+#: negative values: without it a count's lower bound wanders onto −2, −7 (P(lo < 0) ≈ 15 % with
+#: the bonus above), an age's onto −25. A column that has negative values pays it once, beside
+#: clipping them all (the codes −2..8 of a 12k-row table: ≈ 30 nats)
+NEGATIVE_LOWER = 3.0
 
 
 # --------------------------------------------------------------------------- the exact sampler
@@ -297,11 +322,12 @@ def exponential_pieces(
 
 
 def nice_grid(integer: bool) -> np.ndarray:
-    """The public grid of the bounds: 0 and ±m·10^e (m in :data:`MANTISSAS`;
-    integer columns: the integers 1–9, then m·10^e for e ≥ 1), ascending."""
+    """The public grid of the bounds: 0 and ±m·10^e (m in :data:`MANTISSAS` for e ≥ 0, and
+    in :data:`FRACTION_MANTISSAS` below: 10^-4 … 0.1; integer columns: the integers 1–9, then
+    m·10^e for e ≥ 1), ascending. From 0 to x ≥ 1 it has 5 + ~10·log10(x) steps."""
     pos: set[float] = set()
     for e in INTEGER_DECADES if integer else REAL_DECADES:
-        for m in MANTISSAS:
+        for m in MANTISSAS if e >= 0 else FRACTION_MANTISSAS:
             v = float(f"{m}e{e}")
             if integer and not v.is_integer():
                 continue
@@ -310,6 +336,31 @@ def nice_grid(integer: bool) -> np.ndarray:
         pos.update(float(i) for i in range(1, 10))
     p = np.array(sorted(pos))
     return np.concatenate([-p[::-1], [0.0], p])
+
+
+#: a split point beside a bound at 0 sits this many decades below the other bound's decade
+ZERO_EDGE_DECADES = 3
+
+
+def zero_edge(lo: float, hi: float, integer: bool) -> float | None:
+    """The split point that separates 0 from the rest of [lo, hi] when a bound is 0, else None.
+
+    A function of the public bounds only: 10^(⌊log10 |b|⌋ − 3) on the side of the other bound
+    b (at least 1 for integer columns, :data:`FLOOR` for real ones), so [0, 600] gets 0.1 and [0, 100000] gets 100; None when
+    it would not lie strictly inside (lo, hi). x < p goes left: [0, 0.1) holds the zeros and
+    the non-zero values below 0.1. Offered to publish as a candidate (``points``), never forced.
+    """
+    if lo == 0.0 and hi > 0:
+        sign, b = 1.0, hi
+    elif hi == 0.0 and lo < 0:
+        sign, b = -1.0, -lo
+    else:
+        return None
+    e = math.floor(math.log10(b)) - ZERO_EDGE_DECADES
+    p = float(f"1e{e}")
+    p = max(1.0 if integer else FLOOR, p)  # never an edge a person would not write
+    p *= sign
+    return p if lo < p < hi else None
 
 
 def nice_step(span: float, steps: int, integer: bool) -> float:
@@ -378,9 +429,15 @@ def _prior_steps(epsilon: float, gamma: float) -> int:
     return max(1, math.ceil(Fraction(gamma) * t / s))
 
 
+def _units(nats: float, s: int, t: int) -> int:
+    """⌊nats/(s/t)⌋: a prior weight of ``nats`` as integer score units of exp((s/t)·score)."""
+    return int(math.floor(Fraction(nats) * t / s))
+
+
 def bounds_on_grid(
     profile: Profile, grid: np.ndarray, *, epsilon: float, rng: np.random.Generator,
-    accountant: Accountant, step: str, gamma: float = BOUND_PRIOR,
+    accountant: Accountant, step: str, gamma: float = BOUND_PRIOR, zero_bonus: float = 0.0,
+    negative_lower: float = 0.0,
 ) -> tuple[float, float]:
     """Both bounds at once: a pair lo < hi of the public ``grid`` by one exponential mechanism.
 
@@ -393,6 +450,12 @@ def bounds_on_grid(
     lie per grid step. Pairs far from the data clip all n records: their mass is ~|G|·e^{−εn},
     so the pair lands around the data once εn ≫ ln|G| — a sixth of the ε·n the median-then-
     bounds scheme needed (one mechanism instead of three, and monotone).
+
+    ``zero_bonus`` (nats, ≥ 0): the prior's extra weight e^{bonus} on lo = 0
+    (:data:`ZERO_BONUS`); ``negative_lower`` (nats, ≥ 0): its extra cost e^{−cost} on every
+    lo < 0 (:data:`NEGATIVE_LOWER`). Both are public and the same for every data set: a prior,
+    so the mechanism's privacy is unchanged (the weight is still separable, and exact: folded
+    into the integer scores as ⌊nats/(s/t)⌋ score units).
     """
     g = np.asarray(grid, dtype=np.float64)
     below = profile.below(g)
@@ -401,9 +464,14 @@ def bounds_on_grid(
     idx = np.arange(g.size, dtype=np.int64)
     eps = validate_epsilon(epsilon)
     s, t = _fraction(eps, 1)  # monotone: exp(ε·u)
+    for name, v in (("zero_bonus", zero_bonus), ("negative_lower", negative_lower)):
+        if not (math.isfinite(v) and v >= 0):
+            raise DpkitUsageError(f"{name} must be a finite number >= 0, got {v!r}")
     accountant.spend(step, "exponential (exact, monotone), bounds on the nice grid", eps, 1.0)
     # score(i, j) = −below_i − above_j − k·(j − i) = (−below_i + k·i) + (−above_j − k·j)
-    i, j = sample_pairs(rng, -below + k * idx, -above - k * idx, s, t)
+    a, b = -below + k * idx, -above - k * idx
+    a = a + _units(zero_bonus, s, t) * (g == 0.0) - _units(negative_lower, s, t) * (g < 0.0)
+    i, j = sample_pairs(rng, a, b, s, t)
     return float(g[i]), float(g[j])
 
 

@@ -16,7 +16,8 @@ A seed makes a run reproducible, in one of two forms (docs/formats.md, "seeded r
   2^100 or more keys, so the release stays ε-DP as long as the key stays secret (a
   computational assumption: HKDF-SHA256 and ChaCha20 are pseudo-random); the report keeps
   ``model: epsilon-dp`` and says ``seeded: true``. Keys that are plainly not random (below
-  2^100, or fewer than 8 distinct hex digits) are refused (:func:`check_seed`).
+  2^100, or fewer than 8 distinct hex digits) are refused (:func:`check_seed`) — a heuristic
+  against hand-typed keys: a key that merely looks random passes it.
 * a plain non-negative **integer** (``--seed 3``) feeds PCG64 for experiments. Small seeds
   can be tried one by one to strip the noise, so the report says
   ``model: none``, ``guarantee: none (seeded: reproducible, not private)``.

@@ -22,9 +22,19 @@ from typing import Any
 import numpy as np
 
 from dpkit.data.counting import group_of
-from dpkit.data.schema import CategoricalColumn, IntervalNode, NumericColumn, Schema, TaxonomyNode
+from dpkit.data.schema import (
+    MISSING_NAMES,
+    CategoricalColumn,
+    IntervalNode,
+    NumericColumn,
+    Schema,
+    TaxonomyNode,
+)
 from dpkit.engine.keys import Bins, Key, Lookup
 from dpkit.errors import DataError
+
+#: the label of a numeric column's missing bucket (``missing_policy: keep``)
+MISSING_LABEL = MISSING_NAMES[0]
 
 
 def format_number(x: float, integer: bool = False) -> str:
@@ -32,6 +42,16 @@ def format_number(x: float, integer: bool = False) -> str:
     if integer or float(x).is_integer():
         return str(int(round(x)))
     return f"{x:.10g}"
+
+
+def format_value(col: NumericColumn, x: float) -> str:
+    """A bound or split point of ``col`` as written in labels: an ISO date for a date or
+    timestamp column (:mod:`dpkit.data.dates`), else :func:`format_number`."""
+    if col.time is not None:
+        from dpkit.data.dates import format_time
+
+        return format_time(x, col.time)
+    return format_number(x, col.integer)
 
 
 @dataclass
@@ -81,6 +101,8 @@ class NumericCut:
     column: NumericColumn
     edges: list[float] = field(default_factory=list)
     nodes: list[IntervalNode] | None = None
+    #: the missing bucket is a value of the cut (after the column's first split), see :meth:`codes`
+    apart: bool = False
 
     def __post_init__(self) -> None:
         if not self.edges:
@@ -90,28 +112,57 @@ class NumericCut:
 
     @property
     def size(self) -> int:
-        return len(self.edges)
+        return len(self.edges) + int(self.apart)
+
+    def separates_missing(self) -> bool:
+        """Does the next split also set the missing bucket apart? A column that holds missing
+        values (``missing_policy: keep``) starts as one value, the whole column (its interval and
+        the missing values); its first split, like a taxonomy root's specialization into its
+        children, gives the intervals and the bucket ``(missing)`` beside them. A function of the
+        public cut only."""
+        return self.column.missing and not self.apart
 
     def bounds(self, i: int) -> tuple[float, float]:
         hi = self.edges[i + 1] if i + 1 < len(self.edges) else float(self.column.hi)
         return self.edges[i], hi
 
+    @property
+    def n_intervals(self) -> int:
+        """The intervals of the cut (its size less the missing bucket)."""
+        return len(self.edges)
+
     def intervals(self) -> list[tuple[float, float]]:
-        return [self.bounds(i) for i in range(self.size)]
+        return [self.bounds(i) for i in range(self.n_intervals)]
 
     def labels(self) -> list[str]:
-        integer = self.column.integer
+        col = self.column
         out = []
+        n = len(self.edges)
         for i, (lo, hi) in enumerate(self.intervals()):
-            close = "]" if i == self.size - 1 else ")"
-            out.append(f"[{format_number(lo, integer)},{format_number(hi, integer)}{close}")
+            close = "]" if i == n - 1 else ")"
+            out.append(f"[{format_value(col, lo)},{format_value(col, hi)}{close}")
+        if self.apart:
+            out.append(MISSING_LABEL)
         return out
 
+    def missing_index(self) -> int:
+        """The cut index of a missing value (NaN): the bucket once apart, the whole column (0)
+        before; -1 when the column holds no missing values (``generalize`` labels it
+        ``(missing)``)."""
+        if self.apart:
+            return len(self.edges)
+        return 0 if self.column.missing else -1
+
     def codes(self, values: np.ndarray) -> np.ndarray:
-        return group_of(values, np.asarray(self.edges, dtype=float))
+        """The index of the interval (or the missing bucket, :meth:`missing_index`) of each value."""
+        if not self.column.missing:
+            return group_of(values, np.asarray(self.edges, dtype=float))
+        return self.key("").evaluate({"": values})
 
     def key(self, name: str) -> Bins:
         """The public key of :meth:`codes`: the interval of each value."""
+        if self.column.missing:
+            return Bins(name, np.asarray(self.edges, dtype=float), self.missing_index())
         return Bins(name, np.asarray(self.edges, dtype=float))
 
     def split(self, i: int, points: Sequence[float], children: Sequence[IntervalNode] | None = None) -> None:
@@ -121,14 +172,22 @@ class NumericCut:
         if not pts or any(not lo < p < hi for p in pts) or sorted(set(pts)) != pts:
             raise ValueError(f"split points {pts} must lie strictly inside [{lo}, {hi}) in order")
         self.edges[i + 1 : i + 1] = pts
+        self.apart = self.apart or self.column.missing
         if self.nodes is not None:
             if children is None:
                 raise ValueError("a hierarchy interval splits into its children")
             self.nodes[i : i + 1] = list(children)
 
-    def to_json(self) -> list[list[float]]:
+    def to_json(self) -> list[Any]:
+        """``[lo, hi]`` pairs (ISO dates for a date column), then ``"(missing)"`` when the missing
+        bucket is apart."""
+        if self.column.time is not None:  # a date column's intervals as ISO dates
+            dates: list[Any] = [[format_value(self.column, lo), format_value(self.column, hi)]
+                                for lo, hi in self.intervals()]
+            return dates + [MISSING_LABEL] if self.apart else dates
         integer = self.column.integer
-        return [[int(lo) if integer else lo, int(hi) if integer else hi] for lo, hi in self.intervals()]
+        pairs: list[Any] = [[int(lo) if integer else lo, int(hi) if integer else hi] for lo, hi in self.intervals()]
+        return pairs + [MISSING_LABEL] if self.apart else pairs
 
 
 AttributeCut = CategoricalCut | NumericCut
@@ -215,17 +274,43 @@ def _categorical_from_json(col: CategoricalColumn, value: Any, source: str) -> C
 
 
 def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCut:
+    apart = isinstance(value, list) and bool(value) and value[-1] == MISSING_LABEL
+    if apart:
+        if not col.missing:
+            raise DataError(f"{source}: cut of {col.name!r} has a missing bucket, but the schema does not "
+                            "keep missing values (missing_policy: keep)")
+        value = value[:-1]
+
+    def number(x: Any) -> float:
+        if col.time is not None and isinstance(x, str):  # a date column's cut holds ISO dates
+            from dpkit.data.dates import to_number
+
+            return to_number(x, col.time)
+        return float(x)
+
     try:
-        pairs = [(float(a), float(b)) for a, b in value]
+        pairs = [(number(a), number(b)) for a, b in value]
     except (TypeError, ValueError):
         raise DataError(f"{source}: cut of {col.name!r} must be a list of [lo, hi] pairs") from None
     ok = bool(pairs) and pairs[0][0] == col.lo and pairs[-1][1] == col.hi
     ok = ok and all(a < b for a, b in pairs) and all(pairs[i][1] == pairs[i + 1][0] for i in range(len(pairs) - 1))
     if not ok:
         raise DataError(
+            f"{source}: cut of {col.name!r} must tile its bounds [{format_value(col, col.lo)}, "
+            f"{format_value(col, col.hi)}] with contiguous intervals" if col.time is not None else
             f"{source}: cut of {col.name!r} must tile its bounds [{col.lo:g}, {col.hi:g}] with contiguous intervals"
         )
-    return NumericCut(col, [a for a, _ in pairs], None)
+    return NumericCut(col, [a for a, _ in pairs], None, apart=apart or (col.missing and len(pairs) > 1))
+
+
+def column_points(col: NumericColumn, lo: float, hi: float, max_points: int) -> np.ndarray:
+    """The candidate split points of ``col`` inside ``(lo, hi)``: the calendar grid for a date
+    or timestamp column (:func:`dpkit.data.dates.calendar_points`), else :func:`grid_points`."""
+    if col.time is not None:
+        from dpkit.data.dates import calendar_points
+
+        return calendar_points(lo, hi, max_points, col.time)
+    return grid_points(lo, hi, max_points, col.integer)
 
 
 def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndarray:

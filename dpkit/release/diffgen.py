@@ -122,7 +122,7 @@ class DiffGen:
     def _point(marg: Marginals, a: NumericCut, i: int, eps: float, rng: np.random.Generator,
                accountant: Accountant, step: str) -> float | None:
         lo, hi = a.bounds(i)
-        closed = i == a.size - 1
+        closed = i == a.n_intervals - 1
         found = split_utilities(marg, a.column.name, lo, hi, closed, a.column.integer)
         if found is None:
             return None
@@ -133,7 +133,7 @@ class DiffGen:
 
     @staticmethod
     def _candidates(cut: Cut, marg: Marginals, points: dict[str, list[float | None]]) -> tuple[list[Candidate], np.ndarray]:
-        from dpkit.release.scoring import numeric_candidates, piece_scores
+        from dpkit.release.scoring import numeric_candidates, piece_scores, with_missing_piece
 
         cands: list[Candidate] = []
         parts: list[np.ndarray] = []
@@ -153,11 +153,13 @@ class DiffGen:
                     lo_p += [lo, p]
                     hi_p += [p, hi]
                     own += [k, k]
-                    last += [False, i == a.size - 1]
+                    last += [False, i == a.n_intervals - 1]
                 if c:
                     starts = marg.index(name, np.asarray(lo_p))
                     ends = marg.index(name, np.asarray(hi_p), np.asarray(last))
-                    s = piece_scores(marg.cum(name), starts, ends, np.asarray(own, dtype=np.int64), len(c))
+                    starts, ends, owner = with_missing_piece(a, marg, name, starts, ends,
+                                                             np.asarray(own, dtype=np.int64), len(c))
+                    s = piece_scores(marg.cum(name), starts, ends, owner, len(c))
                 else:
                     s = np.zeros(0)
             cands += c

@@ -41,7 +41,7 @@ from dpkit.privacy.mechanisms import (
     report_noisy_max,
 )
 from dpkit.release import depth
-from dpkit.release.cut import CategoricalCut, Cut
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut
 from dpkit.release.scoring import (
     SCORES,
     Candidate,
@@ -134,12 +134,13 @@ class Selection:
 
 
 def select(selector: str, scores: np.ndarray, *, epsilon: float, rng: np.random.Generator,
-           accountant: Accountant, step: str, monotone: bool = True) -> int:
+           accountant: Accountant, step: str, monotone: bool = True, integer: bool = True) -> int:
     """Pick a candidate index privately; both scores have Δ = 1, Max is monotone (MAXGDDP
-    Thm 1), Gini is not (:mod:`dpkit.release.scoring`)."""
+    Thm 1) and an integer on every data set, Gini is neither (:mod:`dpkit.release.scoring`):
+    report-noisy-max rounds Gini scores to its fixed grid (issue 38)."""
     kw = dict(epsilon=epsilon, rng=rng, accountant=accountant, step=step, sensitivity=1.0, monotone=monotone)
     if selector == "report-noisy-max":
-        return report_noisy_max(scores, noise="laplace", **kw)
+        return report_noisy_max(scores, noise="laplace", integer=integer, **kw)
     if selector == "exponential":
         return exponential(scores, **kw)
     if selector == "permute-and-flip":
@@ -247,7 +248,8 @@ class MaxGDDP:
             eps_i = level_budget(self.allocation, eps_select - spent_select, plan.levels - level + 1,
                                  _fanout(cut, n_classes), fan_first, level)
             idx = select(self.selector, scores, epsilon=eps_i, rng=rng,
-                         accountant=accountant, step=f"select level {level}", monotone=self.score_ == "max")
+                         accountant=accountant, step=f"select level {level}", monotone=self.score_ == "max",
+                         integer=self.score_ == "max")
             spent_select += eps_i
             chosen = cands[idx]
             selections.append(Selection(level, eps_i, len(cands), chosen.describe(cut)))
@@ -311,7 +313,9 @@ def fitting(cut: Cut, cands: list[Candidate], scores: np.ndarray, n_classes: int
     keep = []
     for k, c in enumerate(cands):
         s = shape[names.index(c.column)]
-        grow = (len(c.node.children) - 1) if c.node is not None else len(c.points)
+        a = cut.attributes[c.column]
+        grow = ((len(c.node.children) - 1) if c.node is not None
+                else len(c.points) + int(isinstance(a, NumericCut) and a.separates_missing()))
         if total // s * (s + grow) <= max_cells:
             keep.append(k)
     if len(keep) == len(cands):

@@ -29,7 +29,7 @@ import numpy as np
 from dpkit.data.schema import IntervalNode, TaxonomyNode
 from dpkit.engine.frame import Frame
 from dpkit.engine.keys import Col
-from dpkit.release.cut import CategoricalCut, Cut, NumericCut, format_number, grid_points
+from dpkit.release.cut import CategoricalCut, Cut, NumericCut, column_points, format_value
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,9 @@ class Candidate:
             return f"{self.column}: {self.node.name} -> {' | '.join(c.name for c in self.node.children)}"
         assert isinstance(a, NumericCut)
         lo, hi = a.bounds(self.interval)
-        integer = a.column.integer
-        pts = ", ".join(format_number(p, integer) for p in self.points)
-        return f"{self.column}: [{format_number(lo, integer)},{format_number(hi, integer)}] split at {pts}"
+        col = a.column
+        pts = ", ".join(format_value(col, p) for p in self.points)
+        return f"{self.column}: [{format_value(col, lo)},{format_value(col, hi)}] split at {pts}"
 
     def apply(self, cut: Cut) -> None:
         a = cut.attributes[self.column]
@@ -172,7 +172,7 @@ def numeric_candidates(
     owner: list[int] = []
     last: list[bool] = []
     for i, (lo, hi) in enumerate(a.intervals()):
-        is_last = i == a.size - 1
+        is_last = i == a.n_intervals - 1
         if a.nodes is not None:
             node = a.nodes[i]
             if not node.children:
@@ -186,7 +186,7 @@ def numeric_candidates(
                 owner.append(k)
                 last.append(is_last and c.hi == hi)
             continue
-        for p in grid_points(lo, hi, grid, col.integer):
+        for p in _with_points(column_points(col, lo, hi, grid), col.points, lo, hi):
             k = len(cands)
             cands.append(Candidate(name, interval=i, points=(float(p),)))
             lo_pts += [lo, float(p)]
@@ -197,7 +197,32 @@ def numeric_candidates(
         return [], np.zeros(0)
     starts = m.index(name, np.asarray(lo_pts))
     ends = m.index(name, np.asarray(hi_pts), np.asarray(last))
-    return cands, piece_scores(m.cum(name), starts, ends, np.asarray(owner, dtype=np.int64), len(cands), score)
+    starts, ends, own = with_missing_piece(a, m, name, starts, ends, np.asarray(owner, dtype=np.int64), len(cands))
+    return cands, piece_scores(m.cum(name), starts, ends, own, len(cands), score)
+
+
+def with_missing_piece(a: NumericCut, m: Marginals, name: str, starts: np.ndarray, ends: np.ndarray,
+                       owner: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of ``n`` candidates that split ``a``, plus the missing bucket as one more
+    piece of each when the split sets it apart (:meth:`NumericCut.separates_missing`; every
+    candidate then splits the column's one value). The missing values are the marginal's last
+    rows (NaN sorts last), which the interval pieces never hold."""
+    if not a.separates_missing() or n == 0:
+        return starts, ends, owner
+    vals = m.distinct(name)
+    first = int(np.searchsorted(vals, np.nan))  # the first NaN (len(vals) when none)
+    k = np.arange(n, dtype=np.int64)
+    return (np.concatenate([starts, np.full(n, first, dtype=np.int64)]),
+            np.concatenate([ends, np.full(n, len(vals), dtype=np.int64)]), np.concatenate([owner, k]))
+
+
+def _with_points(pts: np.ndarray, extra: tuple[float, ...], lo: float, hi: float) -> np.ndarray:
+    """The grid's points and the column's own public ``points`` strictly inside (lo, hi),
+    ascending (the grid alone when the column has none: schemas without them are unchanged)."""
+    inside = [p for p in extra if lo < p < hi]
+    if not inside:
+        return pts
+    return np.unique(np.concatenate([pts, np.asarray(inside, dtype=float)]))
 
 
 def split_utilities(

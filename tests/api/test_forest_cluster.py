@@ -133,21 +133,6 @@ def test_classifier_needs_public_domains_and_maps_labels_back() -> None:
     assert list(clf.classes_) == [0, 1] and clf.score(X, y) > 0.8  # int labels, not their text
 
 
-def test_refit_under_a_ledger_warns(tmp_path: Path) -> None:
-    from dpkit.api import estimators
-
-    X, y = _adult_xy(500)
-    estimators._FITTED.clear()
-    ledger = tmp_path / "l.db"
-    clf = dpkit.DiffPRFsClassifier(n_estimators=2, schema=str(SCHEMA), ledger=str(ledger))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", dpkit.PrivacyLeakWarning)
-        estimators._warn_if_refit(str(ledger), X.assign(income=y))
-        with pytest.raises(dpkit.PrivacyLeakWarning, match="again"):
-            estimators._warn_if_refit(str(ledger), X.assign(income=y))
-    assert clf.get_params()["ledger"] == str(ledger)
-
-
 def test_dpqt_kmeans_estimator() -> None:
     pts = pd.read_csv(S1)[["x", "y"]].to_numpy()
     km = dpkit.DPQTKMeans(n_clusters=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], random_state=1)

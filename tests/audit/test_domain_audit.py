@@ -9,7 +9,11 @@ record apart, every honest run passing and a broken variant of each mechanism ca
   ≤ δ ((ε, δ)-DP: P_D'(E) ≤ e^ε·P_D(E) + δ with P_D(E) = 0); with the threshold one lower
   (the continuous-Laplace mistake is of this kind) the audit proves P_D'(E) > δ;
 * numeric bounds: one record five grid steps below a dense block moves the lower bound; the best
-  event's ratio is ≈ e^{0.9ε}, and the 2× variant is caught.
+  event's ratio is ≈ e^{0.9ε}, and the 2× variant is caught;
+* joint Gaussian selection: a record's values new in twelve columns are listed with probability
+  ≤ δ at ε = 0.1 — the union bound over the columns dropped is caught (issue 38: at three
+  columns and ε = 1 it could not be); and counts present on both sides obey (ε, δ), a quarter
+  of σ² caught.
 
 Inputs are the exact per-column counts the domain step takes (its I/O-free interface), so that
 tens of thousands of runs take seconds.
@@ -155,10 +159,10 @@ def test_numeric_bounds_are_epsilon_dp(request, broken: bool) -> None:  # noqa: 
 # --------------------------------------------------------------------------- joint Gaussian selection
 
 
-def joint_run(count: int, *, epsilon: float, delta: float):  # noqa: ANN201
-    """release(data, rng) -> how many of the record's three values are listed, with the joint
-    Gaussian selection over three columns; ``data`` is each value's count (0: absent)."""
-    metas = [ColumnMeta(c, "categorical") for c in "abc"]
+def joint_run(count: int, *, epsilon: float, delta: float, columns: int = 3):  # noqa: ANN201
+    """release(data, rng) -> how many of the record's values are listed, with the joint Gaussian
+    selection over ``columns`` columns; ``data`` is each value's count (0: absent)."""
+    metas = [ColumnMeta(f"c{j}", "categorical") for j in range(columns)]
     opts = DomainOptions(partition="gaussian")
 
     def release(c: int, rng: np.random.Generator) -> float:
@@ -187,7 +191,8 @@ def forgotten_union_bound(monkeypatch):  # noqa: ANN001, ANN201
     import dpkit.privacy.partition as partition
 
     real = partition.gaussian_threshold
-    monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, min(6 * math.exp(1.0) * d, 0.5)))
+    whole = UNION_COLUMNS * math.exp(UNION_EPS) / (1 - partition.GAUSSIAN_DELTA_SHARE)  # δ / (δ_new/m)
+    monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, min(whole * d, 0.5)))
     partition._plan.cache_clear()
     yield
     partition._plan.cache_clear()
@@ -201,19 +206,40 @@ def half_gaussian_noise(monkeypatch):  # noqa: ANN001, ANN201
     monkeypatch.setattr(exact, "discrete_gaussian", lambda rng, s2, n: real(rng, s2 / 4, n))
 
 
-@pytest.mark.parametrize("broken", [False, True])
-def test_joint_gaussian_lists_a_new_record_with_probability_at_most_delta(request, broken: bool) -> None:  # noqa: ANN001
-    """A record whose three values are new: any of them listed with probability ≤ δ (P_D = 0);
-    honestly ≤ (δ/2)/e^ε, with the union bound forgotten ≈ 3δ."""
+#: the union-bound audit: many columns and a small ε, so that forgetting the union bound over
+#: the columns (P ≤ m·δ_new, δ_new = (δ/2)/e^ε) is a violation of δ itself — at m = 3 and ε = 1
+#: the break lists the record with probability 0.55δ at most and no audit can see it (46/12,000
+#: against δ = 0.02, issue 38). Here: honest P = 0.0084, dropped union bound P = 0.097 (4.9δ).
+UNION_EPS, UNION_DELTA, UNION_COLUMNS, UNION_RUNS = 0.1, 0.02, 12, 2_500
+
+
+@pytest.fixture
+def dropped_union_bound(monkeypatch):  # noqa: ANN001, ANN201
+    """The break of issue 38, exactly: each column's threshold for δ_new instead of δ_new/m
+    (``d_new / len(w)`` -> ``d_new`` in ``partition._plan``)."""
+    import dpkit.privacy.partition as partition
+
+    real = partition.gaussian_threshold
+    monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, d * UNION_COLUMNS))
+    partition._plan.cache_clear()
+    yield
+    partition._plan.cache_clear()
+
+
+@pytest.mark.parametrize("broken", [None, "dropped_union_bound", "forgotten_union_bound"])
+def test_joint_gaussian_lists_a_new_record_with_probability_at_most_delta(request, broken: str | None) -> None:  # noqa: ANN001
+    """A record whose twelve values are new: any of them listed with probability ≤ δ (P_D = 0);
+    honestly ≤ (δ/2)/e^ε. Caught: the union bound over the columns dropped (≈ 4.9δ), and each
+    column's threshold set for the whole δ (union bound and Gaussian share forgotten)."""
     if broken:
-        request.getfixturevalue("forgotten_union_bound")
-    eps, delta, n = 1.0, 0.02, 12_000
-    release = joint_run(0, epsilon=eps, delta=delta)
+        request.getfixturevalue(broken)
+    eps, delta, n = UNION_EPS, UNION_DELTA, UNION_RUNS
+    release = joint_run(0, epsilon=eps, delta=delta, columns=UNION_COLUMNS)
     hits = sum(release(1, make_rng(70_000 + i)) > 0 for i in range(n))
     assert sum(release(0, make_rng(800_000 + i)) > 0 for i in range(200)) == 0  # absent: never listed
     violation, lo = delta_violation(hits, n, eps, delta)
     print(f"new record listed {hits}/{n}; lower bound {lo:.4f} vs delta {delta}")
-    assert violation == broken
+    assert violation == bool(broken)
     if not broken:
         assert hits > 0  # reachable: the test has power
 

@@ -255,6 +255,11 @@ CASES = [
          data=_data([*R[:3], "nan,5.0,red,a,n", *R[4:]])),
     Case("inf", 1, r":5: numeric column 'y' has '-inf', not a finite number",
          data=_data([*R[:3], "5.0,-inf,red,a,n", *R[4:]])),
+    Case("not-a-date", 1, r":5: date column 'y' has '2021-02-30', not an ISO date \(YYYY-MM-DD\)",
+         schema=SCHEMA.replace("y: {type: numeric, bounds: [0, 10]}", "y: {type: date, bounds: [2019-01-01, 2025-01-01]}"),
+         data=_data([f"{r.split(',', 1)[0]},2021-0{1 + i % 3}-1{i % 2},{r.split(',', 2)[2]}"
+                     if i != 3 else r.split(",", 1)[0] + ",2021-02-30," + r.split(",", 2)[2]
+                     for i, r in enumerate(R)]), needs=("schema",)),
     Case("data-not-found", 1, r"nothing\.csv: file not found"),
     Case("epsilon-zero", 2, r"--epsilon must be a finite number > 0, got '0'", epsilon="0", needs=("dp",)),
     Case("epsilon-negative", 2, r"--epsilon must be a finite number > 0", epsilon="-1", needs=("dp",)),
@@ -314,6 +319,10 @@ MESSAGES: dict[tuple[str, str], str] = {
     ("unknown-category", "forest-predict"):
         r":5: column 'color' has 1 value\(s\) the model does not know \('purple'\)",
     ("schema-other-data-set", "generalize"): r"cut column 'x' is not in schema",
+    ("not-a-date", "taxonomy-validate"): r"values not covered by .*y: '2021-02-30' \(line 5\)",
+    # the prerequisite cut and model were made with y numeric: they do not fit a date y
+    ("not-a-date", "generalize"): r"cut of 'y' must tile its bounds \[2019-01-01, 2025-01-01\]",
+    ("not-a-date", "forest-predict"): r":2: numeric column 'y' has '2021-01-10', not a finite number",
 }
 WARNINGS: dict[tuple[str, str], str] = {
     ("out-of-bounds", "taxonomy-validate"):

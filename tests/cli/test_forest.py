@@ -107,6 +107,11 @@ def test_predict_bad_data(trained, files, tmp_path, capsys) -> None:
     df.loc[3, "workclass"] = "Astronaut"
     df.to_csv(tmp_path / "unseen.csv", index=False)
     code, _, err = dpkit(capsys, "forest", "predict", trained["model"], tmp_path / "unseen.csv", "-o", tmp_path / "p.csv")
+    # a log names neither the line nor the value (issue 38); -v (the owner) names both
+    assert code == 1 and "unseen.csv: column 'workclass' has values the model does not know" in err
+    assert "unseen.csv:5" not in err and "Astronaut" not in err
+    code, _, err = dpkit(capsys, "forest", "predict", trained["model"], tmp_path / "unseen.csv", "-o", tmp_path / "p.csv",
+                         "-v")
     assert code == 1 and "unseen.csv:5" in err and "'Astronaut'" in err and "Traceback" not in err
     assert not (tmp_path / "p.csv").exists()
 
@@ -118,7 +123,7 @@ def test_predict_no_header_row_numbers_lines_from_one(trained, files, tmp_path, 
     df.to_csv(tmp_path / "nohead.csv", index=False, header=False)
     names = ",".join(df.columns)
     code, _, err = dpkit(capsys, "forest", "predict", trained["model"], tmp_path / "nohead.csv", "-H",
-                         "--column-names", names, "-o", tmp_path / "p.csv")
+                         "--column-names", names, "-o", tmp_path / "p.csv", "-v")
     assert code == 1 and "nohead.csv:4:" in err and "'Astronaut'" in err
     assert not (tmp_path / "p.csv").exists()
 

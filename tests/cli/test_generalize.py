@@ -27,13 +27,14 @@ def test_generalize_maps_values_onto_the_cut(released, tmp_path):
     out = tmp_path / "t.gen.csv"
     code, _, err = invoke(["generalize", str(test), "--cut", released["report"], "-o", str(out), "-v"])
     assert code == 0, err
-    assert "dropped 1 row" in err  # '?' follows the schema's drop policy
+    assert "dropped" not in err  # every row comes out (issue 36 item 3): '?' is '(missing)'
     cut = json.loads(Path(released["report"]).read_text())["release"]["cut"]
     lines = out.read_text().splitlines()
     assert lines[0] == Path(released["rel"]).read_text().splitlines()[0]
-    assert len(lines) == 4
+    assert len(lines) == 5
+    assert lines[4].startswith("(missing),") and lines[4].endswith(",a")
     edges = cut["age"]
-    for line, age in zip(lines[1:], (4, 100, 50), strict=True):
+    for line, age in zip(lines[1:4], (4, 100, 50), strict=True):
         i = max(k for k, (lo, _) in enumerate(edges) if lo <= age)
         lo, hi = edges[i]
         label = f"[{lo},{hi}{']' if i == len(edges) - 1 else ')'}"

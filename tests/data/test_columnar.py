@@ -80,8 +80,9 @@ def test_sniffed_semicolon_loads_with_a_warning_naming_it(tmp_path, monkeypatch)
     assert not any("(sniffed" in m for m in _)  # "," is not announced
 
 
-def test_ragged_message_agrees_with_the_header(tmp_path):
+def test_ragged_message_agrees_with_the_header(tmp_path, monkeypatch):
     # a ';' file read with ',' whose one row holds a comma: the numbers must not contradict
+    owner(monkeypatch)
     p = write(tmp_path, "x;y\n1;2\n3,4;5\n")
     with pytest.raises(DataError) as exc:
         read_csv(p, delimiter=",")
@@ -285,6 +286,55 @@ def test_quiet_forms_hold_no_counts_or_values(tmp_path, monkeypatch):
         loaded(bad)
     assert "purple" not in str(exc.value) and ":3:" not in str(exc.value)
     assert "column 'a' has values not in the taxonomy" in str(exc.value)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("a,n,id,y\n" + "x1,3,1,no\n" * 56 + "x1,3,no\n", "short"),  # line 58, the reviewer's shortrow.csv
+    ("a,n,id,y\n" + "x1,3,1,no\n" * 56 + "x1,3,1,no,9\n", "long"),
+    ("a,n,id,y\nx1,3,1,no\n1\n", "parser"),  # pandas' own error (a short row after a good one)
+])
+def test_quiet_ragged_rows_name_no_line(tmp_path, monkeypatch, text, kind):
+    # issue 38: "shortrow.csv:58: ragged row" in a cron log points at a record; the line and the
+    # field count are the owner's (a terminal, or -v), the log says what to do without them
+    p = write(tmp_path, text, "shortrow.csv")
+    quiet(monkeypatch)
+    with pytest.raises(DataError) as exc:
+        loaded(p)
+    msg = str(exc.value)
+    assert msg == (f"{p}: a ragged row (every row needs 4 fields); check delimiter= and quoting "
+                   "(-v shows the detail)"), msg
+    owner(monkeypatch)
+    with pytest.raises(DataError, match=r"shortrow\.csv:\d+: ragged row \(expected 4 fields"):
+        loaded(p)
+
+
+def test_quiet_bad_bytes_name_no_line(tmp_path, monkeypatch):
+    p = tmp_path / "l.csv"
+    p.write_bytes("a,n,id,y\nx1,3,1,no\nx1,3,caf\xe9,no\n".encode("latin-1"))
+    quiet(monkeypatch)
+    with pytest.raises(DataError) as exc:
+        loaded(p)
+    assert ":3:" not in str(exc.value) and "0xe9" not in str(exc.value)
+    assert "a byte is not valid utf-8-sig; pass encoding=" in str(exc.value)
+
+
+def test_a_learned_schema_drop_warning_quotes_no_token(tmp_path, monkeypatch):
+    # issue 38: without a schema the missing token may be a guess from the data: the drop
+    # warning says a value was missing, not which token was guessed (the owner sees the count)
+    from dataclasses import replace
+
+    p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,4,2,yes\nY,2,3,no\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet(monkeypatch)
+        load(ReadOptions(str(p)), replace(SCHEMA, learned=True))
+        owner(monkeypatch)
+        load(ReadOptions(str(p)), replace(SCHEMA, learned=True))
+    msgs = [str(w.message) for w in caught if "dropped" in str(w.message)]
+    assert msgs == [f"{p}: dropped rows with a missing value in the used columns (-v shows the detail)",
+                    f"{p}: dropped 1 row(s) with a missing value in the used columns"]
+    # the flag changes a message, never the noise: a keyed run's key derives from the schema's repr
+    assert repr(replace(SCHEMA, learned=True)) == repr(SCHEMA) and replace(SCHEMA, learned=True) == SCHEMA
 
 
 def test_owner_forms_hold_counts(tmp_path, monkeypatch):

@@ -103,6 +103,10 @@ def test_good_schema_structure():
          2, "tile it exactly"),
         ("columns:\n  x: {type: numeric, bounds: [0, 10], hierarchy: {\"0..5\": null}}\n", 2, "must equal the bounds"),
         ("columns:\n  x:\n", 2, "needs a type"),
+        ("columns:\n  x: {type: numeric, bounds: [0, 10], points: [10]}\n", 2, "strictly inside"),
+        ("columns:\n  x: {type: numeric, bounds: [0, 10], points: [2, 1]}\n", 2, "ascending"),
+        ("columns:\n  x: {type: numeric, bounds: [0, 10], integer: true, points: [0.5]}\n", 2, "(integers)"),
+        ("columns:\n  x: {type: numeric, bounds: [0, 10], points: 3}\n", 2, "must be a list"),
     ],
 )
 def test_errors_name_line_and_key(text, line, message):
@@ -237,3 +241,24 @@ def test_a_draft_schema_is_refused_unless_allowed(tmp_path):
     with pytest.raises(SchemaError, match="draft"):
         load_schema(p)
     assert load_schema(p, allow_draft=True).draft is True
+
+
+def test_numeric_points_parse_and_roundtrip():
+    """``points:`` — extra public candidate split points (issue 36); absent: none."""
+    s = parse_schema("columns:\n  x: {type: numeric, bounds: [0, 600], points: [0.1]}\n"
+                     "  n: {type: numeric, bounds: [0, 100000], integer: true, points: [100]}\n"
+                     "  a: {type: numeric, bounds: [0, 1]}\n", "S.yaml")
+    assert s.columns["x"].points == (0.1,) and s.columns["n"].points == (100.0,) and s.columns["a"].points == ()
+    d = schema_to_dict(s)
+    assert d["columns"]["n"]["points"] == [100] and "points" not in d["columns"]["a"]
+    again = parse_schema(dump_schema(d), "again.yaml")
+    assert {n: c.points for n, c in again.columns.items()} == {n: c.points for n, c in s.columns.items()}
+
+
+def test_a_numeric_column_without_points_keeps_its_repr():
+    """A seeded run's key is derived from its parameters' repr (dpkit.privacy.rng.run_context):
+    a column without ``points`` reprs as before they existed (same bytes for the same key), one
+    with points says so (another parameter: independent noise)."""
+    col = NumericColumn("age", 15.0, 95.0, True)
+    assert repr(col) == "NumericColumn(name='age', lo=15.0, hi=95.0, integer=True, hierarchy=None, kind='numeric')"
+    assert "points=(0.1,)" in repr(NumericColumn("x", 0.0, 600.0, False, None, points=(0.1,)))

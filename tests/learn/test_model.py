@@ -75,9 +75,14 @@ def test_missing_token_follows_the_largest_child(model) -> None:
     assert len(predict(model, df)) == 6
 
 
-def test_unseen_category_and_missing_column(model) -> None:
+def test_unseen_category_and_missing_column(model, monkeypatch) -> None:
     df = make_frame(20, seed=3)
     df.loc[7, "color"] = "purple"
+    # a log gets neither the line nor the value (issue 38); the owner's terminal gets both
+    with pytest.raises(DataError, match=r"test.csv: column 'color' has values the model does not know") as exc:
+        predict(model, df, source="test.csv")
+    assert "purple" not in str(exc.value) and ":9" not in str(exc.value)
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
     with pytest.raises(DataError, match=r"test.csv:9: column 'color' .*'purple'"):
         predict(model, df, source="test.csv")
     with pytest.raises(DataError, match=r"'w' used by the model are not in the header"):

@@ -30,7 +30,7 @@ def _dpkit(*argv: str) -> subprocess.CompletedProcess:
 
 def test_delta_is_counted_like_epsilon_and_capped(tmp_path: Path, data: Path) -> None:
     book = Ledger(tmp_path / "l.db", create=True)
-    book.register(data, "adult", 5, delta_cap=2.5e-6)
+    book.register("adult", data, 5, delta_cap=2.5e-6)
     first = book.reserve(data_path=data, epsilon=1, delta=1e-6)
     assert book.status()[0].delta_spent == pytest.approx(1e-6)  # a run in flight counts what it holds
     book.complete(first, spent=1, delta=1e-6)
@@ -54,7 +54,7 @@ def test_delta_is_counted_like_epsilon_and_capped(tmp_path: Path, data: Path) ->
 
 def test_no_delta_cap_records_but_does_not_refuse(tmp_path: Path, data: Path) -> None:
     book = Ledger(tmp_path / "l.db", create=True)
-    book.register(data, "adult", 5)
+    book.register("adult", data, 5)
     for _ in range(3):
         book.complete(book.reserve(data_path=data, epsilon=1, delta=1e-3), spent=1, delta=1e-3)
     (status,) = book.status()
@@ -100,7 +100,7 @@ def test_pure_epsilon_ledger_prints_as_before(tmp_path: Path, data: Path) -> Non
 
 def test_a_reservation_holds_delta_for_its_runs(tmp_path: Path, data: Path) -> None:
     book = Ledger(tmp_path / "l.db", create=True)
-    book.register(data, "adult", 5, delta_cap=3e-6)
+    book.register("adult", data, 5, delta_cap=3e-6)
     with book.reserve(2, name="adult", delta=2e-6) as group:
         assert group.delta == 2e-6
         # what the reservation holds counts against the δ cap for everyone else

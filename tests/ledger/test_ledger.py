@@ -28,7 +28,7 @@ def data(tmp_path):
 @pytest.fixture
 def book(tmp_path, data):
     ledger = Ledger(tmp_path / "ledger.db", create=True)
-    ledger.register(data, "toy", 1.0)
+    ledger.register("toy", data, 1.0)
     return ledger
 
 
@@ -51,8 +51,11 @@ def test_create_is_private_and_registers(tmp_path, book, data):
 
 
 def test_missing_ledger_is_not_created(tmp_path, data):
+    book = Ledger(tmp_path / "nope.db")  # opened as sqlite3 opens a file: created by its first register
     with pytest.raises(LedgerError, match="does not exist; register"):
-        Ledger(tmp_path / "nope.db")
+        book.status()
+    with pytest.raises(LedgerError, match="does not exist; register"):
+        book.check(data_path=data, epsilon=1.0)
     assert not (tmp_path / "nope.db").exists()
 
 
@@ -82,16 +85,16 @@ def test_missing_data_file(tmp_path, book):
 
 def test_register_twice_and_append(tmp_path, book, data):
     with pytest.raises(LedgerError, match="already registered as data set 'toy'"):
-        book.register(data, "again", 2.0)
+        book.register("again", data, 2.0)
     v2 = tmp_path / "v2.csv"
     v2.write_text("a,b\n1,x\n2,y\n3,z\n")
     with pytest.raises(LedgerError, match="already exists"):
-        book.register(v2, "toy", 1.0)
+        book.register("toy", v2, 1.0)
     with pytest.raises(LedgerError, match="no data set named"):
-        book.register(v2, "nothing", append=True)
+        book.register("nothing", v2, append=True)
     with pytest.raises(DpkitUsageError, match="keeps it"):
-        book.register(v2, "toy", 3.0, append=True)
-    book.register(v2, "toy", append=True)
+        book.register("toy", v2, 3.0, append=True)
+    book.register("toy", v2, append=True)
     # both versions draw on one cap
     e = book.reserve(data_path=data, command="t", epsilon=0.6)
     book.complete(e, spent=0.6)
@@ -103,7 +106,7 @@ def test_register_twice_and_append(tmp_path, book, data):
 @pytest.mark.parametrize("cap", ["0", "-1", "nan", "inf", "abc"])
 def test_bad_cap(tmp_path, data, cap):
     with pytest.raises(DpkitUsageError, match="^cap"):
-        Ledger(tmp_path / "l.db", create=True).register(data, "x", cap)
+        Ledger(tmp_path / "l.db", create=True).register("x", data, cap)
 
 
 def test_complete_releases_unspent(book, data):

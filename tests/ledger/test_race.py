@@ -49,7 +49,7 @@ def test_eight_processes_race_for_the_cap(tmp_path, round_):
     data = tmp_path / "data.csv"
     data.write_text("x\n1\n2\n")
     ledger = tmp_path / "ledger.db"
-    Ledger(ledger, create=True).register(data, "toy", CAP)
+    Ledger(ledger, create=True).register("toy", data, CAP)
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(N_PROC)
     results = ctx.Queue()
@@ -84,7 +84,7 @@ def _init(i: int, ledger: str, outdir: str, barrier, results) -> None:  # noqa: 
     data.write_text(f"x\n{i}\n")
     barrier.wait()
     try:
-        Ledger(ledger, create=True).register(data, f"set{i}", 1.0)
+        Ledger(ledger, create=True).register(f"set{i}", data, 1.0)
         results.put((i, "ok"))
     except Exception as exc:  # noqa: BLE001 — report any failure to the parent
         results.put((i, f"{type(exc).__name__}: {exc}"))

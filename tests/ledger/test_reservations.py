@@ -20,7 +20,7 @@ def book(tmp_path: Path) -> Ledger:
     data = tmp_path / "adult.csv"
     data.write_bytes(ADULT.read_bytes())
     b = Ledger(tmp_path / "l.db", create=True)
-    b.register(data, "adult", 3)
+    b.register("adult", data, 3)
     return b
 
 
@@ -62,11 +62,11 @@ def test_a_plain_refusal_is_recorded_with_its_command(book: Ledger) -> None:
 
 
 def test_exist_ok(book: Ledger) -> None:
-    assert book.register(_data(book), "adult", 3, exist_ok=True) == "adult"
+    assert book.register("adult", _data(book), 3, exist_ok=True) == "adult"
     with pytest.raises(dpkit.LedgerError, match="with cap 3, not 4"):
-        book.register(_data(book), "adult", 4, exist_ok=True)
+        book.register("adult", _data(book), 4, exist_ok=True)
     with pytest.raises(dpkit.LedgerError, match="already registered"):
-        book.register(_data(book), "adult", 3)  # without exist_ok: an error, as before
+        book.register("adult", _data(book), 3)  # without exist_ok: an error, as before
 
 
 def test_dead_holder_is_reclaimed(book: Ledger) -> None:

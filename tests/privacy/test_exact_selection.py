@@ -89,13 +89,14 @@ def test_exponential_mechanism_selection_probabilities_on_a_small_vector() -> No
 
 @pytest.mark.statistical
 def test_report_noisy_max_integer_scores_has_the_law_of_dlap_plus_uniform_ties() -> None:
-    # integer scores, monotone, ε = 1: the exact law, by summing over the DLap noise of the
-    # other candidate (two candidates, ties split evenly); 5,000 draws, chi-square p > 1e-4
+    # integer scores (declared: integer=True), monotone, ε = 1: the exact law, by summing over
+    # the DLap noise of the other candidate (two candidates, ties split evenly); 5,000 draws,
+    # chi-square p > 1e-4
     u = [0, 2]
     rng = make_rng(SEED)
     n = 5_000
     picks = np.bincount([mech.report_noisy_max(u, epsilon=1.0, rng=rng, accountant=Accountant(1e9), step="s",
-                                               monotone=True) for _ in range(n)], minlength=2)
+                                               monotone=True, integer=True) for _ in range(n)], minlength=2)
     q = math.exp(-1.0)
     ks = np.arange(-40, 41)
     pmf = (1 - q) / (1 + q) * q ** np.abs(ks)

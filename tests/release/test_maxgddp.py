@@ -97,20 +97,21 @@ def test_diffgen_budget_and_invariants(table):
 @pytest.mark.parametrize("score, monotone", [("max", True), ("gini", False)])
 def test_the_gini_score_is_selected_as_not_monotone(table, monkeypatch, score, monotone):
     """Gini's sensitivity is 1 either way (not monotone): its report-noisy-max must use the
-    general 2Δ/ε noise (dpkit.release.scoring); Max keeps the paper's Δ/ε."""
+    general 2Δ/ε noise (dpkit.release.scoring); Max keeps the paper's Δ/ε. Only Max is an
+    integer on every data set: Gini's scores go to the fixed rounding grid (issue 38)."""
     import dpkit.release.maxgddp as mod
 
     seen = []
     real = mod.report_noisy_max
 
     def spy(scores, **kw):
-        seen.append((kw["sensitivity"], kw["monotone"]))
+        seen.append((kw["sensitivity"], kw["monotone"], kw["integer"]))
         return real(scores, **kw)
 
     monkeypatch.setattr(mod, "report_noisy_max", spy)
     m = MaxGDDP(epsilon=1.0, levels=3, grid=4, score=score).fit(table, "label", accountant=Accountant(1.0),
                                                                  rng=make_rng(1))
-    assert m.score_ == score and seen and set(seen) == {(1.0, monotone)}
+    assert m.score_ == score and seen and set(seen) == {(1.0, monotone, monotone)}
 
 
 def test_auto_score_resolves_from_the_noisy_count(table):

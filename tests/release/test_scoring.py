@@ -150,3 +150,27 @@ def test_auto_score_follows_noisy_records_times_epsilon():
     assert resolve_score("auto", 30_000, 0.1) == "max"
     assert resolve_score("auto", None, 100.0) == "max"  # a fixed h draws no Ñ: the paper's Max
     assert resolve_score("gini", None, 0.1) == "gini" and resolve_score("max", 10**9, 10.0) == "max"
+
+
+def test_a_columns_own_points_join_the_grid_and_nothing_else_changes(schema, table):
+    """``points:`` (issue 36: a learned schema's split beside a bound at 0) are offered besides
+    the grid's where strictly inside an interval; a column without them gets the grid alone."""
+    cut = Cut.initial(schema, "label")
+    marg = Marginals(as_frame(table), "label", 3, cut)
+    plain, plain_scores = numeric_candidates("size", cut.attributes["size"], marg, grid=8)
+    col = replace(schema.columns["size"], points=(0.001, 0.5))
+    with_pts = replace(schema, columns={**schema.columns, "size": col})
+    cut2 = Cut.initial(with_pts, "label")
+    marg2 = Marginals(as_frame(replace(table, schema=with_pts)), "label", 3, cut2)
+    cands, scores = numeric_candidates("size", cut2.attributes["size"], marg2, grid=8)
+    got = [c.points[0] for c in cands]
+    assert got == sorted({*(c.points[0] for c in plain), 0.001, 0.5})
+    x, y = table.columns["size"], table.columns["label"]
+    first = got.index(0.001)
+    assert scores[first] == brute_max([x < 0.001, x >= 0.001], y)
+    # the grid's own points score as before
+    for c, s in zip(plain, plain_scores, strict=True):
+        assert scores[got.index(c.points[0])] == s
+    cut2.attributes["size"].split(0, [0.001])
+    again = numeric_candidates("size", cut2.attributes["size"], marg2, grid=8)[0]
+    assert 0.001 not in [c.points[0] for c in again]  # an edge now: strictly inside no interval
