@@ -580,7 +580,8 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     anything is unusual (the caller then takes the exact path, as after :func:`load_csv_fast`).
 
     ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings (stripped);
-    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (NaN: not a number). Each
+    ``numbers[c]``: a numeric column's ``values`` parsed as float64 (a date column's as days or
+    seconds, :func:`dpkit.data.dates.parse_array`; NaN: not a number, not a date). Each
     distinct value is encoded once, by the rules of :class:`_Encoder` (a leaf's code by
     :func:`leaf_lut`, a missing token or an unlisted value read as missing drops its row, a
     number is clipped to the bounds and kept in the bounds' integer type when every kept value
@@ -606,8 +607,10 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
             lut = np.asarray(numbers[name], dtype=np.float64)
             bad = ~np.isfinite(lut)
             is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
+            if col.unparsable == "missing":
+                is_tok = bad  # a learned type: what is not a number (a date) is missing (table.encode's rule)
             if (bad & ~is_tok).any():
-                return None  # a value that is no number: the exact path names its line
+                return None  # a value that is no number (no date): the exact path names its line
             if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
                 lut = np.where(is_tok, np.nan, lut)
                 is_tok = np.zeros_like(is_tok)
