@@ -523,7 +523,7 @@ def encode_codes(
 
     ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings as the
     reader gives them (a string frame's, :mod:`dpkit.engine.string_frame`). Each distinct
-    value is converted once (:func:`_to_float`, the exact path's parse) and the rows are
+    value is converted once (:func:`_numbers`, the exact path's parse) and the rows are
     encoded from their codes by the columnar encoder (:func:`dpkit.data.columnar.encode_dictionary`),
     so memory grows with the distinct values, not the rows. Anything unusual (a value that is
     not a leaf or not a number, a missing token under ``missing_policy: error``) builds the
@@ -533,7 +533,7 @@ def encode_codes(
     from dpkit.data.columnar import encode_dictionary
 
     wanted = list(columns)
-    numbers = {c: _to_float(np.asarray(values[c], dtype=object)) for c in wanted
+    numbers = {c: _numbers(np.asarray(values[c], dtype=object), schema.columns[c]) for c in wanted
                if c in values and isinstance(schema.columns.get(c), NumericColumn)}
     table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
     if table is not None:
@@ -542,6 +542,16 @@ def encode_codes(
 
     df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
     return encode(df, schema, wanted, source=source, first_line=first_line)
+
+
+def _numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
+    """A numeric column's values as :func:`encode` parses them: dates and timestamps by
+    :func:`dpkit.data.dates.parse_array`, numbers by :func:`_to_float` (NaN: neither)."""
+    if col.time is not None:
+        from dpkit.data.dates import parse_array
+
+        return parse_array(values, col.time)
+    return _to_float(values)
 
 
 def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
