@@ -760,7 +760,8 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
     a row holds no missing token, and the warning must not say it does."""
-    # a learned schema's tokens may be a guess from the data (dpkit.domain.metadata): not quoted
+    # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
+    # the exact data; they are learned under DP now, and the schema file names them)
     tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
