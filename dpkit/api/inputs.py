@@ -128,7 +128,7 @@ def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str 
     name = engine_name(engine)
     if is_dataframe(data):
         if name == "spark":
-            raise DpkitUsageError("engine 'spark' reads files, URIs or Spark DataFrames, not a pandas "
+            raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas "
                                   "DataFrame; use engine='numpy'", param="engine")
         from dpkit.data.table import encode
         from dpkit.engine.numpy_frame import NumpyFrame

@@ -789,7 +789,7 @@ def _lenient_numbers(arr: Any, tokens: Collection[str]) -> Any:
     numeric column with ``unparsable: missing``), as the exact path reads it."""
     import pyarrow as pa
 
-    from dpkit.domain.metadata import is_number
+    from dpkit.data.encoded import is_number
 
     out = []
     for v in arr.to_pylist():

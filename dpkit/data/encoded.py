@@ -9,6 +9,7 @@ the exact one (:mod:`dpkit.data.table`) — build it without importing each othe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,3 +28,12 @@ class EncodedTable:
 
     def __len__(self) -> int:
         return self.n_rows
+
+
+def is_number(value: str) -> float | None:
+    """The finite float a value reads as on load (:func:`dpkit.data.table.encode` and the columnar reader), else None."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.data.encoded import is_number
 from dpkit.data.source import have_columns
 from dpkit.errors import DpkitUsageError
 
@@ -156,15 +157,6 @@ def looks_like_id(name: str) -> bool:
     """The public name rule: identifier-like columns are ignored unless declared."""
     n = name.lower().replace("-", "_")
     return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
-
-
-def is_number(value: str) -> float | None:
-    """The finite float a value reads as on load (:func:`dpkit.data.table.encode`), else None."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def is_date(value: str) -> bool:
