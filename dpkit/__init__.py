@@ -54,6 +54,17 @@ _EXPORTS = {
     "SchemaLike": "dpkit.types",
     "LedgerError": "dpkit.errors",
     "BudgetExceeded": "dpkit.errors",
+    "import_schema": "dpkit.api.taxonomy",
+    "draft_schema": "dpkit.api.taxonomy",
+    "validate_schema": "dpkit.api.taxonomy",
+    "learn_schema": "dpkit.api.taxonomy",
+    "evaluate_classifier": "dpkit.api.evaluate",
+    "evaluate_clustering": "dpkit.api.evaluate",
+    "evaluate_kanon": "dpkit.api.evaluate",
+    "register_dataset": "dpkit.api.budget",
+    "check_budget": "dpkit.api.budget",
+    "run_in_reservation": "dpkit.api.budget",
+    "budget_events": "dpkit.api.budget",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -91,16 +102,30 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "SchemaLike",
     "LedgerError",
     "BudgetExceeded",
+    "import_schema",
+    "draft_schema",
+    "validate_schema",
+    "learn_schema",
+    "evaluate_classifier",
+    "evaluate_clustering",
+    "evaluate_kanon",
+    "register_dataset",
+    "check_budget",
+    "run_in_reservation",
+    "budget_events",
 ]
 
 if TYPE_CHECKING:
+    from dpkit.api.budget import budget_events, check_budget, register_dataset, run_in_reservation
     from dpkit.api.cluster import Clustering, cluster
     from dpkit.api.domain import LearnedSchema, infer_schema
     from dpkit.api.estimators import DiffPRFsClassifier, DPQTKMeans
+    from dpkit.api.evaluate import evaluate_classifier, evaluate_clustering, evaluate_kanon
     from dpkit.api.forest import Forest, forest, load_forest
     from dpkit.api.generalize import generalize
     from dpkit.api.kanon import KAnonymousTable, check_kanon, kanon_select
     from dpkit.api.publish import Release, publish
+    from dpkit.api.taxonomy import draft_schema, import_schema, learn_schema, validate_schema
     from dpkit.console import set_verbosity
     from dpkit.data.schema import Schema, load_schema
     from dpkit.data.source import ReadOptions

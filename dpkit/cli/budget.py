@@ -65,10 +65,10 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, de
     Example:
       dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
     """
-    from dpkit.ledger_view import init_dataset
+    from dpkit import register_dataset
 
     path = _need_ledger(ledger)
-    status = init_dataset(path, data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
+    status = register_dataset(path, data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
     say(f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, remaining {status.remaining:g}) "
         f"in {path}")
 
@@ -87,11 +87,9 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     Example:
       dpkit budget check --epsilon 2 --name adult --ledger ledger.db && make nightly
     """
-    from dpkit.ledger import Ledger
-    from dpkit.run import parse_epsilon
+    from dpkit import check_budget
 
-    eps = parse_epsilon(epsilon)
-    fits, left = Ledger(_need_ledger(ledger)).fits(eps, name)
+    fits, left, eps = check_budget(_need_ledger(ledger), epsilon, name)
     say(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining")
     if not fits:
         raise SystemExit(1)
@@ -119,12 +117,9 @@ def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, a
     Example:
       dpkit budget run --epsilon 2 --name adult --ledger ledger.db -- make nightly
     """
-    from dpkit.api.domain import check_delta
-    from dpkit.budget_run import run_reserved
-    from dpkit.run import parse_epsilon
+    from dpkit import run_in_reservation
 
-    d = 0.0 if delta is None else check_delta(delta)
-    code = run_reserved(_need_ledger(ledger), parse_epsilon(epsilon), list(argv), name=name, delta=d)
+    code = run_in_reservation(_need_ledger(ledger), epsilon, argv, name=name, delta=delta)
     if code:
         raise SystemExit(code)
 
@@ -145,9 +140,9 @@ def status(ledger: str | None, as_json: bool) -> None:
     """
     import json
 
+    from dpkit import Ledger
+    from dpkit.cli.budget_tables import status_table
     from dpkit.cli.results import show
-    from dpkit.ledger import Ledger
-    from dpkit.ledger_view import status_table
 
     rows = Ledger(_need_ledger(ledger)).status()
     if as_json:
@@ -177,12 +172,12 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     import json
     import sys
 
+    from dpkit import Ledger, budget_events
+    from dpkit.cli.budget_tables import history_tables
     from dpkit.cli.results import show
-    from dpkit.ledger import Ledger
-    from dpkit.ledger_view import history_events, history_tables
 
     book = Ledger(_need_ledger(ledger))
     if as_json:
-        click.echo(json.dumps(history_events(book, name), indent=2))
+        click.echo(json.dumps(budget_events(book, name), indent=2))
     else:
         show(history_tables(book, name, compact=sys.stdout.isatty()))

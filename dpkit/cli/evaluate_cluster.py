@@ -33,7 +33,7 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
       dpkit evaluate cluster sample_data/clustering/s1.csv --centroids s1.centroids.csv \\
           --labels label --compare s1.eug.csv
     """
-    from dpkit.api.evaluate import evaluate_clustering
+    from dpkit import evaluate_clustering
     from dpkit.cli.options import read_options
 
     cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None

@@ -50,8 +50,8 @@ def command(
       dpkit evaluate kanon adult.k10.csv --from-report adult.k10.report.json \\
           --test sample_data/adult/test.csv
     """
+    from dpkit import evaluate_kanon
     from dpkit.anonymity.frame import parse_columns
-    from dpkit.api.evaluate import evaluate_kanon
     from dpkit.cli.options import read_options
 
     result = evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(

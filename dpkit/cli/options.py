@@ -146,7 +146,7 @@ def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None =
     and ``--column-names`` come from the current command line. ``resolved=False`` leaves the
     delimiter to be sniffed by the library call that reads the data (after its ledger check).
     """
-    from dpkit.data.source import ReadOptions
+    from dpkit import ReadOptions
     from dpkit.errors import DpkitUsageError
 
     flags = _flags()

@@ -55,7 +55,7 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     Example:
       dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
     """
-    from dpkit.api.taxonomy import validate_schema
+    from dpkit import validate_schema
     from dpkit.cli.options import read_options
 
     result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
@@ -116,7 +116,7 @@ def import_(
           --rename classes=income --rename martial-status=marital-status \\
           --ignore fnlwgt --target income -o adult.yaml
     """
-    from dpkit.api.taxonomy import import_schema
+    from dpkit import import_schema
     from dpkit.cli.options import read_options
     from dpkit.run import check_distinct_paths
 
@@ -216,7 +216,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
                     "--engine spark": engine_of({"engine": engine}) == "spark" or None}
     check_distinct_paths([data], [output])
     if epsilon is not None:
-        from dpkit.api.taxonomy import learn_schema
+        from dpkit import learn_schema
         from dpkit.data.importers import schema_summary
 
         learned, report = learn_schema(
@@ -233,7 +233,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
         raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
-    from dpkit.api.taxonomy import draft_schema
+    from dpkit import draft_schema
 
     drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
                            missing=None if missing.lower() == "none" else missing, output_name=output,

@@ -10,7 +10,6 @@ import pytest
 from dpkit.api.evaluate import classify_lines, classify_tables, evaluate_classifier, evaluate_kanon
 from dpkit.api.taxonomy import learn_schema
 from dpkit.errors import DataError, DpkitUsageError
-from dpkit.ledger_view import history_events, history_tables, init_dataset, status_table
 
 ROOT = Path(__file__).resolve().parents[2]
 IRIS = ROOT / "sample_data" / "iris" / "iris.csv"
@@ -78,20 +77,23 @@ def test_learn_schema_writes_schema_and_report_beside_it(tmp_path: Path) -> None
     assert err.value.param == "delta"
 
 
-def test_init_dataset_checks_before_it_creates_the_ledger(tmp_path: Path) -> None:
+def test_register_dataset_checks_before_it_creates_the_ledger(tmp_path: Path) -> None:
+    import dpkit
+
     book = tmp_path / "ledger.db"
     with pytest.raises(DataError, match="file not found"):
-        init_dataset(book, tmp_path / "missing.csv", "x", 1)
+        dpkit.register_dataset(book, tmp_path / "missing.csv", "x", 1)
     with pytest.raises(DpkitUsageError) as err:
-        init_dataset(book, IRIS, "iris")
+        dpkit.register_dataset(book, IRIS, "iris")
     assert err.value.param == "cap" and not book.exists()
-    status = init_dataset(book, IRIS, "iris", 2)
+    status = dpkit.register_dataset(book, IRIS, "iris", 2)
     assert status.cap == 2 and status.remaining == 2 and book.exists()
-    title, header, rows = status_table([status])
-    assert title == "privacy budget" and rows == [("iris", "2", "0", "0", "2", "0")] and "δ cap" not in header
-    from dpkit.ledger import Ledger
-
-    assert history_tables(Ledger(book))[0][2] == [] and history_events(Ledger(book)) == []
+    assert dpkit.budget_events(book) == []
+    assert dpkit.check_budget(book, 1.5, "iris") == (True, 2.0, 1.5)
+    assert dpkit.check_budget(book, 3, "iris")[0] is False
+    with pytest.raises(DpkitUsageError) as err:
+        dpkit.run_in_reservation(book, 1, ["true"], name="iris", delta=2)
+    assert err.value.param == "delta"
 
 
 def test_check_kanon_names_what_fails_and_kanon_select_sums_up(tmp_path: Path) -> None:

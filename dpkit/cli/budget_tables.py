@@ -1,42 +1,20 @@
-"""The ledger as a person reads it: registering a data set in a new file, and the status and
-history tables ``dpkit budget`` prints (docs/ledger.md). :mod:`dpkit.ledger` keeps the books;
-this module only checks arguments before a file is created and lays rows out as text."""
+"""The ledger as ``dpkit budget status|history`` prints it: rows laid out as tables (docs/ledger.md).
+Only layout: the rows come from :class:`dpkit.Ledger`."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpkit.errors import DataError, DpkitUsageError
-from dpkit.ledger import DatasetStatus, Ledger, _check_cap, _check_delta_cap
+if TYPE_CHECKING:
+    from dpkit import Ledger
 
 #: a table: (title, header, rows), every cell a string
 Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
 
 
-def init_dataset(path: str | Path, data: str | Path, name: str, cap: Any = None, *, append: bool = False,
-                 exist_ok: bool = False, delta_cap: Any = None) -> DatasetStatus:
-    """:meth:`Ledger.register` into the ledger at ``path``, created (mode 0600) if needed — only
-    once the arguments are known to be good, so a refused registration leaves no empty ledger.
-
-    ``append`` + ``exist_ok`` + ``cap`` is the nightly rotation idiom (docs/cron.md): it creates
-    the data set the first night, appends each new export, and is a no-op when run again.
-    """
-    if not Path(data).exists():  # a file, or a directory of Parquet or CSV files (docs/spark.md)
-        raise DataError(f"{data}: file not found")
-    if cap is not None:
-        _check_cap(cap)
-    elif not append:
-        raise DpkitUsageError("cap is required to register a new data set", param="cap")
-    _check_delta_cap(delta_cap)
-    book = Ledger(path, create=True)
-    book.register(name, data, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
-    return {s.name: s for s in book.status()}[str(name).strip()]
-
-
-def status_table(rows: list[DatasetStatus]) -> Table:
-    """Cap, spent, reserved, remaining ε and runs per data set; δ columns only on a ledger with
+def status_table(rows: list[Any]) -> Table:
+    """Cap, spent, reserved, remaining ε and runs per data set (rows of :meth:`Ledger.status`); δ columns only on a ledger with
     (ε, δ) runs or a δ cap (a pure-ε ledger prints as it always did)."""
     header: tuple[str, ...] = ("data set", "cap", "spent", "reserved", "remaining", "runs")
     table = [(r.name, f"{r.cap:g}", f"{r.spent:.6g}", f"{r.reserved:.6g}", f"{r.remaining:.6g}", str(r.runs))
@@ -94,11 +72,3 @@ def history_tables(book: Ledger, name: str | None = None, *, compact: bool = Fal
                     [(_when(r["at"]), r["dataset"] or "-", r["command"],
                       "-" if r["epsilon"] is None else f"{r['epsilon']:g}", r["reason"]) for r in refused]))
     return out
-
-
-def history_events(book: Ledger, name: str | None = None) -> list[dict[str, Any]]:
-    """Every event as one list (``budget history --json``): runs, then reservations, then refusals,
-    each with a ``kind``."""
-    return ([{"kind": "run", **r} for r in book.history(name)]
-            + [{"kind": "reservation", **g} for g in book.reservations(name)]
-            + [{"kind": "refusal", **r} for r in book.refusals(name)])

@@ -1,0 +1,83 @@
+"""The CLI is a veneer over the public API (docs/architecture.md, rule 1; issue 37 item 9).
+
+Every ``dpkit/cli`` module may import the public ``dpkit`` names (those of ``dpkit.__all__``),
+``dpkit.errors`` and its own modules. The internal modules it still imports are listed in
+``INTERNAL``; that list may only shrink: a new internal import fails, and so does an entry that
+is no longer used (delete it).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import dpkit
+
+CLI = Path(dpkit.__file__).parent / "cli"
+PUBLIC_MODULES = {"dpkit.errors"}
+
+#: internal module -> why the CLI still imports it (remove the entry when the import goes)
+INTERNAL = {
+    "dpkit.anonymity.frame": "parse_columns for the --columns flag",
+    "dpkit.api.evaluate": "classify_tables/classify_lines (text to move into the CLI)",
+    "dpkit.config": "--config files",
+    "dpkit.console": "-q/-v state and the progress bar",
+    "dpkit.data.importers": "schema_summary after taxonomy infer",
+    "dpkit.data.table": "resolve (the delimiter of a path)",
+    "dpkit.engine": "engine_name",
+    "dpkit.kmeans": "OPTIONS of each clustering algorithm",
+    "dpkit.release": "MAXGDDP_ONLY",
+    "dpkit.run": "path and epsilon checks, run outcomes",
+    "dpkit.sweep.runner": "evaluate sweep",
+    "dpkit.sweep.spec": "evaluate sweep",
+}
+
+
+def imports_of(path: Path) -> list[tuple[str, str | None, int]]:
+    """(module, imported name or None, line) of every dpkit import in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, None, node.lineno) for a in node.names if a.name.split(".")[0] == "dpkit"]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                node.module.split(".")[0] == "dpkit":
+            found += [(node.module, a.name, node.lineno) for a in node.names]
+    return found
+
+
+def offences() -> tuple[list[str], set[str]]:
+    bad, used = [], set()
+    for path in sorted(CLI.glob("*.py")):
+        for module, name, line in imports_of(path):
+            where = f"{path.name}:{line}"
+            if module == "dpkit.cli" or module.startswith("dpkit.cli.") or module in PUBLIC_MODULES:
+                continue
+            if module == "dpkit":
+                if name is not None and name not in dpkit.__all__ and name != "__version__":
+                    bad.append(f"{where}: dpkit.{name} is not a public name")
+                continue
+            if module in INTERNAL:
+                used.add(module)
+                continue
+            bad.append(f"{where}: imports the internal module {module}")
+    return bad, used
+
+
+def test_cli_imports_only_the_public_api() -> None:
+    bad, _ = offences()
+    assert not bad, "\n".join(bad)
+
+
+def test_internal_list_only_shrinks() -> None:
+    _, used = offences()
+    stale = sorted(set(INTERNAL) - used)
+    assert not stale, f"no longer imported by dpkit/cli, delete from INTERNAL: {stale}"
+
+
+def test_checker_sees_an_internal_import(tmp_path: Path) -> None:
+    """The parser finds imports at any depth (the CLI imports inside functions)."""
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from dpkit.data.counting import x\n    import dpkit.ledger\n"
+                      "from dpkit import publish\n")
+    assert sorted(imports_of(module)) == [("dpkit", "publish", 4), ("dpkit.data.counting", "x", 2),
+                                          ("dpkit.ledger", None, 3)]
