@@ -252,34 +252,3 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
     if dpkit_model:
         result["model"] = "dpkit-forest"
     return result
-
-
-def classify_tables(result: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
-    """:func:`evaluate_classifier`'s result as (title, header, rows) tables: the metrics, the
-    confusion matrix, the per-class scores."""
-    labels = [str(v) for v in result["labels"]]
-    return [
-        ("classification metrics", ("metric", "value"),
-         [(k, f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v))) for k, v in _scalars(result)]),
-        ("confusion matrix", ("true ↓  predicted →", *labels),
-         [(label, *(str(x) for x in row)) for label, row in zip(labels, result["confusion_matrix"], strict=True)]),
-        ("per class", ("class", "precision", "recall", "f1", "support"),
-         [(label, *(f"{v[k]:.4f}" for k in ("precision", "recall", "f1")), f"{v['support']:g}")
-          for label, v in result.get("per_class", {}).items()]),
-    ]
-
-
-def classify_lines(result: dict[str, Any]) -> list[str]:
-    """:func:`evaluate_classifier`'s result as ``key: value`` lines (for scripts)."""
-    labels = [str(v) for v in result["labels"]]
-    out = [f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}" for k, v in _scalars(result)]
-    out.append(f"labels: {', '.join(labels)}")
-    out += [f"confusion[{label}]: {' '.join(str(x) for x in row)}"
-            for label, row in zip(labels, result["confusion_matrix"], strict=True)]
-    out += [f"class[{label}]: precision={v['precision']:.6g} recall={v['recall']:.6g} f1={v['f1']:.6g} "
-            f"support={v['support']:g}" for label, v in result.get("per_class", {}).items()]
-    return out
-
-
-def _scalars(result: dict[str, Any]) -> list[tuple[str, Any]]:
-    return [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]

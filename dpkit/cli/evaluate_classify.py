@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from dpkit.cli.options import CONTEXT_SETTINGS, global_options, input_options, json_option
@@ -59,7 +61,7 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
           --schema taxonomies/adult.yaml \\
           --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
     """
-    from dpkit.api.evaluate import classify_lines, classify_tables, evaluate_classifier
+    from dpkit import evaluate_classifier
     from dpkit.errors import DpkitUsageError
 
     if sum(p == "-" for p in (train, test, predictions)) > 1:
@@ -99,3 +101,34 @@ def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: s
         own[name] = _delimiter(None, None, char)  # type: ignore[arg-type]  # '\t', tab
     return {name: read_options(path, encoding, own.get(name, delimiter))
             for name, path in names.items() if path}
+
+
+def classify_tables(result: dict[str, Any]) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """:func:`dpkit.evaluate_classifier`'s result as (title, header, rows) tables: the metrics, the
+    confusion matrix, the per-class scores."""
+    labels = [str(v) for v in result["labels"]]
+    return [
+        ("classification metrics", ("metric", "value"),
+         [(k, f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v))) for k, v in _scalars(result)]),
+        ("confusion matrix", ("true ↓  predicted →", *labels),
+         [(label, *(str(x) for x in row)) for label, row in zip(labels, result["confusion_matrix"], strict=True)]),
+        ("per class", ("class", "precision", "recall", "f1", "support"),
+         [(label, *(f"{v[k]:.4f}" for k in ("precision", "recall", "f1")), f"{v['support']:g}")
+          for label, v in result.get("per_class", {}).items()]),
+    ]
+
+
+def classify_lines(result: dict[str, Any]) -> list[str]:
+    """:func:`dpkit.evaluate_classifier`'s result as ``key: value`` lines (for scripts)."""
+    labels = [str(v) for v in result["labels"]]
+    out = [f"{k}: {v:.6g}" if isinstance(v, float) else f"{k}: {'-' if v is None else v}" for k, v in _scalars(result)]
+    out.append(f"labels: {', '.join(labels)}")
+    out += [f"confusion[{label}]: {' '.join(str(x) for x in row)}"
+            for label, row in zip(labels, result["confusion_matrix"], strict=True)]
+    out += [f"class[{label}]: precision={v['precision']:.6g} recall={v['recall']:.6g} f1={v['f1']:.6g} "
+            f"support={v['support']:g}" for label, v in result.get("per_class", {}).items()]
+    return out
+
+
+def _scalars(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]

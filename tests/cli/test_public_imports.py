@@ -19,7 +19,6 @@ PUBLIC_MODULES = {"dpkit.errors"}
 #: internal module -> why the CLI still imports it (remove the entry when the import goes)
 INTERNAL = {
     "dpkit.anonymity.frame": "parse_columns for the --columns flag",
-    "dpkit.api.evaluate": "classify_tables/classify_lines (text to move into the CLI)",
     "dpkit.config": "--config files",
     "dpkit.console": "-q/-v state and the progress bar",
     "dpkit.data.importers": "schema_summary after taxonomy infer",
