@@ -65,6 +65,9 @@ _EXPORTS = {
     "check_budget": "dpkit.api.budget",
     "run_in_reservation": "dpkit.api.budget",
     "budget_events": "dpkit.api.budget",
+    "load_experiment": "dpkit.sweep.spec",
+    "plan_sweep": "dpkit.sweep.runner",
+    "run_sweep": "dpkit.sweep.runner",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -113,6 +116,9 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "check_budget",
     "run_in_reservation",
     "budget_events",
+    "load_experiment",
+    "plan_sweep",
+    "run_sweep",
 ]
 
 if TYPE_CHECKING:
@@ -141,6 +147,8 @@ if TYPE_CHECKING:
         SchemaError,
     )
     from dpkit.ledger import Ledger
+    from dpkit.sweep.runner import plan_sweep, run_sweep
+    from dpkit.sweep.spec import load_experiment
     from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 

@@ -43,16 +43,15 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
     import warnings
     from pathlib import Path
 
+    from dpkit import load_experiment, plan_sweep, run_sweep
     from dpkit.errors import DataError, DpkitError, DpkitWarning
-    from dpkit.sweep.runner import plan, run_sweep
-    from dpkit.sweep.spec import load_experiment
 
     exp = load_experiment(experiment)
     out = Path(output)
     if out.exists() and not out.is_dir():
         raise DataError(f"{output}: exists and is not a directory")
     if dry_run:
-        rows = plan(exp, out, repeats)
+        rows = plan_sweep(exp, out, repeats)
         if as_json:
             click.echo(json.dumps({"experiment": exp.name, "output": str(out), "dry_run": True,
                                    "sweeps": rows}, indent=2, ensure_ascii=False))

@@ -49,7 +49,7 @@ def _check_metrics(out: Any) -> dict[str, float]:
     return metrics
 
 
-def plan(exp: Experiment, out_dir: str | Path, repeats: int | None = None) -> list[dict[str, Any]]:
+def plan_sweep(exp: Experiment, out_dir: str | Path, repeats: int | None = None) -> list[dict[str, Any]]:
     """Per sweep: grid points, runs, and how many are already in ``out_dir/results.csv``."""
     runs = expand(exp, repeats)
     path = Path(out_dir) / "results.csv"

@@ -27,8 +27,6 @@ INTERNAL = {
     "dpkit.kmeans": "OPTIONS of each clustering algorithm",
     "dpkit.release": "MAXGDDP_ONLY",
     "dpkit.run": "path and epsilon checks, run outcomes",
-    "dpkit.sweep.runner": "evaluate sweep",
-    "dpkit.sweep.spec": "evaluate sweep",
 }
 
 

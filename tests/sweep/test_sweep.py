@@ -253,10 +253,10 @@ def test_shipped_experiments_parse_and_name_existing_files(path):
 def test_plan_counts_done_runs(tmp_path):
     exp = parse_experiment(YAML)
     run_sweep(exp, tmp_path, jobs=1, repeats=1, plots=False)
-    rows = runner.plan(exp, tmp_path, repeats=2)
+    rows = runner.plan_sweep(exp, tmp_path, repeats=2)
     assert [(r["sweep"], r["points"], r["runs"], r["done"], r["todo"]) for r in rows] == [
         ("eps", 4, 8, 4, 4), ("h", 2, 4, 2, 2)]
-    assert runner.plan(exp, tmp_path / "nothing")[0]["done"] == 0
+    assert runner.plan_sweep(exp, tmp_path / "nothing")[0]["done"] == 0
 
 
 def test_pool_is_exact_over_underlying_runs():
