@@ -59,6 +59,13 @@ class LearnedSchema(Schema):
     yaml: str = ""
     report: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def summary(self) -> str:
+        """``15 columns (9 categorical, 5 numeric, 1 ignored), target income``."""
+        from dpkit.data.importers import schema_summary
+
+        return schema_summary(self)
+
     def _domains(self) -> dict[str, list[str]]:
         from dpkit.api.display import _g
         from dpkit.data.schema import CategoricalColumn, NumericColumn

@@ -217,7 +217,6 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
     check_distinct_paths([data], [output])
     if epsilon is not None:
         from dpkit import learn_schema
-        from dpkit.data.importers import schema_summary
 
         learned, report = learn_schema(
             read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
@@ -227,7 +226,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
             partition=partition or "laplace")
         if output == "-":
             click.echo(learned.yaml, nl=False)
-        say(f"wrote {_shown(output)}: {schema_summary(learned)}, learned under (epsilon, delta)-DP "
+        say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "
             f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
         return
     given = [flag for flag, value in private_only.items() if value is not None]

@@ -63,6 +63,7 @@ def test_learn_schema_writes_schema_and_report_beside_it(tmp_path: Path) -> None
                                    bounds={"sepal_length_cm": "4:8"}, seed=7)
     assert report == str(tmp_path / "iris.learned.report.json") and Path(report).is_file() and out.is_file()
     assert learned.report["privacy"]["epsilon_spent"] <= 2
+    assert learned.summary.startswith("5 columns (") and learned.summary.endswith("target species")
     with pytest.raises(DpkitUsageError) as err:
         learn_schema(str(IRIS), output="-", epsilon=1, delta=1e-6)
     assert err.value.param == "report"

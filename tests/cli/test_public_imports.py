@@ -21,7 +21,6 @@ INTERNAL = {
     "dpkit.anonymity.frame": "parse_columns for the --columns flag",
     "dpkit.config": "--config files",
     "dpkit.console": "-q/-v state and the progress bar",
-    "dpkit.data.importers": "schema_summary after taxonomy infer",
     "dpkit.data.table": "resolve (the delimiter of a path)",
     "dpkit.engine": "engine_name",
     "dpkit.kmeans": "OPTIONS of each clustering algorithm",
