@@ -126,21 +126,6 @@ class Prepared:
         return rank[self.frame.take([column], None)[column]], classes
 
 
-def parse_columns(value: str | None, option: str) -> list[str] | None:
-    """A comma-separated column list from the command line (``None`` when not given)."""
-    if value is None:
-        return None
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    if not names:
-        raise DpkitUsageError(f"{option} needs at least one column name")
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise DpkitUsageError(f"{option} names column {n!r} twice")
-        seen.add(n)
-    return names
-
-
 def require_columns(header: Any, names: list[str], option: str, source: str) -> None:
     """Unknown column names are a usage error listing the header (a list of names, or a
     DataFrame whose columns are the header)."""

@@ -51,8 +51,7 @@ def command(
           --test sample_data/adult/test.csv
     """
     from dpkit import evaluate_kanon
-    from dpkit.anonymity.frame import parse_columns
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import parse_columns, read_options
 
     result = evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(
         quasi_identifiers, "--quasi-identifiers"), from_report=from_report, k=k, sensitive=sensitive, l=l_div,

@@ -97,8 +97,7 @@ def command(
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
     import dpkit
-    from dpkit.anonymity.frame import parse_columns
-    from dpkit.cli.options import engine_of, read_options
+    from dpkit.cli.options import engine_of, parse_columns, read_options
     from dpkit.errors import DpkitUsageError
 
     if generalize and check_only:

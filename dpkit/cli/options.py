@@ -344,3 +344,20 @@ def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, .
 def columns_of(text: str | None) -> list[str] | None:
     """``--columns A,B`` as a list (None when not given)."""
     return [c.strip() for c in str(text).split(",") if c.strip()] if text else None
+
+
+def parse_columns(value: str | None, option: str) -> list[str] | None:
+    """A comma-separated column list from the command line (``None`` when not given)."""
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    from dpkit.errors import DpkitUsageError
+
+    if not names:
+        raise DpkitUsageError(f"{option} needs at least one column name")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise DpkitUsageError(f"{option} names column {n!r} twice")
+        seen.add(n)
+    return names

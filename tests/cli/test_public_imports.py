@@ -18,7 +18,6 @@ PUBLIC_MODULES = {"dpkit.errors"}
 
 #: internal module -> why the CLI still imports it (remove the entry when the import goes)
 INTERNAL = {
-    "dpkit.anonymity.frame": "parse_columns for the --columns flag",
     "dpkit.config": "--config files",
     "dpkit.console": "-q/-v state and the progress bar",
     "dpkit.data.table": "resolve (the delimiter of a path)",
