@@ -201,3 +201,24 @@ def test_uri_outputs_are_renamed_into_place(tmp_path, spark):  # noqa: F811
     with pytest.raises(Exception, match="boom"):
         _write_remote(spark, (tmp_path / "out2").as_uri(), lambda uri: job.write.text(uri))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fail", "out"]
+
+
+def test_generalize_keeps_missing_values_the_same_on_spark(tmp_path, spark):  # noqa: F811
+    """Issue 36 item 3: under missing_policy: keep the Spark executors put a missing value in the
+    same (missing) leaf or bucket as the numpy engine — every row, the same bytes."""
+    schema = tmp_path / "keep.yaml"
+    schema.write_text(SCHEMA.read_text().replace("missing_policy: drop", "missing_policy: keep"))
+    data = pd.read_csv(ADULT, dtype=str, keep_default_na=False)
+    data.loc[data.index % 7 == 3, "age"] = "?"  # a numeric column's missing bucket too
+    path = tmp_path / "adult.csv"
+    data.to_csv(path, index=False)
+    rel = tmp_path / "rel.csv"
+    _run(["publish", path, "--schema", schema, "--target", "income", "--epsilon", "1", "--levels", "13",
+          "--seed", "5", "-o", rel, "-q"])
+    report = rel.with_name("rel.report.json")
+    _run(_generalize(path, report, tmp_path / "numpy.csv", "numpy"))
+    _run(_generalize(path, report, tmp_path / "spark.csv", "spark"))
+    want = (tmp_path / "numpy.csv").read_bytes()
+    assert (tmp_path / "spark.csv").read_bytes() == want
+    rows = pd.read_csv(tmp_path / "numpy.csv", dtype=str, keep_default_na=False)
+    assert len(rows) == len(data)  # every row, the '?' ones too

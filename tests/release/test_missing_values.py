@@ -253,3 +253,12 @@ columns:
     cut = Cut.initial(s, "label").attributes["signup"]
     cut.split(0, [float(np.nanmin(exact.columns["signup"])) + 400])
     assert np.asarray(cut.labels(), dtype=object)[cut.codes(exact.columns["signup"])].tolist()[1] == "(missing)"
+
+
+def test_taxonomy_validate_says_a_keep_schema_keeps_the_rows(tmp_path: Path) -> None:
+    from dpkit.api.taxonomy import validate_schema
+
+    (tmp_path / "s.yaml").write_text(KEEP)
+    rows(50).to_csv(tmp_path / "d.csv", index=False)
+    got = validate_schema(str(tmp_path / "s.yaml"), str(tmp_path / "d.csv"))
+    assert got["rows_with_missing"] and "are kept, as (missing)" in got["message"] and "dropped" not in got["message"]
