@@ -329,7 +329,11 @@ def main(argv: list[str] | None = None) -> None:
                      f"{_stat(r['draft'], 'accuracy')} | {_stat(r['raw'], 'accuracy')} |")
     lines += ["", "## Tables", ""]
     lines += [f"- **{n}** ({'tuned on' if TABLES[n].tuned else 'held out'}): {TABLES[n].what}" for n in names]
-    lines += ["", "## Learned numeric bounds (no schema, one per run) and the draft's", ""]
+    tiny = sum(1 for d in done.values() for b in d["bounds"] for lo, hi, kind in b.values() if kind is None
+               for x in (lo, hi) if 0 < abs(x) < 1e-6)
+    total = sum(2 for d in done.values() for b in d["bounds"] for *_, kind in b.values() if kind is None)
+    lines += ["", f"Learned numeric bounds of magnitude below 1e-6 other than 0: {tiny} of {total} (issue 36's target: none).",
+              "", "## Learned numeric bounds (no schema, one per run) and the draft's", ""]
     for n, d in done.items():
         lines.append(f"- **{n}**: {_fmt_bounds(d['bounds']) or '—'}")
         lines.append(f"  - draft: {_fmt_bounds([d['draft_bounds']]) or '—'}")

@@ -44,9 +44,16 @@ _EXPORTS = {
     "SchemaError": "dpkit.errors",
     "DpkitWarning": "dpkit.errors",
     "PrivacyLeakWarning": "dpkit.errors",
+    "ParameterTypeError": "dpkit.errors",
     "Ledger": "dpkit.ledger",
-    "LedgerError": "dpkit.ledger",
-    "BudgetExceeded": "dpkit.ledger",
+    "set_verbosity": "dpkit.console",
+    "ReadOptions": "dpkit.data.source",
+    "DataLike": "dpkit.types",
+    "SeedLike": "dpkit.types",
+    "LedgerLike": "dpkit.types",
+    "SchemaLike": "dpkit.types",
+    "LedgerError": "dpkit.errors",
+    "BudgetExceeded": "dpkit.errors",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -74,7 +81,14 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "SchemaError",
     "DpkitWarning",
     "PrivacyLeakWarning",
+    "ParameterTypeError",
     "Ledger",
+    "set_verbosity",
+    "ReadOptions",
+    "DataLike",
+    "SeedLike",
+    "LedgerLike",
+    "SchemaLike",
     "LedgerError",
     "BudgetExceeded",
 ]
@@ -87,16 +101,22 @@ if TYPE_CHECKING:
     from dpkit.api.generalize import generalize
     from dpkit.api.kanon import KAnonymousTable, check_kanon, kanon_select
     from dpkit.api.publish import Release, publish
+    from dpkit.console import set_verbosity
     from dpkit.data.schema import Schema, load_schema
+    from dpkit.data.source import ReadOptions
     from dpkit.errors import (
+        BudgetExceeded,
         DataError,
         DpkitError,
         DpkitUsageError,
         DpkitWarning,
+        LedgerError,
+        ParameterTypeError,
         PrivacyLeakWarning,
         SchemaError,
     )
-    from dpkit.ledger import BudgetExceeded, Ledger, LedgerError
+    from dpkit.ledger import Ledger
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 
 def __getattr__(name: str) -> Any:

@@ -2,9 +2,10 @@
 
 Messages that quote the private data — how many rows were dropped or clipped, a raw value
 with its line number — are for the person running dpkit, not for a log file that cron keeps.
-:func:`private` gives the exact text when stderr is a terminal or ``-v`` was given, and the
-same message without the numbers otherwise ("…; -v shows how many"). Set by the CLI
-(``set_verbose``); library callers get the quiet form unless they opt in.
+:func:`private` gives the exact text when stderr is a terminal or the data owner asked for it
+(:func:`set_verbosity`; the command line's verbose flag), and the same message without the
+numbers otherwise, ending in :data:`DETAIL_HINT` (which the command line replaces with its
+own flag). Library callers get the quiet form unless they opt in.
 """
 
 from __future__ import annotations
@@ -17,13 +18,31 @@ _VERBOSE = False
 _QUIET = False
 
 
+#: how a message without the private detail says where the detail is (Python's words; the
+#: command line writes its own flag in its place, dpkit.cli.boundary.cli_message)
+DETAIL_HINT = " (dpkit.set_verbosity(True) shows the detail)"
+
+
 def set_verbose(value: bool) -> None:
     global _VERBOSE
     _VERBOSE = bool(value)
 
 
+def set_verbosity(verbose: bool = True) -> None:
+    """Show the data owner's exact detail in dpkit's warnings and errors — how many rows were
+    dropped or values clipped, a raw value with its line — in this process (``False``: the
+    summaries again). Off by default, unless stderr is a terminal: a notebook's output or a log
+    may be shared, and those numbers are about the private data (not differentially private).
+
+    >>> import dpkit
+    >>> dpkit.set_verbosity(True)    # the exact counts, for my eyes only
+    >>> dpkit.set_verbosity(False)
+    """
+    set_verbose(verbose)
+
+
 def set_quiet(value: bool) -> None:
-    """-q: no progress or warnings on stderr (errors, and a release that is not private, still show)."""
+    """No progress or warnings on stderr (errors, and a release that is not private, still show)."""
     global _QUIET
     _QUIET = bool(value)
 
@@ -33,12 +52,12 @@ def quiet() -> bool:
 
 
 def verbose() -> bool:
-    """True when -v was given (the CLI) or a library caller opted in."""
+    """True when the data owner asked for the exact detail (:func:`set_verbosity`)."""
     return _VERBOSE
 
 
 def owner_watching() -> bool:
-    """True when exact detail may be printed: ``-v``, or stderr is a terminal."""
+    """True when exact detail may be printed: asked for (:func:`set_verbosity`), or stderr is a terminal."""
     if _VERBOSE:
         return True
     try:
@@ -48,10 +67,11 @@ def owner_watching() -> bool:
 
 
 def private(exact: str, summary: str) -> str:
-    """``exact`` for the data owner's terminal (or -v), else ``summary`` + a pointer to -v."""
+    """``exact`` for the data owner's terminal (or when asked for), else ``summary`` +
+    :data:`DETAIL_HINT`."""
     if owner_watching():
         return exact
-    return f"{summary} (-v shows the detail)"
+    return summary + DETAIL_HINT
 
 
 def progress_bar(name: str) -> tuple[Any, Callable[[int, int], None]] | tuple[None, None]:

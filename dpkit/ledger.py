@@ -38,9 +38,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dpkit import validate
 from dpkit.data.fingerprint import directory_digest as _directory_fingerprint  # noqa: F401 (tests)
 from dpkit.data.fingerprint import file_digest, row_hashes
-from dpkit.errors import DataError, DpkitError, DpkitUsageError
+from dpkit.errors import BudgetExceeded, DataError, DpkitUsageError, LedgerError, warn
 
 #: relative tolerance when comparing ε sums against a cap (as the accountant's).
 TOLERANCE = 1e-9
@@ -147,15 +148,6 @@ _DELTA_COUNTED = """CASE status
 _BUDGETS = {"epsilon": (_COUNTED, "epsilon_reserved"), "delta": (_DELTA_COUNTED, "delta_reserved")}
 
 
-class LedgerError(DpkitError):
-    """The ledger refuses a run or a command (exit 1): over the cap, unregistered data, ..."""
-
-
-class BudgetExceeded(LedgerError):
-    """A run or a reservation would pass a data set's cap (or its reservation's ε): refused
-    before anything is read or run, and recorded in the ledger's refusals."""
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -189,7 +181,6 @@ def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
     """(name, data) of a :meth:`Ledger.register` call, in 0.5's order ``(name, data, cap)`` or,
     with a DeprecationWarning, 0.4's ``(data_path, name, cap)``: the name is a string that is
     not an existing path, the data anything else (or a path that exists)."""
-    import warnings
 
     old = data_path is not None
     if not old and name is not None and data is not None:
@@ -202,8 +193,8 @@ def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
         return None, name  # register(df): the data without a name (refused by the caller)
     if not old:
         return name, data
-    warnings.warn("Ledger.register(data_path, name, cap) is deprecated: call register(name, data, cap) "
-                  "(removed in 0.6)", DeprecationWarning, stacklevel=3)
+    warn("Ledger.register(data_path, name, cap) is deprecated: call register(name, data, cap) "
+                  "(removed in 0.6)", DeprecationWarning)
     return (data, name) if data_path is None else (name, data_path)
 
 
@@ -249,36 +240,16 @@ def _fits(used: float, epsilon: float, cap: float) -> bool:
 
 
 def _check_delta_cap(delta_cap: Any) -> float | None:
-    if delta_cap is None:
-        return None
-    try:
-        value = float(delta_cap)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap") from None
-    if not 0 < value < 1:
-        raise DpkitUsageError(f"delta cap must be a number in (0, 1), got {delta_cap!r}", param="delta_cap")
-    return value
+    return validate.delta_cap(delta_cap)
 
 
 def _check_delta(delta: Any) -> float:
-    """A run's or a reservation's δ: a number in [0, 1) (0: pure ε)."""
-    try:
-        value = float(delta or 0.0)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta") from None
-    if not 0 <= value < 1:
-        raise DpkitUsageError(f"delta must be a number in [0, 1), got {delta!r}", param="delta")
-    return value
+    """A run's or a reservation's δ: 0 (pure ε) or a δ a run accepts (:func:`dpkit.validate.delta`)."""
+    return validate.delta(delta or 0.0, zero=True)
 
 
 def _check_cap(cap: Any) -> float:
-    try:
-        value = float(cap)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"cap must be a number > 0, got {cap!r}", param="cap") from None
-    if not math.isfinite(value) or value <= 0:
-        raise DpkitUsageError(f"cap must be a finite number > 0, got {cap!r}", param="cap")
-    return value
+    return validate.cap(cap)
 
 
 class Ledger:
@@ -688,9 +659,7 @@ class Ledger:
         rest. ``pid``: the process holding it (default this one); if it dies without closing,
         the next access to the ledger closes it. ``delta``: the δ reserved beside ε (default 0:
         the group's runs may then spend no δ), checked against the data set's δ cap."""
-        epsilon = float(epsilon)
-        if not math.isfinite(epsilon) or epsilon <= 0:
-            raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}", param="epsilon")
+        epsilon = validate.epsilon(epsilon)
         delta = _check_delta(delta)
         pid = os.getpid() if pid is None else int(pid)
         with self._write() as con:
@@ -818,9 +787,7 @@ class Ledger:
 
     def _reserve_run(self, *, data_path: str | Path, command: str, epsilon: Any, outputs: Sequence[str],
                      report: str | None, digest: str | None, delta: Any = 0.0) -> Entry:
-        epsilon = float(epsilon)
-        if not math.isfinite(epsilon) or epsilon <= 0:
-            raise DpkitUsageError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        epsilon = validate.epsilon(epsilon)
         delta = _check_delta(delta)
         digest = digest or fingerprint(data_path)
         outs = [o if o == "-" else os.path.realpath(o) for o in outputs]

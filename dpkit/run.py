@@ -9,17 +9,15 @@ every command — books its run the same way (docs/ledger.md).
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import threading
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 HUGE_EPSILON = 10.0
 
@@ -83,19 +81,14 @@ def private_rows_mode(input_path: str | None) -> int:
 
 def parse_epsilon(value: Any) -> float:
     """ε from a flag or config: a finite number > 0; warns above 10 (little protection)."""
+    from dpkit import validate
+
     if value is None:
         raise DpkitUsageError("epsilon is required", param="epsilon")
-    if isinstance(value, bool):
-        raise DpkitUsageError(f"epsilon must be a number > 0, got {value!r}", param="epsilon")
-    try:
-        eps = float(value)
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"epsilon must be a number > 0, got {value!r}", param="epsilon") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise DpkitUsageError(f"epsilon must be a finite number > 0, got {value!r}", param="epsilon")
+    eps = validate.epsilon(value)
     if eps > HUGE_EPSILON:
-        warnings.warn(
-            f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning, stacklevel=2
+        warn(
+            f"epsilon={eps:g} is very large: the release gives little protection", DpkitWarning
         )
     return eps
 

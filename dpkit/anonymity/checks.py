@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpkit.errors import DataError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -170,7 +172,7 @@ def check_table(
     """k (and distinct ℓ) of ``df`` on ``quasi_identifiers``; counts below a required k / ℓ."""
     sizes = class_sizes(df, quasi_identifiers)
     if len(sizes) == 0:
-        raise ValueError("check_table needs at least one record")
+        raise DataError("the table has no record: k-anonymity needs at least one")
     check = KAnonymityCheck(
         quasi_identifiers=list(quasi_identifiers),
         records=int(sizes.sum()),

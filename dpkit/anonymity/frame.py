@@ -9,7 +9,6 @@ as a finite number is numeric and any other column is categorical.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -261,14 +260,13 @@ def prepare(
                 kept = frame.where(valid)
                 dropped = frame.count() - kept.count()
                 if dropped:
-                    warnings.warn(
+                    warn(
                         private(
                             f"{source}: dropped {dropped} row(s) with a missing value "
                             f"({schema.missing!r}) in the columns used",
                             f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
                         ),
                         DpkitWarning,
-                        stacklevel=2,
                     )
                 if kept.count() == 0:
                     raise DataError(f"{source}: no rows left after dropping rows with missing values")
@@ -290,11 +288,10 @@ def prepare(
                 "cannot be a quasi-identifier of a k-anonymous table; drop it from the quasi-identifiers",
                 param="quasi_identifiers",
             )
-        warnings.warn(
+        warn(
             f"left out identifier-like column(s) {', '.join(map(repr, ids))} (a different value in "
             "every record): identifiers are never released",
             DpkitWarning,
-            stacklevel=2,
         )
         candidates = [c for c in candidates if c not in ids]
 
@@ -344,7 +341,7 @@ def prepare(
                 out = (nums < col.lo) | (nums > col.hi)
                 if (out & present[c]).any():
                     clipped = int(counts[c][out].sum())
-                    warnings.warn(
+                    warn(
                         private(
                             f"{source}: clipped {clipped} value(s) of "
                             f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
@@ -353,7 +350,6 @@ def prepare(
                             f"of {schema.path} (for the ranking only; the output keeps the values as written)",
                         ),
                         DpkitWarning,
-                        stacklevel=2,
                     )
                 lookups[c] = (np.clip(nums, col.lo, col.hi), None)
             elif finite[present[c]].all():

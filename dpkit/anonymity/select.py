@@ -8,14 +8,13 @@ asked) on the selected quasi-identifiers by construction (Wang & Wan, Algorithm 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpkit.anonymity.checks import size_histogram
 from dpkit.anonymity.frame import prepare
 from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE, KAnonymitySelector
-from dpkit.errors import DataError, DpkitWarning
+from dpkit.errors import DataError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,11 +87,10 @@ def kanon_select(
                 "(require_features); lower k or name other quasi-identifiers", param="require_features"
             )
         if prep.candidates:
-            warnings.warn(
+            warn(
                 f"no quasi-identifier can be kept with the table {what}: writing the target "
                 "(and kept columns) only; require features to refuse instead",
                 DpkitWarning,
-                stacklevel=2,
             )
     chosen = set(selector.selected_) | {target, *keep} | ({sensitive} if sensitive else set())
     columns = [c for c in prep.header if c in chosen]

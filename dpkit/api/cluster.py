@@ -11,26 +11,28 @@ data (``allow_data_bounds``) makes the run not private, and every output says so
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
+    check_reading,
+    check_rows,
     is_dataframe,
     read_dialect,
     read_options,
     schema_of,
     source_path,
 )
-from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from dpkit.data.schema import Schema
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -60,13 +62,34 @@ class Clustering:
     label: str = "cluster"
     schema: Schema | None = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, privacy_line, text
+
+        params = self.report.get("parameters", {})
+        return text(f"<dpkit.Clustering {self.report.get('algorithm', '')}: k={len(self.centroids)} on "
+                    f"{len(self.columns)} columns>",
+                    [privacy_line(self.report), f"columns: {_names(self.columns)}",
+                     f"bounds: {params.get('bounds_source', '?')}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import _g, card, privacy_line
+
+        params = self.report.get("parameters", {})
+        bounds = params.get("bounds")
+        domains = ({c: [f"[{_g(lo)}, {_g(hi)}]"] for c, (lo, hi) in zip(self.columns, bounds, strict=False)}
+                   if isinstance(bounds, list) else None)
+        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
+                 "k": len(self.centroids), "columns": ", ".join(self.columns),
+                 "bounds": params.get("bounds_source")}
+        return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
+
     @property
     def centres(self) -> np.ndarray:
         """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
 
         return self.centroids[self.columns].to_numpy(dtype=float)
 
-    def assign(self, data: Any, **reading: Any) -> pd.DataFrame:
+    def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
@@ -74,6 +97,7 @@ class Clustering:
         from dpkit.data.table import first_line, read_table
         from dpkit.kmeans.assign import Assigner
 
+        check_reading(reading, "assign")
         if is_dataframe(data):
             df, source, first = as_strings(data, self.columns, self._schema()), DATAFRAME, 0
         else:
@@ -170,20 +194,20 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
 
 
 def cluster(
-    data: Any,
+    data: DataLike,
     *,
     k: int,
     epsilon: float,
     columns: list[str] | None = None,
     bounds: Any = None,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
     domain_share: float | None = None,
     integer: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,
@@ -248,6 +272,7 @@ def cluster(
     from dpkit.kmeans import OPTIONS, make_model
     from dpkit.kmeans.common import check_k, data_bounds
     from dpkit.run import PrivateRun, call_identity, private_rows_mode
+    from dpkit.validate import keywords
 
     if k is None:
         raise DpkitUsageError("k (the number of clusters) is required", param="k")
@@ -255,10 +280,8 @@ def cluster(
     if algorithm not in ALGORITHMS:
         raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
                               param="algorithm")
-    unknown = sorted(set(options) - set(OPTIONS[algorithm]) - {o for opts in OPTIONS.values() for o in opts})
-    if unknown:
-        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} for algorithm {algorithm!r}",
-                              param=unknown[0])
+    keywords(options, list(dict.fromkeys(o for opts in OPTIONS.values() for o in opts)), "cluster",
+             named=_NAMED)
     if histogram is not None and algorithm == "dpkmeans":
         raise DpkitUsageError("histogram needs algorithm dpqt or eug (dpkmeans releases no buckets)",
                               param="histogram")
@@ -308,9 +331,9 @@ def cluster(
             resolved = data_bounds(extremes(frame, columns))
         guarantee = DATA_BOUNDS
         run.not_private.append("--allow-data-bounds (domain read from data)")
-        warnings.warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
+        warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
                       "differentially private (the report says so); give public bounds instead",
-                      PrivacyLeakWarning, stacklevel=2)
+                      PrivacyLeakWarning)
     model = make_model(algorithm, k, run.epsilon, resolved, options) if share is None else None
     # a plain integer seed is as non-private as data bounds: its outputs are marked the same
     # way (second privacy review, issue 24 item 5)
@@ -437,7 +460,7 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     from dpkit.engine.numpy_frame import NumpyFrame
 
     if is_dataframe(data):
-        df, source, first = as_strings(data, columns, schema), DATAFRAME, 0
+        df, source, first = as_strings(check_rows(data), columns, schema), DATAFRAME, 0
         names = list(df.columns)
     else:
         opts = read_options(data, **reading)
@@ -507,3 +530,7 @@ def _release(model: Any, algorithm: str, centres: Any) -> dict[str, Any]:
     if model.note_:
         release["note"] = model.note_
     return release
+
+
+#: cluster()'s named parameters (for the closest-keyword hint of an unknown one)
+_NAMED = tuple(p for p in __import__("inspect").signature(cluster).parameters if p != "options")

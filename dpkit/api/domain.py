@@ -20,13 +20,13 @@ import contextlib
 import dataclasses
 import math
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from dpkit import validate
 from dpkit.data.schema import Schema
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from dpkit.domain.discover import Discovery, DomainOptions
     from dpkit.domain.metadata import ColumnMeta, Metadata
     from dpkit.privacy.accountant import Accountant
+    from dpkit.types import DataLike, LedgerLike, SeedLike
 
-#: the largest δ accepted: a δ near 1/N lets a mechanism release a record's data outright
-MAX_DELTA = 1e-3
+#: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
+MAX_DELTA = validate.MAX_DELTA
 #: the share of ``publish``'s and ``forest train``'s ε that learns the domain when they run
 #: without a schema (docs/domain.md, "Defaults, and why": 0.1 refused every run on Adult at 5 %
 #: positives, its minority class under the threshold)
@@ -46,30 +47,9 @@ DOMAIN_SHARE = 0.2
 Names = str | Iterable[str] | None
 
 
-def check_delta(delta: object, name: str = "delta") -> float:
-    """δ as a float with 0 < δ ≤ :data:`MAX_DELTA`, else a usage error naming ``name``."""
-    bad = f"{name} must be a number > 0 and at most {MAX_DELTA:g} (e.g. 1e-6), got {delta!r}"
-    if isinstance(delta, bool):
-        raise DpkitUsageError(bad, param=name)
-    try:
-        value = float(delta)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(bad, param=name) from None
-    if not (math.isfinite(value) and 0 < value <= MAX_DELTA):
-        raise DpkitUsageError(bad, param=name)
-    return value
-
-
-def check_share(share: object, name: str = "domain_share") -> float:
-    """A share of ε strictly inside (0, 1), else a usage error naming ``name``."""
-    try:
-        value = float(share)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}",
-                              param=name) from None
-    if isinstance(share, bool) or not (math.isfinite(value) and 0 < value < 1):
-        raise DpkitUsageError(f"{name} must be a number between 0 and 1 (exclusive), got {share!r}", param=name)
-    return value
+#: δ and shares of ε are checked by :mod:`dpkit.validate` (one rule each, for every front end)
+check_delta = validate.delta
+check_share = validate.share
 
 
 @dataclass(frozen=True)
@@ -78,6 +58,37 @@ class LearnedSchema(Schema):
 
     yaml: str = ""
     report: dict[str, Any] = field(default_factory=dict)
+
+    def _domains(self) -> dict[str, list[str]]:
+        from dpkit.api.display import _g
+        from dpkit.data.schema import CategoricalColumn, NumericColumn
+
+        out: dict[str, list[str]] = {}
+        for name, col in self.columns.items():
+            if isinstance(col, NumericColumn):
+                out[name] = [f"numeric [{_g(col.lo)}, {_g(col.hi)}]"]
+            elif isinstance(col, CategoricalColumn):
+                out[name] = [str(v) for v in col.leaves]
+            else:
+                out[name] = [col.kind]
+        return out
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, privacy_line, text
+
+        kinds: dict[str, list[str]] = {}
+        for name, col in self.columns.items():
+            kinds.setdefault(col.kind, []).append(name)
+        return text(f"<dpkit.LearnedSchema: {len(self.columns)} columns, target {self.target!r}>",
+                    [privacy_line(self.report), *(f"{k} ({len(v)}): {_names(v)}" for k, v in kinds.items())])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card, privacy_line
+
+        facts = {"learned by": "domain discovery under (ε, δ)-DP (docs/domain.md)",
+                 "privacy": privacy_line(self.report), "columns": len(self.columns), "target": self.target,
+                 "missing tokens": ", ".join(map(repr, self.missing_tokens)) or "none"}
+        return card("dpkit LearnedSchema", facts, self.report, self._domains(), domains_title="Domain of each column")
     #: a noisy record count (post-processing of the category counts), None without categories
     noisy_records: int | None = None
 
@@ -123,7 +134,7 @@ class Learned:
         return metadata_report(self.metadata)
 
 
-def read_strings(data: str | pd.DataFrame, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
+def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
     """``data`` as a DataFrame of stripped strings and its name in messages.
 
     A path is read by the CLI's rules (:class:`~dpkit.data.source.ReadOptions`, CSV or Parquet,
@@ -156,7 +167,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
     A path or :class:`~dpkit.data.source.ReadOptions` is read by the rules of every load
     (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
     ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
-    from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
+    from dpkit.api.inputs import DATAFRAME, check_rows, is_dataframe, read_options
     from dpkit.engine import engine_name
     from dpkit.engine.string_frame import NumpyStringFrame, load_strings
 
@@ -165,7 +176,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         if spark:
             raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas DataFrame; use engine='numpy'",
                                   param="engine")
-        df = read_strings(data)[0]
+        df = read_strings(check_rows(data))[0]
         yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
     from dpkit.data.table import first_line
@@ -184,7 +195,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
 
 
 def learn_schema(
-    data: pd.DataFrame | Any,
+    data: DataLike,
     *,
     target: str | None,
     epsilon: float,
@@ -236,6 +247,10 @@ def learn_schema(
         kept = set(names(keep, "columns", list(summaries)))
         ignore = [*names(ignore, "ignore", list(summaries)),
                   *(c for c in summaries if c not in kept and c != target)]
+        # a declaration of a column the run leaves out is moot (checked against the header all the same)
+        numeric, categorical, integer, date = ([c for c in names(v, p, list(summaries)) if c in kept or c == target]
+                                               for v, p in ((numeric, "numeric"), (categorical, "categorical"),
+                                                            (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds)
@@ -281,12 +296,12 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
 
 
 def infer_schema(
-    data: str | pd.DataFrame,
+    data: DataLike,
     *,
     target: str | None = None,
     epsilon: float,
     delta: float,
-    seed: int | str | None = None,
+    seed: SeedLike = None,
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
@@ -304,7 +319,7 @@ def infer_schema(
     delimiter: str | None = None,
     output: str | None = None,
     report: str | None = None,
-    ledger: str | None = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
 ) -> LearnedSchema:
@@ -378,10 +393,10 @@ def infer_schema(
 def _warn_delta(delta: float, noisy_records: int | None) -> None:
     """Warn when δ > 1/Ñ (Ñ a noisy record count, post-processing; never the exact N)."""
     if noisy_records is not None and delta > 1 / max(noisy_records, 1):
-        warnings.warn(
+        warn(
             f"delta={delta:g} is above 1/N for this data (N ≈ {noisy_records}, a noisy count): "
             "a value held by one record is released with probability up to delta; use delta well "
-            "below 1/N (e.g. 1e-6)", DpkitWarning, stacklevel=3)
+            "below 1/N (e.g. 1e-6)", DpkitWarning)
 
 
 # --------------------------------------------------------------------------- runs without a schema
@@ -472,7 +487,7 @@ class DomainStep:
                 fh.write(self.text)
 
 
-def learn_domain(data: Any, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
+def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
                  engine: str | None = None, spark_master: str | None = None, path: str | None = None) -> DomainStep:
     """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
     data against it (its used columns: the target's predictors and the target).
@@ -518,8 +533,8 @@ def _warn_left_out(learned: Learned) -> None:
     out = [n for n in learned.discovery.notes if n.left_out]
     if out:
         taus = sorted({n.threshold for n in out if n.threshold is not None})
-        warnings.warn(
+        warn(
             f"column(s) {', '.join(repr(n.name) for n in out)} left out: no value is held by enough records "
             f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
-            "keep them, or write a schema", DpkitWarning, stacklevel=3)
+            "keep them, or write a schema", DpkitWarning)
 

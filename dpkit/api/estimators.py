@@ -1,27 +1,32 @@
 """scikit-learn estimators over dpkit's private algorithms.
 
-They follow scikit-learn's conventions (parameters only in ``__init__``, stored as given and
-untouched by :meth:`fit`; ``get_params``/``set_params`` by those names, so ``clone`` round-trips;
-``fit`` returns ``self``; learned state ends in ``_``), so they fit in a ``Pipeline``, a grid
-search or ``cross_val_score``. Privacy has one consequence scikit-learn does not know about:
+They follow scikit-learn's conventions (parameters only in ``__init__``, keyword-only but for
+the first, stored as given and untouched by :meth:`fit`; ``get_params``/``set_params`` by those
+names, so ``clone`` round-trips; ``fit`` returns ``self``; learned state ends in ``_``; input
+checked as ``check_array`` checks it), so they fit in a ``Pipeline``, a grid search or
+``cross_val_score``. Privacy has one consequence scikit-learn does not know about:
 **every fit spends ε on its training data**. ``cross_val_score(..., cv=5)`` spends 4·ε on each
 record (5·ε booked, docs/library.md); under a ``ledger`` (or ``$DPKIT_LEDGER``) each fit is
 booked against the data set registered as its ``X``, and a fit on rows an earlier fit used
 warns, with or without a ledger (:mod:`dpkit.api.fits`).
 
-The public domains never come from the data: give a ``schema``, or ``bounds`` (numeric
-columns), ``categories`` (categorical columns) and ``classes``.
+The public domains never come silently from the data: give a ``schema``; or ``bounds``
+(numeric columns), ``categories`` (categorical columns) and ``classes``; or ``delta`` (and
+``domain_share``), and a share of ε learns them under (ε, δ)-DP in the fit, as
+:func:`dpkit.forest` does without a schema. :class:`DPQTKMeans` without ``bounds`` learns them
+with a share of ε (pure ε-DP), as :func:`dpkit.cluster` does.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 
 from dpkit.api.fits import booking, note_fit
-from dpkit.errors import DpkitUsageError
+from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 from dpkit.kmeans.dpqt import DPQTKMeans as _DPQT
 from dpkit.learn.dprf import DiffPRFs as _DiffPRFs
 
@@ -39,15 +44,92 @@ DPQT_DEFAULTS = _defaults(_DPQT)
 
 
 def _frame(X: Any, prefix: str = "x") -> Any:
-    """``X`` as a DataFrame: a DataFrame keeps its column names, an array gets x0, x1, ..."""
+    """``X`` as a DataFrame: a DataFrame keeps its column names, an array gets x0, x1, ...
+    Checked as scikit-learn's ``check_array`` checks (:func:`_check_X`)."""
     import pandas as pd
 
+    _check_X(X)
     if isinstance(X, pd.DataFrame):
         return X.reset_index(drop=True)
     arr = np.asarray(X, dtype=object)
-    if arr.ndim != 2:
-        raise DpkitUsageError(f"X must be 2-dimensional, got shape {arr.shape}", param="X")
     return pd.DataFrame(arr, columns=[f"{prefix}{j}" for j in range(arr.shape[1])])
+
+
+def _check_X(X: Any) -> None:
+    """Refuse what scikit-learn's ``check_array`` refuses, with its words (a sparse matrix, complex
+    numbers, a shape that is not 2-D, no sample or no feature, NaN or infinity in numeric
+    input), each one clear error: a :class:`ParameterTypeError` for a type, a
+    :class:`DataError` (a ValueError) for a value. A DataFrame's missing values are left to the
+    schema's missing tokens (:func:`dpkit.forest` reads a DataFrame as it reads a CSV)."""
+    import pandas as pd
+
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise ParameterTypeError("X is a sparse matrix: sparse input is not supported; pass a dense array or "
+                                 "a DataFrame", param="X")
+    frame = isinstance(X, pd.DataFrame)
+    arr = X.to_numpy() if frame else np.asarray(X)
+    if np.iscomplexobj(arr) or (arr.dtype == object and any(isinstance(v, complex) for v in arr.ravel()[:1000])):
+        raise DataError("Complex data not supported: X holds complex numbers", param="X")
+    if arr.ndim != 2:
+        raise DataError(f"Expected 2D array, got {arr.ndim}D array instead (shape {arr.shape}). Reshape your data "
+                        "either using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it "
+                        "holds a single sample", param="X")
+    if arr.shape[1] == 0:
+        raise DataError(f"Found array with 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.",
+                        param="X")
+    if arr.shape[0] == 0:
+        raise DataError(f"Found array with 0 sample(s) (shape={arr.shape}) while a minimum of 1 is required.",
+                        param="X")
+    if arr.dtype.kind in "fiub" or (frame and arr.dtype.kind != "O"):
+        numbers = arr.astype(float, copy=False)
+        if np.isinf(numbers).any() or (not frame and np.isnan(numbers).any()):
+            raise DataError("Input X contains NaN or infinity: drop those rows, or give the values as a "
+                            "DataFrame with the schema's missing token", param="X")
+
+
+def _numeric(df: Any) -> Any:
+    """The frame as floats; a value that is no number and no text is a :class:`ParameterTypeError`,
+    a text that is no number a :class:`DataError`, each naming its column."""
+    try:
+        return df.astype(float)
+    except (TypeError, ValueError):
+        for c in df.columns:
+            try:
+                df[c].astype(float)
+            except TypeError as exc:
+                raise ParameterTypeError(f"X column {c!r}: {exc}", param="X") from None
+            except ValueError:
+                raise DataError(f"X column {c!r} is not numeric: k-means clusters numbers", param="X") from None
+        raise
+
+
+def _check_y(y: Any) -> np.ndarray:
+    """``y`` as scikit-learn's classifiers take it: given, of class labels (not continuous), a
+    column vector raveled with a ``DataConversionWarning``."""
+    from sklearn.exceptions import DataConversionWarning
+    from sklearn.utils.multiclass import type_of_target
+
+    if y is None:
+        raise DpkitUsageError("DiffPRFsClassifier requires y to be passed, but the target y is None", param="y")
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected: it is raveled",
+                      DataConversionWarning, stacklevel=3)
+        arr = arr.ravel()
+    if arr.ndim == 1 and arr.dtype.kind in "fc" and type_of_target(arr) == "continuous":
+        raise DataError("Unknown label type: continuous. y holds continuous values; a classifier needs class "
+                        "labels", param="y")
+    return arr
+
+
+def _check_fit(df: Any, y: Any | None = None) -> None:
+    """A private fit needs records to hide among, and a classifier two classes."""
+    if len(df) < 2:
+        raise DataError(f"X has 1 sample (n_samples = {len(df)}): a private fit needs many records", param="X")
+    if y is not None:
+        classes = np.unique(np.asarray(y).astype(str))
+        if len(classes) < 2:
+            raise DataError(f"y has 1 class ({str(classes[0])!r}): a classifier needs at least two", param="y")
 
 
 def _schema_from(columns: list[str], *, target: str | None, classes: Any, bounds: Any, categories: Any) -> Any:
@@ -97,28 +179,46 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     ----------
     epsilon : float, default=1.0
         The privacy budget of one fit.
-    n_estimators : int, default=25
-        Number of trees.
-    max_depth : int, default=5
-        Maximum depth of every tree.
-    schema : Schema or path, optional
+    n_estimators : int or "auto", default="auto"
+        Number of trees; "auto" chooses it from noisy class counts with 5 % of ε
+        (:func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25).
+    max_depth : int or "auto", default="auto"
+        Maximum depth of every tree; "auto" as ``n_estimators`` (the paper used 5).
+    schema : Schema or path, default=None
         The public domains of X's columns and of the target (named by the schema's target, or
-        ``target_name``). Without it, ``bounds``, ``categories`` and ``classes`` give them.
-    bounds : dict or list of (lo, hi), optional
-        Public bounds of the numeric columns ({name: (lo, hi)}, or one pair per column).
-    categories : dict, optional
-        Public values of the categorical columns ({name: [values]}).
-    classes : list, optional
-        The public class labels (required without a schema).
-    target_name : str, optional
-        The target's column name in the schema (default: the schema's target, else ``"y"``).
-    features_per_node, utility, sampling, size_share, leaf_factor :
-        As :class:`dpkit.learn.dprf.DiffPRFs`.
-    random_state : int or str, optional
-        A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not private).
-    ledger : Ledger or path, optional
+        ``target_name``). Columns of X the schema declares ``ignore`` are left out.
+    bounds : dict or list of (lo, hi), default=None
+        Without a schema: public bounds of the numeric columns ({name: (lo, hi)}, or one pair
+        per column).
+    categories : dict, default=None
+        Without a schema: public values of the categorical columns ({name: [values]}).
+    classes : list, default=None
+        The public class labels (required with ``bounds``/``categories``; with ``delta``, taken
+        as public so that no ε is spent on them).
+    delta : float, default=None
+        Without a schema nor ``bounds``/``categories``: the domain of X and y is learned in each
+        fit under (ε·``domain_share``, δ)-DP (docs/domain.md), as :func:`dpkit.forest` does; the
+        forest gets the rest of ε. E.g. 1e-6; at most 1e-3.
+    domain_share : float, default=None
+        With ``delta``: the share of ε that learns the domain (None: 0.2).
+    target_name : str, default=None
+        The target's column name (default: the schema's target, else ``"y"``).
+    features_per_node : int, "sqrt" or "all", default="sqrt"
+        Attributes drawn at each node (:class:`dpkit.learn.dprf.DiffPRFs`).
+    utility : {"balanced", "max", "info-gain", "gini"}, default="balanced"
+        The split utility.
+    sampling : {"disjoint", "none"}, default="disjoint"
+        "disjoint": every record goes to one tree (parallel composition).
+    size_share : float, default=0.5
+        The share of a leaf's ε that counts its records.
+    leaf_factor : float, default=1.0
+        Multiplies the leaf threshold √2·|C|/ε_c.
+    random_state : int or str, default=None
+        A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not
+        private). None: a fresh key from the operating system.
+    ledger : Ledger or path, default=None
         The privacy ledger that books each fit against the data set registered as ``X``
-        (default: ``$DPKIT_LEDGER`` when set).
+        (None: ``$DPKIT_LEDGER`` when set).
 
     Attributes
     ----------
@@ -128,13 +228,26 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         The trained forest (its ``report`` is the fit's privacy report).
     report_ : dict
         The privacy report of the last fit.
+    n_features_in_ : int
+        The number of columns of X seen in fit.
     feature_names_in_ : ndarray
         The columns of X seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np, dpkit
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(2000, 2))
+    >>> y = (X[:, 0] > 5).astype(int)
+    >>> clf = dpkit.DiffPRFsClassifier(epsilon=5.0, bounds=[(0, 10), (0, 10)], classes=[0, 1],
+    ...                                random_state="0x5d1c8f0b6e3a47c29b8e1f4a7d2c6b90").fit(X, y)
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
-    def __init__(self, epsilon: float = 1.0, n_estimators: int = FOREST_DEFAULTS["n_trees"],
-                 max_depth: int = FOREST_DEFAULTS["max_depth"], schema: Any = None, bounds: Any = None,
-                 categories: Any = None, classes: Any = None, target_name: str | None = None,
+    def __init__(self, epsilon: float = 1.0, *, n_estimators: int | str = FOREST_DEFAULTS["n_trees"],
+                 max_depth: int | str = FOREST_DEFAULTS["max_depth"], schema: Any = None, bounds: Any = None,
+                 categories: Any = None, classes: Any = None, delta: float | None = None,
+                 domain_share: float | None = None, target_name: str | None = None,
                  features_per_node: int | str = FOREST_DEFAULTS["features_per_node"],
                  utility: str = FOREST_DEFAULTS["utility"], sampling: str = FOREST_DEFAULTS["sampling"],
                  size_share: float = FOREST_DEFAULTS["size_share"], leaf_factor: float = FOREST_DEFAULTS["leaf_factor"],
@@ -146,6 +259,8 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         self.bounds = bounds
         self.categories = categories
         self.classes = classes
+        self.delta = delta
+        self.domain_share = domain_share
         self.target_name = target_name
         self.features_per_node = features_per_node
         self.utility = utility
@@ -155,39 +270,73 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True  # categorical columns are text, read as dpkit.forest reads a CSV
+        tags.input_tags.categorical = True
+        return tags
+
     def fit(self, X: Any, y: Any) -> DiffPRFsClassifier:
-        """Train on ``X, y``, spending ``epsilon`` (one DP release of this training data)."""
+        """Train on ``X, y``, spending ``epsilon`` (one DP release of this training data).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : DiffPRFsClassifier
+        """
         from dpkit.api.forest import forest
         from dpkit.api.inputs import schema_of
 
         df = _frame(X)
-        y = np.asarray(y)
+        y = _check_y(y)
         if y.ndim != 1 or len(y) != len(df):
-            raise DpkitUsageError(f"y must be 1-dimensional with one label per row of X ({len(df)})", param="y")
+            raise DataError(f"y must be 1-dimensional with one label per row of X ({len(df)}), got shape {y.shape}",
+                            param="y")
+        _check_fit(df, y)
         columns = [str(c) for c in df.columns]
         df.columns = columns
+        learn: dict[str, Any] = {}
         if self.schema is not None:
             schema, _ = schema_of(self.schema)
             target = self.target_name or schema.target or "y"
+            # the schema says which columns are of no use, as dpkit.forest reads it
+            ignored = {c for c in columns if c in schema.columns and schema.columns[c].kind == "ignore"}
+            features = [c for c in columns if c not in ignored]
+        elif self.delta is not None:
+            if self.bounds is not None or self.categories is not None:
+                raise DpkitUsageError("bounds and categories give the domain: leave delta out (delta learns it)",
+                                      param="delta")
+            # every column of X: those the learning leaves out (no value above its threshold) are
+            # then left out of the forest, with the warning that names them
+            target, schema, features = self.target_name or "y", None, None
+            learn = {"delta": self.delta, "domain_share": self.domain_share,
+                     "values": {target: [str(c) for c in self.classes]} if self.classes is not None else None}
         else:
             target = self.target_name or "y"
+            features = columns
             schema = _schema_from(columns, target=target, classes=self.classes, bounds=self.bounds,
                                   categories=self.categories)
         if target in columns:
             raise DpkitUsageError(f"X has a column named like the target {target!r}; pass target_name=", param="X")
-        data = df.assign(**{target: y})
+        data = df.assign(**{target: y.astype(str) if learn else y})
         self.forest_ = forest(
             data, schema=schema, epsilon=self.epsilon, target=target, trees=self.n_estimators,
-            depth=self.max_depth, columns=columns, seed=self.random_state, ledger=booking(self.ledger, X),
+            depth=self.max_depth, columns=features, seed=self.random_state, ledger=booking(self.ledger, X),
             features_per_node=self.features_per_node, utility=self.utility, sampling=self.sampling,
-            size_share=self.size_share, leaf_factor=self.leaf_factor,
+            size_share=self.size_share, leaf_factor=self.leaf_factor, **learn,
         )
-        labels = list(self.classes) if self.classes is not None else list(self.forest_.classes)
+        labels = list(self.classes) if self.classes is not None else list(np.unique(y))
         by_text = {str(c): c for c in labels}
         self.classes_ = np.asarray([by_text.get(c, c) for c in self.forest_.classes])
         self.report_ = self.forest_.report
         note_fit(X, self.report_["privacy"]["epsilon_spent"])
-        self.feature_names_in_ = np.asarray(columns, dtype=object)
+        self._columns = columns
+        if hasattr(X, "columns"):  # scikit-learn's rule: only a DataFrame's columns are feature names
+            self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.n_features_in_ = len(columns)
         return self
 
@@ -197,9 +346,9 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "forest_")
         df = _frame(X)
         if len(df.columns) != self.n_features_in_:
-            raise DpkitUsageError(f"X has {len(df.columns)} columns; the forest was fitted on {self.n_features_in_}",
-                                  param="X")
-        df.columns = list(self.feature_names_in_)
+            raise DataError(f"X has {len(df.columns)} features, but DiffPRFsClassifier is expecting "
+                            f"{self.n_features_in_} features as input", param="X")
+        df.columns = list(self._columns)
         return df
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -216,37 +365,69 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
 class DPQTKMeans(ClusterMixin, BaseEstimator):
     """Differentially private k-means by a private quadtree (DPQTk-means, Zhang & Cheng) for scikit-learn.
 
-    Each :meth:`fit` spends ``epsilon`` on ``X`` (docs/cluster.md); the bounds are public and
-    required (points outside are clipped).
+    Each :meth:`fit` spends ``epsilon`` on ``X`` (docs/cluster.md). The bounds are public: given,
+    or learned in the fit with ``domain_share`` of ε (pure ε-DP, one exponential mechanism per
+    column on a public grid), as :func:`dpkit.cluster` does; points outside are clipped.
 
     Parameters
     ----------
     n_clusters : int, default=8
+        The number of clusters k.
     epsilon : float, default=1.0
-    bounds : list of (lo, hi)
-        One public (lo, hi) per column of X.
-    gamma, max_height, threshold, allocation, split, n_estimate :
-        As :class:`dpkit.kmeans.dpqt.DPQTKMeans` (None: its default).
-    random_state : int or str, optional
-        A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not private).
-    ledger : Ledger or path, optional
+        The privacy budget of one fit.
+    bounds : list of (lo, hi), default=None
+        One public (lo, hi) per column of X. None: learned in each fit (``domain_share``).
+    domain_share : float, default=None
+        Without ``bounds``: the share of ε that learns them (None: 0.1).
+    gamma : float, default=0.3
+        The quadtree's budget decay across levels.
+    max_height : int, default=None
+        The quadtree's height (None: chosen from a noisy count).
+    threshold : float, default=None
+        A node's split threshold (None: chosen from a noisy count).
+    allocation : {"uniform", ...}, default="uniform"
+        How ε is split across the levels (:class:`dpkit.kmeans.dpqt.DPQTKMeans`).
+    split : str, default="auto"
+        How a node splits (:class:`dpkit.kmeans.dpqt.DPQTKMeans`).
+    n_estimate : int, default=None
+        A public estimate of the number of rows (None: a noisy count).
+    random_state : int or str, default=None
+        A secret key ``0x…`` (reproducible, still ε-DP) or an integer (reproducible, not
+        private). None: a fresh key from the operating system.
+    ledger : Ledger or path, default=None
+        The privacy ledger that books each fit against the data set registered as ``X``
+        (None: ``$DPKIT_LEDGER`` when set).
 
     Attributes
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
-    labels_ : ndarray
+        The private centroids.
+    labels_ : ndarray of shape (n_samples,)
         The nearest centre of every training row (post-processing: they are the training
         rows' own assignments — private to the data owner, like ``dpkit cluster --assign``).
     report_ : dict
+        The privacy report of the last fit.
+    n_features_in_ : int
+        The number of columns of X seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np, dpkit
+    >>> X = np.random.default_rng(0).normal(size=(5000, 2))
+    >>> km = dpkit.DPQTKMeans(3, epsilon=1.0, random_state="0x5d1c8f0b6e3a47c29b8e1f4a7d2c6b90").fit(X)
+    >>> km.cluster_centers_.shape
+    (3, 2)
     """
 
-    def __init__(self, n_clusters: int = 8, epsilon: float = 1.0, bounds: Any = None,
-                 gamma: float = DPQT_DEFAULTS["gamma"], max_height: int | None = None, threshold: float | None = None,
+    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Any = None,
+                 domain_share: float | None = None, gamma: float = DPQT_DEFAULTS["gamma"],
+                 max_height: int | None = None, threshold: float | None = None,
                  allocation: str = DPQT_DEFAULTS["allocation"], split: str = DPQT_DEFAULTS["split"],
                  n_estimate: int | None = None, random_state: int | str | None = None, ledger: Any = None) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.bounds = bounds
+        self.domain_share = domain_share
         self.gamma = gamma
         self.max_height = max_height
         self.threshold = threshold
@@ -257,24 +438,35 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.ledger = ledger
 
     def fit(self, X: Any, y: Any = None) -> DPQTKMeans:
-        """Cluster ``X``, spending ``epsilon`` (one DP release of it)."""
+        """Cluster ``X``, spending ``epsilon`` (one DP release of it).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), numeric
+        y : ignored
+
+        Returns
+        -------
+        self : DPQTKMeans
+        """
         from dpkit.api.cluster import cluster
 
-        df = _frame(X).astype(float)
+        df = _numeric(_frame(X))
+        _check_fit(df)
         columns = [str(c) for c in df.columns]
         df.columns = columns
-        if self.bounds is None:
-            raise DpkitUsageError("bounds is required: one public (lo, hi) per column (never read from the data)",
-                                  param="bounds")
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",
                                                  "n_estimate") if getattr(self, k) is not None}
         self.clustering_ = cluster(df, columns=columns, k=self.n_clusters, epsilon=self.epsilon,
-                                   bounds=list(self.bounds), algorithm="dpqt", seed=self.random_state,
+                                   bounds=None if self.bounds is None else list(self.bounds),
+                                   domain_share=self.domain_share, algorithm="dpqt", seed=self.random_state,
                                    ledger=booking(self.ledger, X), **options)
         self.cluster_centers_ = self.clustering_.centroids[columns].to_numpy(dtype=float)
         self.report_ = self.clustering_.report
         note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.n_features_in_ = len(columns)
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray(columns, dtype=object)
         self.labels_ = self.predict(df.to_numpy())
         return self
 
@@ -285,7 +477,8 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         from dpkit.data.counting import nearest_centre
 
         check_is_fitted(self, "cluster_centers_")
-        points = np.asarray(_frame(X).to_numpy(dtype=float))
+        points = _numeric(_frame(X)).to_numpy(dtype=float)
         if points.shape[1] != self.n_features_in_:
-            raise DpkitUsageError(f"X has {points.shape[1]} columns; fitted on {self.n_features_in_}", param="X")
+            raise DataError(f"X has {points.shape[1]} features, but DPQTKMeans is expecting {self.n_features_in_} "
+                            "features as input", param="X")
         return nearest_centre(points, self.cluster_centers_)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
+    from dpkit.types import DataLike
 
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
@@ -26,7 +27,9 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header ({', '.join(df.columns)})")
+        from dpkit.data.source import have_columns
+
+        raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(df.columns)}")
     out = np.empty((len(df), len(columns)))
     for j, c in enumerate(columns):
         v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
@@ -39,7 +42,7 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
     return out
 
 
-def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None = None,
+def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
                         **reading: Any) -> dict[str, Any]:
     """NICV of ``centroids`` on ``data`` (and of non-private k-means with the same k, their ratio),
@@ -50,7 +53,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
     (``encoding``, ``delimiter``, …) describes ``data`` only, so a TSV or Latin-1 data file still
     pairs with dpkit's own output. ``columns`` default to the centroids' columns but ``cluster``.
     """
-    from dpkit.api.inputs import read_options
+    from dpkit.api.inputs import check_reading, read_options
     from dpkit.data.table import read_csv, read_table
     from dpkit.evaluate.clustering import evaluate_centroids
 
@@ -59,7 +62,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
     cols = list(columns) if columns else [c for c in cdf.columns if c not in ("cluster", "cluster_not_private")]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
-    opts = read_options(data, **reading)
+    opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
     df = read_table(opts)
     points = numeric_columns(df, cols, opts.name)
     cents = numeric_columns(cdf, cols, centroids)
@@ -71,7 +74,7 @@ def evaluate_clustering(data: Any, centroids: str, *, columns: list[str] | None 
                               reference=reference)
 
 
-def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
+def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
                    schema: str | None = None, **reading: Any) -> KanonEvaluation:
@@ -82,7 +85,7 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
-    from dpkit.api.inputs import read_options
+    from dpkit.api.inputs import check_reading, read_options
     from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.data.table import read_table
 
@@ -103,7 +106,7 @@ def evaluate_kanon(data: Any, *, quasi_identifiers: list[str] | None = None, fro
         raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
                               param="quasi_identifiers")
     check_k_l(k, l, sensitive, need_k=False)  # given or from the report; before the data is read
-    opts = read_options(data, **reading)
+    opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
     df = read_table(opts)  # every column: the --test utility trains on the target too
     out = KanonEvaluation(check_columns(df, opts.name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
     if rep is not None and "suppression" in rep.get("release", {}):
@@ -220,7 +223,7 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
         raise DpkitUsageError("baseline= needs baseline_test= (the raw test split; test= is the generalized one) "
                               "— give the same file twice if the test split is raw", param="baseline_test")
 
-    def read(data: Any) -> tuple[Any, str]:
+    def read(data: DataLike) -> tuple[Any, str]:
         if is_dataframe(data):
             return data, DATAFRAME
         opts = read_options(data)

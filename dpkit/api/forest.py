@@ -9,12 +9,12 @@ report, and prediction. ``dpkit forest train`` is :func:`forest`; ``dpkit forest
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import (
     DATAFRAME,
+    check_reading,
     is_dataframe,
     load,
     read_dialect,
@@ -22,13 +22,13 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
     from dpkit.learn.model import ForestModel
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
 OPTIONS = {"trees": "n_trees", "depth": "max_depth", "features_per_node": "features_per_node",
@@ -56,9 +56,44 @@ class Forest:
     def privacy(self) -> dict[str, Any]:
         return dict(self.model.privacy or {})
 
+    def _privacy_line(self) -> str:
+        from dpkit.api.display import privacy_line
+
+        if self.report is not None:
+            return privacy_line(self.report)
+        p = self.privacy  # a model read back: its own privacy block
+        return privacy_line({"privacy": {**p, "epsilon_spent": p.get("epsilon_spent"),
+                                         "delta": p.get("delta", 0)}}) if p else "no privacy statement"
+
+    def _domains(self) -> dict[str, list[str]]:
+        from dpkit.api.display import _g
+
+        return {f.name: (list(f.categories) if f.kind == "categorical" else [f"[{_g(f.lo)}, {_g(f.hi)}]"])
+                for f in self.model.features}
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, text
+
+        m = self.model
+        return text(f"<dpkit.Forest DiffPRFs: {len(m.trees)} trees ({sum(len(t) for t in m.trees):,} nodes), "
+                    f"target {m.target!r}, "
+                    f"classes {_names(list(m.classes), 6)}>",
+                    [self._privacy_line(), f"features ({len(m.features)}): {_names([f.name for f in m.features])}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card
+
+        m = self.model
+        facts = {"algorithm": "DiffPRFs (Mu et al. 2016)", "privacy": self._privacy_line(), "target": m.target,
+                 "classes": ", ".join(map(str, m.classes)), "trees": len(m.trees),
+                 "nodes": sum(len(t) for t in m.trees), "features": len(m.features)}
+        return card("dpkit Forest", facts, self.report, self._domains(), domains_title="Public domain of each feature")
+
     def _features(self, data: Any, reading: dict[str, Any], keep: list[str] | None = None) -> Any:
-        """The model's feature matrix of ``data``; with ``keep``, also those input columns (as
-        read, strings) — ``(matrix, DataFrame)``."""
+        """(the model's feature matrix of ``data``, the index its rows keep); with ``keep``, also
+        those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
+        rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
+        file's are numbered from 0."""
         from dpkit.data.table import first_line, read_table
 
         if is_dataframe(data):
@@ -68,33 +103,36 @@ class Forest:
             df, source, first = read_table(opts), opts.name, first_line(opts)
         X = self.model.encode_frame(df, source=source, first_line=first)
         if keep is None:
-            return X
+            return X, df.index
         missing = [c for c in keep if c not in df.columns]
         if missing:
             raise DpkitUsageError(f"{source}: column(s) {', '.join(map(repr, missing))} to keep are not in its header "
                                   f"({', '.join(map(str, list(df.columns)[:8]))}{', ...' if len(df.columns) > 8 else ''})",
                                   param="keep")
-        return X, df[keep].astype(str).reset_index(drop=True)
+        return X, df.index, df[keep].astype(str)
 
-    def predict_proba(self, data: Any, **reading: Any) -> pd.DataFrame:
+    def predict_proba(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
-        records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads)."""
+        records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
+        the rows are ``data``'s, in its order, with a DataFrame's index."""
         import pandas as pd
 
-        probs = self.model.predict_proba(self._features(data, reading))
-        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)})
+        X, index = self._features(data, check_reading(reading, "predict_proba"))
+        probs = self.model.predict_proba(X)
+        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)}, index=index)
 
-    def predict(self, data: Any, *, decision: str = "argmax", **reading: Any) -> pd.Series:
-        """The predicted class of every row, as a Series named after the target."""
-        return self.predictions(data, decision=decision, **reading)[self.model.target]
+    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
+        """The predicted class of every row, as a Series named after the target, with ``data``'s
+        index (a DataFrame's own; 0, 1, ... for a file)."""
+        return self.predictions(data, decision=decision, **check_reading(reading, "predict"))[self.model.target]
 
-    def predictions(self, data: Any, *, proba: bool = False, decision: str = "argmax",
+    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
                     keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
-        rows in input order. Spends nothing (the model is already private). ``decision``:
+        rows in input order, with a DataFrame's own index. Spends nothing (the model is already private). ``decision``:
         ``argmax``, ``balanced`` (each class's probability over its prior, estimated from the
         model's noisy leaf counts) or ``threshold:P`` (:meth:`ForestModel.decide`); warns when
         99 % of the predictions are one class. ``keep``: input columns (a list or a comma
@@ -105,6 +143,7 @@ class Forest:
 
         from dpkit.evaluate.imbalance import one_class_warning
 
+        check_reading(reading, "predictions")
         self.model.decide(np.zeros((0, len(self.model.classes))), decision)  # a bad rule fails before reading
         if isinstance(keep, str):
             keep = [c.strip() for c in keep.split(",") if c.strip()]
@@ -112,15 +151,15 @@ class Forest:
         if keep:
             if self.model.target in keep or any(c.startswith("p_") for c in keep) and proba:
                 raise DpkitUsageError(f"keep names a column the predictions write ({', '.join(keep)})", param="keep")
-            X, kept = self._features(data, reading, list(dict.fromkeys(keep)))
+            X, index, kept = self._features(data, reading, list(dict.fromkeys(keep)))
         else:
-            X = self._features(data, reading)
+            X, index = self._features(data, reading)
         probs = self.model.predict_proba(X)
         labels = self.model.decide(probs, decision)
         warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
         if warning:
-            warnings.warn(DpkitWarning(warning, param="decision"), stacklevel=2)
-        out = pd.DataFrame({self.model.target: labels})
+            warn(DpkitWarning(warning, param="decision"))
+        out = pd.DataFrame({self.model.target: labels}, index=index)
         if kept is not None:
             out = pd.concat([kept, out], axis=1)
         if proba:
@@ -155,16 +194,16 @@ def load_forest(path: str | os.PathLike) -> Forest:
 
 
 def forest(
-    data: Any,
+    data: DataLike,
     *,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     epsilon: float,
     target: str | None = None,
     trees: int | None = None,
     depth: int | None = None,
     columns: list[str] | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,
@@ -233,6 +272,9 @@ def forest(
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
+    from dpkit.validate import keywords
+
+    keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
 
     schema_obj, schema_name = schema_of(schema)
     if schema_obj is not None:  # a forest's numeric splits have no missing bucket: such rows are dropped
@@ -251,10 +293,6 @@ def forest(
         for c in predictors:
             schema_obj.column(c)
         predictors = predictors or schema_obj.predictors(target)
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(OPTIONS)})",
-                              param=unknown[0])
     given = {OPTIONS[k]: v for k, v in {**options, "trees": trees, "depth": depth}.items() if v is not None}
     estimator = DiffPRFs(epsilon=epsilon, **given)
     if predictors:
@@ -307,3 +345,7 @@ def forest(
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+#: forest()'s named parameters (for the closest-keyword hint of an unknown one)
+FOREST_NAMED = tuple(p for p in __import__("inspect").signature(forest).parameters if p != "options")

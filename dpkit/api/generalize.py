@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
+    from dpkit.types import DataLike, SchemaLike
 
 
 def generalize(
-    data: Any,
+    data: DataLike,
     cut: Any,
     *,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     output: str | os.PathLike | None = None,
     output_delimiter: str = ",",
     engine: str | None = None,

@@ -20,16 +20,29 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpkit.data.source import DEFAULT_ENCODING, ReadOptions
-from dpkit.errors import DpkitUsageError
+from dpkit.data.source import LISTED_COLUMNS as LISTED
+from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
     from dpkit.engine.frame import Frame
+    from dpkit.types import DataLike
 
 #: how a DataFrame is named in messages (a row is then named by its position, from 0)
 DATAFRAME = "<DataFrame>"
+#: the keywords that say how to read a path (:func:`read_options`)
+READING = ("encoding", "delimiter", "header", "column_names")
+
+
+def check_reading(reading: dict[str, Any], where: str) -> dict[str, Any]:
+    """``reading`` (a method's ``**reading``) when it names only :data:`READING` keywords — for a
+    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped."""
+    from dpkit.validate import keywords
+
+    keywords(reading, READING, where)
+    return reading
 
 
 def is_dataframe(data: Any) -> bool:
@@ -44,7 +57,16 @@ def is_spark_dataframe(data: Any) -> bool:
     return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
 
-def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
+def check_rows(df: Any, source: str = DATAFRAME) -> Any:
+    """``df`` when it has rows; an empty table is refused, as a file with a header and no data
+    rows is (there is nothing to release; saying so reveals only that the input is empty)."""
+    if len(df) == 0:
+        raise DataError(f"{source}: has no rows (columns: {', '.join(map(str, list(df.columns)[:LISTED]))}"
+                        f"{', …' if len(df.columns) > LISTED else ''}): there is nothing to release", param="data")
+    return df
+
+
+def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None,
                  header: bool = True, column_names: Sequence[str] | None = None) -> ReadOptions:
     """The :class:`ReadOptions` of a path given to a library call, its delimiter sniffed when
     None (once: the warning that names it is given once), as the command line does."""
@@ -53,7 +75,7 @@ def read_options(data: Any, *, encoding: str = DEFAULT_ENCODING, delimiter: str 
     if isinstance(data, ReadOptions):
         return resolve(data)
     if not isinstance(data, str | os.PathLike):
-        raise DpkitUsageError(
+        raise ParameterTypeError(
             f"data must be a path, a pandas DataFrame or (engine='spark') a Spark DataFrame, got "
             f"{type(data).__name__}", param="data")
     if column_names is not None and header:
@@ -71,7 +93,7 @@ def read_dialect(encoding: str | None = None, delimiter: str | None = None, head
     return {k: v for k, v in given.items() if v is not None}
 
 
-def source_path(data: Any) -> str | None:
+def source_path(data: DataLike) -> str | None:
     """The file (or URI) ``data`` names, or None for data in memory."""
     if isinstance(data, ReadOptions):
         return data.path
@@ -91,10 +113,10 @@ def schema_of(schema: Schema | str | os.PathLike | None, *, allow_draft: bool = 
         return schema, str(schema.path)
     if isinstance(schema, str | os.PathLike):
         return load_schema(schema, allow_draft=allow_draft), os.fspath(schema)
-    raise DpkitUsageError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
+    raise ParameterTypeError(f"schema must be a Schema or a path, got {type(schema).__name__}", param="schema")
 
 
-def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | None = None,
+def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str | None = None,
          spark_master: str | None = None, **reading: Any) -> Frame:
     """Read and encode ``columns`` of ``data`` against ``schema``: a frame on ``engine``.
 
@@ -111,6 +133,7 @@ def load(data: Any, schema: Schema, columns: Sequence[str], *, engine: str | Non
         from dpkit.data.table import encode
         from dpkit.engine.numpy_frame import NumpyFrame
 
+        check_rows(data)
         return NumpyFrame(encode(as_strings(data, columns, schema), schema, list(columns), source=DATAFRAME,
                                  first_line=0))
     if is_spark_dataframe(data):

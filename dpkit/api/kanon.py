@@ -22,13 +22,14 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
-from dpkit.errors import DataError, DpkitUsageError
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
     from dpkit.data.schema import Schema
+    from dpkit.types import DataLike, SchemaLike
 
 
 @dataclass
@@ -69,6 +70,27 @@ class KAnonymousTable:
 
         write_report(self.report, os.fspath(path))
 
+    def __repr__(self) -> str:
+        from dpkit.api.display import _names, text
+
+        rel = self.report.get("release", {})
+        return text(f"<dpkit.KAnonymousTable {self.report.get('algorithm', '')}: "
+                    f"k={self.report.get('privacy', {}).get('k')} (k-anonymity, not differential privacy), "
+                    f"{len(self.columns)} columns>",
+                    [self.summary(), f"columns: {_names(self.columns)}",
+                     f"candidates: {_names(list(rel.get('candidates', [])))}"])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card
+
+        rel, privacy = self.report.get("release", {}), self.report.get("privacy", {})
+        facts = {"algorithm": self.report.get("algorithm"),
+                 "guarantee": f"k-anonymity, k={privacy.get('k')} (no epsilon is spent)",
+                 "summary": self.summary(), "columns": ", ".join(self.columns)}
+        levels = rel.get("generalization", {}).get("levels", {})
+        domains = {c: [levels[c].get("meaning", "")] for c in rel.get("selected", []) if c in levels} or None
+        return card("dpkit KAnonymousTable", facts, None, domains, self.table, domains_title="Generalization")
+
     def summary(self) -> str:
         """One line: the quasi-identifiers kept (with their levels), what was suppressed, the
         smallest class."""
@@ -96,10 +118,10 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
 
 
 def kanon_select(
-    data: Any,
+    data: DataLike,
     *,
     k: int,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     target: str | None = None,
     generalize: bool = False,
     quasi_identifiers: list[str] | None = None,
@@ -289,7 +311,7 @@ class KAnonymityReport:
 
 
 def check_kanon(
-    data: Any,
+    data: DataLike,
     quasi_identifiers: list[str],
     *,
     k: int | None = None,
@@ -318,13 +340,12 @@ def check_kanon(
         _release_reader_memory()
     check = check_columns(df, source, quasi_identifiers, k=k, sensitive=sensitive, l=l)
     if k is not None and k > len(df):
-        import warnings
 
         from dpkit.console import private
         from dpkit.errors import DpkitWarning
 
-        warnings.warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
-                                           f"k {k} is larger than the table"), param="k"), stacklevel=2)
+        warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
+                                           f"k {k} is larger than the table"), param="k"))
     return KAnonymityReport(check, len(df), source)
 
 
@@ -343,9 +364,11 @@ def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *
 
 def check_k_l(k: Any, l: int | None, sensitive: str | None, *, need_k: bool = True) -> None:  # noqa: E741
     """k ≥ 1 (required unless ``need_k`` is False), ℓ ≥ 1, and ℓ only with a sensitive column."""
-    if (k is not None or need_k) and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise DpkitUsageError(f"k must be ≥ 1, got {k!r}", param="k")
-    if l is not None and l < 1:
-        raise DpkitUsageError(f"l must be ≥ 1, got {l!r}", param="l")
+    from dpkit import validate
+
+    if k is not None or need_k:
+        validate.k(k)
+    if l is not None:
+        validate.k(l, "l")
     if l is not None and sensitive is None:
         raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")

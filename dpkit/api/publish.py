@@ -9,12 +9,11 @@ the cut). ``dpkit publish`` is this function and a print.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
-from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
 
 if TYPE_CHECKING:
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
 
     from dpkit.data.schema import Schema
     from dpkit.release.sparse import NoisyTable
+    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
 #: the share of released records that may be noise before a run warns
 NOISE_WARNING = 0.5
@@ -44,15 +44,45 @@ class Release:
 
     @property
     def table(self) -> pd.DataFrame:
-        """The released records, one row each, columns in the input's order."""
+        """The released records, one row each, columns in the input's order: each predictor an
+        ordered categorical of its cut (intervals low to high, taxonomy nodes in the cut's
+        order), the target a categorical of its classes, numbers where every label is a number.
+        :meth:`write` writes the same labels as text."""
         if self._table is None:
-            self._table = self.noisy.to_frame(columns=self.columns)
+            self._table = self._typed(self.noisy.to_frame(columns=self.columns))
         return self._table
 
     @property
     def counts(self) -> pd.DataFrame:
         """The released cells, one row each with a ``count`` column (what ``counts=True`` writes)."""
-        return self.noisy.to_frame(counts=True, columns=self.columns)
+        return self._typed(self.noisy.to_frame(counts=True, columns=self.columns))
+
+    def _typed(self, df: pd.DataFrame) -> pd.DataFrame:
+        from dpkit.api.display import typed
+
+        cut = self.noisy.cut
+        labels = {**{c: list(v) for c, v in cut.labels().items()}, cut.target: list(self.noisy.class_labels)}
+        return typed(df, labels, ordered=cut.columns)
+
+    def __repr__(self) -> str:
+        from dpkit.api.display import privacy_line, text
+
+        rel = self.report.get("release", {})
+        return text(f"<dpkit.Release {self.report.get('algorithm', '')}: {rel.get('released_records', 0):,} records "
+                    f"× {len(self.columns)} columns, target {rel.get('target')!r}>",
+                    [privacy_line(self.report), f"columns: {', '.join(self.columns)}",
+                     f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
+                                                              if "expected_noise_share" in rel else "")])
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.display import card, privacy_line
+
+        rel = self.report.get("release", {})
+        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
+                 "records released": f"{rel.get('released_records', 0):,}", "columns": len(self.columns),
+                 "target": rel.get("target"), "cells": f"{rel.get('cells', 0):,}"}
+        cut = {c: list(v) for c, v in self.noisy.cut.labels().items()}
+        return card("dpkit Release", facts, self.report, cut, self.table)
 
     @property
     def cut(self) -> dict[str, Any]:
@@ -73,7 +103,7 @@ class Release:
 
         write_report(self.report, os.fspath(path))
 
-    def generalize(self, data: Any, **options: Any) -> pd.DataFrame:
+    def generalize(self, data: DataLike, **options: Any) -> pd.DataFrame:
         """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
         from dpkit.api.generalize import generalize
 
@@ -81,9 +111,9 @@ class Release:
 
 
 def publish(
-    data: Any,
+    data: DataLike,
     *,
-    schema: Schema | str | os.PathLike | None = None,
+    schema: SchemaLike | None = None,
     epsilon: float,
     target: str | None = None,
     algorithm: str = DEFAULT_ALGORITHM,
@@ -96,8 +126,8 @@ def publish(
     integer: str | list[str] | None = None,
     date: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    seed: int | str | None = None,
-    ledger: Any = None,
+    seed: SeedLike = None,
+    ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
     output: str | os.PathLike | None = None,
@@ -176,8 +206,12 @@ def publish(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
-    from dpkit.release import MAXGDDP_ONLY, make_model
+    from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
+    from dpkit.validate import keywords
+
+    # every keyword, None-valued too (publish(..., missing=None) is a mistake, not a default)
+    keywords(options, OPTIONS, "publish", named=_NAMED)
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
@@ -189,8 +223,7 @@ def publish(
     if algorithm == "diffgen":
         ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
         if ignored:
-            warnings.warn(f"{', '.join(ignored)} apply to maxgddp only; diffgen ignores them", DpkitWarning,
-                          stacklevel=2)
+            warn(f"{', '.join(ignored)} apply to maxgddp only; diffgen ignores them", DpkitWarning)
     # the options are checked before the run: a bad one spends nothing and books nothing
     model = make_model(algorithm, epsilon, options)
     model.check()
@@ -221,10 +254,10 @@ def publish(
         if learn is not None:
             domain.record(doc["parameters"], learned_path)
         if model.noise_share_ > NOISE_WARNING:
-            warnings.warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
+            warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
                           f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "
                           "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
-                          DpkitWarning, stacklevel=2)
+                          DpkitWarning)
         release = Release(doc, model.release_, schema_obj, order)
         if out is not None:
             release.write(out, counts=counts, delimiter=output_delimiter)
@@ -294,3 +327,7 @@ def _remove(path: str | None) -> None:
     if path and path != "-":
         with contextlib.suppress(OSError):
             os.unlink(path)
+
+
+#: publish()'s named parameters (for the closest-keyword hint of an unknown one)
+_NAMED = tuple(p for p in __import__("inspect").signature(publish).parameters if p != "options")

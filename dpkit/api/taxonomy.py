@@ -9,13 +9,22 @@ has replaced every value with public knowledge). The private way to learn a sche
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpkit.data.schema import Schema
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning, SchemaError
+from dpkit.errors import (
+    DataError,
+    DpkitUsageError,
+    DpkitWarning,
+    PrivacyLeakWarning,
+    SchemaError,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from dpkit.types import DataLike
 
 
 @dataclass
@@ -118,8 +127,8 @@ def import_schema(
         df = read_table(read_options(data, encoding=encoding, delimiter=delimiter))
         drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
         if drafted.absent:
-            warnings.warn(f"{data}: imported column(s) not in its header: {', '.join(drafted.absent)} "
-                          "(rename them?)", DpkitWarning, stacklevel=2)
+            warn(f"{data}: imported column(s) not in its header: {', '.join(drafted.absent)} "
+                          "(rename them?)", DpkitWarning)
         if drafted.columns:
             header.append(f"Columns {', '.join(drafted.columns)}: DRAFTED FROM {data} — NOT PRIVATE; review them.")
         extra, missing, order = drafted.columns, drafted.missing, drafted.order
@@ -128,11 +137,11 @@ def import_schema(
     )
     if review:
         header.append(f"Columns {', '.join(review)}: bounds from the ARX hierarchy's values — review them.")
-        warnings.warn(
+        warn(
             f"numeric bounds of {', '.join(map(repr, review))} were set from the ARX hierarchy's values, "
             "which are often generated from the data: the schema is marked 'draft: true'; replace them "
             "with public bounds, then delete the draft line",
-            PrivacyLeakWarning, stacklevel=2,
+            PrivacyLeakWarning,
         )
     if extra or review:  # domains drafted from the data: the schema is a draft until reviewed
         schema_data = {"draft": True, **schema_data}
@@ -141,7 +150,7 @@ def import_schema(
 
 
 def draft_schema(
-    data: Any,
+    data: DataLike,
     *,
     target: str | None = None,
     max_categories: int = 50,
@@ -204,9 +213,8 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
     schema_path = str(schema)
     sch = load_schema(schema_path, allow_draft=True)
     if sch.draft:
-        warnings.warn(f"{schema_path}: is a draft (draft: true) read from the data; publish, forest and cluster "
-                      "refuse it until its domains are public and the 'draft' line is deleted", PrivacyLeakWarning,
-                      stacklevel=2)
+        warn(f"{schema_path}: is a draft (draft: true) read from the data; publish, forest and cluster "
+                      "refuse it until its domains are public and the 'draft' line is deleted", PrivacyLeakWarning)
     summary = f"ok: {schema_path} — {schema_summary(sch)}"
     result: dict[str, Any] = {"ok": True, "schema": schema_path, "draft": bool(sch.draft),
                               "columns": len(sch.columns), "target": sch.target, "summary": schema_summary(sch)}
@@ -249,12 +257,12 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
     for col, (below, above) in cov.out_of_bounds.items():
         c = sch.columns[col]
         bounds = f"the public bounds [{c.lo:g}, {c.hi:g}]; loading clips them"
-        warnings.warn(private(f"{name}: column {col!r} has {below} value(s) below and {above} above {bounds}",
-                              f"{name}: column {col!r} has values outside {bounds}"), DpkitWarning, stacklevel=2)
+        warn(private(f"{name}: column {col!r} has {below} value(s) below and {above} above {bounds}",
+                              f"{name}: column {col!r} has values outside {bounds}"), DpkitWarning)
     extra = [c for c in names if c not in sch.columns]
     if extra:
-        warnings.warn(f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
-                      DpkitWarning, stacklevel=2)
+        warn(f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
+                      DpkitWarning)
     tail = "all values covered"
     if cov.missing_rows:
         dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # issue 36 item 3
@@ -278,7 +286,7 @@ def _listing(cov: Any) -> str:
     return "; ".join(parts)
 
 
-def learn_schema(data: Any, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
+def learn_schema(data: DataLike, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
                  bounds: dict[str, str] | None = None, missing: str | None = "auto", levels: int | None = None,
                  **options: Any) -> tuple[Any, str]:
     """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to

@@ -45,7 +45,7 @@ from dpkit.data.schema import (
     TaxonomyNode,
     parse_schema,
 )
-from dpkit.errors import DpkitUsageError, SchemaError
+from dpkit.errors import DpkitUsageError, SchemaError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -302,14 +302,13 @@ def arx_folder_files(folder: Path) -> list[Path]:
         return found
     skipped = [q.name for q in found if not _arx_named(q)]
     if skipped:
-        import warnings
 
         from dpkit.errors import DpkitWarning
 
-        warnings.warn(DpkitWarning(
+        warn(DpkitWarning(
             f"{folder}: skipped {', '.join(skipped)} (not named <name>_hierarchy_<attribute>.csv, like the "
             f"other files: ARX's data file?); give the data file to draft the columns no hierarchy covers",
-            param="data"), stacklevel=3)
+            param="data"))
     return named
 
 #: the comment on a numeric column whose bounds came from an ARX hierarchy's values

@@ -23,12 +23,11 @@ which case they are declared ``ignore``. The target is always categorical.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,7 +177,9 @@ def infer_schema(
     if max_categories < 2:
         raise DpkitUsageError(f"max_categories must be at least 2, got {max_categories}", param="max_categories")
     if target is not None and target not in df.columns:
-        raise DpkitUsageError(f"target {target!r} is not a column of {source} (have: {', '.join(df.columns)})",
+        from dpkit.data.source import have_columns
+
+        raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
                               param="target")
     token = detect_missing(df) if missing == "auto" else missing
     n = len(df)
@@ -196,12 +197,12 @@ def infer_schema(
             mostly = _mostly_numbers(present)
             if mostly is not None:
                 nums, stray = mostly
-                warnings.warn(private(
+                warn(private(
                     f"{source}: column {name!r} is numeric but for {stray.size} value(s) "
                     f"({', '.join(repr(present[i]) for i in stray[:SHOW_STRAY])}); drafted as numeric, "
                     "the stray values are listed in its comment for review",
                     f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
-                    "the stray values are listed in its comment for review"), DpkitWarning, stacklevel=2)
+                    "the stray values are listed in its comment for review"), DpkitWarning)
         distinct = list(dict.fromkeys(present.tolist()))
         dated = _as_dates(present) if nums is None and name != target else None
         if dated is not None:
@@ -242,7 +243,7 @@ def infer_schema(
             **spec,
             "_comment": "REVIEW: categories read from the data; use a public code list",
         }
-    warnings.warn(f"{source}: {WARNING}", PrivacyLeakWarning, stacklevel=2)
+    warn(f"{source}: {WARNING}", PrivacyLeakWarning)
     # machine-readable, unlike the comment: private commands refuse a schema marked draft
     data: dict[str, Any] = {"draft": True}
     if target is not None:

@@ -192,8 +192,8 @@ class Schema:
     draft: bool = False
     #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
     missing_tokens: tuple[str, ...] = ()
-    #: learned in the run (no schema given): its missing tokens may be a guess from the data,
-    #: so messages do not quote them (issue 38). Not part of equality or of the repr: a keyed
+    #: learned in the run (no schema given): messages do not quote its missing tokens (issue 38;
+    #: 0.4 printed a token guessed from the exact data). Not part of equality or of the repr: a keyed
     #: run's key derives from the schema's repr (dpkit.privacy.rng.run_context), and a flag
     #: that changes no output must not change the noise
     learned: bool = field(default=False, compare=False, repr=False)

@@ -14,6 +14,25 @@ from pathlib import Path
 from dpkit.errors import DataError, DpkitUsageError
 
 DEFAULT_ENCODING = "utf-8-sig"
+#: the delimiters a CSV's is sniffed among (docs/formats.md)
+DELIMITERS = (",", ";", "\t", "|")
+#: how many column names a message lists before "…"
+LISTED_COLUMNS = 12
+
+
+def have_columns(columns: object) -> str:
+    """What a message about an absent column says the data has: ``(have: a, b, …)``, at most
+    :data:`LISTED_COLUMNS` names and then how many in all; and, when a column name holds a
+    delimiter (the header was split on the wrong one), that the delimiter is likely wrong."""
+    names = [str(c) for c in columns]  # type: ignore[attr-defined]
+    shown = ", ".join(names[:LISTED_COLUMNS]) + (f", … ({len(names)} in all)" if len(names) > LISTED_COLUMNS else "")
+    text = f"(have: {shown})"
+    held = next(((n, d) for n in names for d in DELIMITERS if d in n), None)
+    if held:
+        name, d = held
+        text += (f"; column name {name[:40]!r} holds {d!r}: the delimiter is likely wrong "
+                 f"(give delimiter={d!r})")
+    return text
 
 
 @dataclass(frozen=True)

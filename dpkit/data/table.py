@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +28,7 @@ from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.data.source import read_raw
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 __all__ = ["EncodedTable", "read_raw"]  # defined in dpkit.data.encoded / .source, used from here too
 
@@ -440,10 +439,11 @@ def encode(
             ))
         from dpkit.data.columnar import dropped_message
 
-        warnings.warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning, stacklevel=2)
+        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
+    clips: list[tuple[NumericColumn, int]] = []  # (column, values clipped): one warning for the call
     for c in wanted:
         col = schema.columns[c]
         bad = failed[c]
@@ -486,7 +486,11 @@ def encode(
                        else f"has a value that is not {expected}"),
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
-            out[c] = compact_numbers(_clip(nums, col, source, schema.path), col)
+            out[c] = compact_numbers(_clip(nums, col, clips), col)
+    if clips:  # one warning naming every clipped column
+        from dpkit.data.columnar import clips_warning
+
+        warn(clips_warning(source, clips, schema.path))
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 
@@ -519,7 +523,7 @@ def encode_codes(
 
     ``codes[c]``: each row's index into ``values[c]``, the column's distinct strings as the
     reader gives them (a string frame's, :mod:`dpkit.engine.string_frame`). Each distinct
-    value is converted once (:func:`_to_float`, the exact path's parse) and the rows are
+    value is converted once (:func:`_numbers`, the exact path's parse) and the rows are
     encoded from their codes by the columnar encoder (:func:`dpkit.data.columnar.encode_dictionary`),
     so memory grows with the distinct values, not the rows. Anything unusual (a value that is
     not a leaf or not a number, a missing token under ``missing_policy: error``) builds the
@@ -529,7 +533,7 @@ def encode_codes(
     from dpkit.data.columnar import encode_dictionary
 
     wanted = list(columns)
-    numbers = {c: _to_float(np.asarray(values[c], dtype=object)) for c in wanted
+    numbers = {c: _numbers(np.asarray(values[c], dtype=object), schema.columns[c]) for c in wanted
                if c in values and isinstance(schema.columns.get(c), NumericColumn)}
     table = encode_dictionary(codes, values, numbers, n_rows, schema, wanted, source)
     if table is not None:
@@ -538,6 +542,16 @@ def encode_codes(
 
     df = pd.DataFrame({c: np.asarray(values[c], dtype=object)[codes[c]] for c in codes}, columns=list(codes))
     return encode(df, schema, wanted, source=source, first_line=first_line)
+
+
+def _numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
+    """A numeric column's values as :func:`encode` parses them: dates and timestamps by
+    :func:`dpkit.data.dates.parse_array`, numbers by :func:`_to_float` (NaN: neither)."""
+    if col.time is not None:
+        from dpkit.data.dates import parse_array
+
+        return parse_array(values, col.time)
+    return _to_float(values)
 
 
 def compact_numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
@@ -571,13 +585,12 @@ def _to_float(values: np.ndarray) -> np.ndarray:
         return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
 
 
-def _clip(nums: np.ndarray, col: NumericColumn, source: str, schema_path: str) -> np.ndarray:
-    """Clip to the public bounds, warning with the count (docs/algorithms.md §0 rule 1)."""
-    from dpkit.data.columnar import clip_message
-
+def _clip(nums: np.ndarray, col: NumericColumn, clips: list[tuple[NumericColumn, int]]) -> np.ndarray:
+    """Clip to the public bounds (docs/algorithms.md §0 rule 1), adding (column, count) to
+    ``clips`` for the call's one warning."""
     out_of = (nums < col.lo) | (nums > col.hi)
     if out_of.any():
-        warnings.warn(clip_message(source, col, int(out_of.sum()), schema_path), DpkitWarning, stacklevel=3)
+        clips.append((col, int(out_of.sum())))
         nums = np.clip(nums, col.lo, col.hi)
     return nums
 

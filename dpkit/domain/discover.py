@@ -342,10 +342,20 @@ def discover(
             notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
     if failures:
         thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
+        at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
+        if failures[0].startswith("the target"):
+            # the target cannot be left out: say what can be done
+            tau = next((n.threshold for n in notes if n.name == target and n.threshold is not None), None)
+            err = DataError(
+                f"no class of {failures[0]} is held by enough records to be released at this epsilon/delta "
+                f"(threshold {tau} records): the data needs more "
+                "records per class, or raise epsilon, or give the class names as public "
+                f"(values={{{target!r}: [...]}}: nothing is spent on them)")
+            err.param = "values"  # type: ignore[attr-defined]
+            raise err
         err = DataError(
             f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
-            f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records): raise epsilon, "
-            "or declare the column ignored (ignore='COLUMN')"
+            f"{at}: raise epsilon, or declare the column ignored (ignore='COLUMN')"
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err

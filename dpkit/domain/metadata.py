@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.data.source import have_columns
 from dpkit.errors import DpkitUsageError
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str])
     if unknown:
         raise DpkitUsageError(
             f"{param}: column(s) {', '.join(map(repr, unknown))} are not in the data "
-            f"(have: {', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''})", param=param
+            f"{have_columns(columns)}", param=param
         )
     return items
 
@@ -294,7 +295,8 @@ def learn_metadata(
 
     columns = list(summaries)
     if target is not None and target not in columns:
-        raise DpkitUsageError(f"target {target!r} is not a column of the data (have: {', '.join(columns[:12])})")
+        raise DpkitUsageError(f"target {target!r} is not a column of the data {have_columns(columns)}",
+                              param="target")
     given, ints, public_values, public_bounds = resolve_declarations(columns, target, declared)
     tokens_declared = declared.missing is not None
     cells = declared.missing if declared.missing is not None else MISSING_CANDIDATES

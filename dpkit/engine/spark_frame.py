@@ -30,7 +30,7 @@ import numpy as np
 
 from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.engine.keys import Key, columns_of, evaluate, shape_check
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 DEFAULT_MASTER = "local[*]"
 #: JVM options for a session dpkit starts on a local master (local[N], local-cluster[...])
@@ -698,7 +698,9 @@ def _exact_batch(batch: Any, schema: Schema, wanted: list[str], source: str, wat
         msg = re.sub(re.escape(source) + r":(\d+):",
                      lambda m: _line(source, pid, seen, int(m.group(1)), rows_before), str(exc), count=1)
         raise RuntimeError(_MARK[0] + msg + _MARK[1]) from None
-    clips = [str(w.message) for w in caught if "clipped" in str(w.message)]
+    # one line per clipped column (a warning naming several carries them in .details), added up
+    # over the partitions by the driver (_clip_warnings)
+    clips = [line for w in caught for line in getattr(w.message, "details", [str(w.message)]) if "clipped" in line]
     return [table.columns[c] for c in wanted], batch.num_rows - table.n_rows, clips
 
 
@@ -724,9 +726,17 @@ def _clip_warnings(messages: list[str], source: str) -> list[str]:
                 total[key] = total.get(key, 0) + int(m.group(1))
     from dpkit.console import private
 
-    return [private(f"{source}: clipped {n} value(s) of {col} to the public bounds {rest}",
-                    f"{source}: clipped values of {col} to the public bounds {rest}")
-            for (col, rest), n in total.items()]
+    if len(total) <= 1:
+        return [private(f"{source}: clipped {n} value(s) of {col} to the public bounds {rest}",
+                        f"{source}: clipped values of {col} to the public bounds {rest}")
+                for (col, rest), n in total.items()]
+    # several columns: one line naming them all, as dpkit.data.columnar.clips_warning writes it
+    cols = ", ".join(col for col, _ in total)
+    bounds = ", ".join(rest.rsplit(" of ", 1)[0] for _, rest in total)
+    where = next(iter(total))[1].rsplit(" of ", 1)[-1]
+    counts = ", ".join(str(n) for n in total.values())
+    return [private(f"{source}: clipped {counts} value(s) of columns {cols} to their public bounds {bounds} of {where}",
+                    f"{source}: clipped values of columns {cols} to their public bounds {bounds} of {where}")]
 
 
 # --------------------------------------------------------------------------- the frame
@@ -796,10 +806,9 @@ class SparkFrame:
         if dropped:
             from dpkit.data.columnar import dropped_message
 
-            warnings.warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning,
-                          stacklevel=3)
-        for text in _clip_warnings(clips, self.source):
-            warnings.warn(text, DpkitWarning, stacklevel=3)
+            warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning)
+        for text in _clip_warnings(clips, self.source):  # one, naming every clipped column
+            warn(text, DpkitWarning)
         if self.n_rows == 0:
             raise DataError(f"{self.source}: has a header but no data rows")
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -160,7 +160,11 @@ def load_dataset(
     may list empty cells).
     """
     if target not in df.columns:
-        raise DataError(f"{source}: target column {target!r} not found in the header ({', '.join(df.columns[:8])})")
+        from dpkit.data.source import have_columns
+
+        # a usage error, as publish's (exit 2 on the command line): the target named is not there
+        raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
+                              param="target")
     wcol = resolve_weight_column(df, target, weight_column, source) if (weight_column or auto_weight) else None
     columns = feature_columns(df, target, schema, wcol)
     if not columns:
@@ -176,11 +180,10 @@ def load_dataset(
                     f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
                     f"set missing_policy: drop in {schema.path} to drop such rows"
                 )
-            warnings.warn(
+            warn(
                 private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
                         f"{source}: dropped rows with a missing value ({schema.missing!r})"),
                 DpkitWarning,
-                stacklevel=2,
             )
             keep &= ~rows
     weight = None
@@ -256,11 +259,10 @@ def check_overlap(train: Dataset, test: Dataset, kinds: dict[str, str]) -> None:
         seen = set(train.X[c].tolist())
         unseen = float(np.mean([v not in seen for v in test.X[c].tolist()]))
         if unseen > 0.5:
-            warnings.warn(
+            warn(
                 f"column {c!r}: {unseen:.0%} of the values in {test.source} never occur in "
                 f"{train.source}; was the test file generalized with the release's cut (dpkit generalize)?",
                 DpkitWarning,
-                stacklevel=2,
             )
 
 
@@ -284,10 +286,9 @@ def fit_scores(train: Dataset, test: Dataset, *, model: str = "tree", schema: Sc
     check_overlap(train, test, kinds)
     classes = sorted(set(train.y.astype(str).tolist()))
     if len(classes) == 1:
-        warnings.warn(
+        warn(
             f"{train.source}: the training table has a single class ({classes[0]!r}); predicting it for every record",
             DpkitWarning,
-            stacklevel=2,
         )
         return np.array([classes[0]] * len(test.y), dtype=object), classes, np.ones((len(test.y), 1))
     train_frame = _to_frame(train, kinds)
@@ -444,8 +445,8 @@ def score_tables(
     warning = one_class_warning(predictions, hint="accuracy is near the majority rate; read balanced_accuracy "
                                 "and roc_auc")
     if warning:
-        warnings.warn(f"{sources[0] if train_ds is not None else sources[1]}: the classifier {warning}",
-                      DpkitWarning, stacklevel=2)
+        warn(f"{sources[0] if train_ds is not None else sources[1]}: the classifier {warning}",
+                      DpkitWarning)
     positive = out["positive"]
     floor_source = train_ds
     if baseline_train is not None:

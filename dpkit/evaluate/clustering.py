@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpkit.data.counting import nearest_centre
+from dpkit.errors import DataError
 
 
 def nicv(points: np.ndarray, centroids: np.ndarray) -> float:
@@ -23,7 +24,7 @@ def nicv(points: np.ndarray, centroids: np.ndarray) -> float:
     x = np.asarray(points, dtype=float)
     c = np.asarray(centroids, dtype=float)
     if x.ndim != 2 or c.ndim != 2 or x.shape[1] != c.shape[1] or len(c) == 0 or len(x) == 0:
-        raise ValueError(f"points {x.shape} and centroids {c.shape} must be non-empty (n, d) and (k, d)")
+        raise DataError(f"points {x.shape} and centroids {c.shape} must be non-empty (n, d) and (k, d)")
     idx = nearest_centre(x, c)
     diff = x - c[idx]
     return float(np.einsum("ij,ij->", diff, diff) / len(x))
@@ -34,7 +35,7 @@ def f_measure(labels_true: np.ndarray, labels_pred: np.ndarray) -> float:
     t = np.asarray(labels_true)
     p = np.asarray(labels_pred)
     if t.shape != p.shape or t.ndim != 1 or t.size == 0:
-        raise ValueError("labels must be two non-empty 1-D arrays of the same length")
+        raise DataError("labels must be two non-empty 1-D arrays of the same length")
     _, ti = np.unique(t, return_inverse=True)
     _, pj = np.unique(p, return_inverse=True)
     table = np.zeros((ti.max() + 1, pj.max() + 1))
@@ -56,7 +57,7 @@ def assign(points: np.ndarray, centroids: np.ndarray) -> np.ndarray:
 def rcp(nicv_other: float, nicv_ours: float) -> float:
     """(NICV_other − NICV_ours)/NICV_other; positive when ours is better."""
     if not nicv_other > 0:
-        raise ValueError(f"RCP needs NICV_other > 0, got {nicv_other!r}")
+        raise DataError(f"RCP needs NICV_other > 0, got {nicv_other!r}")
     return float((nicv_other - nicv_ours) / nicv_other)
 
 

@@ -17,15 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.errors import DataError
+
 
 def _arrays(y_true: Sequence[Any], y_pred: Sequence[Any], sample_weight: Sequence[float] | None):
     t = np.asarray(y_true, dtype=object)
     p = np.asarray(y_pred, dtype=object)
     if t.shape != p.shape or t.ndim != 1:
-        raise ValueError(f"y_true and y_pred need the same 1-D shape, got {t.shape} and {p.shape}")
+        raise DataError(f"y_true and y_pred need the same 1-D shape, got {t.shape} and {p.shape}")
     w = np.ones(t.size) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if w.shape != t.shape:
-        raise ValueError(f"sample_weight needs shape {t.shape}, got {w.shape}")
+        raise DataError(f"sample_weight needs shape {t.shape}, got {w.shape}")
     return t, p, w
 
 
@@ -159,7 +161,7 @@ def majority_class(y: Sequence[Any], sample_weight: Sequence[float] | None = Non
     for label, weight in zip(t.tolist(), w.tolist(), strict=True):
         totals[label] = totals.get(label, 0.0) + weight
     if not totals:
-        raise ValueError("no labels")
+        raise DataError("no labels to score")
     order = class_labels(list(totals))
     return max(order, key=lambda lab: (totals[lab], -order.index(lab)))
 

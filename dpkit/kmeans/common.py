@@ -30,10 +30,10 @@ def check_bounds(lows: object, highs: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_k(k: object) -> int:
-    """``k`` as an int >= 1."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 1:
-        raise DpkitUsageError(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
+    """``k`` as an int >= 1 (:func:`dpkit.validate.k`)."""
+    from dpkit import validate
+
+    return validate.k(k)
 
 
 def check_points(points: object, lows: np.ndarray) -> np.ndarray:

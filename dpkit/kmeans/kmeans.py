@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from dpkit.errors import DpkitWarning
+from dpkit.errors import DpkitWarning, warn
 
 #: above this many buckets k-means uses at most 3 restarts (k-means++ seeding each time):
 #: with 10^4+ buckets a restart costs more than building the tree
@@ -81,7 +81,7 @@ def weighted_kmeans(
     else:
         pts, pw = (lows + highs) / 2.0, w
     if note:
-        warnings.warn(note, DpkitWarning, stacklevel=3)
+        warn(note, DpkitWarning)
     if k == 1:
         return (np.average(pts, axis=0, weights=pw))[None, :], note
     if len(pts) > MANY_BUCKETS:

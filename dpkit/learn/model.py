@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -273,6 +272,7 @@ class ForestModel:
                 "predict needs every predictor the model was trained on"
             )
         X = np.empty((len(df), len(self.features)), dtype=float)
+        clips: list[tuple[Feature, int]] = []  # (feature, values clipped): one warning for the call
         for j, feat in enumerate(self.features):
             # a list comprehension: pandas' .str.strip() took most of the prediction time
             values = np.array([str(v).strip() for v in df[feat.name].to_numpy()], dtype=object)
@@ -317,19 +317,14 @@ class ForestModel:
                     ))
                 outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
                 if outside.any():
-                    warnings.warn(
-                        private(
-                            f"{source}: clipped {int(outside.sum())} value(s) of {feat.name!r} to the public "
-                            f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
-                            f"{source}: clipped values of {feat.name!r} to the public "
-                            f"bounds [{feat.lo:g}, {feat.hi:g}] of the model",
-                        ),
-                        DpkitWarning,
-                        stacklevel=2,
-                    )
+                    clips.append((feat, int(outside.sum())))
                 nums = np.clip(nums, feat.lo, feat.hi)
                 nums[is_missing] = np.nan
                 X[:, j] = nums
+        if clips:  # one warning naming every clipped column
+            from dpkit.data.columnar import clips_warning
+
+            warn(clips_warning(source, clips, "the model"))
         return X
 
     def encode_table(self, table: EncodedTable) -> np.ndarray:

@@ -25,50 +25,22 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from dpkit.errors import DpkitError, DpkitUsageError
+from dpkit import validate
+from dpkit.errors import BudgetExceededError, DpkitUsageError
 
 #: relative tolerance that absorbs floating-point error when comparing ε sums.
 TOLERANCE = 1e-9
 
 
-class BudgetExceededError(DpkitError):
-    """A spend would take the run over its ε (or δ) budget; states requested and remaining."""
-
-    def __init__(self, requested: float, remaining: float, step: str = "", what: str = "epsilon") -> None:
-        where = f" for {step!r}" if step else ""
-        super().__init__(
-            f"privacy budget exceeded{where}: requested {what}={requested:.6g}, "
-            f"remaining {what}={max(remaining, 0.0):.6g}"
-        )
-        self.requested = requested
-        self.remaining = remaining
-
-
 def validate_delta(delta: object, name: str = "delta", *, allow_zero: bool = True) -> float:
-    """Return ``delta`` as a float in [0, 1) (or (0, 1) without ``allow_zero``), else a usage error."""
-    if isinstance(delta, bool):
-        raise DpkitUsageError(f"{name} must be a number in [0, 1), got {delta!r}")
-    try:
-        value = float(delta)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"{name} must be a number in [0, 1), got {delta!r}") from None
-    if not math.isfinite(value) or value < 0 or value >= 1 or (value == 0 and not allow_zero):
-        low = "0 <=" if allow_zero else "0 <"
-        raise DpkitUsageError(f"{name} must be a number with {low} {name} < 1, got {delta!r}")
-    return value
+    """``delta`` as a float in [0, 1) (or (0, 1) without ``allow_zero``): a mechanism's or an
+    accountant's δ (:func:`dpkit.validate.mechanism_delta`; a run's δ is checked by
+    :func:`dpkit.validate.delta` first)."""
+    return validate.mechanism_delta(delta, name, zero=allow_zero)
 
 
-def validate_epsilon(epsilon: object, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float if it is a finite number > 0, else raise a usage error."""
-    if isinstance(epsilon, bool):  # float(True) == 1.0: almost surely a mistake
-        raise DpkitUsageError(f"{name} must be a number > 0, got {epsilon!r}")
-    try:
-        value = float(epsilon)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise DpkitUsageError(f"{name} must be a number > 0, got {epsilon!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise DpkitUsageError(f"{name} must be a finite number > 0, got {epsilon!r}")
-    return value
+#: ε (any budget) is checked by :func:`dpkit.validate.epsilon`: a finite number > 0
+validate_epsilon = validate.epsilon
 
 
 @dataclass(frozen=True)

@@ -28,31 +28,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import re
 import secrets
 from typing import Any
 
 import numpy as np
 
-from dpkit.errors import DpkitUsageError
-
-#: a secret key: "0x" + 128 to 256 bits in hex
-_KEY = re.compile(r"0x[0-9a-f]{32,64}")
+from dpkit import validate
 
 Seed = int | str  # an integer seed, or a key "0x…" (lower case)
 
 
-def is_key(seed: Seed | None) -> bool:
-    """True for a ≥128-bit hex key (a seeded run that keeps its ε-DP guarantee)."""
-    return isinstance(seed, str) and _KEY.fullmatch(seed) is not None
-
-
+is_key = validate.is_key
 #: a key below 2^100, or written with fewer distinct hex digits, was not drawn at random
-WEAK_KEY_BITS = 100
-MIN_KEY_DIGITS = 8
+WEAK_KEY_BITS = validate.WEAK_KEY_BITS
+MIN_KEY_DIGITS = validate.MIN_KEY_DIGITS
 #: HKDF's salt: names the derivation, so a dpkit run key is never another protocol's key
 _HKDF_SALT = b"dpkit run key v1"
-HOW_TO_KEY = "make one with: openssl rand -hex 16 (and 0x in front)"
+HOW_TO_KEY = validate.HOW_TO_KEY
 
 
 def make_rng(seed: Seed | None = None, *, context: bytes | None = None) -> np.random.Generator:
@@ -103,31 +95,8 @@ def _canonical(value: Any) -> Any:
     return repr(value)
 
 
-def check_seed(seed: object) -> Seed:
-    """``seed`` as a non-negative int, or as a normalised key ``0x…`` (32–64 hex digits).
-
-    Anything else — negative, fractional, a short hex string — is a usage error naming it.
-    """
-    bad = f"seed must be a non-negative integer or a key of 0x + 32 to 64 hex digits, got {seed!r}"
-    if isinstance(seed, bool):
-        raise DpkitUsageError(bad, param="seed")
-    if isinstance(seed, str) and seed.strip().lower().startswith("0x"):
-        key = seed.strip().lower()
-        if not is_key(key):
-            raise DpkitUsageError(bad, param="seed")
-        # a key is only as strong as its randomness: 0x000…0003 is a seed in disguise
-        # (issue 24 item 2); a random 128-bit key fails either test with odds of about 2^-24
-        if int(key, 16) < 2**WEAK_KEY_BITS or len(set(key[2:])) < MIN_KEY_DIGITS:
-            raise DpkitUsageError(f"seed key {seed} does not look random (below 2^{WEAK_KEY_BITS} or fewer than "
-                                  f"{MIN_KEY_DIGITS} distinct hex digits); {HOW_TO_KEY}", param="seed")
-        return key
-    try:
-        value = int(str(seed), 10) if isinstance(seed, str) else int(seed)  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
-        raise DpkitUsageError(bad, param="seed") from None
-    if value < 0 or (not isinstance(seed, str) and value != seed):
-        raise DpkitUsageError(bad, param="seed")
-    return value
+#: a seed is checked by :func:`dpkit.validate.seed` (one rule for every front end)
+check_seed = validate.seed
 
 
 def derive_seed(rng: np.random.Generator) -> int:

@@ -31,6 +31,7 @@ def make_model(algorithm: str, epsilon: float, options: dict[str, Any] | None = 
     """
     from dpkit.errors import DpkitUsageError
 
+    every = [k.replace("-", "_") for k in (options or {})]
     given = {k.replace("-", "_"): v for k, v in (options or {}).items() if v is not None}
     if given.pop("raw", False):
         given["postprocess"] = "raw"
@@ -46,7 +47,8 @@ def make_model(algorithm: str, epsilon: float, options: dict[str, Any] | None = 
     import inspect
 
     known = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "epsilon")]
-    unknown = sorted(set(given) - set(known))
+    # every key, None-valued ones too: a None is a default only for an option the publisher has
+    unknown = sorted(set(every) - set(known) - {"raw", "postprocess", *MAXGDDP_ONLY})
     if unknown:
         raise DpkitUsageError(f"unknown option(s) {', '.join(unknown)} for algorithm {algorithm!r} "
                               f"(known: {', '.join(known)})", param=unknown[0])

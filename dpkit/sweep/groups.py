@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpkit.errors import DpkitWarning
+from dpkit.errors import DpkitWarning, warn
 from dpkit.sweep.journal import Journal
 from dpkit.sweep.spec import BOOK_COLUMNS, Experiment, Run
 
@@ -65,11 +64,10 @@ def summarize(journal: Journal, runs: list[Run], params: list[str]) -> tuple[lis
             if math.isfinite(v):
                 values[key].setdefault(m, []).append(v)
     if stale:
-        warnings.warn(
+        warn(
             f"{journal.path}: {stale} row(s) come from other parameters or repeats (an edited YAML?); "
             "they are kept in the file but left out of the summary",
             DpkitWarning,
-            stacklevel=2,
         )
     for key, g in groups.items():
         for m, vs in values[key].items():

@@ -47,7 +47,8 @@ class Journal:
         reader = csv.DictReader(io.StringIO(text))
         self.header = list(reader.fieldnames or [])
         if "run_id" not in self.header:
-            raise DpkitError(f"{self.path}: not a dpkit results journal (no run_id column); use another -o directory")
+            raise DpkitError(f"{self.path}: not a dpkit results journal (no run_id column); use another output directory",
+                             param="output")
         self.rows = [row for row in reader if row.get("run_id")]
 
     def done(self) -> set[str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpkit.errors import DpkitError, DpkitWarning
+from dpkit.errors import DpkitError, DpkitWarning, warn
 from dpkit.sweep.journal import Journal
 from dpkit.sweep.spec import Experiment, Run, expand, grid_params, resolve_task
 from dpkit.sweep.summary import write_outputs
@@ -116,16 +116,17 @@ def prepare_output(out_dir: str | Path) -> Path:
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise DataError(f"{out}: exists and is not a directory; give a directory for -o")
+        raise DataError(f"{out}: exists and is not a directory; give a directory as the output", param="output")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"{out}: cannot create the directory ({exc.strerror}); "
-                        "give -o a directory you can write") from None
+                        "give an output directory you can write", param="output") from None
     try:
         fd, probe = tempfile.mkstemp(prefix=".dpkit-probe.", dir=out)
     except OSError:
-        raise DataError(f"{out}: directory {out} is not writable; give -o a directory you can write") from None
+        raise DataError(f"{out}: directory {out} is not writable; give an output directory you can write",
+                        param="output") from None
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(probe)
@@ -164,7 +165,7 @@ def _run_locked(
     runs = expand(exp, repeats)
     journal = Journal(out / "results.csv", grid_params(exp))
     if journal.torn:
-        warnings.warn(f"{journal.path}: cut off a partial last line (an interrupted run); it will be redone", DpkitWarning, stacklevel=2)
+        warn(f"{journal.path}: cut off a partial last line (an interrupted run); it will be redone", DpkitWarning)
     done = journal.done()
     todo = [r for r in runs if r.run_id not in done]
     total = len(runs)

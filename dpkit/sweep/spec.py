@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import product
@@ -43,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from dpkit.errors import DpkitError, DpkitUsageError, DpkitWarning
+from dpkit.errors import DpkitError, DpkitWarning, ExperimentError, warn
 
 TASKS: dict[str, str | Callable[[dict[str, Any], int], dict[str, float]]] = {
     "publish": "dpkit.sweep.tasks.publish",
@@ -66,10 +65,6 @@ BOOK_COLUMNS = ("run_id", "sweep", "repeat", "seed")
 
 
 TAIL_COLUMNS = ("wall_seconds",)
-
-
-class ExperimentError(DpkitUsageError):
-    """A malformed experiment YAML (the message names file, line and column)."""
 
 
 def register_task(name: str, task: str | Callable[[dict[str, Any], int], dict[str, float]]) -> None:
@@ -179,7 +174,7 @@ def _check_keys(doc: _Doc, items: dict[str, tuple[yaml.Node, yaml.Node]], allowe
             if strict:
                 raise doc.fail(k, msg)
             m = k.start_mark
-            warnings.warn(f"{doc.path}:{m.line + 1}:{m.column + 1}: {msg}; ignored", DpkitWarning, stacklevel=3)
+            warn(f"{doc.path}:{m.line + 1}:{m.column + 1}: {msg}; ignored", DpkitWarning)
 
 
 def _names(doc: _Doc, node: yaml.Node, what: str) -> list[str]:

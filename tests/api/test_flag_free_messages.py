@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dpkit"
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+|(?<![\w-])-[a-zA-Z](?![\w-])")  # --long or -v
 
 
 def _strings(node: ast.AST) -> list[str]:

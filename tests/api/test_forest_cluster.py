@@ -55,7 +55,7 @@ def test_forest_defaults_live_in_the_estimator() -> None:
     shape = f.report["release"]["shape"]
     assert shape["trees"] == shape["depth"] == "auto" and len(shape["noisy_class_counts"]) == 2
     assert [f.report["parameters"]["trees"], f.report["parameters"]["depth"]] == shape["resolved"]
-    with pytest.raises(dpkit.DpkitUsageError, match="unknown option") as info:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tree'; did you mean 'trees'") as info:
         dpkit.forest(small, schema=SCHEMA, epsilon=1.0, tree=3)
     assert info.value.param == "tree"
 
@@ -141,5 +141,7 @@ def test_dpqt_kmeans_estimator() -> None:
     assert km.cluster_centers_.shape == (15, 2) and km.labels_.shape == (len(pts),)
     np.testing.assert_array_equal(km.predict(pts), km.labels_)
     np.testing.assert_array_equal(km.fit_predict(pts), km.labels_)
-    with pytest.raises(dpkit.DpkitUsageError, match="^bounds is required"):
-        dpkit.DPQTKMeans(n_clusters=3).fit(pts)
+    # no bounds: learned in the fit with a share of ε, as dpkit.cluster does (pure ε-DP)
+    learned = dpkit.DPQTKMeans(n_clusters=3, random_state=KEY).fit(pts)
+    assert learned.report_["parameters"]["bounds_source"].startswith("learned under DP")
+    assert learned.report_["privacy"]["delta"] == 0 and learned.cluster_centers_.shape == (3, 2)

@@ -63,3 +63,8 @@ def test_nights_release_all_or_nothing(tmp_path: Path) -> None:
     history = subprocess.run([sys.executable, "-m", "dpkit", "budget", "history", "--json"], env=env,
                              capture_output=True, text=True).stdout
     assert history.count('"kind": "refusal"') == 2 and history.count('"kind": "reservation"') == 1
+    # the ledger books the files a reader finds, under their final names (not a renamed .partial)
+    assert str(tmp_path / "night1" / "adult.released.csv") in history and ".partial" not in history
+    again = night(1)  # a night already released is never overwritten, nor removed
+    assert again.returncode == 2 and "exists" in again.stderr
+    assert (tmp_path / "night1" / "adult.released.csv").exists()

@@ -133,7 +133,7 @@ def test_predictions_file(iris, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "code", "message"),
     [
-        (["--target", "nope"], 1, "target column 'nope' not found"),
+        (["--target", "nope"], 2, "--target 'nope' is not a column"),  # a usage error, as publish's
         (["--target", "species", "--predictions", "x.csv"], 2, "exactly one of --train, --predictions"),
         (["--target", "species", "--baseline-test", "x.csv"], 2, "--baseline-test needs --baseline"),
         (["--target", "species", "--positive", "rose"], 2, "--positive 'rose' is not a class"),

@@ -27,11 +27,15 @@ columns:
   b: {{type: categorical, values: [u, v], unlisted: missing}}
   c: {{type: categorical, values: [p, q]}}
   n: {{type: numeric, bounds: [0, 10]}}
+  m: {{type: numeric, bounds: [0, 100], unparsable: missing}}
+  d: {{type: date, bounds: [2020-01-01, 2022-01-01], unparsable: {dates}}}
   y: {{type: categorical, values: ["no", "yes"]}}
 """
-COLUMNS = ["a", "b", "c", "n", "y"]
+COLUMNS = ["a", "b", "c", "n", "m", "d", "y"]
 CELLS = {"a": ["x1", "x2", "?", "zz", ""], "b": ["u", "v", "w", "?"], "c": ["p", "q", "?"],
-         "n": ["3", "12", "-1", "2.5", "7", "?", "1e1"], "y": ["no", "yes", "?"]}
+         "n": ["3", "12", "-1", "2.5", "7", "?", "1e1"], "m": ["5", "250", "n/a", "?", "0.5", "inf"],
+         "d": ["2021-03-04", "2019-12-31", "2023-05-01", "?", "soon", "2021-03-04 10:00:00"],
+         "y": ["no", "yes", "?"]}
 
 
 def _codes(df: pd.DataFrame) -> tuple[dict, dict]:
@@ -50,16 +54,17 @@ def _outcome(fn, *args, **kw) -> tuple:  # noqa: ANN001
             t = fn(*args, **kw)
         except DataError as exc:
             return ("error", str(exc))
-    cols = {c: (str(v.dtype), v.tolist()) for c, v in t.columns.items()}
+    cols = {c: (str(v.dtype), [None if x != x else x for x in v.tolist()])  # NaN: a missing bucket
+            for c, v in t.columns.items()}
     return cols, t.n_rows, [str(w.message) for w in caught]
 
 
 @settings(max_examples=80, deadline=None)
 @given(rows=st.lists(st.fixed_dictionaries({c: st.sampled_from(v) for c, v in CELLS.items()}), min_size=1,
                      max_size=40),
-       policy=st.sampled_from(["drop", "error"]))
-def test_codes_encode_as_the_strings_do(rows: list[dict], policy: str) -> None:
-    schema = parse_schema(SCHEMA_TEXT.format(policy=policy), "S.yaml")
+       policy=st.sampled_from(["drop", "error", "keep"]), dates=st.sampled_from(["error", "missing"]))
+def test_codes_encode_as_the_strings_do(rows: list[dict], policy: str, dates: str) -> None:
+    schema = parse_schema(SCHEMA_TEXT.format(policy=policy, dates=dates), "S.yaml")
     df = pd.DataFrame(rows, columns=COLUMNS, dtype=object)
     codes, values = _codes(df)
     got = _outcome(encode_codes, codes, values, len(df), schema, COLUMNS, source="d.csv", first_line=2)
@@ -67,9 +72,11 @@ def test_codes_encode_as_the_strings_do(rows: list[dict], policy: str) -> None:
 
 
 def test_ordinary_codes_never_build_the_rows_strings(monkeypatch: pytest.MonkeyPatch) -> None:
-    schema = parse_schema(SCHEMA_TEXT.format(policy="drop"), "S.yaml")
+    schema = parse_schema(SCHEMA_TEXT.format(policy="drop", dates="missing"), "S.yaml")
     df = pd.DataFrame({"a": ["x1", "zz", "?"] * 4, "b": ["u", "w", "v"] * 4, "c": ["p", "q", "q"] * 4,
-                       "n": ["3", "12", "?"] * 4, "y": ["no", "yes", "no"] * 4}, dtype=object)
+                       "n": ["3", "12", "?"] * 4, "m": ["5", "250", "n/a"] * 4,
+                       "d": ["2021-03-04", "2019-12-31", "soon"] * 4, "y": ["no", "yes", "no"] * 4},
+                      dtype=object)
     expected = _outcome(encode, df, schema, COLUMNS, source="d.csv")
     codes, values = _codes(df)
 
@@ -78,14 +85,16 @@ def test_ordinary_codes_never_build_the_rows_strings(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr("dpkit.data.table.encode", exact)
     assert _outcome(encode_codes, codes, values, len(df), schema, COLUMNS, source="d.csv") == expected
-    assert expected[1] == 4  # '?' in n drops a row in 4; 'w' (b, unlisted: missing) another 4
+    # '?' in n (and 'n/a' in m, 'soon' in d: unparsable: missing) drops a row in 3; 'w' (b,
+    # unlisted: missing) another, with its '250' and '2019-12-31': one warning, no clipping
+    assert expected[1] == 4 and len(expected[2]) == 1 and "dropped" in expected[2][0]
 
 
 def test_an_error_names_the_line_of_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)  # the owner's form: line and value
-    schema = parse_schema(SCHEMA_TEXT.format(policy="drop"), "S.yaml")
+    schema = parse_schema(SCHEMA_TEXT.format(policy="drop", dates="error"), "S.yaml")
     df = pd.DataFrame({"a": ["x1"] * 3, "b": ["u"] * 3, "c": ["p", "p", "r"], "n": ["1", "2", "3"],
-                       "y": ["no"] * 3}, dtype=object)
+                       "m": ["1"] * 3, "d": ["2021-01-01"] * 3, "y": ["no"] * 3}, dtype=object)
     codes, values = _codes(df)
     with pytest.raises(DataError, match=r"^d\.csv:4: column 'c' has 1 value\(s\) not in the taxonomy of S.yaml \('r'\)"):
         encode_codes(codes, values, len(df), schema, COLUMNS, source="d.csv", first_line=2)

@@ -223,3 +223,13 @@ def test_the_metadata_is_paid_by_the_predictors_and_the_target_keeps_its_share()
     meta = learned["domain: type and missing tokens of a"] + learned["domain: type and missing tokens of b"]
     assert meta == pytest.approx(0.2 * 2 / 6)  # meta_share of the predictors' part
     assert sum(learned.values()) == pytest.approx(1.0) and sum(declared.values()) == pytest.approx(1.0)
+
+
+def test_a_forest_s_columns_make_declarations_of_other_columns_moot() -> None:
+    df = pd.DataFrame({"a": ["1", "2"] * 1500, "b": ["u", "v"] * 1500, "y": ["p", "q"] * 1500})
+    strings, _ = read_strings(df)
+    acc = Accountant(1.0, delta=1e-6)
+    learned = learn_schema(strings, target="y", epsilon=1.0, delta=1e-6, rng=make_rng(1), accountant=acc,
+                           keep=["b"], numeric=["a"], categorical=["b"], missing="none")
+    assert [m.kind for m in learned.metas] == ["ignore", "categorical", "categorical"]
+    assert not [s for s in acc.spends if "type" in s.step or " a" in s.step]

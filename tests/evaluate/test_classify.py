@@ -87,7 +87,7 @@ def test_load_dataset_count_column_is_weight():
         load_dataset(df.assign(count=["1", "-1", "2"]), "y")
     with pytest.raises(DpkitUsageError, match="not a column"):
         load_dataset(df, "y", weight_column="w")
-    with pytest.raises(DataError, match="target column 'q'"):
+    with pytest.raises(DpkitUsageError, match="target 'q' is not a column"):  # a usage error, as publish's
         load_dataset(df, "q")
 
 

@@ -31,3 +31,18 @@ def test_high_epsilon_approaches_the_baseline():
 def test_unknown_algorithm():
     with pytest.raises(DpkitUsageError, match="algorithm must be one of maxgddp, diffgen"):
         run_experiment({**IRIS, "algorithm": "nope"}, seed=1)
+
+
+def test_the_baseline_scores_a_kept_missing_number(tmp_path):
+    """missing_policy: keep leaves a missing number NaN in the encoded table; the raw-data
+    baseline tree reads it below the bounds (it refused NaN: bench_dates crashed on a learned
+    schema after keep was merged)."""
+    rows = ["x,d,y"] + [f"{'?' if i % 10 == 0 else i % 50},{2019 + i % 6}-0{1 + i % 9}-01,{'a' if i % 50 < 25 else 'b'}"
+                        for i in range(600)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "s.yaml").write_text(
+        "target: y\nmissing: '?'\nmissing_policy: keep\ncolumns:\n  x: {type: numeric, bounds: [0, 50], integer: true}\n"
+        "  d: {type: date, bounds: [2019-01-01, 2025-01-01]}\n  y: {type: categorical, values: [a, b]}\n")
+    r = run_experiment({"data": str(tmp_path / "t.csv"), "schema": str(tmp_path / "s.yaml"), "split": "stratified",
+                        "epsilon": 1.0}, seed=1)
+    assert r["baseline_accuracy"] > 0.9 and 0 <= r["accuracy"] <= 1

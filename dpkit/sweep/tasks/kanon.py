@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.errors import ExperimentError
+
 
 @functools.lru_cache(maxsize=8)
 def _load(data: str, schema: str | None, target: str):
@@ -55,7 +57,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     positive = str(params["positive"])
     labels = frame[target].to_numpy()
     if positive not in set(labels):
-        raise ValueError(f"positive class {positive!r} is not a value of {target!r}")
+        raise ExperimentError(f"positive class {positive!r} is not a value of {target!r}")
     # a `split` parameter (0, 1, ...) fixes the sample/split/XGBoost seed so that every
     # ranker and k of a sweep sees the same splits (paired comparison); else the sweep's seed
     seed = int(params["split"]) if params.get("split") is not None else int(seed) % (2**31)

@@ -112,7 +112,11 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
             if isinstance(col, CategoricalColumn):
                 blocks.append(_one_hot([t.columns[name]], [len(col.leaves)]))
             else:
-                blocks.append(sparse.csr_matrix(np.asarray(t.columns[name], dtype=float).reshape(-1, 1)))
+                # a kept missing value (missing_policy: keep) is NaN: below the bounds, so the tree
+                # can set it apart as the release's missing bucket does
+                v = np.asarray(t.columns[name], dtype=float)
+                v = np.where(np.isnan(v), float(col.lo) - 1.0, v)
+                blocks.append(sparse.csr_matrix(v.reshape(-1, 1)))
         return sparse.hstack(blocks).tocsr()
 
     clf = _tree(0, min_samples_leaf).fit(features(train), train.columns[target])
