@@ -52,34 +52,38 @@ def reference_nicv(data: str, columns: tuple[str, ...], k: int) -> float:
 
 
 def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
-    """Run one clustering with ``params`` and ``seed``; return its metrics."""
+    """Run one clustering with :func:`dpkit.cluster` (``params`` and ``seed``); return its metrics.
+
+    The run books on ``$DPKIT_LEDGER`` when it is set, as every library call does.
+    """
+    import dpkit
     from dpkit.evaluate.clustering import assign, f_measure, nicv
-    from dpkit.privacy import Accountant, make_rng
+    from dpkit.kmeans import OPTIONS
 
     cols = params["columns"]
     columns = tuple(c.strip() for c in cols.split(",")) if isinstance(cols, str) else tuple(cols)
     labels = params.get("labels")
     k = int(params["k"])
-    eps = float(params["epsilon"])
+    algorithm = str(params.get("algorithm", "dpqt"))
     lows, highs = parse_bounds(params["bounds"])
     x, y = load_points(str(params["data"]), columns, labels)
-    x = np.clip(x, lows, highs)  # public bounds; the CLI warns about clipping
-    from dpkit.kmeans import make_model
-
-    model = make_model(str(params.get("algorithm", "dpqt")), k, eps, (lows, highs), params)
-    acc = Accountant(eps)
+    x = np.clip(x, lows, highs)  # public bounds: the run clips the same way
+    options = {n: params[n] for n in OPTIONS.get(algorithm, ()) if params.get(n) is not None}
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(x, accountant=acc, rng=make_rng(seed))
+        result = dpkit.cluster(str(_path(str(params["data"]))), k=k, epsilon=float(params["epsilon"]),
+                               columns=list(columns), bounds=params["bounds"], algorithm=algorithm, seed=seed,
+                               **options)
     seconds = time.perf_counter() - start
-    value = nicv(x, model.cluster_centers_)
+    centers = result.centres
+    value = nicv(x, centers)
     out = {
         "nicv": value,
         "nicv_ratio": value / reference_nicv(str(params["data"]), columns, k),
-        "epsilon_spent": acc.spent,
+        "epsilon_spent": float(result.report["privacy"]["epsilon_spent"]),
         "seconds": seconds,
     }
     if y is not None:
-        out["f_measure"] = f_measure(y, assign(x, model.cluster_centers_))
+        out["f_measure"] = f_measure(y, assign(x, centers))
     return out
