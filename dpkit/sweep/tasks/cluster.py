@@ -56,7 +56,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
 
     The run books on ``$DPKIT_LEDGER`` when it is set, as every library call does.
     """
-    import dpkit
+    from dpkit.api.cluster import cluster
     from dpkit.evaluate.clustering import assign, f_measure, nicv
     from dpkit.kmeans import OPTIONS
 
@@ -72,9 +72,8 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = dpkit.cluster(str(_path(str(params["data"]))), k=k, epsilon=float(params["epsilon"]),
-                               columns=list(columns), bounds=params["bounds"], algorithm=algorithm, seed=seed,
-                               **options)
+        result = cluster(str(_path(str(params["data"]))), k=k, epsilon=float(params["epsilon"]),
+                         columns=list(columns), bounds=params["bounds"], algorithm=algorithm, seed=seed, **options)
     seconds = time.perf_counter() - start
     centers = result.centres
     value = nicv(x, centers)

@@ -48,7 +48,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     forest must beat to have learnt anything. The run books on ``$DPKIT_LEDGER`` when it is
     set, as every library call does.
     """
-    import dpkit
+    from dpkit.api.forest import forest as dp_forest
     from dpkit.errors import DpkitUsageError, DpkitWarning
     from dpkit.learn.model import predict
 
@@ -64,7 +64,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows, every time
-        forest = dpkit.forest(
+        forest = dp_forest(
             str(p["data"]), schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
             trees=int(p["trees"]), depth=int(p["depth"]), seed=seed,
             features_per_node=p["features_per_node"], utility=str(p["utility"]),
