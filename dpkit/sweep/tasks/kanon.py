@@ -50,7 +50,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     from sklearn.metrics import precision_score, recall_score
     from sklearn.model_selection import train_test_split
 
-    from dpkit.anonymity.select import kanon_select
+    from dpkit.api.kanon import kanon_select  # dpkit.kanon_select
 
     target = params["target"]
     frame, sch = _load(str(params["data"]), params.get("schema"), target)
@@ -88,7 +88,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
             schema=select_schema, ranker=str(params.get("ranker", "xgboost")), seed=seed,
         )
     seconds = time.perf_counter() - start
-    selected = sel.selector.selected_
+    selected = sel.selected
     y_train = (train[target].to_numpy() == positive).astype(int)
     y_test = (test[target].to_numpy() == positive).astype(int)
     predicted = _svm_predict(train[selected], y_train, test[selected], seed, float(params.get("C", 1.0)))
@@ -97,8 +97,8 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         "precision": float(precision_score(y_test, predicted, zero_division=0)),
         "recall": float(recall_score(y_test, predicted, zero_division=0)),
         "seconds": float(seconds),
-        "ranking_seconds": float(sel.selector.rank_seconds_),
-        "smallest_class": float(sel.release["equivalence_classes"]["smallest"]),
+        "ranking_seconds": float(sel.report["release"]["seconds"]["ranking"]),
+        "smallest_class": float(sel.report["release"]["equivalence_classes"]["smallest"]),
     }
 
 
