@@ -14,6 +14,9 @@ from dpkit.cli.options import (
 )
 from dpkit.cli.results import json_result_option
 
+#: the algorithm options among the flags below, passed on only when given (tests/cli/test_public_imports.py)
+ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estimate", "split", "threshold")
+
 
 @click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
@@ -83,11 +86,10 @@ def command(ctx: click.Context, **params: object) -> None:
     """
     import dpkit
     from dpkit.cli.options import columns_of, output_delimiter, run_private
-    from dpkit.kmeans import OPTIONS
 
     p: dict = params
     files = {"histogram": p["histogram"], "assign": p["assign_out"]}
-    run_private(dpkit.cluster, p, tuple(sorted({o for opts in OPTIONS.values() for o in opts})), files=files,
+    run_private(dpkit.cluster, p, ALGORITHM_OPTIONS, files=files,
                 k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
                 algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
                 domain_share=p.get("domain_share"), integer=p.get("integer"), missing=p.get("missing"),

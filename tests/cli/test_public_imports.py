@@ -22,7 +22,6 @@ INTERNAL = {
     "dpkit.console": "-q/-v state and the progress bar",
     "dpkit.data.table": "resolve (the delimiter of a path)",
     "dpkit.engine": "engine_name",
-    "dpkit.kmeans": "OPTIONS of each clustering algorithm",
     "dpkit.release": "MAXGDDP_ONLY",
     "dpkit.run": "path and epsilon checks, run outcomes",
 }
@@ -76,3 +75,13 @@ def test_checker_sees_an_internal_import(tmp_path: Path) -> None:
                       "from dpkit import publish\n")
     assert sorted(imports_of(module)) == [("dpkit", "publish", 4), ("dpkit.data.counting", "x", 2),
                                           ("dpkit.ledger", None, 3)]
+
+
+def test_cluster_passes_on_every_algorithm_flag() -> None:
+    """The CLI lists its algorithm flags itself (not dpkit.kmeans.OPTIONS): none may be left out."""
+    from dpkit.cli.cluster import ALGORITHM_OPTIONS, command
+    from dpkit.kmeans import OPTIONS
+
+    flags = {p.name for p in command.params}
+    algorithm_options = {o for opts in OPTIONS.values() for o in opts}
+    assert set(ALGORITHM_OPTIONS) == flags & algorithm_options
