@@ -23,7 +23,7 @@ INTERNAL = {
     "dpkit.data.table": "resolve (the delimiter of a path)",
     "dpkit.engine": "engine_name",
     "dpkit.release": "MAXGDDP_ONLY",
-    "dpkit.run": "path and epsilon checks, run outcomes",
+    "dpkit.run": "check_distinct_paths; the run outcomes behind the exit status (boundary.py)",
 }
 
 
