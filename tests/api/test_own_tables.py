@@ -52,3 +52,12 @@ def test_a_forest_without_schema_predicts_rows_with_empty_cells(hr, tmp_path) ->
     test.to_csv(tmp_path / "test.csv", index=False)
     again = dpkit.load_forest(tmp_path / "m.json").predict(tmp_path / "test.csv")
     assert (again.to_numpy() == pred.to_numpy()).all()
+
+
+@pytest.mark.parametrize("call", ["publish", "forest", "infer_schema"])
+def test_a_declared_target_of_one_class_is_refused(hr, call) -> None:
+    """One class declared public (``values={"left": ["yes"]}``) used to run: every other row was
+    dropped and the release held one class — what a learned target is refused for."""
+    kwargs = {"epsilon": 1.0, "delta": 1e-6, "target": "left", "values": {"left": ["yes"]}, "seed": KEY}
+    with pytest.raises(ValueError, match="at least two classes"):
+        getattr(dpkit, call)(hr, **kwargs)
