@@ -61,3 +61,15 @@ def test_a_declared_target_of_one_class_is_refused(hr, call) -> None:
     kwargs = {"epsilon": 1.0, "delta": 1e-6, "target": "left", "values": {"left": ["yes"]}, "seed": KEY}
     with pytest.raises(ValueError, match="at least two classes"):
         getattr(dpkit, call)(hr, **kwargs)
+
+
+def test_evaluate_classifier_takes_the_release_schema(hr) -> None:
+    """``schema=release.schema`` (a Schema, as every other function takes) used to raise a raw
+    TypeError from pathlib: only a path was accepted."""
+    from dpkit.api.evaluate import evaluate_classifier
+
+    train, test = hr.iloc[:3000], hr.iloc[3000:]
+    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+    scores = evaluate_classifier(release.generalize(test), target="left", train=release.table,
+                                 schema=release.schema)
+    assert scores["accuracy"] > scores.get("floor_accuracy", 0.5) - 0.1, scores
