@@ -73,3 +73,19 @@ def test_evaluate_classifier_takes_the_release_schema(hr) -> None:
     scores = evaluate_classifier(release.generalize(test), target="left", train=release.table,
                                  schema=release.schema)
     assert scores["accuracy"] > scores.get("floor_accuracy", 0.5) - 0.1, scores
+
+
+def test_a_parsed_date_column_is_read_as_its_iso_text(hr) -> None:
+    """A notebook parses its dates (``pd.to_datetime``): generalize used to map every such date to
+    ``(missing)`` (numpy turns datetime64[ns] into integers on the way to object) and a forest
+    read them as missing. A parsed column gives what its ISO text gives, NaT as the empty cell."""
+    train, test = hr.iloc[:3000], hr.iloc[3000:]
+    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+    parsed = test.assign(hire_date=pd.to_datetime(test["hire_date"].replace("", None)))
+    assert parsed["hire_date"].isna().any() and parsed["hire_date"].dtype.kind == "M"
+    text_cut, parsed_cut = release.generalize(test), release.generalize(parsed)
+    assert (parsed_cut["hire_date"].astype(str) != "(missing)").mean() > 0.8
+    pd.testing.assert_frame_equal(parsed_cut, text_cut)
+    model = dpkit.forest(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"],
+                         trees=3, depth=3, seed=KEY)
+    pd.testing.assert_frame_equal(model.predict_proba(parsed), model.predict_proba(test))
