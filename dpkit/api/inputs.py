@@ -36,12 +36,13 @@ DATAFRAME = "<DataFrame>"
 READING = ("encoding", "delimiter", "header", "column_names")
 
 
-def check_reading(reading: dict[str, Any], where: str) -> dict[str, Any]:
+def check_reading(reading: dict[str, Any], where: str, named: Sequence[str] = ()) -> dict[str, Any]:
     """``reading`` (a method's ``**reading``) when it names only :data:`READING` keywords — for a
-    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped."""
+    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped.
+    ``named``: the method's own keywords, so that a misspelt one is named as the closest."""
     from dpkit.validate import keywords
 
-    keywords(reading, READING, where)
+    keywords(reading, READING, where, named=named)
     return reading
 
 

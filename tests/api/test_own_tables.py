@@ -89,3 +89,11 @@ def test_a_parsed_date_column_is_read_as_its_iso_text(hr) -> None:
     model = dpkit.forest(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"],
                          trees=3, depth=3, seed=KEY)
     pd.testing.assert_frame_equal(model.predict_proba(parsed), model.predict_proba(test))
+
+
+def test_a_misspelt_keyword_of_predict_names_the_closest(hr) -> None:
+    """``predict(test, decison=...)`` listed only the reading options, not ``decision``."""
+    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, trees=2, depth=2, seed=KEY)
+    for call in (model.predict, model.predictions):
+        with pytest.raises(TypeError, match="did you mean 'decision'"):
+            call(hr, decison="balanced")
