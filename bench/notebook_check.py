@@ -115,6 +115,13 @@ def main() -> int:
         assert scores["accuracy"] > scores["floor_accuracy"], scores
         return f"accuracy {scores['accuracy']:.3f} (floor {scores['floor_accuracy']:.3f})"
 
+    @check("a parsed date column (pd.to_datetime, NaT) generalizes as its ISO text does")
+    def _() -> None:
+        parsed = test.assign(hire_date=pd.to_datetime(test["hire_date"]))
+        got = state["release"].generalize(parsed)  # type: ignore[attr-defined]
+        pd.testing.assert_frame_equal(got, state["gen"])  # type: ignore[arg-type]
+        assert (got["hire_date"].astype(str) != "(missing)").mean() > 0.7
+
     @check("publish the '?'-heavy medical table; generalize keeps all test rows")
     def _() -> str:
         release = dpkit.publish(mtrain, target="outcome", epsilon=1, delta=1e-6, categorical=["diagnosis"],
@@ -134,6 +141,8 @@ def main() -> int:
         proba = model.predict_proba(test)
         assert proba.index.equals(test.index)
         one = test.iloc[[7]]
+        noise = caught(lambda: model.predict(one))
+        assert not [w for w in noise if "% of rows" in str(w.message)], "one row warned of a one-class model"
         assert model.predict(one).iloc[0] == got.loc[one.index[0], "pred"]
 
     @check("forest save/load predicts the same from a CSV with empty cells")
