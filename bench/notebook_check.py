@@ -184,7 +184,7 @@ def main() -> int:
 
     @check("a run past the ledger's cap is refused before reading")
     def _() -> None:
-        clf = dpkit.DiffPRFsClassifier(2.0, delta=1e-6, random_state=KEY, ledger=ledger)
+        clf = dpkit.DiffPRFsClassifier(3.5, delta=1e-6, random_state=KEY, ledger=ledger)  # cap 3
         try:
             clf.fit(X, y)
         except dpkit.BudgetExceeded:
