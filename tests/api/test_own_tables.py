@@ -97,3 +97,13 @@ def test_a_misspelt_keyword_of_predict_names_the_closest(hr) -> None:
     for call in (model.predict, model.predictions):
         with pytest.raises(TypeError, match="did you mean 'decision'"):
             call(hr, decison="balanced")
+
+
+def test_the_learned_schema_of_a_publish_does_not_claim_taxonomy_infer(hr, tmp_path) -> None:
+    """The YAML a run without a schema writes beside its output said it was learned "by `dpkit
+    taxonomy infer`" — a command the user never ran (and a CLI word in library output)."""
+    out = tmp_path / "r.csv"
+    dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY, output=out)
+    text = (tmp_path / "r.schema.yaml").read_text()
+    assert text.startswith("# Schema learned under differential privacy by dpkit ")
+    assert "taxonomy infer" not in text.splitlines()[0]
