@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import (
     DATAFRAME,
+    check_columns,
     check_reading,
     dates_as_text,
     is_dataframe,
@@ -98,7 +99,7 @@ class Forest:
         from dpkit.data.table import first_line, read_table
 
         if is_dataframe(data):
-            df, source, first = dates_as_text(data), DATAFRAME, 0
+            df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0
         else:
             opts = read_options(data, **reading)
             df, source, first = read_table(opts), opts.name, first_line(opts)

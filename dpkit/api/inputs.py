@@ -58,9 +58,22 @@ def is_spark_dataframe(data: Any) -> bool:
     return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
 
+def check_columns(df: Any, source: str = DATAFRAME) -> Any:
+    """``df`` when its column names are unique, as a file's header must be (names are public);
+    a duplicate used to surface as pandas' ``'DataFrame' object has no attribute 'tolist'``."""
+    seen: set[Any] = set()
+    for name in df.columns:
+        if name in seen:
+            raise DataError(f"{source}: duplicate column name {name!r}; column names must be unique", param="data")
+        seen.add(name)
+    return df
+
+
 def check_rows(df: Any, source: str = DATAFRAME) -> Any:
     """``df`` when it has rows; an empty table is refused, as a file with a header and no data
-    rows is (there is nothing to release; saying so reveals only that the input is empty)."""
+    rows is (there is nothing to release; saying so reveals only that the input is empty), and
+    so are duplicate column names (:func:`check_columns`)."""
+    check_columns(df, source)
     if len(df) == 0:
         raise DataError(f"{source}: has no rows (columns: {', '.join(map(str, list(df.columns)[:LISTED]))}"
                         f"{', …' if len(df.columns) > LISTED else ''}): there is nothing to release", param="data")

@@ -107,3 +107,17 @@ def test_the_learned_schema_of_a_publish_does_not_claim_taxonomy_infer(hr, tmp_p
     text = (tmp_path / "r.schema.yaml").read_text()
     assert text.startswith("# Schema learned under differential privacy by dpkit ")
     assert "taxonomy infer" not in text.splitlines()[0]
+
+
+def test_duplicate_column_names_of_a_dataframe_are_refused_in_one_line(hr) -> None:
+    """``df.columns = [...]`` with a name twice used to raise pandas' raw AttributeError ('DataFrame'
+    object has no attribute 'tolist'); a file's header with a name twice is a DataError."""
+    dup = hr.copy()
+    dup.columns = ["hire_date", "hire_date", "bonus", "level", "left"]
+    with pytest.raises(dpkit.DataError, match="duplicate column name 'hire_date'"):
+        dpkit.publish(dup, target="left", epsilon=1.0, delta=1e-6, seed=KEY)
+    release = dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, seed=KEY)
+    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, trees=2, depth=2, seed=KEY)
+    for call in (release.generalize, model.predict):
+        with pytest.raises(dpkit.DataError, match="duplicate column name"):
+            call(dup)
