@@ -219,6 +219,7 @@ def publish(
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
     if learn is None:
         target = _target(schema_obj, schema_name, target)
+        schema_obj = schema_obj.for_target(target)  # under keep, the class column has no (missing) leaf
     if algorithm == "diffgen":
         ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
         if ignored:

@@ -226,6 +226,22 @@ class Schema:
         cols = {n: keep_missing(c) if self.may_miss(c) else c for n, c in self.columns.items()}
         return dataclasses.replace(self, columns=cols, missing_policy="keep")
 
+    def for_target(self, target: str) -> Schema:
+        """This schema with ``target`` as its class column: under ``keep`` the class column has no
+        ``(missing)`` leaf (a record without a class has no cell; its row is dropped), so a target
+        named other than the schema's loses its leaf and the schema's own target, now a predictor,
+        gets one. The other leaves keep their codes."""
+        import dataclasses
+
+        if target == self.target or self.missing_policy != "keep":
+            return self
+        cols = dict(self.columns)
+        col = cols.get(target)
+        if isinstance(col, CategoricalColumn) and col.missing_leaf is not None:
+            root = dataclasses.replace(col.root, children=col.root.children[:-1], hi=col.root.hi - 1)
+            cols[target] = CategoricalColumn(col.name, root, col.leaves[:-1], other=col.other, unlisted=col.unlisted)
+        return dataclasses.replace(self, columns=cols, target=target)
+
     def dropping_missing_numbers(self) -> Schema:
         """For an algorithm whose numbers have no missing bucket (a forest's thresholds, k-means
         points): under ``keep``, a categorical column keeps its ``(missing)`` leaf and a row with a

@@ -262,3 +262,19 @@ def test_taxonomy_validate_says_a_keep_schema_keeps_the_rows(tmp_path: Path) -> 
     rows(50).to_csv(tmp_path / "d.csv", index=False)
     got = validate_schema(str(tmp_path / "s.yaml"), str(tmp_path / "d.csv"))
     assert got["rows_with_missing"] and "are kept, as (missing)" in got["message"] and "dropped" not in got["message"]
+
+
+def test_a_target_other_than_the_schemas_has_no_missing_class(tmp_path: Path) -> None:
+    """Under keep the class column gets no (missing) leaf, also when the run names a target other
+    than the schema's: its missing rows are dropped, and the schema's own target becomes a
+    predictor with a (missing) leaf."""
+    s = parse_schema(KEEP.replace("target: label\n", "target: color\n"))
+    assert s.columns["color"].missing_leaf is None and s.columns["label"].missing_leaf == "(missing)"
+    t = s.for_target("label")
+    assert t.columns["label"].leaves == ("a", "b") and t.columns["label"].root.hi == 2
+    assert t.columns["color"].missing_leaf == "(missing)"
+    (tmp_path / "s.yaml").write_text(KEEP.replace("target: label\n", "target: color\n"))
+    rows(500).to_csv(tmp_path / "d.csv", index=False)
+    rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), target="label", epsilon=2.0,
+                        seed=1, levels=2)
+    assert set(rel.table["label"]) <= {"a", "b"}
