@@ -453,6 +453,11 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
 
         df = _numeric(_frame(X))
         _check_fit(df)
+        if df.isna().to_numpy().any():
+            # as for an array (_check_X), and before anything is spent: the fit used to drop
+            # those rows, spend (and book) its ε, then fail on labels_ (predict refuses NaN)
+            raise DataError("Input X contains NaN: DPQTKMeans does not accept missing values, as scikit-learn's "
+                            "KMeans; drop those rows (X.dropna()) or impute them", param="X")
         columns = [str(c) for c in df.columns]
         df.columns = columns
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",

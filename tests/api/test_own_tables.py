@@ -121,3 +121,17 @@ def test_duplicate_column_names_of_a_dataframe_are_refused_in_one_line(hr) -> No
     for call in (release.generalize, model.predict):
         with pytest.raises(dpkit.DataError, match="duplicate column name"):
             call(dup)
+
+
+def test_kmeans_refuses_nan_in_a_dataframe_before_spending(hr, tmp_path) -> None:
+    """``DPQTKMeans().fit(df)`` with NaN in ``df`` clustered (dropping the rows), booked its ε on
+    the ledger, then raised on ``labels_``: the ε was spent for nothing. Refused first now."""
+    X = pd.DataFrame({"bonus": pd.to_numeric(hr["bonus"], errors="coerce"), "level": hr["level"].astype(float)})
+    assert X["bonus"].isna().any()
+    ledger = dpkit.Ledger(tmp_path / "l.ledger")
+    ledger.register("x", X, cap=5.0)
+    with pytest.raises(ValueError, match="NaN"):
+        dpkit.DPQTKMeans(3, epsilon=1.0, random_state=KEY, ledger=ledger).fit(X)
+    assert ledger.status()[0].spent == 0 and not ledger.history()
+    km = dpkit.DPQTKMeans(3, epsilon=1.0, random_state=KEY).fit(X.dropna())
+    assert len(km.labels_) == len(X.dropna())
