@@ -106,6 +106,7 @@ def _numeric(df: Any) -> Any:
 def _check_y(y: Any) -> np.ndarray:
     """``y`` as scikit-learn's classifiers take it: given, of class labels (not continuous), a
     column vector raveled with a ``DataConversionWarning``."""
+    import pandas as pd
     from sklearn.exceptions import DataConversionWarning
     from sklearn.utils.multiclass import type_of_target
 
@@ -116,6 +117,11 @@ def _check_y(y: Any) -> np.ndarray:
         warnings.warn("A column-vector y was passed when a 1d array was expected: it is raveled",
                       DataConversionWarning, stacklevel=3)
         arr = arr.ravel()
+    if arr.ndim == 1 and len(arr) and np.asarray(pd.isna(arr)).any():
+        # as scikit-learn's "Input y contains NaN"; before anything is spent (np.unique raised a
+        # raw TypeError on None after the fit had spent and booked its epsilon)
+        raise DataError("Input y contains NaN or None: every row needs its class; drop the rows without one "
+                        "(keep = y.notna())", param="y")
     if arr.ndim == 1 and arr.dtype.kind in "fc" and type_of_target(arr) == "continuous":
         raise DataError("Unknown label type: continuous. y holds continuous values; a classifier needs class "
                         "labels", param="y")

@@ -135,3 +135,17 @@ def test_kmeans_refuses_nan_in_a_dataframe_before_spending(hr, tmp_path) -> None
     assert ledger.status()[0].spent == 0 and not ledger.history()
     km = dpkit.DPQTKMeans(3, epsilon=1.0, random_state=KEY).fit(X.dropna())
     assert len(km.labels_) == len(X.dropna())
+
+
+@pytest.mark.parametrize("gap", [None, np.nan])
+def test_a_classifier_refuses_missing_labels_before_spending(hr, tmp_path, gap) -> None:
+    """``y`` with None used to fit, spend and book ε, then raise numpy's raw TypeError ('<' not
+    supported between 'str' and 'NoneType'); NaN became a class 'nan'."""
+    X = hr.drop(columns="left")
+    y = hr["left"].astype(object).where(np.arange(len(hr)) % 10 != 0, gap)
+    ledger = dpkit.Ledger(tmp_path / "l.ledger")
+    ledger.register("x", X, cap=5.0)
+    clf = dpkit.DiffPRFsClassifier(1.0, delta=1e-6, n_estimators=2, max_depth=2, random_state=KEY, ledger=ledger)
+    with pytest.raises(ValueError, match="y contains NaN or None"):
+        clf.fit(X, y)
+    assert ledger.status()[0].spent == 0
