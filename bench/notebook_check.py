@@ -204,6 +204,22 @@ def main() -> int:
         assert km.cluster_centers_.shape == (3, 2)
         assert len(km.predict(pts)) == len(pts)
 
+    @check("estimators refuse NaN in y (classifier) and in X (k-means) before spending")
+    def _() -> None:
+        book = dpkit.Ledger(tmp / "nan.ledger")
+        pts = train[["bonus", "level"]].astype(float)
+        book.register("pts", pts, cap=5.0)
+        book.register("hr-x2", X, cap=5.0)
+        gaps = y.where(np.arange(len(y)) % 10 != 0, None)
+        for fit in (lambda: dpkit.DPQTKMeans(3, epsilon=1.0, random_state=KEY, ledger=book).fit(pts),
+                    lambda: dpkit.DiffPRFsClassifier(1.0, delta=1e-6, random_state=KEY, ledger=book).fit(X, gaps)):
+            try:
+                fit()
+            except ValueError:
+                continue
+            raise AssertionError("fitted on NaN")
+        assert all(s.spent == 0 for s in book.status()), book.status()
+
     @check("repr(release) <= 1,000 characters and a _repr_html_ card")
     def _() -> str:
         release = state["release"]
