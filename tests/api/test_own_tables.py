@@ -149,3 +149,13 @@ def test_a_classifier_refuses_missing_labels_before_spending(hr, tmp_path, gap) 
     with pytest.raises(ValueError, match="y contains NaN or None"):
         clf.fit(X, y)
     assert ledger.status()[0].spent == 0
+
+
+def test_an_empty_target_cell_is_not_a_class(hr) -> None:
+    """A target with NaN in 8 % of the rows (held by more records than the threshold) released a
+    class '' beside 'no' and 'yes'; a missing class is missing: those records are dropped."""
+    gaps = hr.assign(left=hr["left"].where(np.arange(len(hr)) % 12 != 0, np.nan))
+    with pytest.warns(dpkit.DpkitWarning, match="dropped rows"):
+        release = dpkit.publish(gaps, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+    assert set(release.table["left"].astype(str)) == {"no", "yes"}
+    assert release.schema.columns["left"].leaves == ("no", "yes")
