@@ -354,7 +354,7 @@ def discover(
             err = DataError(
                 f"no class of {failures[0]} is held by enough records to be released at this epsilon/delta "
                 f"(threshold {tau} records): the data needs more "
-                "records per class, or raise epsilon, or give the class names as public values "
+                "records per class, or raise epsilon, or give the class names as public with values= "
                 "(nothing is spent on them)")
             err.param = "values"  # type: ignore[attr-defined]
             raise err
