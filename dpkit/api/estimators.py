@@ -106,6 +106,7 @@ def _numeric(df: Any) -> Any:
 def _check_y(y: Any) -> np.ndarray:
     """``y`` as scikit-learn's classifiers take it: given, of class labels (not continuous), a
     column vector raveled with a ``DataConversionWarning``."""
+    import pandas as pd
     from sklearn.exceptions import DataConversionWarning
     from sklearn.utils.multiclass import type_of_target
 
@@ -116,6 +117,11 @@ def _check_y(y: Any) -> np.ndarray:
         warnings.warn("A column-vector y was passed when a 1d array was expected: it is raveled",
                       DataConversionWarning, stacklevel=3)
         arr = arr.ravel()
+    if arr.ndim == 1 and len(arr) and np.asarray(pd.isna(arr)).any():
+        # as scikit-learn's "Input y contains NaN"; before anything is spent (np.unique raised a
+        # raw TypeError on None after the fit had spent and booked its epsilon)
+        raise DataError("Input y contains NaN or None: every row needs its class; drop the rows without one "
+                        "(keep = y.notna())", param="y")
     if arr.ndim == 1 and arr.dtype.kind in "fc" and type_of_target(arr) == "continuous":
         raise DataError("Unknown label type: continuous. y holds continuous values; a classifier needs class "
                         "labels", param="y")
@@ -453,6 +459,11 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
 
         df = _numeric(_frame(X))
         _check_fit(df)
+        if df.isna().to_numpy().any():
+            # as for an array (_check_X), and before anything is spent: the fit used to drop
+            # those rows, spend (and book) its ε, then fail on labels_ (predict refuses NaN)
+            raise DataError("Input X contains NaN: DPQTKMeans does not accept missing values, as scikit-learn's "
+                            "KMeans; drop those rows (X.dropna()) or impute them", param="X")
         columns = [str(c) for c in df.columns]
         df.columns = columns
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
-    from dpkit.types import DataLike
+    from dpkit.types import DataLike, SchemaLike
 
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
@@ -189,7 +189,7 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
 
 def evaluate_classifier(test: Any, *, target: str, train: Any = None, predictions: Any = None,
                         dpkit_model: str | None = None, baseline: Any = None, baseline_test: Any = None,
-                        schema: str | None = None, model: str = "tree", positive: str | None = None,
+                        schema: SchemaLike | None = None, model: str = "tree", positive: str | None = None,
                         weight_column: str | None = None, seed: int = 0) -> dict[str, Any]:
     """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
     classifier trained on ``train`` (e.g. a release, scored as the MAXGDDP and DiffGen papers score
@@ -229,11 +229,9 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
         opts = read_options(data)
         return read_table(opts), opts.name
 
-    sch = None
-    if schema:
-        from dpkit.data.schema import load_schema
+    from dpkit.api.inputs import schema_of
 
-        sch = load_schema(schema, allow_draft=True)
+    sch, _ = schema_of(schema, allow_draft=True)  # a path or a Schema (e.g. ``release.schema``)
     test_df, test_name = read(test)
     train_df, train_name = read(train) if train is not None else (None, "<train>")
     pred = proba = None

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import (
     DATAFRAME,
+    check_columns,
     check_reading,
+    dates_as_text,
     is_dataframe,
     load,
     read_dialect,
@@ -97,7 +99,7 @@ class Forest:
         from dpkit.data.table import first_line, read_table
 
         if is_dataframe(data):
-            df, source, first = data, DATAFRAME, 0
+            df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0
         else:
             opts = read_options(data, **reading)
             df, source, first = read_table(opts), opts.name, first_line(opts)
@@ -125,7 +127,7 @@ class Forest:
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file)."""
-        return self.predictions(data, decision=decision, **check_reading(reading, "predict"))[self.model.target]
+        return self.predictions(data, decision=decision, **check_reading(reading, "predict", ("decision",)))[self.model.target]
 
     def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
@@ -143,7 +145,7 @@ class Forest:
 
         from dpkit.evaluate.imbalance import one_class_warning
 
-        check_reading(reading, "predictions")
+        check_reading(reading, "predictions", ("proba", "decision", "output", "output_delimiter", "keep"))
         self.model.decide(np.zeros((0, len(self.model.classes))), decision)  # a bad rule fails before reading
         if isinstance(keep, str):
             keep = [c.strip() for c in keep.split(",") if c.strip()]

@@ -99,7 +99,7 @@ def generalize(
         _spark(read_options(data, **reading), reading_schema, released, release, target, out, output_delimiter,
                spark_master)
         return None
-    from dpkit.api.inputs import DATAFRAME, as_strings, is_dataframe
+    from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
     from dpkit.data.output import write_csv
     from dpkit.data.table import column_names as header_of
     from dpkit.data.table import encode, load
@@ -108,6 +108,7 @@ def generalize(
              if c in released.attributes or c == target]
     index = None
     if is_dataframe(data):
+        check_columns(data)
         wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
         table = encode(as_strings(data, wanted, reading_schema), reading_schema, wanted, source=DATAFRAME,
                        first_line=0)

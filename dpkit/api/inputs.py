@@ -36,12 +36,13 @@ DATAFRAME = "<DataFrame>"
 READING = ("encoding", "delimiter", "header", "column_names")
 
 
-def check_reading(reading: dict[str, Any], where: str) -> dict[str, Any]:
+def check_reading(reading: dict[str, Any], where: str, named: Sequence[str] = ()) -> dict[str, Any]:
     """``reading`` (a method's ``**reading``) when it names only :data:`READING` keywords — for a
-    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped."""
+    DataFrame too, which ignores them: a misspelt keyword is refused, never silently dropped.
+    ``named``: the method's own keywords, so that a misspelt one is named as the closest."""
     from dpkit.validate import keywords
 
-    keywords(reading, READING, where)
+    keywords(reading, READING, where, named=named)
     return reading
 
 
@@ -57,9 +58,22 @@ def is_spark_dataframe(data: Any) -> bool:
     return type(data).__module__.startswith("pyspark.sql") and type(data).__name__ == "DataFrame"
 
 
+def check_columns(df: Any, source: str = DATAFRAME) -> Any:
+    """``df`` when its column names are unique, as a file's header must be (names are public);
+    a duplicate used to surface as pandas' ``'DataFrame' object has no attribute 'tolist'``."""
+    seen: set[Any] = set()
+    for name in df.columns:
+        if name in seen:
+            raise DataError(f"{source}: duplicate column name {name!r}; column names must be unique", param="data")
+        seen.add(name)
+    return df
+
+
 def check_rows(df: Any, source: str = DATAFRAME) -> Any:
     """``df`` when it has rows; an empty table is refused, as a file with a header and no data
-    rows is (there is nothing to release; saying so reveals only that the input is empty)."""
+    rows is (there is nothing to release; saying so reveals only that the input is empty), and
+    so are duplicate column names (:func:`check_columns`)."""
+    check_columns(df, source)
     if len(df) == 0:
         raise DataError(f"{source}: has no rows (columns: {', '.join(map(str, list(df.columns)[:LISTED]))}"
                         f"{', …' if len(df.columns) > LISTED else ''}): there is nothing to release", param="data")
@@ -144,6 +158,36 @@ def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str 
                        **({"master": spark_master} if name == "spark" else {}))
 
 
+def is_naive_datetime(s: pd.Series) -> bool:
+    """A column of datetimes without a time zone (``pd.to_datetime``'s), read as ISO text."""
+    import pandas as pd
+
+    return bool(pd.api.types.is_datetime64_dtype(s.dtype))
+
+
+def datetimes_as_text(s: pd.Series) -> Any:
+    """A datetime column as the ISO text a CSV holds (``2021-03-04T00:00:00``; NaT: the empty
+    field), which :func:`dpkit.data.dates.parse_array` reads as a date or a timestamp. Without
+    it a parsed date column read as missing: numpy turns ``datetime64[ns]`` into integers of
+    nanoseconds on the way to ``object``, and ``str`` adds a fraction no date has."""
+    import numpy as np
+
+    text = s.dt.strftime("%Y-%m-%dT%H:%M:%S").to_numpy(dtype=object, na_value="")
+    return np.asarray(text, dtype=object)
+
+
+def dates_as_text(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its datetime columns as ISO text (:func:`datetimes_as_text`); ``df`` itself
+    when it has none."""
+    dated = [c for c in df.columns if is_naive_datetime(df[c])]
+    if not dated:
+        return df
+    out = df.copy()
+    for c in dated:
+        out[c] = datetimes_as_text(df[c])
+    return out
+
+
 def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.DataFrame:
     """The ``columns`` of ``df`` as the CSV reader gives them: categorical columns as stripped
     strings (a missing value is ``''``), numeric columns as they are (numbers or strings; a
@@ -163,6 +207,9 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
             continue
         s = df[c]
         col = schema.columns.get(c)
+        if is_naive_datetime(s):
+            out[c] = datetimes_as_text(s)
+            continue
         if isinstance(col, CategoricalColumn) or s.dtype == object or isinstance(s.dtype, pd.StringDtype):
             values = s.astype(object).to_numpy()
             missing = pd.isna(values)

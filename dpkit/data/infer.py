@@ -182,11 +182,17 @@ def infer_schema(
         raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
                               param="target")
     token = detect_missing(df) if missing == "auto" else missing
+    # several tokens, comma-separated (``'',N/A``), as the private mode reads them
+    # (dpkit.domain.metadata.declared_tokens); one token stays a string in the YAML
+    tokens: list[str] = [] if token is None else list(dict.fromkeys(
+        [str(t) for t in token] if not isinstance(token, str)
+        else [t.strip() for t in token.split(",")] if "," in token and token not in MISSING_CANDIDATES
+        else [token]))
     n = len(df)
     columns: dict[str, Any] = {}
     for name in df.columns:
         values = df[name].to_numpy()
-        rows = np.flatnonzero(values != token) if token is not None else np.arange(len(values))
+        rows = np.flatnonzero(~np.isin(values, tokens)) if tokens else np.arange(len(values))
         present = values[rows]
         if present.size == 0:
             columns[name] = {"type": "ignore", "_comment": "no values besides the missing token"}
@@ -248,8 +254,8 @@ def infer_schema(
     data: dict[str, Any] = {"draft": True}
     if target is not None:
         data["target"] = target
-    if token is not None:
-        data["missing"] = token
+    if tokens:
+        data["missing"] = tokens[0] if len(tokens) == 1 else tokens
         data["missing_policy"] = "drop"
     data["columns"] = columns
     return data

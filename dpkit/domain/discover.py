@@ -298,6 +298,11 @@ def discover(
                                           step=f"{step}: categories of {m.name}", public=cat.public)
             record_estimates.append(int(max(sel.noisy.sum(), 0)))
             kept = [cat.values[i] for i in sel.selected if not cat.public[i]]
+            if m.name == target:
+                # an empty cell is never a class (a public rule, post-processing of the selection):
+                # a target with NaN in 5 % of a DataFrame's rows released a class '' that a model
+                # then predicted; those records are read as missing (dropped, with the warning)
+                kept = [v for v in kept if v != ""]
             kept.sort(key=str)
             note = ColumnNote(m.name, "categorical", "", eps_j, delta_j, sel.threshold)
             if not kept:
@@ -349,8 +354,8 @@ def discover(
             err = DataError(
                 f"no class of {failures[0]} is held by enough records to be released at this epsilon/delta "
                 f"(threshold {tau} records): the data needs more "
-                "records per class, or raise epsilon, or give the class names as public "
-                f"(values={{{target!r}: [...]}}: nothing is spent on them)")
+                "records per class, or raise epsilon, or give the class names as public with values= "
+                "(nothing is spent on them)")
             err.param = "values"  # type: ignore[attr-defined]
             raise err
         err = DataError(

@@ -264,6 +264,11 @@ def resolve_declarations(columns: Sequence[str], target: str | None, declared: D
         public_bounds[name] = (lo, hi)
     if target is not None and given.get(target, "categorical") != "categorical":
         raise DpkitUsageError(f"the target {target!r} must be categorical, not {given[target]}")
+    if target is not None and len(public_values.get(target, (None, None))) < 2:
+        # as when fewer than two classes are learned (domain.discover): a one-class release, or a
+        # forest trained on one class, predicts that class for every row
+        raise DpkitUsageError(f"values: the target {target!r} needs at least two classes, got "
+                              f"{list(public_values[target])!r}; give every class name")
     return given, ints, public_values, public_bounds
 
 

@@ -91,7 +91,7 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
     token_learners = [m.name for m in metas if "missing tokens" in m.learned]
     taus = sorted({m.threshold for m in metas if m.threshold is not None})
     lines = [
-        f"Schema learned under differential privacy by `dpkit taxonomy infer` (dpkit {version}) from {source}.",
+        f"Schema learned under differential privacy by dpkit {version} from {source}.",
         f"Spent: epsilon={epsilon:.6g}, delta={delta:.6g} ((epsilon, delta)-DP, add/remove one record);"
         " the report lists every step.",
     ]

@@ -15,16 +15,20 @@ import numpy as np
 
 #: the share of one class among the predictions at and above which the warning is given
 ONE_CLASS_SHARE = 0.99
+#: fewer predictions say nothing about the model: a notebook's ``predict(test.iloc[[7]])``
+#: is one class by nature and used to warn "100.0 % of rows"
+MIN_ROWS = 20
 
 
 def one_class_warning(predictions: Sequence[Any], *, hint: str | None = None) -> str | None:
-    """The warning for ``predictions`` when ≥ 99 % of them are one class, else ``None``.
+    """The warning for ``predictions`` when ≥ 99 % of them are one class, else ``None`` (also
+    for fewer than :data:`MIN_ROWS` predictions).
 
     ``hint`` is appended as what to try (the CLI passes e.g. "try --decision balanced").
     Example: ``predicts 'no' for 99.6 % of rows; try --decision balanced``.
     """
     values = np.asarray(predictions, dtype=object)
-    if values.size == 0:
+    if values.size < MIN_ROWS:
         return None
     labels, counts = np.unique(values.astype(str), return_counts=True)
     top = int(np.argmax(counts))

@@ -68,6 +68,9 @@ class Feature:
     other: str | None = None
     #: ``date``/``timestamp``: a numeric feature read from ISO text as days/seconds since 1970
     time: str | None = None
+    #: the schema's ``unparsable: missing`` (a learned type): a value that does not parse is
+    #: missing, as the release and ``generalize`` read it, not an error
+    lenient: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "numeric":
@@ -75,6 +78,8 @@ class Feature:
                                      "integer": self.integer}
             if self.time is not None:  # only then: a model without dates keeps its bytes
                 out_n["time"] = self.time
+            if self.lenient:  # only then: a model from a hand-written schema keeps its bytes
+                out_n["unparsable"] = "missing"
             return out_n
         out: dict[str, Any] = {"name": self.name, "type": "categorical", "values": list(self.categories)}
         if self.other is not None:
@@ -91,7 +96,8 @@ def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
     for name in names:
         col = schema.column(name)
         if isinstance(col, NumericColumn):
-            out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer), time=col.time))
+            out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer), time=col.time,
+                               lenient=col.unparsable == "missing"))
         elif isinstance(col, CategoricalColumn):
             out.append(Feature(name, "categorical", categories=tuple(col.leaves),
                                other=col.other if col.unlisted == "other" else None))
@@ -306,6 +312,8 @@ class ForestModel:
                     nums = parse_array(values, feat.time)
                 else:
                     nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+                if feat.lenient:  # unparsable: missing — what does not parse is missing, as on load
+                    is_missing = is_missing | ~np.isfinite(nums)
                 bad = ~np.isfinite(nums) & ~is_missing
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
@@ -435,7 +443,10 @@ class _Reader:
             time = f.get("time")
             if time not in (None, "date", "timestamp"):
                 raise self.fail(where, "a numeric feature's time is date or timestamp")
-            return Feature(f["name"], "numeric", float(b[0]), float(b[1]), bool(f.get("integer", False)), time=time)
+            if f.get("unparsable", "error") not in ("error", "missing"):
+                raise self.fail(where, "a numeric feature's unparsable is error or missing")
+            return Feature(f["name"], "numeric", float(b[0]), float(b[1]), bool(f.get("integer", False)), time=time,
+                           lenient=f.get("unparsable") == "missing")
         if f.get("type") == "categorical":
             v = f.get("values")
             if not (isinstance(v, list) and v and all(isinstance(x, str) for x in v)):
