@@ -464,13 +464,18 @@ def _time_column(ctx: _Ctx, name: str, node: yaml.Node, pairs: dict, kind: str) 
     hi = _time_bound(ctx, bnode.value[1], f"upper bound of {name!r}", kind)
     if not lo < hi:
         raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi")
-    unparsable = "error"
-    if "unparsable" in pairs:
-        unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
-        if unparsable not in ("error", "missing"):
-            raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
-                           f"got {unparsable!r}")
-    return NumericColumn(name, lo, hi, True, None, time=kind, unparsable=unparsable)
+    return NumericColumn(name, lo, hi, True, None, time=kind, unparsable=_unparsable(ctx, name, pairs))
+
+
+def _unparsable(ctx: _Ctx, name: str, pairs: dict) -> str:
+    """A number or time column's ``unparsable:`` (``error``, the default, or ``missing``)."""
+    if "unparsable" not in pairs:
+        return "error"
+    unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
+    if unparsable not in ("error", "missing"):
+        raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
+                       f"got {unparsable!r}")
+    return unparsable
 
 
 def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
@@ -501,12 +506,7 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
             raise ctx.fail(bnode, f"column {name!r}: bounds need lo < hi, got [{lo:g}, {hi:g}]")
         integer = _bool(ctx, pairs["integer"][1], f"integer of {name!r}") if "integer" in pairs else False
         hierarchy = _build_intervals(ctx, name, pairs["hierarchy"][1], lo, hi) if "hierarchy" in pairs else None
-        unparsable = "error"
-        if "unparsable" in pairs:
-            unparsable = _scalar(ctx, pairs["unparsable"][1], f"unparsable of {name!r}")
-            if unparsable not in ("error", "missing"):
-                raise ctx.fail(pairs["unparsable"][1], f"column {name!r}: unparsable must be error or missing, "
-                               f"got {unparsable!r}")
+        unparsable = _unparsable(ctx, name, pairs)
         points: tuple[float, ...] = ()
         if "points" in pairs:
             pnode = pairs["points"][1]
