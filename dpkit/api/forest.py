@@ -51,6 +51,14 @@ class Forest:
         return list(self.model.classes)
 
     @property
+    def labels(self) -> list[Any]:
+        """The classes as :meth:`predict` returns them: values of the training DataFrame's
+        target dtype when it was int, bool or float (``[0, 1]``), else the class texts."""
+        from dpkit.learn.model import typed_labels
+
+        return typed_labels(self.model)
+
+    @property
     def target(self) -> str:
         return self.model.target
 
@@ -117,16 +125,22 @@ class Forest:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
-        the rows are ``data``'s, in its order, with a DataFrame's index."""
+        the rows are ``data``'s, in its order, with a DataFrame's index. A forest trained on a
+        DataFrame whose target was int, bool or float names its columns by the classes
+        themselves, in that dtype (:attr:`labels`: ``proba[1]``), as :meth:`predict` returns them."""
         import pandas as pd
 
         X, index = self._features(data, check_reading(reading, "predict_proba"))
         probs = self.model.predict_proba(X)
-        return pd.DataFrame({f"p_{c}": probs[:, i] for i, c in enumerate(self.model.classes)}, index=index)
+        names = self.labels if self.model.target_dtype is not None else [f"p_{c}" for c in self.model.classes]
+        out = pd.DataFrame(probs, index=index, columns=range(len(names)))
+        out.columns = pd.Index(names, dtype=self.model.target_dtype or object)
+        return out
 
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
-        index (a DataFrame's own; 0, 1, ... for a file)."""
+        index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
+        was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
         return self.predictions(data, decision=decision, **check_reading(reading, "predict", ("decision",)))[self.model.target]
 
     def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
@@ -161,6 +175,9 @@ class Forest:
         warning = one_class_warning(labels, hint=None if decision == "balanced" else "try decision='balanced'")
         if warning:
             warn(DpkitWarning(warning, param="decision"))
+        if self.model.target_dtype is not None:  # the caller's labels (0/1, not '0'/'1'); the CSV text is the same
+            typed = dict(zip(self.model.classes, self.labels, strict=True))
+            labels = pd.array([typed[c] for c in labels], dtype=self.model.target_dtype)
         out = pd.DataFrame({self.model.target: labels}, index=index)
         if kept is not None:
             out = pd.concat([kept, out], axis=1)
@@ -273,6 +290,7 @@ def forest(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
+    from dpkit.learn.model import target_dtype
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
 
@@ -326,6 +344,8 @@ def forest(
         parameters = {"data": path, "schema": schema_name, "target": target, "columns": predictors,
                       **estimator.get_params(), "config": config}
         model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
+        if is_dataframe(data) and target in data.columns:  # the dtype the caller gave the target (public)
+            model.target_dtype = target_dtype(data[target].dtype, model.classes)
         release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
                    "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
                    # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given

@@ -10,7 +10,7 @@ File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`
 
     {"format": "dpkit-forest", "format_version": 1, "dpkit_version": "0.5.0",
      "algorithm": "diffprfs", "target": "income", "classes": ["<=50K", ">50K"],
-     "missing": "?",
+     "missing": "?", "target_dtype": "int64",
      "features": [{"name": "age", "type": "numeric", "bounds": [15, 95], "integer": true},
                   {"name": "sex", "type": "categorical", "values": ["Female", "Male"]}, ...],
      "parameters": {...}, "privacy": {"epsilon_spent": 1.0, "seeded": false, ...},
@@ -25,7 +25,10 @@ File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`
 level); ``counts`` are the leaf's noisy class counts, negatives set to 0, in the order of
 ``classes``. A record whose value of a split attribute is a ``missing`` token follows the
 child with the largest noisy size. ``missing`` is the schema's token, or the list of its
-tokens when it has several (``missing: ['', 'n/a', '?']``).
+tokens when it has several (``missing: ['', 'n/a', '?']``). ``target_dtype`` (only in a model
+trained on a DataFrame whose target column was of integers, booleans or floats) is that
+column's pandas dtype: schema-level metadata the caller gave, not data, so that predictions
+come back as the labels the caller used (``1``, not ``'1'``) — :func:`typed_labels`.
 """
 
 from __future__ import annotations
@@ -136,6 +139,9 @@ class ForestModel:
     trees: list[list[Node]]
     #: the schema's missing-value token(s): one string, or a list when the schema has several
     missing: str | list[str] | None = None
+    #: the pandas dtype of the training DataFrame's target column, when it was int/bool/float
+    #: (:func:`target_dtype`); None for a CSV (the labels are its text)
+    target_dtype: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
     privacy: dict[str, Any] = field(default_factory=dict)
     dpkit_version: str = ""
@@ -356,6 +362,8 @@ class ForestModel:
             "target": self.target,
             "classes": list(self.classes),
             "missing": self.missing,
+            # only when recorded: a CSV-trained model's bytes do not change
+            **({"target_dtype": self.target_dtype} if self.target_dtype is not None else {}),
             "features": [f.to_dict() for f in self.features],
             "parameters": self.parameters,
             "privacy": self.privacy,
@@ -376,6 +384,44 @@ class ForestModel:
                 cat: self._node_dict(tree, c) for cat, c in zip(feat.categories, node.children, strict=True)
             }
         return out
+
+
+def _typed(dtype: str, classes: Sequence[str]) -> list[Any] | None:
+    """``classes`` (text) as values of ``dtype`` when each one's text is exactly how a value
+    of that dtype is written (``str(v)``: ``1``, ``1.0``, ``True``); else None."""
+    import pandas as pd
+
+    try:
+        kind = pd.api.types.pandas_dtype(dtype).kind
+    except TypeError:
+        return None
+    if kind not in "iubf":
+        return None
+    if kind == "b":
+        words = {"True": True, "False": False}
+        return [words[c] for c in classes] if all(c in words for c in classes) else None
+    try:
+        values = pd.array([float(c) if kind == "f" else int(c) for c in classes], dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return list(values) if [str(v) for v in values] == list(classes) else None
+
+
+def target_dtype(dtype: Any, classes: Sequence[str]) -> str | None:
+    """The name of ``dtype`` (a target column's) to record in a model whose classes are
+    ``classes``: when it is an integer, boolean or float dtype and every class reads back as
+    one of its values (:func:`_typed`); else None (the labels stay text)."""
+    name = str(dtype)
+    return name if _typed(name, classes) is not None else None
+
+
+def typed_labels(model: ForestModel) -> list[Any]:
+    """The model's classes as the labels the caller trained on: values of its
+    ``target_dtype`` when one is recorded, else the class texts."""
+    if model.target_dtype is None:
+        return list(model.classes)
+    typed = _typed(model.target_dtype, model.classes)
+    return typed if typed is not None else list(model.classes)
 
 
 def _number(x: float, integer: bool) -> float | int:
@@ -429,8 +475,16 @@ class _Reader:
             missing=missing if isinstance(missing, str) or (
                 isinstance(missing, list) and missing and all(isinstance(t, str) for t in missing)) else None,
             parameters=dict(data.get("parameters") or {}), privacy=dict(data.get("privacy") or {}),
+            target_dtype=self.target_dtype(data.get("target_dtype"), classes),
             dpkit_version=str(data.get("dpkit_version", "")),
         )
+
+    def target_dtype(self, dtype: Any, classes: list[str]) -> str | None:
+        if dtype is None:
+            return None
+        if not isinstance(dtype, str) or target_dtype(dtype, classes) != dtype:
+            raise self.fail("target_dtype", f"{dtype!r} is not an integer, boolean or float dtype of the classes")
+        return dtype
 
     def feature(self, i: int, f: Any) -> Feature:
         where = f"features[{i}]"
