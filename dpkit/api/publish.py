@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from dpkit.release.sparse import NoisyTable
     from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
 
+#: how a report names a schema learned in the run and written nowhere (yet)
+LEARNED = "<learned>"
 #: the share of released records that may be noise before a run warns
 NOISE_WARNING = 0.5
 
@@ -41,6 +43,10 @@ class Release:
     schema: Schema = field(repr=False)
     columns: list[str] = field(default_factory=list)
     _table: Any = field(default=None, init=False, repr=False)
+    #: the domain learned in the run when no output path took its schema (the report names it
+    #: "<learned>"): :meth:`write_report` writes it beside the report, so that the report alone
+    #: generalizes later data (:func:`dpkit.generalize`)
+    _domain: Any = field(default=None, init=False, repr=False)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -98,10 +104,26 @@ class Release:
         write_release(self.noisy, os.fspath(path), counts=counts, columns=self.columns, delimiter=delimiter)
 
     def write_report(self, path: str | os.PathLike) -> None:
-        """Write :attr:`report` as JSON, atomically."""
+        """Write :attr:`report` as JSON, atomically. A release whose schema was learned in the
+        run and not yet written (no ``output``) also writes that schema beside the report,
+        ``<report stem>.schema.yaml`` as ``dpkit publish -o`` does beside its output, and the
+        report names it: the report then generalizes other data on its own."""
+        from dpkit.api.domain import learned_schema_path
         from dpkit.report import write_report
 
-        write_report(self.report, os.fspath(path))
+        path = os.fspath(path)
+        params = self.report.get("parameters", {})
+        where = learned_schema_path(path) if self._domain is not None and params.get("schema") == LEARNED else None
+        if where is not None:
+            self._domain.record(params, where)  # the one writer of a learned schema
+            params["schema"] = where
+        try:
+            write_report(self.report, path)
+        except BaseException:
+            if where is not None:  # no schema left behind without the report that names it
+                params["schema"] = LEARNED
+                _remove(where)
+            raise
 
     def generalize(self, data: DataLike, **options: Any) -> pd.DataFrame:
         """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
@@ -230,9 +252,11 @@ def publish(
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
     learned_path = learned_schema_path(out) if learn is not None else None
+    # without an output to write it beside, the report takes the learned schema (Release.write_report)
+    beside_report = learned_schema_path(rep) if learn is not None and learned_path is None and rep else None
     path = source_path(data)
     run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name],
-                     outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
+                     outputs=[out, rep, learned_path or beside_report], ledger=ledger, data_path=path if path is not None else data,
                      delta=0.0 if learn is None else learn.delta,
                      identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
     reading = read_dialect(encoding, delimiter, header, column_names)
@@ -245,7 +269,7 @@ def publish(
             # the domain is learned first, under (ε·share, δ), from the same run's budget
             domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master,
                                   path=learned_path)
-            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
+            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or LEARNED
             order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
             model.epsilon = run.epsilon - run.accountant.spent
         model.fit(frame, target, accountant=run.accountant, rng=run.rng)
@@ -259,6 +283,8 @@ def publish(
                           "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
                           DpkitWarning)
         release = Release(doc, model.release_, schema_obj, order)
+        if learn is not None and learned_path is None:
+            release._domain = domain
         if out is not None:
             release.write(out, counts=counts, delimiter=output_delimiter)
         if rep is not None:

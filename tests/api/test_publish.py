@@ -75,6 +75,28 @@ def test_generalize_from_release_report_dict_or_path(release: dpkit.Release, tmp
     assert list(a.columns) == release.report["release"]["columns"]
 
 
+@pytest.mark.filterwarnings("ignore::dpkit.DpkitWarning")
+def test_a_release_without_schema_generalizes_from_its_report_alone(tmp_path: Path, monkeypatch) -> None:
+    """The schema learned in the run is written beside the report that names it (issue 37):
+    the saved report generalizes new data with no schema passed, from any directory."""
+    train = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(3000)
+    test = pd.read_csv(ADULT_TEST, dtype=str, keep_default_na=False).head(200)
+    release = dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, seed=KEY)
+    assert release.report["parameters"]["schema"] == "<learned>"
+    release.write(tmp_path / "out.csv")
+    release.write_report(tmp_path / "r.json")
+    assert (tmp_path / "r.schema.yaml").read_text().strip()
+    named = json.loads((tmp_path / "r.json").read_text())["parameters"]
+    assert named["schema"] == str(tmp_path / "r.schema.yaml")
+    monkeypatch.chdir(REPO)
+    pd.testing.assert_frame_equal(dpkit.generalize(test, tmp_path / "r.json"), release.generalize(test))
+    # publish(report=) without an output does the same, inside the run
+    monkeypatch.chdir(tmp_path)
+    dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, seed=KEY, report="r2.json")
+    assert json.loads(Path("r2.json").read_text())["parameters"]["schema"] == "r2.schema.yaml"
+    pd.testing.assert_frame_equal(dpkit.generalize(test, "r2.json"), release.generalize(test))
+
+
 def test_options_have_one_default_and_bad_ones_name_the_parameter() -> None:
     from dpkit.release.maxgddp import MaxGDDP
 
