@@ -74,12 +74,21 @@ class CategoricalColumn:
     #: the leaf missing values are read as (``missing_policy: keep``): the last leaf, a child of
     #: the root; None: a missing value is not in the domain (its row is dropped or refused)
     missing_leaf: str | None = field(default=None, repr=False)  # repr: a keyed run's identity (same bytes)
+    #: does the column hold missing values as a value of its own (``missing: true|false`` in YAML)?
+    #: None (a hand-written schema): as the policy says. False (a learned schema whose noisy counts
+    #: did not establish missingness, dpkit.domain.metadata): under ``keep`` no ``(missing)`` leaf;
+    #: a missing value is read as an unlisted one (the ``other:`` leaf), the row kept
+    holds_missing: bool | None = field(default=None, repr=False)  # repr: same bytes without the key
     kind: str = field(default="categorical", init=False)
 
     @cached_property
     def missing_code(self) -> int:
-        """The leaf code missing values get (the :attr:`missing_leaf`), else -2 (missing: the row)."""
-        return self.leaf_code[self.missing_leaf] if self.missing_leaf is not None else -2
+        """The leaf code missing values get (the :attr:`missing_leaf`), else the catch-all leaf's
+        when the column holds no missing values (:attr:`holds_missing` False), else -2 (missing:
+        the row)."""
+        if self.missing_leaf is not None:
+            return self.leaf_code[self.missing_leaf]
+        return self.other_code if self.holds_missing is False and self.other_code >= 0 else -2
 
     @cached_property
     def other_code(self) -> int:
@@ -115,6 +124,12 @@ class NumericColumn:
     #: a missing value is a value of the column (``missing_policy: keep``): encoded as NaN, and
     #: a cut holds it in a missing bucket beside the intervals (dpkit.release.cut.NumericCut)
     missing: bool = field(default=False, repr=False)  # repr: a keyed run's identity (same bytes)
+    #: does the column hold missing values as a value of its own (``missing: true|false`` in YAML)?
+    #: None (a hand-written schema): as the policy says. False (a learned schema whose noisy counts
+    #: did not establish missingness, dpkit.domain.metadata): under ``keep`` a missing value is
+    #: still encoded as NaN (the row kept), but a cut never sets a missing bucket apart: the NaN
+    #: goes to the lowest interval (as a value below ``lo`` is clipped to it)
+    holds_missing: bool | None = field(default=None, repr=False)
     kind: str = field(default="numeric", init=False)
     #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
     time: str | None = None
@@ -139,6 +154,8 @@ class NumericColumn:
             text += f", unparsable={self.unparsable!r}"
         if self.points:
             text += f", points={self.points!r}"
+        if self.holds_missing is not None:  # a learned schema's flag changes the cut: part of a run's identity
+            text += f", holds_missing={self.holds_missing!r}"
         return text + ")"
 
 
@@ -164,7 +181,9 @@ def keep_missing(col: Column) -> Column:
     if isinstance(col, NumericColumn):
         return col if col.missing else dataclasses.replace(col, missing=True)
     if not isinstance(col, CategoricalColumn) or col.missing_leaf is not None or col.root.is_leaf:
-        return col  # (a one-node taxonomy has no root to hang the leaf under: its missing rows drop)
+        return col
+    if col.holds_missing is False and col.other_code >= 0:
+        return col  # no leaf: a missing value is read as the catch-all leaf (CategoricalColumn.missing_code)  # (a one-node taxonomy has no root to hang the leaf under: its missing rows drop)
     names = {n.name for n in col.root.walk()}
     leaf = next((m for m in MISSING_NAMES if m not in names), None)
     i = 2
@@ -175,7 +194,7 @@ def keep_missing(col: Column) -> Column:
     node = TaxonomyNode(leaf, (), code, code + 1, 1)
     root = TaxonomyNode(col.root.name, (*col.root.children, node), col.root.lo, code + 1, 0)
     return CategoricalColumn(col.name, root, (*col.leaves, leaf), other=col.other, unlisted=col.unlisted,
-                             missing_leaf=leaf)
+                             missing_leaf=leaf, holds_missing=col.holds_missing)
 
 
 @dataclass(frozen=True)
@@ -434,11 +453,11 @@ def _build_intervals(ctx: _Ctx, column: str, node: yaml.Node, lo: float, hi: flo
 
 
 COLUMN_KEYS = {
-    "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted"},
-    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable", "points"},
+    "categorical": {"type", "hierarchy", "values", "root", "description", "other", "unlisted", "missing"},
+    "numeric": {"type", "bounds", "integer", "hierarchy", "description", "unit", "unparsable", "points", "missing"},
     "ignore": {"type", "description"},
-    "date": {"type", "bounds", "description", "unparsable"},
-    "timestamp": {"type", "bounds", "description", "unparsable"},
+    "date": {"type", "bounds", "description", "unparsable", "missing"},
+    "timestamp": {"type", "bounds", "description", "unparsable", "missing"},
 }
 
 
@@ -479,6 +498,17 @@ def _unparsable(ctx: _Ctx, name: str, pairs: dict) -> str:
 
 
 def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
+    """Column ``name``, with its ``missing: true|false`` (:attr:`NumericColumn.holds_missing`)."""
+    import dataclasses
+
+    col = _column_of_type(ctx, name, key_node, node)
+    flag = next((v for k, _, v in _mapping(ctx, node, f"column {name!r}") if k == "missing"), None)
+    if flag is None or isinstance(col, IgnoredColumn):
+        return col
+    return dataclasses.replace(col, holds_missing=_bool(ctx, flag, f"missing of {name!r}"))
+
+
+def _column_of_type(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Column:
     if _is_null(node):
         raise ctx.fail(key_node, f"column {name!r} needs a type (categorical, numeric, date, timestamp or ignore)")
     pairs = {k: (kn, v) for k, kn, v in _mapping(ctx, node, f"column {name!r}")}
@@ -682,6 +712,8 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
                 cols[name]["other"] = col.other
             elif col.unlisted == "missing":
                 cols[name]["unlisted"] = "missing"
+        if getattr(col, "holds_missing", None) is not None:
+            cols[name]["missing"] = col.holds_missing
     out: dict[str, Any] = {}
     if schema.target:
         out["target"] = schema.target

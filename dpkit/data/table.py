@@ -499,7 +499,7 @@ def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, row
     (``missing_policy: keep``): the ``(missing)`` leaf's code, or NaN for a numeric column's
     missing bucket (``conv`` holds NaN there already). False: the rows are missing."""
     if isinstance(col, CategoricalColumn):
-        if col.missing_leaf is None:
+        if col.missing_code < 0:  # neither the (missing) leaf nor, for a column without it, (other)
             return False
         conv[rows] = col.missing_code
         return True

@@ -364,6 +364,14 @@ def discover(
         )
         err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
         raise err
+    # each column's missingness as established from the metadata's noisy counts (post-processing,
+    # dpkit.domain.metadata.holds_missing): under keep, only those columns get a (missing) leaf or bucket
+    import dataclasses
+
+    flags = {m.name: m.missing for m in metas if m.missing is not None and m.name != target}
+    columns = {n: dataclasses.replace(c, holds_missing=flags[n])
+               if n in flags and isinstance(c, CategoricalColumn | NumericColumn) else c
+               for n, c in columns.items()}
     # a numeric column reads a non-number as missing, a date column a non-date (unparsable:
     # missing), which must then drop the row, never refuse the run on the exact data
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())

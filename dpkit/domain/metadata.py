@@ -30,6 +30,15 @@ cell's noisy count reaches τ_j, and
   of numbers and text decides, dates counting as text (a date must be established: a small date
   column is categorical, never numeric, which would read every date as missing). That is still
   ε-DP, but near a tie one record can tip it: declare the types of a small table.
+* a column *holds missing values* (:func:`holds_missing`: the learned schema's per-column
+  ``missing: true``, which under ``missing_policy: keep`` gives it a ``(missing)`` leaf or a
+  missing bucket) iff the sum of the noisy cells of the tokens learned in it and of its noisy
+  cells that the decided type cannot parse (a number column: dates and text; a date column:
+  numbers and text) reaches τ_j; else ``missing: false``, and its few missing values are read
+  as an unlisted value (the ``(other)`` leaf; a number's lowest interval). Post-processing of
+  the counts already drawn: no new spend. The tokens not learned in the column are left out of
+  the sum: a sum of many noisy cells is noisy enough to flag a column without missing values
+  (which would cost only a bucket, the behaviour before the flag, never privacy).
 
 The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
 it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
@@ -92,6 +101,8 @@ class ColumnMeta:
     epsilon: float = 0.0
     #: the stability threshold τ_j of the decisions
     threshold: int | None = None
+    #: missing values established from the noisy counts (:func:`holds_missing`); None: not learned
+    missing: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +203,8 @@ class Decision:
     kind: str
     integer: bool
     tokens: tuple[str, ...]
+    #: the noisy counts (token cells, then SHAPES), for :func:`holds_missing` once the type is final
+    noisy: tuple[int, ...] = ()
 
 
 def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
@@ -212,7 +225,20 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     pool = established or ["numeric", "categorical"]
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
     integer = frac < tau and (whole >= tau or whole > frac)
-    return Decision(kind, integer, learned_tokens)
+    return Decision(kind, integer, learned_tokens, tuple(int(x) for x in noisy))
+
+
+def holds_missing(dec: Decision, kind: str, tokens: Sequence[str], tau: int) -> bool:
+    """Does a column of type ``kind`` hold missing values, established from ``dec``'s noisy counts
+    (cells as :func:`shape_counts` over ``tokens``)? The noisy counts of the tokens learned in it
+    (``dec.tokens``) plus those of the cells ``kind`` reads as missing (``unparsable: missing``)
+    reach τ_j. Post-processing of counts already drawn (no ε spent; module docstring)."""
+    k = len(tokens)
+    whole, frac, date, text, zero = dec.noisy[k:k + 5]
+    unparsable = {"numeric": date + text, "date": whole + frac + zero + text,
+                  "timestamp": whole + frac + zero + text}.get(kind, 0)
+    learned = sum(n for t, n in zip(tokens, dec.noisy[:k], strict=True) if t in dec.tokens)
+    return learned + unparsable >= tau
 
 
 def resolve_declarations(columns: Sequence[str], target: str | None, declared: Declarations
@@ -350,7 +376,9 @@ def learn_metadata(
                                 declared=declared_parts,
                                 learned=tuple(p for p in parts if p != "integer" or final == "numeric"),
                                 epsilon=eps_j if dec is not None else 0.0,
-                                threshold=tau if dec is not None else None))
+                                threshold=tau if dec is not None else None,
+                                missing=(holds_missing(dec, final, cells, tau)  # type: ignore[arg-type]
+                                         if dec is not None else None)))
     token_columns: dict[str, list[str]] = {}
     if not tokens_declared:
         for name, dec in decisions.items():

@@ -119,8 +119,15 @@ class NumericCut:
         values (``missing_policy: keep``) starts as one value, the whole column (its interval and
         the missing values); its first split, like a taxonomy root's specialization into its
         children, gives the intervals and the bucket ``(missing)`` beside them. A function of the
-        public cut only."""
-        return self.column.missing and not self.apart
+        public cut only. A column whose learned schema did not establish missingness
+        (``holds_missing`` False) never sets it apart: its NaN stays in the lowest interval."""
+        return self.has_bucket and not self.apart
+
+    @property
+    def has_bucket(self) -> bool:
+        """Can the cut set a missing bucket apart? (``missing_policy: keep``, and not a learned
+        column without established missingness: :attr:`NumericColumn.holds_missing`.)"""
+        return self.column.missing and self.column.holds_missing is not False
 
     def bounds(self, i: int) -> tuple[float, float]:
         hi = self.edges[i + 1] if i + 1 < len(self.edges) else float(self.column.hi)
@@ -172,7 +179,7 @@ class NumericCut:
         if not pts or any(not lo < p < hi for p in pts) or sorted(set(pts)) != pts:
             raise ValueError(f"split points {pts} must lie strictly inside [{lo}, {hi}) in order")
         self.edges[i + 1 : i + 1] = pts
-        self.apart = self.apart or self.column.missing
+        self.apart = self.apart or self.has_bucket
         if self.nodes is not None:
             if children is None:
                 raise ValueError("a hierarchy interval splits into its children")
@@ -300,7 +307,7 @@ def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCu
             f"{format_value(col, col.hi)}] with contiguous intervals" if col.time is not None else
             f"{source}: cut of {col.name!r} must tile its bounds [{col.lo:g}, {col.hi:g}] with contiguous intervals"
         )
-    return NumericCut(col, [a for a, _ in pairs], None, apart=apart or (col.missing and len(pairs) > 1))
+    return NumericCut(col, [a for a, _ in pairs], None, apart=apart or (col.missing and col.holds_missing is not False and len(pairs) > 1))
 
 
 def column_points(col: NumericColumn, lo: float, hi: float, max_points: int) -> np.ndarray:

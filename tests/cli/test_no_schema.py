@@ -222,7 +222,7 @@ def test_one_stray_value_neither_flips_the_metadata_nor_fails_the_run(tmp_path: 
     schema = Path(f"{stem}.schema.yaml").read_text()
     # (points: the split beside 0 that the bounds' zero bonus may offer, docs/domain.md)
     assert re.search(r"amount: +\{type: numeric, bounds: \[[-\d]+, \d+\], integer: true, unparsable: missing"
-                     r"(, points: \[[^]]*\])?\}", schema)
+                     r"(, points: \[[^]]*\])?, missing: false\}", schema)  # one stray value: no bucket
     assert "\nmissing:" not in schema  # no token learned from one record
     report = json.loads(Path(f"{stem}.report.json").read_text())
     meta = report["parameters"]["metadata"]

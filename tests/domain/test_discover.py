@@ -74,19 +74,22 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     assert json.loads(rep.read_text()) == json.loads(dumps(s.report))
 
 
-def test_a_declared_missing_token_is_a_leaf_and_a_bucket_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
-    """Issue 36 item 3: under the learned keep policy a missing value is a value — the '(missing)'
-    leaf of a categorical column (not of the target), the bucket of a numeric one."""
+def test_a_rare_declared_missing_token_gets_no_leaf_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
+    """Issue 36 item 3: under the learned keep policy a missing value is a value, but only a
+    column whose noisy counts establish missingness gets the '(missing)' leaf or a bucket
+    (dpkit.domain.metadata.holds_missing): color's ten '?' are far below τ, so it has none and
+    they are read as its '(other)' leaf; no row is dropped for them."""
     s = learn(csv, missing=["?"])
     color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
     assert s.missing_policy == "keep" and s.missing_tokens == ("?",)
-    assert color.leaves[-1] == "(missing)" and income.missing_leaf is None and age.missing
-    assert "(missing)" not in s.yaml.split("\ncolumns:")[1]  # implied by keep, not listed
+    assert color.holds_missing is False and age.holds_missing is False and income.holds_missing is None
+    assert color.missing_leaf is None and income.missing_leaf is None and age.missing  # NaN kept, no bucket
+    assert "missing: false" in s.yaml.split("\ncolumns:")[1] and "(missing)" not in s.yaml.split("\ncolumns:")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = load(ReadOptions(csv), parse_schema(s.yaml, "s.yaml"))
     assert t.n_rows == 3000 - 1  # the '?' rows kept; the record of the unreleased class dropped
-    assert int(np.count_nonzero(t.columns["color"] == color.missing_code)) == 10
+    assert int(np.count_nonzero(t.columns["color"] == color.other_code)) == 19  # RARE, x9, the ten "?": as undeclared
 
 
 def test_a_rare_value_never_appears_anywhere(csv, tmp_path, capsys) -> None:  # noqa: ANN001
