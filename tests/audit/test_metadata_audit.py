@@ -84,7 +84,8 @@ def exact_counts(monkeypatch):  # noqa: ANN001, ANN201
         k = len(tokens)
         whole, frac, date, text = (int(noisy[k + i]) for i in range(4))
         kind = "numeric" if text == 0 and date == 0 else "categorical"
-        return metadata.Decision(kind, frac == 0, tuple(t for t, n in zip(tokens, noisy[:k], strict=True) if n > 0))
+        return metadata.Decision(kind, frac == 0, tuple(t for t, n in zip(tokens, noisy[:k], strict=True) if n > 0),
+                                 tuple(int(x) for x in noisy))
 
     monkeypatch.setattr(mechanisms, "discrete_laplace", no_noise)
     monkeypatch.setattr(metadata, "decide", draft_rule)
