@@ -30,7 +30,8 @@ cell's noisy count reaches τ_j, and
   of numbers and text decides, dates counting as text (a date must be established: a small date
   column is categorical, never numeric, which would read every date as missing). That is still
   ε-DP, but near a tie one record can tip it: declare the types of a small table.
-* a column *holds missing values* (:func:`holds_missing`: the learned schema's per-column
+* with the missing tokens learned (not declared), a column *holds missing values*
+  (:func:`holds_missing`: the learned schema's per-column
   ``missing: true``, which under ``missing_policy: keep`` gives it a ``(missing)`` leaf or a
   missing bucket) iff the sum of the noisy cells of the tokens learned in it and of its noisy
   cells that the decided type cannot parse (a number column: dates and text; a date column:
@@ -38,7 +39,10 @@ cell's noisy count reaches τ_j, and
   as an unlisted value (the ``(other)`` leaf; a number's lowest interval). Post-processing of
   the counts already drawn: no new spend. The tokens not learned in the column are left out of
   the sum: a sum of many noisy cells is noisy enough to flag a column without missing values
-  (which would cost only a bucket, the behaviour before the flag, never privacy).
+  (which would cost only a bucket, the behaviour before the flag, never privacy). With the
+  tokens declared there is no flag: every column keeps its ``(missing)`` cell, as a
+  hand-written schema does (the user said what missing is; a column holding a third of its
+  values missing can sit below τ_j on a small table).
 
 The metadata's ε comes out of the predictors' shares of the domain: the target keeps the share
 it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so that a small
@@ -377,8 +381,10 @@ def learn_metadata(
                                 learned=tuple(p for p in parts if p != "integer" or final == "numeric"),
                                 epsilon=eps_j if dec is not None else 0.0,
                                 threshold=tau if dec is not None else None,
+                                # declared tokens: the user says what missing is, every column
+                                # keeps its (missing) cell (no flag, as a hand-written schema)
                                 missing=(holds_missing(dec, final, cells, tau)  # type: ignore[arg-type]
-                                         if dec is not None else None)))
+                                         if dec is not None and not tokens_declared else None)))
     token_columns: dict[str, list[str]] = {}
     if not tokens_declared:
         for name, dec in decisions.items():

@@ -74,22 +74,31 @@ def test_learned_schema_is_a_private_schema_that_loads_the_data(csv, tmp_path) -
     assert json.loads(rep.read_text()) == json.loads(dumps(s.report))
 
 
-def test_a_rare_declared_missing_token_gets_no_leaf_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
-    """Issue 36 item 3: under the learned keep policy a missing value is a value, but only a
-    column whose noisy counts establish missingness gets the '(missing)' leaf or a bucket
-    (dpkit.domain.metadata.holds_missing): color's ten '?' are far below τ, so it has none and
-    they are read as its '(other)' leaf; no row is dropped for them."""
-    s = learn(csv, missing=["?"])
+def test_a_rare_missing_value_gets_no_leaf_and_its_rows_are_kept(csv) -> None:  # noqa: ANN001
+    """Issue 36 item 3: under the learned keep policy a missing value is a value, but with the
+    tokens learned only a column whose noisy counts establish missingness gets the '(missing)'
+    leaf or a bucket (dpkit.domain.metadata.holds_missing): color's ten '?' are far below τ, so
+    it has none and they are read as its '(other)' leaf; no row is dropped for them."""
+    s = learn(csv)
     color, income, age = s.columns["color"], s.columns["income"], s.columns["age"]
-    assert s.missing_policy == "keep" and s.missing_tokens == ("?",)
+    assert s.missing_policy == "keep" and s.missing_tokens == ()
     assert color.holds_missing is False and age.holds_missing is False and income.holds_missing is None
-    assert color.missing_leaf is None and income.missing_leaf is None and age.missing  # NaN kept, no bucket
+    assert color.missing_leaf is None and income.missing_leaf is None
     assert "missing: false" in s.yaml.split("\ncolumns:")[1] and "(missing)" not in s.yaml.split("\ncolumns:")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = load(ReadOptions(csv), parse_schema(s.yaml, "s.yaml"))
     assert t.n_rows == 3000 - 1  # the '?' rows kept; the record of the unreleased class dropped
-    assert int(np.count_nonzero(t.columns["color"] == color.other_code)) == 19  # RARE, x9, the ten "?": as undeclared
+    assert int(np.count_nonzero(t.columns["color"] == color.other_code)) == 19  # RARE, x9, the ten "?"
+
+
+def test_declared_missing_tokens_keep_every_columns_missing_cell(csv) -> None:  # noqa: ANN001
+    """With the tokens declared the user has said what missing is: no per-column flag, every
+    predictor keeps its '(missing)' leaf or bucket, as under a hand-written keep schema."""
+    s = learn(csv, missing=["?"])
+    assert s.missing_policy == "keep" and s.missing_tokens == ("?",)
+    assert all(c.holds_missing is None for c in s.columns.values() if hasattr(c, "holds_missing"))
+    assert "missing: false" not in s.yaml and s.columns["color"].missing_leaf is not None
 
 
 def test_a_rare_value_never_appears_anywhere(csv, tmp_path, capsys) -> None:  # noqa: ANN001
