@@ -120,7 +120,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
         *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
-           "    a value that is not an ISO date is read as missing (unparsable: missing)."]
+           "    bounds at most 3 years apart, with enough dates (a noisy count), are drawn again on the",
+           "    month starts inside them; a value that is not an ISO date is read as missing",
+           "    (unparsable: missing)."]
           if any(n.kind in ("date", "timestamp") for n in discovery.notes) else []),
         "DECLARED (public, as given; NOT protected):",
         "  - the column names, the target" + (f" ({target})" if target else "") + ";",
