@@ -85,9 +85,18 @@ class Clustering:
 
     @property
     def centres(self) -> np.ndarray:
-        """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
+        """The centroids as an ``(k, d)`` array, in :attr:`columns` order (a date column's ISO
+        coordinate as its day number)."""
+        import numpy as np
 
-        return self.centroids[self.columns].to_numpy(dtype=float)
+        from dpkit.data.dates import to_number
+
+        cols = []
+        for c in self.columns:
+            time = getattr(self._schema().columns.get(c), "time", None)
+            v = self.centroids[c]
+            cols.append([to_number(str(x), time) for x in v] if time is not None else v.to_numpy(dtype=float))
+        return np.asarray(cols, dtype=float).T.reshape(len(self.centroids), len(self.columns))
 
     def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
@@ -125,7 +134,7 @@ class Clustering:
 
 
 def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None,
-                  declared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
+                  declared: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
     data's own schema when one was given. With learned bounds (``declared``: the declared
     integer columns and tokens) a value that is not a number is missing and its row dropped.
@@ -134,7 +143,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
 
     if declared is not None:
         return Schema(
-            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0], unparsable="missing")
+            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0] or c in declared[2],
+                                      unparsable="missing", time="date" if c in declared[2] else None)
                      for c, lo, hi in zip(columns, lows, highs, strict=True)},
             path=source, missing_tokens=declared[1], missing_policy="drop")
 
@@ -206,6 +216,7 @@ def cluster(
     domain_share: float | None = None,
     integer: str | list[str] | None = None,
     missing: str | list[str] | None = None,
+    date: str | list[str] | None = None,
     seed: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
@@ -245,6 +256,12 @@ def cluster(
         bounds on the integer grid) and the missing-value tokens, declared (public). Either way
         a value that is not a number is read as missing and its row dropped, never refused (a
         refusal one record can cause would reveal it; docs/domain.md, "Types and missing tokens").
+    date : optional
+        When the bounds are learned: the columns of ISO dates (``YYYY-MM-DD``), declared
+        (public). Each is clustered as its day number (days since 1970-01-01), its bounds learned
+        on the calendar grid (docs/domain.md, "Dates"); a value that is not a date is missing
+        and its row dropped. The centroids give its coordinate as an ISO date (the report keeps
+        day numbers). With a schema, its ``type: date`` columns are read the same way.
     domain_share : float, optional
         With neither bounds nor a schema (nor ``allow_data_bounds``), the share of ε (default
         0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
@@ -296,7 +313,7 @@ def cluster(
 
     spark = engine_name(engine) == "spark"
     share = _learn_share(source, domain_share)
-    declared = _declared(columns, share, integer, missing)
+    declared = _declared(columns, share, integer, missing, date)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
     run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
@@ -342,7 +359,7 @@ def cluster(
     with run:
         if share is not None:
             resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run,
-                                     declared[0] if declared else ())
+                                     declared[0] if declared else (), declared[2] if declared else ())
             schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
             if points is None:  # Spark: the cached points clipped to the learned box (no second read)
                 frame = frame.clipped(schema_pts)
@@ -353,7 +370,7 @@ def cluster(
         centres = np.asarray(model.cluster_centers_, dtype=float)
         # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
         # listed in the report's release.not_private_outputs (docs/cluster.md)
-        table = pd.DataFrame(centres, columns=columns)
+        table = _as_dates(pd.DataFrame(centres, columns=columns), schema_pts)
         table.insert(0, label, np.arange(len(centres)))
         buckets = _histogram(model, columns, mark) if algorithm in ("dpqt", "eug") else None
         result = Clustering(table, {}, columns, buckets, label, schema_pts)
@@ -401,24 +418,35 @@ def _learn_share(source: str, domain_share: Any) -> float | None:
     return check_share(BOUNDS_SHARE if domain_share is None else domain_share)
 
 
-def _declared(columns: list[str], share: float | None, integer: Any, missing: Any
-              ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """(integer columns, missing tokens) declared for learned bounds; None when the bounds are
-    given (then neither may be)."""
+def _declared(columns: list[str], share: float | None, integer: Any, missing: Any, date: Any = None
+              ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """(integer columns, missing tokens, date columns) declared for learned bounds; None when the
+    bounds are given (then none may be)."""
     from dpkit.domain.metadata import declared_tokens, names
 
     if share is None:
-        for name, value in (("integer", integer), ("missing", missing)):
+        for name, value in (("integer", integer), ("missing", missing), ("date", date)):
             if value is not None:
                 raise DpkitUsageError(f"{name} applies only when the bounds are learned (no bounds and no schema)",
                                       param=name)
         return None
     tokens = declared_tokens("none" if missing is None else missing) or ()
-    return tuple(names(integer, "integer", columns)), tokens
+    return tuple(names(integer, "integer", columns)), tokens, tuple(names(date, "date", columns))
+
+
+def _as_dates(table: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """The centroids with each date/timestamp column's coordinate as ISO text (post-processing)."""
+    from dpkit.data.dates import format_time
+
+    for c in table.columns:
+        time = getattr(schema.columns.get(c), "time", None)
+        if time is not None:
+            table[c] = [format_time(float(x), time) for x in table[c]]
+    return table
 
 
 def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
-                  integer: tuple[str, ...] = ()) -> tuple[Any, Any]:
+                  integer: tuple[str, ...] = (), date: tuple[str, ...] = ()) -> tuple[Any, Any]:
     """Learn the bounds inside ``run`` (``epsilon`` of it) by the domain discovery every run
     without a schema uses (:func:`dpkit.domain.discover.discover`: numeric columns, equal
     shares of ε, bounds only — pure ε), with cluster's firmer prior. ``data``: the points (an
@@ -436,7 +464,9 @@ def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
         answers = data.many([("value_counts", c, [], ()) for c in columns])
         profiles = {c: Profile.of(np.asarray(v, dtype=np.float64), np.asarray(n, dtype=np.int64).reshape(-1))
                     for c, (v, n) in zip(columns, answers, strict=True)}
-    found = discover([ColumnMeta(c, "numeric", integer=c in integer) for c in columns], {}, profiles, target=None,
+    metas = [ColumnMeta(c, "date", integer=True, given=True, declared=("type",)) if c in date
+             else ColumnMeta(c, "numeric", integer=c in integer) for c in columns]
+    found = discover(metas, {}, profiles, target=None,
                      tokens=(),
                      epsilon=epsilon, delta=0.0, rng=run.rng, accountant=run.accountant,
                      options=DomainOptions(bound_prior=BOUND_PRIOR))

@@ -472,7 +472,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
                                    bounds=None if self.bounds is None else list(self.bounds),
                                    domain_share=self.domain_share, algorithm="dpqt", seed=self.random_state,
                                    ledger=booking(self.ledger, X), **options)
-        self.cluster_centers_ = self.clustering_.centroids[columns].to_numpy(dtype=float)
+        self.cluster_centers_ = self.clustering_.centres
         self.report_ = self.clustering_.report
         note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.n_features_in_ = len(columns)

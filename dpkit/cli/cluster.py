@@ -56,6 +56,9 @@ ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estim
 @click.option("--missing", default=None, metavar="TOKENS",
               help="With learned bounds: the missing-value token(s), comma-separated; any value that is not "
               "a number is read as missing (its row dropped) either way.")
+@click.option("--date", default=None, metavar="A,B",
+              help="With learned bounds: columns of ISO dates (YYYY-MM-DD), clustered as day numbers; "
+              "centroids written as dates.")
 @click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
               help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
 @click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
@@ -93,5 +96,6 @@ def command(ctx: click.Context, **params: object) -> None:
                 k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
                 algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
                 domain_share=p.get("domain_share"), integer=p.get("integer"), missing=p.get("missing"),
+                date=p.get("date"),
                 histogram=p["histogram"], assign=p["assign_out"],
                 config=p["config"], output_delimiter=output_delimiter())

@@ -168,9 +168,8 @@ def test_forest_and_cluster_read_a_date_as_its_day_number(files):
     code, _, err = invoke(["cluster", files["train"], "--schema", files["schema"], "--columns", "signup_date",
                            "-k", "2", "--epsilon", "1", "--seed", "1", "-o", out])
     assert code == 0, err
-    centres = [float(r["signup_date"]) for r in csv.DictReader(open(out))]
-    lo, hi = (dt.date(y, 1, 1).toordinal() - dt.date(1970, 1, 1).toordinal() for y in (2019, 2025))
-    assert all(lo <= c <= hi for c in centres)  # days since 1970, inside the schema's bounds
+    centres = [r["signup_date"] for r in csv.DictReader(open(out))]
+    assert all("2019-01-01" <= c <= "2025-01-01" and dt.date.fromisoformat(c) for c in centres)  # ISO, in bounds
 
 
 def test_validate_and_kanon_read_date_columns(files, monkeypatch):
@@ -246,3 +245,36 @@ def test_cli_warns_of_a_declared_date_column_with_no_iso_date(files):
     assert code == 0, err
     lines = [x for x in err.splitlines() if "ISO 8601" in x]
     assert len(lines) == 1 and lines[0].startswith("dpkit: warning: column 'd'") and "(--date)" in lines[0]
+
+
+def test_cluster_date_learns_calendar_bounds_and_writes_iso_centroids(files):
+    """cluster --date: the date is clustered as its day number with bounds learned on the
+    calendar grid (a domain step), and the centroids are ISO dates; --date needs learned bounds."""
+    out = str(Path(files["tmp"]) / "cd.csv")
+    code, _, err = invoke(["cluster", files["train"], "--columns", "signup_date", "--date", "signup_date", "-k", "2",
+                           "--epsilon", "1", "-o", out])
+    assert code == 0, err
+    centres = [r["signup_date"] for r in csv.DictReader(open(out))]
+    assert len(centres) == 2 and all("2015-01-01" <= dt.date.fromisoformat(c).isoformat() <= "2030-01-01"
+                                     for c in centres)
+    report = json.loads(Path(out).with_suffix(".report.json").read_text())
+    steps = [s["step"] for s in report["spends"]]
+    assert any(s.startswith("domain: signup_date bounds") for s in steps)
+    lo, hi = report["parameters"]["bounds"][0]
+    first = dt.date(1970, 1, 1).toordinal()
+    assert dt.date.fromordinal(first + int(lo)).day == 1 and dt.date.fromordinal(first + int(hi)).day == 1
+    code, _, err = invoke(["cluster", files["train"], "--columns", "signup_date", "--date", "signup_date", "-k", "2",
+                           "--bounds", "0:20000", "--epsilon", "1", "-o", out])
+    assert code != 0 and "--date applies only when the bounds are learned" in err and "Traceback" not in err
+
+
+def test_the_library_cluster_date_keyword(files):
+    import dpkit
+
+    res = dpkit.cluster(files["train"], columns=["signup_date"], date=["signup_date"], k=2, epsilon=1, seed=None)
+    assert all(isinstance(c, str) and dt.date.fromisoformat(c) for c in res.centroids["signup_date"])
+    days = res.centres[:, 0]
+    assert all(dt.date.fromordinal(dt.date(1970, 1, 1).toordinal() + int(d)).isoformat() == c
+               for d, c in zip(days, res.centroids["signup_date"], strict=True))
+    labels = res.assign(files["test"])
+    assert len(labels) == 400 and labels[res.label].notna().all()
