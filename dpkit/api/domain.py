@@ -247,20 +247,23 @@ def learn_schema(
         from dpkit.engine.string_frame import NumpyStringFrame
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
-    summaries = profile.summarize(data)
+    header = [str(c) for c in data.header]
     if keep is not None:
         from dpkit.domain.metadata import names
 
-        kept = set(names(keep, "columns", list(summaries)))
-        ignore = [*names(ignore, "ignore", list(summaries)),
-                  *(c for c in summaries if c not in kept and c != target)]
+        kept = set(names(keep, "columns", header))
+        ignore = [*names(ignore, "ignore", header),
+                  *(c for c in header if c not in kept and c != target)]
         # a declaration of a column the run leaves out is moot (checked against the header all the same)
-        numeric, categorical, integer, date = ([c for c in names(v, p, list(summaries)) if c in kept or c == target]
+        numeric, categorical, integer, date = ([c for c in names(v, p, header) if c in kept or c == target]
                                                for v, p in ((numeric, "numeric"), (categorical, "categorical"),
                                                             (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds)
+    # a column the run ignores (declared, left out by keep, or an ID by its name) is never
+    # summarized: an ID column's distinct values were as many Python strings as rows
+    summaries = _summaries(data, header, target, declared)
     # the target keeps the share of ε it would have with every type declared: the metadata's ε
     # comes out of the predictors' shares (a small table's rarest class must still clear its
     # threshold; docs/domain.md, "Types and missing tokens"). Public: the declarations only.
@@ -277,6 +280,21 @@ def learn_schema(
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None)
     return Learned(disc.schema, disc, meta)
+
+
+def _summaries(data: Any, header: list[str], target: str | None, declared: Any) -> dict[str, Any]:
+    """Every column's summary (:func:`dpkit.domain.profile.summarize`), in header order, but an
+    empty one for each column the metadata step skips as ignored (a declared ``ignore`` or, with
+    no type declared, a name that looks like an ID: :func:`dpkit.domain.metadata.learn_metadata`)."""
+    import numpy as np
+
+    from dpkit.domain import profile
+    from dpkit.domain.metadata import looks_like_id, resolve_declarations
+
+    given = resolve_declarations(header, target, declared)[0]
+    skip = {c for c in header if c != target and (given.get(c) == "ignore" or (c not in given and looks_like_id(c)))}
+    got = profile.summarize(data, [c for c in header if c not in skip])
+    return {c: got[c] if c in got else profile.Summary((), np.zeros(0, dtype=np.int64)) for c in header}
 
 
 def _target_share(columns: list[str], target: str | None, declared: Any, epsilon: float,
