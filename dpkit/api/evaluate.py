@@ -63,7 +63,9 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
     opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
-    df = read_table(opts)
+    # only the columns used, by Arrow as codes of their distinct strings (not a Python string a
+    # cell); the whole table, exactly, when the header lacks one (the errors name what it has)
+    df = read_table(opts, categorical=True, columns=[*cols, *([labels] if labels else [])])
     points = numeric_columns(df, cols, opts.name)
     cents = numeric_columns(cdf, cols, centroids)
     other = numeric_columns(read_csv(compare), cols, compare) if compare else None
