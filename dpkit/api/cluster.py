@@ -309,8 +309,8 @@ def cluster(
     raw = first = None
     if spark:
         if assign_out:
-            from dpkit.engine.spark_frame import session
-            from dpkit.engine.spark_write import check_output
+            from dpkit.engine.spark.session import session
+            from dpkit.engine.spark.write import check_output
 
             check_output(session(spark_master), assign_out)  # before any ε is spent
         from dpkit.engine import load
@@ -325,7 +325,7 @@ def cluster(
         if points is not None:
             resolved = data_bounds(points)
         else:
-            from dpkit.engine.spark_rows import extremes
+            from dpkit.engine.spark.rows import extremes
 
             # the same min and max as the numpy engine's (one Spark aggregation): NOT private
             resolved = data_bounds(extremes(frame, columns))
@@ -362,7 +362,7 @@ def cluster(
         if hist is not None:
             write_csv(buckets, hist)
         if assign_out and spark:
-            from dpkit.engine.spark_rows import label_rows
+            from dpkit.engine.spark.rows import label_rows
             from dpkit.kmeans.assign import Assigner
 
             label_rows(frame, read_options(data, **reading), Assigner(schema_pts, columns, centres, label,

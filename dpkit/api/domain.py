@@ -192,7 +192,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
     if not spark:  # the columnar reader: codes and the distinct strings, no string per cell
         yield load_strings(options, None), options.name, first_line(options)
         return
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
 
     frame = load_spark_strings(options, None, master=spark_master)
     try:
@@ -509,7 +509,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
     distinct strings; on Spark its rows stay on the executors): the discovery's exact counts
     are counts of those codes, and the codes are then encoded against the learned schema by a
     load's own encoder (:meth:`~dpkit.engine.string_frame.NumpyStringFrame.encode`,
-    :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`), so what the step adds to
+    :meth:`~dpkit.engine.spark.strings.SparkStringFrame.encode`), so what the step adds to
     memory grows with the distinct values, not the rows. Both engines see the same distinct
     values in the same order, so a keyed run learns the same schema on either.
     """

@@ -170,9 +170,10 @@ def _named_schema(params: dict[str, Any], where: str) -> str:
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
            master: str | None) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
-    from dpkit.engine.spark_frame import load_spark, session
-    from dpkit.engine.spark_rows import raw_input
-    from dpkit.engine.spark_write import check_output, write_rows
+    from dpkit.engine.spark.read import load_spark
+    from dpkit.engine.spark.rows import raw_input
+    from dpkit.engine.spark.session import session
+    from dpkit.engine.spark.write import check_output, write_rows
     from dpkit.release.generalized import Generalizer
 
     if opts.path == "-":

@@ -222,8 +222,8 @@ def kanon_select(
         else:
             opts = read_options(data, **reading)
             if spark and out is not None:
-                from dpkit.engine.spark_frame import session
-                from dpkit.engine.spark_write import check_output
+                from dpkit.engine.spark.session import session
+                from dpkit.engine.spark.write import check_output
 
                 check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
             frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name

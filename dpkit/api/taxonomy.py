@@ -228,8 +228,8 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
                                                                           delimiter=delimiter))
     name = "<stdin>" if opts.path == "-" else opts.path
     if engine_name(engine) == "spark":
-        from dpkit.engine.spark_frame import session
-        from dpkit.engine.spark_rows import coverage
+        from dpkit.engine.spark.rows import coverage
+        from dpkit.engine.spark.session import session
 
         if opts.path == "-":
             raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")

@@ -370,7 +370,7 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
     code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
     when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
     column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
-    reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
+    reader and the Spark engine's executors (``dpkit.engine.spark.encode``).
     """
     if index is None:
         index = leaf_index(col)

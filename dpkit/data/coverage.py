@@ -2,7 +2,7 @@
 
 One scan rule, :func:`batch_coverage`, serves both engines: the numpy engine applies it to the
 whole table (:func:`check_coverage`), the Spark engine to every batch and adds the batches up
-(:func:`dpkit.engine.spark_rows.coverage`), so the two cannot drift apart.
+(:func:`dpkit.engine.spark.rows.coverage`), so the two cannot drift apart.
 Exact counts here are for the data owner's eyes, never for a report.
 """
 

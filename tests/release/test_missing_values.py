@@ -197,7 +197,7 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
     the (missing) leaf, NaN in the bucket, no row dropped."""
     pa = pytest.importorskip("pyarrow")
     from dpkit.data.columnar import leaf_index
-    from dpkit.engine import spark_frame as sf
+    from dpkit.engine.spark import encode as sf
 
     s = parse_schema(KEEP)
     df = rows(200)

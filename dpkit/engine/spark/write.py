@@ -209,7 +209,7 @@ def _run_write(spark: Any, writer: Callable[[], None]) -> None:
     Interrupted (Ctrl-C): Spark's jobs are cancelled, so that no task writes on."""
     import time
 
-    from dpkit.engine.spark_frame import STATS, _data_error
+    from dpkit.engine.spark.session import STATS, _data_error
 
     start = time.perf_counter()
     try:
@@ -267,7 +267,7 @@ def _write_file(spark: Any, df: Any, render: Callable[[Any], Any], columns: Sequ
         _run_write(spark, lambda: job.write.option("lineSep", "\n").text(parts.resolve().as_uri()))
         import time
 
-        from dpkit.engine.spark_frame import STATS
+        from dpkit.engine.spark.session import STATS
 
         start = time.perf_counter()
         with atomic_output(local if output != "-" else "-", binary=True, mode=mode) as fh:
