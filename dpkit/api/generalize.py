@@ -100,9 +100,10 @@ def generalize(
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
+    from dpkit.data.encode import encode
     from dpkit.data.output import write_csv
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, load
+    from dpkit.data.table import load
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
@@ -170,8 +171,7 @@ def _named_schema(params: dict[str, Any], where: str) -> str:
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
            master: str | None) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
-    from dpkit.engine.spark.read import load_spark
-    from dpkit.engine.spark.rows import raw_input
+    from dpkit.engine.spark.read import load_spark, raw_input
     from dpkit.engine.spark.session import session
     from dpkit.engine.spark.write import check_output, write_rows
     from dpkit.release.generalized import Generalizer

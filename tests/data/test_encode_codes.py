@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode, encode_codes
+from dpkit.data.table import encode_codes
 from dpkit.errors import DataError
 
 SCHEMA_TEXT = """\

@@ -15,8 +15,8 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
+from dpkit.data.encode import encode  # noqa: E402
 from dpkit.data.schema import CategoricalColumn, load_schema  # noqa: E402
-from dpkit.data.table import encode  # noqa: E402
 from dpkit.engine.spark import encode as spark_encode  # noqa: E402
 from dpkit.engine.spark import frame as spark_frame  # noqa: E402
 from dpkit.engine.spark import packed as spark_packed  # noqa: E402
@@ -27,7 +27,7 @@ COLS = ["age", "workclass", "hours-per-week", "income"]
 
 
 def _fast(schema, values: dict[str, list]):
-    from dpkit.data.columnar import leaf_index
+    from dpkit.data.encoded import leaf_index
 
     cols = [schema.columns[c] for c in COLS]
     batch = pa.RecordBatch.from_arrays([pa.array(values[c], pa.string()) for c in COLS], names=COLS)

@@ -2,7 +2,7 @@
 
 Spark reads the input itself (CSV with the dialect of :class:`~dpkit.data.source.ReadOptions`,
 or Parquet; any path or URI Spark reads). Each batch of rows is encoded on the executors by
-the *same* function as the numpy engine (:func:`dpkit.data.table.encode`: leaf codes from the
+the *same* function as the numpy engine (:func:`dpkit.data.encode.encode`: leaf codes from the
 schema's public taxonomy, numbers clipped to the public bounds), and each primitive evaluates
 its keys with the same :func:`dpkit.engine.keys.evaluate` inside ``mapInArrow``, adds the
 counts of a batch up, and lets Spark add the partial counts by key (``groupBy().sum()``).

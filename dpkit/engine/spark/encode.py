@@ -2,7 +2,7 @@
 
 :func:`encoding` builds the per-partition function shipped to the executors: each Arrow batch
 takes the columnar path first (:func:`_fast_batch`), and a batch with anything unusual in it
-is encoded again by the exact :func:`dpkit.data.table.encode` (:func:`_exact_batch`), so
+is encoded again by the exact :func:`dpkit.data.encode.encode` (:func:`_exact_batch`), so
 errors and warnings are the numpy engine's own; each encoded batch is packed
 (:mod:`.packed`). :func:`_clip_warnings` adds the batches' clipping counts up on the driver.
 """
@@ -34,7 +34,7 @@ def encoding(schema: Schema, wanted: list[str], source: str) -> tuple[list[str],
 
 def _code_type(n_leaves: int) -> str:
     """The Spark type of leaf codes: the numpy engine's code dtype (int8 for most columns)."""
-    from dpkit.data.columnar import code_dtype
+    from dpkit.data.encoded import code_dtype
 
     return {1: "tinyint", 2: "smallint", 4: "int"}.get(code_dtype(n_leaves).itemsize, "bigint")
 
@@ -44,11 +44,11 @@ def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[boo
 
     Each Arrow batch takes the columnar path first (:func:`_fast_batch`: the numpy engine's
     Arrow reader's dictionary → leaf-code table, numbers by Arrow's cast); a batch with
-    anything unusual in it is encoded again by the exact :func:`dpkit.data.table.encode`
+    anything unusual in it is encoded again by the exact :func:`dpkit.data.encode.encode`
     (:func:`_exact_batch`), so errors and warnings are the numpy engine's own.
     """
     from dpkit.console import owner_watching
-    from dpkit.data.columnar import code_dtype, leaf_index
+    from dpkit.data.encoded import code_dtype, leaf_index
 
     # executors are not the user's terminal: their error messages take the driver's form
     watching = owner_watching()
@@ -61,7 +61,7 @@ def _encoder(schema: Schema, wanted: list[str], fields: list[str], cat: list[boo
     def encode_stream(batches: Iterator[Any], pid: int, rows_before: Any = None) -> Iterator[Any]:
         """Partition ``pid``'s batches of raw columns (``wanted``'s order) → encoded batches."""
         from dpkit.console import set_verbose
-        from dpkit.data.columnar import clip_message
+        from dpkit.data.encoded import clip_message
 
         seen = 0  # rows of this partition read so far (kept or not)
         kept = 0
@@ -93,7 +93,7 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
     """One Arrow batch encoded column by column in C, or None when it needs the exact path.
 
     Categorical strings: Arrow dictionary-encodes the batch, and the few distinct values go
-    through :func:`dpkit.data.columnar.leaf_lut` (the numpy engine's Arrow reader's table).
+    through :func:`dpkit.data.encoded.leaf_lut` (the numpy engine's Arrow reader's table).
     Numbers: Arrow's string → float64 cast, which accepts a subset of what Python's
     ``float`` does and gives the same double. A value outside the taxonomy, one that does not
     cast, a non-finite number, a missing token under ``missing_policy: error``, whitespace
@@ -103,7 +103,7 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dpkit.data.columnar import leaf_lut
+    from dpkit.data.encoded import leaf_lut
 
     n = batch.num_rows
     missing = np.zeros(n, dtype=bool)
@@ -183,13 +183,13 @@ def _finite(text: str) -> bool:
 
 def _exact_batch(batch: Any, schema: Schema, wanted: list[str], source: str, watching: bool, pid: int,
                  seen: int, rows_before: Any = None) -> tuple[list[np.ndarray], int, list[str]]:
-    """One Arrow batch through the numpy engine's exact :func:`dpkit.data.table.encode`:
+    """One Arrow batch through the numpy engine's exact :func:`dpkit.data.encode.encode`:
     its error (line numbered in the partition) or (columns, rows dropped, clip warnings)."""
     import pandas as pd
     import pyarrow as pa
 
     from dpkit.console import set_verbose
-    from dpkit.data.table import encode
+    from dpkit.data.encode import encode
 
     data = {}
     for i, c in enumerate(wanted):
@@ -248,7 +248,7 @@ def _clip_warnings(messages: list[str], source: str) -> list[str]:
         return [private(f"{source}: clipped {n} value(s) of {col} to the public bounds {rest}",
                         f"{source}: clipped values of {col} to the public bounds {rest}")
                 for (col, rest), n in total.items()]
-    # several columns: one line naming them all, as dpkit.data.columnar.clips_warning writes it
+    # several columns: one line naming them all, as dpkit.data.encoded.clips_warning writes it
     cols = ", ".join(col for col, _ in total)
     bounds = ", ".join(rest.rsplit(" of ", 1)[0] for _, rest in total)
     where = next(iter(total))[1].rsplit(" of ", 1)[-1]

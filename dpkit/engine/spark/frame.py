@@ -104,7 +104,7 @@ class SparkFrame:
         self.offsets = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self.n_rows = int(kept.sum())
         if dropped:
-            from dpkit.data.columnar import dropped_message
+            from dpkit.data.encoded import dropped_message
 
             warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning)
         for text in _clip_warnings(clips, self.source):  # one, naming every clipped column

@@ -4,7 +4,8 @@
 executors themselves, in byte ranges, with Arrow's CSV reader (:func:`_split_reader`; what the
 numpy engine's fast reader does); anything else (a URI, a directory, Parquet, quotes or bytes
 that are not UTF-8) by Spark's own reader (:func:`_read`). Either way each batch is encoded
-by :mod:`.encode`.
+by :mod:`.encode`. :func:`raw_input` is the input as Spark reads it, every column, for the
+jobs on rows (:mod:`.rows`, :mod:`.strings`, ``generalize``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,19 @@ def _is_dir(path: str) -> bool:
     return "://" not in str(path) and os.path.isdir(str(path))
 
 
+def raw_input(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
+    """The raw input on Spark (all columns), its column names, and whether it is Parquet."""
+    path = str(options.path).rstrip("/").lower()
+    parquet = (options.fmt or ("parquet" if path.endswith((".parquet", ".pq")) or _is_dir(options.path)
+                               else "csv")) == "parquet"
+    try:
+        df, names = _read(spark, options)
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{options.name}: cannot read with Spark: {msg}") from None
+    return df, [str(n).strip() for n in names], parquet  # the numpy reader strips names too
+
+
 def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = None, *,
                master: str | None = None, spark: Any = None) -> SparkFrame:
     """Read and encode ``columns`` on Spark; returns a :class:`SparkFrame`.
@@ -72,7 +86,7 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
     its line number is exact for a local file and for the first partition of another single
     file, and is otherwise the row's position inside its Spark partition (said in the message).
     """
-    from dpkit.data.table import resolve
+    from dpkit.data.dialect import resolve
 
     if options.path == "-":
         raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
@@ -119,7 +133,7 @@ def _check_header(names: list[str], schema: Schema, wanted: list[str], source: s
     with encode's own messages: it checks the header before any row."""
     import pandas as pd
 
-    from dpkit.data.table import encode
+    from dpkit.data.encode import encode
 
     encode(pd.DataFrame({c: pd.Series([], dtype=object) for c in names}), schema, wanted, source=source)
 
@@ -140,10 +154,9 @@ def _local_csv(options: Any) -> tuple[list[str], int, int] | None:
     ranges on the executors; None: Spark's CSV reader reads it (a URI, a directory, Parquet,
     an encoding other than UTF-8/ASCII, a header with quotes or none found in the first bytes).
 
-    The header is the numpy engine's (``dpkit.data.table._quick_header``: stripped, checked).
+    The header is the numpy engine's (``dpkit.data.dialect._quick_header``: stripped, checked).
     """
-    from dpkit.data.columnar import SAMPLE_BYTES, is_parquet
-    from dpkit.data.table import _quick_header
+    from dpkit.data.dialect import SAMPLE_BYTES, _quick_header, is_parquet
 
     path = str(options.path)
     if "://" in path or not os.path.isfile(path) or is_parquet(options):

@@ -15,23 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.engine.spark.read import raw_input
 from dpkit.errors import DataError
-
-
-def raw_input(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
-    """The raw input on Spark (all columns), its column names, and whether it is Parquet."""
-    from dpkit.engine.spark.read import _is_dir, _read
-
-    path = str(options.path).rstrip("/").lower()
-    parquet = (options.fmt or ("parquet" if path.endswith((".parquet", ".pq")) or _is_dir(options.path)
-                               else "csv")) == "parquet"
-    try:
-        df, names = _read(spark, options)
-    except Exception as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{options.name}: cannot read with Spark: {msg}") from None
-    return df, [str(n).strip() for n in names], parquet  # the numpy reader strips names too
-
 
 # --------------------------------------------------------------------------- cluster
 
@@ -75,7 +60,7 @@ def label_rows(frame: Any, options: Any, labeller: Any, column: str, output: str
 
 
 def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_listed: int = 5) -> tuple[Any, list[str]]:
-    """``taxonomy validate``'s scan on Spark: (a :class:`~dpkit.data.table.Coverage` equal to
+    """``taxonomy validate``'s scan on Spark: (a :class:`~dpkit.data.coverage.Coverage` equal to
     the numpy engine's, the column names). One job: every batch lists its uncovered values
     (first row, count), values out of bounds and rows with a missing token; Spark groups
     them by (column, value) and keeps, per column, the first ``max_listed`` values by first
@@ -170,4 +155,4 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     return cov, names
 
 
-__all__ = ["coverage", "extremes", "label_rows", "raw_input"]
+__all__ = ["coverage", "extremes", "label_rows"]

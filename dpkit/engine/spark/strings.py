@@ -232,14 +232,14 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from dpkit.engine.spark.rows import raw_input
+    from dpkit.engine.spark.read import raw_input
     from dpkit.engine.spark.write import raw_strings
 
     if not hasattr(options, "path"):
         raise DpkitUsageError("the Spark engine reads files or URIs, not a pandas DataFrame", param="engine")
     if options.path == "-":
         raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
-    from dpkit.data.table import resolve
+    from dpkit.data.dialect import resolve
 
     options = resolve(options)
     spark = spark or session(master)

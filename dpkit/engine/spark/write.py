@@ -61,7 +61,7 @@ def raw_strings(batch: Any, names: Sequence[str], parquet: bool) -> Any:
     """An Arrow batch of the raw input as the numpy engine reads it: a DataFrame of strings.
 
     CSV (:func:`dpkit.data.table.read_table`): every field stripped, an empty field ''.
-    Parquet (:func:`dpkit.data.columnar.read_parquet_strings`): floats written as a CSV
+    Parquet (:func:`dpkit.data.parquet.read_parquet_strings`): floats written as a CSV
     writer of integers would (39.0 → '39'), other types cast to string, nulls ''.
     """
     import numpy as np
