@@ -30,7 +30,7 @@ __all__ = ["EncodedTable", "encode", "first_line", "read_raw", "resolve"]  # def
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data import columnar
+    from dpkit.data import codes
     from dpkit.data.source import ReadOptions
 
 
@@ -70,25 +70,25 @@ def read_table(options: ReadOptions, *, require_rows: bool = True, categorical: 
     ``categorical``, the columns the caller uses; when the header has them all, only those
     are read (in header order); otherwise (and on the exact path) every column is.
     """
-    from dpkit.data import columnar, parquet
+    from dpkit.data import codes, parquet
 
     if is_parquet(options):
         return parquet.read_parquet_strings(options)
     if categorical:
         got = read_codes(options, columns)
         if got is not None:
-            return columnar.categorical_frame(got)
+            return codes.categorical_frame(got)
     raw, text, header, delimiter = _read_text(options)
     return _parse_strings(options.name, raw, text, header, options.encoding, delimiter, require_rows,
                           has_header=options.header)
 
 
-def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> columnar.Codes | None:
+def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> codes.Codes | None:
     """The table as codes of each column's distinct (stripped) strings, read by Arrow
-    (:func:`dpkit.data.columnar.read_codes`: no Python string per cell), or None when only
+    (:func:`dpkit.data.codes.read_codes`: no Python string per cell), or None when only
     the exact path reads it (Parquet, stdin, whitespace to strip, a ragged row, …).
     ``columns``: as :func:`read_table`'s with ``categorical``."""
-    from dpkit.data import columnar
+    from dpkit.data import codes
 
     if options.path == "-" or is_parquet(options):
         return None
@@ -97,7 +97,7 @@ def read_codes(options: ReadOptions, columns: Sequence[str] | None = None) -> co
     if header is None:
         return None
     usable = columns is not None and all(c in header for c in columns)
-    return columnar.read_codes(fixed, header, columns if usable else None)
+    return codes.read_codes(fixed, header, columns if usable else None)
 
 
 def column_names(options: ReadOptions) -> list[str]:

@@ -1,5 +1,6 @@
-"""The columnar load path (dpkit/data/columnar.py, dialect.py, parquet.py): dialect sniffing, headerless files,
-Parquet in and out, several missing tokens, compact codes, and quiet loader messages."""
+"""The columnar load path (dpkit/data/columnar.py, codes.py, dialect.py, parquet.py): dialect
+sniffing, headerless files, Parquet in and out, several missing tokens, compact codes, and quiet
+loader messages."""
 
 from __future__ import annotations
 
@@ -473,7 +474,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     same (first-seen) order, and the same codes as unifying the whole file's dictionaries."""
     import pandas as pd
 
-    from dpkit.data import columnar
+    from dpkit.data import codes, columnar
 
     rng = np.random.default_rng(5)
     n = 3000
@@ -482,7 +483,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     y = rng.choice(["no", "yes"], n)
     p = write(tmp_path, "a,n,y\n" + "".join(f"{x},{m},{z}\n" for x, m, z in zip(a, num, y, strict=True)))
     monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 2048)  # many chunks, parsed in parallel
-    monkeypatch.setattr(columnar, "JOIN_BLOCKS", 3)
+    monkeypatch.setattr(codes, "JOIN_BLOCKS", 3)
     df = read_table(ReadOptions(str(p), delimiter=","), categorical=True)
     old = _old_read_categorical(p)
     for c in ("a", "n", "y"):
