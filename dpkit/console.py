@@ -4,23 +4,17 @@ Messages that quote the private data — how many rows were dropped or clipped, 
 with its line number — are for the person running dpkit, not for a log file that cron keeps.
 :func:`private` gives the exact text when stderr is a terminal or the data owner asked for it
 (:func:`set_verbosity`; the command line's verbose flag), and the same message without the
-numbers otherwise, ending in :data:`DETAIL_HINT` (which the command line replaces with its
+numbers otherwise, ending in :data:`dpkit.errors.DETAIL_HINT` (which the command line replaces with its
 own flag). Library callers get the quiet form unless they opt in.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
+
+from dpkit.errors import DETAIL_HINT
 
 _VERBOSE = False
-_QUIET = False
-
-
-#: how a message without the private detail says where the detail is (Python's words; the
-#: command line writes its own flag in its place, dpkit.cli.boundary.cli_message)
-DETAIL_HINT = " (dpkit.set_verbosity(True) shows the detail)"
 
 
 def set_verbose(value: bool) -> None:
@@ -39,16 +33,6 @@ def set_verbosity(verbose: bool = True) -> None:
     >>> dpkit.set_verbosity(False)
     """
     set_verbose(verbose)
-
-
-def set_quiet(value: bool) -> None:
-    """No progress or warnings on stderr (errors, and a release that is not private, still show)."""
-    global _QUIET
-    _QUIET = bool(value)
-
-
-def quiet() -> bool:
-    return _QUIET
 
 
 def verbose() -> bool:
@@ -72,32 +56,3 @@ def private(exact: str, summary: str) -> str:
     if owner_watching():
         return exact
     return summary + DETAIL_HINT
-
-
-def progress_bar(name: str) -> tuple[Any, Callable[[int, int], None]] | tuple[None, None]:
-    """A rich progress bar on stderr for a terminal (``(bar, update)``; ``(None, None)`` on a pipe).
-
-    The bar starts at the first ``update(done, total)``: a sweep calls it once its worker
-    processes are forked, so no rendering thread exists when they fork."""
-    if not sys.stderr.isatty():
-        return None, None
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
-    task_id = bar.add_task("runs", total=None)
-
-    def update(done: int, total: int) -> None:
-        if not bar.live.is_started:
-            bar.start()
-        bar.update(task_id, completed=done, total=total)
-
-    return bar, update

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 
 import click
 
-from dpkit.cli.options import reset_state
+from dpkit.cli.options import quiet, reset_state
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    from dpkit.console import quiet
     from dpkit.errors import DpkitWarning, PrivacyLeakWarning
 
     if quiet() and not issubclass(category, PrivacyLeakWarning):
@@ -76,23 +75,21 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def _interrupt_code(exc: BaseException) -> tuple[int, str]:
-    """Exit code and message for Ctrl-C/SIGTERM: 0 when every private run had completed."""
-    from dpkit.run import all_runs_complete
-
-    if all_runs_complete():
+def _interrupt_code(exc: BaseException, runs: list) -> tuple[int, str]:
+    """Exit code and message for Ctrl-C/SIGTERM: 0 when the command made private runs
+    (:func:`dpkit.private_runs`) and every one had completed: cron must not retry and spend ε again."""
+    if runs and all(r.error is None for r in runs):
         return 0, "dpkit: interrupted after the run had completed; its outputs are complete"
     return (143, "dpkit: terminated") if isinstance(exc, Terminated) else (130, "dpkit: interrupted")
 
 
-def _lost_output_message() -> str | None:
+def _lost_output_message(runs: list) -> str | None:
     """The error for a closed stdout that cost a private run its output, if it did."""
-    from dpkit.run import lost_output
-
-    if (lost := lost_output()) is None:
+    lost = [r for r in runs if r.error == "BrokenPipeError"]
+    if not lost:
         return None
-    cost = "its ε was spent (and counted in --ledger, if any)" if lost[1] else "no ε was spent"
-    return (f"dpkit: error: {lost[0]}: standard output was closed before the output was complete: "
+    cost = "its ε was spent (and counted in --ledger, if any)" if lost[-1].noise_drawn else "no ε was spent"
+    return (f"dpkit: error: {lost[-1].command}: standard output was closed before the output was complete: "
             f"the release is lost and {cost}; write to a file with -o FILE instead of a pipe that closes early")
 
 
@@ -126,7 +123,7 @@ def cli_message(exc: BaseException) -> str:
     Python spells it (``pass delimiter=``, ``name='value'``) becomes the flag (``--name value``);
     a message about a parameter that neither starts with nor mentions it gets the flag after it,
     in brackets."""
-    from dpkit.console import DETAIL_HINT
+    from dpkit.errors import DETAIL_HINT
 
     text = str(exc).replace(DETAIL_HINT, " (-v shows the detail)")  # the flag in Python's words' place
     param = getattr(exc, "param", None)
@@ -157,11 +154,11 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
 
 
 def _run(cli: click.Group, argv: list[str] | None = None) -> int:
+    from dpkit import private_runs
     from dpkit.errors import DpkitError
-    from dpkit.run import reset_outcomes
 
     reset_state()
-    reset_outcomes()
+    before = len(private_runs())  # this command's runs are those after
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)
@@ -184,7 +181,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except (KeyboardInterrupt, click.Abort) as exc:
-        code, message = _interrupt_code(exc)
+        code, message = _interrupt_code(exc, private_runs()[before:])
         click.echo(message, err=True)
         if argv is None:
             _exit_now(code)
@@ -193,7 +190,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         _silence_stdout()
         # `| head` on a listing is fine; on a private release it lost what ε paid for:
         # say so (even under --quiet: it is an error) and fail
-        message = _lost_output_message()
+        message = _lost_output_message(private_runs()[before:])
         if message:
             click.echo(message, err=True)
             return 1

@@ -6,12 +6,8 @@ import click
 
 from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option, say
 
-
-def _ledger_option(f):  # noqa: ANN001, ANN202
-    return click.option(
-        "--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
-        help="The ledger file (SQLite); also $DPKIT_LEDGER.",
-    )(f)
+_ledger_option = click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+                              help="The ledger file (SQLite); also $DPKIT_LEDGER.")
 
 
 def _need_ledger(ledger: str | None) -> str:
@@ -138,17 +134,12 @@ def status(ledger: str | None, as_json: bool) -> None:
     Example:
       dpkit budget status --ledger ledger.db --json
     """
-    import json
-
     from dpkit import Ledger
     from dpkit.cli.budget_tables import status_table
-    from dpkit.cli.results import show
+    from dpkit.cli.results import emit
 
     rows = Ledger(_need_ledger(ledger)).status()
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in rows], indent=2))
-    else:
-        show([status_table(rows)])
+    emit(as_json, [r.to_dict() for r in rows], [status_table(rows)])
 
 
 @command.command(name="history", context_settings=CONTEXT_SETTINGS)
@@ -169,15 +160,13 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     Example:
       dpkit budget history --name adult --ledger ledger.db
     """
-    import json
     import sys
 
     from dpkit import Ledger, budget_events
     from dpkit.cli.budget_tables import history_tables
-    from dpkit.cli.results import show
+    from dpkit.cli.results import emit, show
 
     book = Ledger(_need_ledger(ledger))
     if as_json:
-        click.echo(json.dumps(budget_events(book, name), indent=2))
-    else:
-        show(history_tables(book, name, compact=sys.stdout.isatty()))
+        return emit(True, budget_events(book, name))
+    show(history_tables(book, name, compact=sys.stdout.isatty()))

@@ -51,10 +51,34 @@ def _section(data: dict[str, Any], sections: Sequence[str]) -> dict[str, Any]:
     return data
 
 
+def load_config(path: str) -> dict[str, Any]:
+    """The mapping a config file holds (an empty file: none), or a usage error naming the file
+    (and the line and column of a YAML syntax error)."""
+    from pathlib import Path
+
+    import yaml
+
+    from dpkit.errors import DpkitUsageError
+
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DpkitUsageError(f"{p}: config file not found") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else str(p)
+        raise DpkitUsageError(f"{where}: YAML syntax error: {exc.problem}") from None
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        raise DpkitUsageError(f"{p}: cannot read config: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise DpkitUsageError(f"{p}: a config file must be a mapping of option names to values")
+    return dict(data or {})
+
+
 def config_defaults(ctx: click.Context, command: click.Command, path: str,
                     sections: Sequence[str]) -> dict[str, Any]:
     """The ``default_map`` for ``command`` from the config file at ``path``."""
-    from dpkit.config import load_config
     from dpkit.errors import DpkitUsageError
 
     values = _section(load_config(path), sections)

@@ -72,14 +72,9 @@ def command(train, test, target, schema, model, positive, baseline, baseline_tes
         sources["test"], target=target, train=sources.get("train"), predictions=sources.get("predictions"),
         dpkit_model=dpkit_model, baseline=sources.get("baseline"), baseline_test=sources.get("baseline-test"),
         schema=schema, model=model, positive=positive, weight_column=weight_column, seed=seed)
-    if as_json:
-        import json
+    from dpkit.cli.results import emit
 
-        click.echo(json.dumps(result, indent=2, default=str))
-    else:
-        from dpkit.cli.results import show
-
-        show(classify_tables(result), classify_lines(result))
+    emit(as_json, result, classify_tables(result), classify_lines(result))
 
 
 def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: str | None,

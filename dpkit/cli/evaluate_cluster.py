@@ -34,17 +34,10 @@ def command(data, centroids, columns, labels, compare, no_reference, encoding, d
           --labels label --compare s1.eug.csv
     """
     from dpkit import evaluate_clustering
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import columns_of, read_options
+    from dpkit.cli.results import emit
 
-    cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-    result = evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=cols, labels=labels,
+    result = evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=columns_of(columns), labels=labels,
                                  compare=compare, reference=not no_reference)
-    if as_json:
-        import json
-
-        click.echo(json.dumps(result, indent=2))
-        return
-    from dpkit.cli.results import show
-
     cells = [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in result.items()]
-    show([("clustering metrics", ("metric", "value"), cells)], [f"{k}: {v}" for k, v in cells])
+    emit(as_json, result, [("clustering metrics", ("metric", "value"), cells)], [f"{k}: {v}" for k, v in cells])

@@ -52,13 +52,9 @@ def command(
     """
     from dpkit import evaluate_kanon
     from dpkit.cli.options import parse_columns, read_options
+    from dpkit.cli.results import emit
 
     result = evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(
         quasi_identifiers, "--quasi-identifiers"), from_report=from_report, k=k, sensitive=sensitive, l=l_div,
         test=test_path, target=target, positive=positive, schema=schema_path, encoding=encoding, delimiter=delimiter)
-    if as_json:
-        import json
-
-        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        click.echo("\n".join(result.lines()))
+    emit(as_json, result.to_dict(), lines=result.lines(), ascii=False)

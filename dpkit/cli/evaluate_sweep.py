@@ -40,6 +40,7 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
       dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o /tmp/try --repeats 2 -j 2
     """
     import json
+    import sys
     import warnings
     from pathlib import Path
 
@@ -61,9 +62,9 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
         for r in [dict(zip(keys, keys, strict=True)), *rows, {"sweep": "total", **total}]:
             click.echo("\t".join(str(r[k]) for k in keys))
         return
-    from dpkit.console import progress_bar, quiet
+    from dpkit.cli.options import quiet
 
-    bar, progress = progress_bar(exp.name) if not quiet() else (None, None)
+    bar, progress = _progress_bar(exp.name) if not quiet() and sys.stderr.isatty() else (None, None)
     try:
         result = run_sweep(exp, out, jobs=jobs, repeats=repeats, progress=progress)
     finally:
@@ -82,3 +83,29 @@ def command(experiment: str, output: str, jobs: int | None, repeats: int | None,
             f"{out / 'results.csv'}, {len(result.failed)} failed, {result.seconds:.1f} s; summary: {out / 'summary.md'}")
     if result.failed:
         raise DpkitError(result.failure())
+
+
+def _progress_bar(name: str) -> tuple:
+    """A rich progress bar on stderr (``(bar, update)``). It starts at the first
+    ``update(done, total)``: a sweep calls it once its worker processes are forked, so no
+    rendering thread exists when they fork."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+    task_id = bar.add_task("runs", total=None)
+
+    def update(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task_id, completed=done, total=total)
+
+    return bar, update

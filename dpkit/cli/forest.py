@@ -139,11 +139,10 @@ def predict(model_path: str, data: str, output: str, proba: bool, keep: str | No
     import dpkit
     from dpkit.cli.options import output_delimiter, read_options
     from dpkit.errors import DpkitUsageError
-    from dpkit.run import check_distinct_paths
 
     if model_path == "-" and data == "-":
         raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
-    check_distinct_paths([model_path, data], [output])
+    dpkit.check_output_paths([model_path, data], [output])
     dpkit.load_forest(model_path).predictions(read_options(data, encoding, delimiter), proba=proba, output=output,
                                               output_delimiter=output_delimiter(), decision=decision,
                                               keep=[c.strip() for c in [id_column or "", *(keep or "").split(",")] if c.strip()])

@@ -18,6 +18,9 @@ from dpkit.cli.options import (
 )
 from dpkit.cli.results import json_result_option
 
+#: the options only MAXGDDP takes (DiffGen ignores them; tests/cli/test_public_imports.py checks the list)
+MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid", "score")
+
 
 @click.command(name="publish", context_settings=CONTEXT_SETTINGS)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
@@ -72,7 +75,6 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
     """
     import dpkit
     from dpkit.cli.options import declarations, output_delimiter, public_values, run_private
-    from dpkit.release import MAXGDDP_ONLY
 
     p = kwargs
     if p.get("algorithm") == "diffgen":

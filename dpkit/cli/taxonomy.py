@@ -6,10 +6,13 @@ budget (it learns the schema under (ε, δ)-DP, docs/domain.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from dpkit.cli.options import (
     CONTEXT_SETTINGS,
+    declaration_options,
     engine_options,
     global_options,
     input_options,
@@ -62,9 +65,9 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
                              engine=engine, spark_master=spark_master)
     say(result.pop("message"))
     if as_json:
-        from dpkit.cli.results import emit_json
+        from dpkit.cli.results import emit
 
-        emit_json(result)
+        emit(True, result, ascii=False)
 
 
 # --------------------------------------------------------------------------- import
@@ -116,11 +119,10 @@ def import_(
           --rename classes=income --rename martial-status=marital-status \\
           --ignore fnlwgt --target income -o adult.yaml
     """
-    from dpkit import import_schema
+    from dpkit import check_output_paths, import_schema
     from dpkit.cli.options import read_options
-    from dpkit.run import check_distinct_paths
 
-    check_distinct_paths([*sources, data], [output])
+    check_output_paths([*sources, data], [output])
     imported = import_schema(
         sources, format=fmt, target=target, rename=list(rename), ignore=ignore_cols, numeric=numeric,
         data=read_options(data, encoding, delimiter) if data else None,
@@ -149,10 +151,7 @@ def import_(
 @click.option("--delta", type=str, default=None, metavar="δ",
               help="δ of the private mode, > 0 and at most 1e-3 (e.g. 1e-6): the chance a value held by "
               "one record is listed.")
-@click.option("--numeric", default=None, metavar="A,B", help="Private mode: columns to read as numeric.")
-@click.option("--categorical", default=None, metavar="A,B", help="Private mode: columns to read as categorical.")
-@click.option("--integer", default=None, metavar="A,B", help="Private mode: numeric columns of whole numbers.")
-@click.option("--date", default=None, metavar="A,B", help="Private mode: columns of ISO dates.")
+@declaration_options("Private mode", date_default="", missing=False)
 @click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Columns to declare ignore.")
 @click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
               help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
@@ -174,13 +173,7 @@ def import_(
 @input_options
 @engine_options
 @global_options
-def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
-          encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
-          numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
-          date: str | None = None, ignore_cols: str | None = None, levels: int | None = None, partition: str | None = None,
-          report: str | None = None,
-          seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
-          public_bounds: tuple[str, ...] = (), engine: str | None = None, spark_master: str | None = None) -> None:
+def infer(**p: Any) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
     \b
@@ -204,38 +197,37 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
-    from dpkit.cli.options import engine_of, pairs, read_options
-    from dpkit.cli.options import public_values as values_of
+    from dpkit import check_output_paths
+    from dpkit.cli.options import declarations, pairs, public_values, read_options
     from dpkit.errors import DpkitUsageError
-    from dpkit.run import check_distinct_paths
 
-    private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
-                    "--date": date, "--levels": levels, "--partition": partition, "--report": report, "--seed": seed,
-                    "--values": public_values or None, "--bounds": public_bounds or None,
-                    "--ledger": ledger if ledger and epsilon is not None else None,
-                    "--engine spark": engine_of({"engine": engine}) == "spark" or None}
-    check_distinct_paths([data], [output])
+    data, output, epsilon, delta = p["data"], p["output"], p["epsilon"], p["delta"]
+    check_output_paths([data], [output])
     if epsilon is not None:
         from dpkit import learn_schema
 
         learned, report = learn_schema(
-            read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
-            report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
-            seed=seed, numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore_cols,
-            values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master,
-            partition=partition or "laplace")
+            read_options(data, p["encoding"], p["delimiter"], resolved=False), output=output, epsilon=epsilon,
+            delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
+            levels=p["levels"], target=p["target"], seed=p["seed"], **declarations({**p, "missing": None}),
+            ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
+            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "
             f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
         return
+    private_only = {"--delta": delta, **{f"--{k}": p[k] for k in ("numeric", "categorical", "integer", "date", "levels",
+                                                                    "partition", "report", "seed")},
+                    "--values": p["public_values"] or None, "--bounds": p["public_bounds"] or None,
+                    "--engine spark": p["engine"] == "spark" or None}
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
         raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
     from dpkit import draft_schema
 
-    drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
-                           missing=None if missing.lower() == "none" else missing, output_name=output,
-                           ignore=ignore_cols)
+    drafted = draft_schema(read_options(data, p["encoding"], p["delimiter"]), target=p["target"],
+                           max_categories=p["max_categories"], output_name=output, ignore=p["ignore_cols"],
+                           missing=None if p["missing"].lower() == "none" else p["missing"])
     drafted.write(output)
     say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")

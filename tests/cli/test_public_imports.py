@@ -17,14 +17,7 @@ CLI = Path(dpkit.__file__).parent / "cli"
 PUBLIC_MODULES = {"dpkit.errors"}
 
 #: internal module -> why the CLI still imports it (remove the entry when the import goes)
-INTERNAL = {
-    "dpkit.config": "--config files",
-    "dpkit.console": "-q/-v state and the progress bar",
-    "dpkit.data.table": "resolve (the delimiter of a path)",
-    "dpkit.engine": "engine_name",
-    "dpkit.release": "MAXGDDP_ONLY",
-    "dpkit.run": "check_distinct_paths; the run outcomes behind the exit status (boundary.py)",
-}
+INTERNAL: dict[str, str] = {}
 
 
 def imports_of(path: Path) -> list[tuple[str, str | None, int]]:
@@ -85,3 +78,11 @@ def test_cluster_passes_on_every_algorithm_flag() -> None:
     flags = {p.name for p in command.params}
     algorithm_options = {o for opts in OPTIONS.values() for o in opts}
     assert set(ALGORITHM_OPTIONS) == flags & algorithm_options
+
+
+def test_publish_knows_every_maxgddp_only_option() -> None:
+    """The CLI lists publish's MAXGDDP-only flags itself (not dpkit.release): the same list."""
+    from dpkit.cli.publish import MAXGDDP_ONLY as CLI_LIST
+    from dpkit.release import MAXGDDP_ONLY
+
+    assert set(CLI_LIST) == set(MAXGDDP_ONLY)
