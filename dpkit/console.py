@@ -11,6 +11,8 @@ own flag). Library callers get the quiet form unless they opt in.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from dpkit.errors import DETAIL_HINT
 
@@ -56,3 +58,32 @@ def private(exact: str, summary: str) -> str:
     if owner_watching():
         return exact
     return summary + DETAIL_HINT
+
+
+def progress_bar(name: str) -> tuple[Any, Callable[[int, int], None]] | tuple[None, None]:
+    """A rich progress bar on stderr for a terminal (``(bar, update)``; ``(None, None)`` on a pipe).
+
+    The bar starts at the first ``update(done, total)``: a sweep calls it once its worker
+    processes are forked, so no rendering thread exists when they fork."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("eta"), TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+    task_id = bar.add_task("runs", total=None)
+
+    def update(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task_id, completed=done, total=total)
+
+    return bar, update

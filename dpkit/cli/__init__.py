@@ -59,22 +59,11 @@ def completion(shell: str) -> None:
     click.echo(comp_cls(cli, {}, "dpkit", COMPLETE_VAR).source())
 
 
-#: --config on every command with options worth keeping: command path -> the key a file may
-#: nest its values under (docs/formats.md): the command's name, joined by '-' for a
-#: subcommand; `forest train` keeps `forest:` (configs/forest.yaml), as its --config always did
-CONFIGURABLE = {
-    ("publish",): ("publish",),
-    ("generalize",): ("generalize",),
-    ("forest", "train"): ("forest",),
-    ("forest", "predict"): ("forest-predict",),
-    ("cluster",): ("cluster",),
-    ("kanon-select",): ("kanon-select",),
-    ("evaluate", "classify"): ("evaluate-classify",),
-    ("evaluate", "cluster"): ("evaluate-cluster",),
-    ("evaluate", "kanon"): ("evaluate-kanon",),
-    ("taxonomy", "validate"): ("taxonomy-validate",),
-    ("taxonomy", "infer"): ("taxonomy-infer",),
-}
+#: --config on every command with options worth keeping; a file may nest its values under the
+#: command's name, joined by '-' for a subcommand (docs/formats.md), but `forest train` keeps
+#: `forest:` (configs/forest.yaml), as its --config always did
+CONFIGURABLE = ("publish", "generalize", "forest train", "forest predict", "cluster", "kanon-select",
+                "evaluate classify", "evaluate cluster", "evaluate kanon", "taxonomy validate", "taxonomy infer")
 
 
 def _register() -> None:
@@ -84,12 +73,12 @@ def _register() -> None:
     for module in (publish, generalize, forest, cluster, kanon, evaluate, taxonomy, budget):
         cli.add_command(module.command)
     cli.add_command(completion)
-    for path, sections in CONFIGURABLE.items():
+    for path in CONFIGURABLE:
         cmd: click.Command | None = cli
-        for name in path:
+        for name in path.split():
             cmd = cmd.commands.get(name) if isinstance(cmd, click.Group) else None
         if cmd is not None:  # a command not built yet has nothing to configure
-            add_config(cmd, sections)
+            add_config(cmd, "forest" if path == "forest train" else path.replace(" ", "-"))
 
 
 _register()

@@ -11,7 +11,6 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator
 
 import click
 
@@ -29,11 +28,8 @@ def _print_warning(message, category, filename, lineno, file=None, line=None) ->
 
 def _silence_stdout() -> None:
     # After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _exit_now(code: int) -> None:
@@ -46,10 +42,8 @@ def _exit_now(code: int) -> None:
     the atexit handlers.
     """
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
     os._exit(code)
 
 
@@ -60,19 +54,6 @@ class Terminated(KeyboardInterrupt):
 
 def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` while a command runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def _interrupt_code(exc: BaseException, runs: list) -> tuple[int, str]:
@@ -148,9 +129,15 @@ def cli_message(exc: BaseException) -> str:
 
 
 def run(cli: click.Group, argv: list[str] | None = None) -> int:
-    """Run ``cli`` and return the process exit code."""
-    with _sigterm_as_interrupt():
+    """Run ``cli`` and return the process exit code; meanwhile SIGTERM raises :class:`Terminated`
+    (in the main thread: elsewhere Python receives no signal)."""
+    if threading.current_thread() is not threading.main_thread():
         return _run(cli, argv)
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(cli, argv)
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _run(cli: click.Group, argv: list[str] | None = None) -> int:

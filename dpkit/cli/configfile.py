@@ -34,21 +34,9 @@ def _config_path(args: Sequence[str]) -> str | None:
 
 def settable(command: click.Command) -> dict[str, click.Option]:
     """Option aliases (parameter name and long flags, ``-`` spelt ``_``) → the option."""
-    known: dict[str, click.Option] = {}
-    for param in command.params:
-        if not isinstance(param, click.Option) or not param.name or param.name in _NOT_SETTABLE:
-            continue
-        flags = [o.lstrip("-") for o in param.opts + param.secondary_opts if o.startswith("--")]
-        for alias in (param.name, *flags):
-            known[alias.replace("-", "_")] = param
-    return known
-
-
-def _section(data: dict[str, Any], sections: Sequence[str]) -> dict[str, Any]:
-    for name in sections:
-        if isinstance(data.get(name), dict):
-            return dict(data[name])
-    return data
+    options = [p for p in command.params if isinstance(p, click.Option) and p.name and p.name not in _NOT_SETTABLE]
+    return {alias.replace("-", "_"): p for p in options
+            for alias in (p.name, *(o.lstrip("-") for o in p.opts + p.secondary_opts if o.startswith("--")))}
 
 
 def load_config(path: str) -> dict[str, Any]:
@@ -76,12 +64,13 @@ def load_config(path: str) -> dict[str, Any]:
     return dict(data or {})
 
 
-def config_defaults(ctx: click.Context, command: click.Command, path: str,
-                    sections: Sequence[str]) -> dict[str, Any]:
-    """The ``default_map`` for ``command`` from the config file at ``path``."""
+def config_defaults(ctx: click.Context, command: click.Command, path: str, section: str) -> dict[str, Any]:
+    """The ``default_map`` for ``command`` from the config file at ``path`` (its ``section``
+    mapping when it has one)."""
     from dpkit.errors import DpkitUsageError
 
-    values = _section(load_config(path), sections)
+    values = load_config(path)
+    values = dict(values[section]) if isinstance(values.get(section), dict) else values
     known = settable(command)
     where = ctx.command_path or f"dpkit {command.name}"
     out: dict[str, Any] = {}
@@ -99,8 +88,9 @@ def config_defaults(ctx: click.Context, command: click.Command, path: str,
     return out
 
 
-def add_config(command: click.Command, sections: Sequence[str]) -> None:
-    """Give ``command`` a ``--config FILE`` whose values become Click defaults.
+def add_config(command: click.Command, section: str) -> None:
+    """Give ``command`` a ``--config FILE`` whose values become Click defaults (those of the
+    file's ``section`` mapping when it has one).
 
     Adds the option when the command has none (not passed to the function: the values
     arrive as ordinary parameters), and reads the file in ``parse_args`` — before Click
@@ -116,7 +106,7 @@ def add_config(command: click.Command, sections: Sequence[str]) -> None:
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
         path = _config_path(args)
         if path and not ctx.resilient_parsing:  # not while completing a word in the shell
-            ctx.default_map = {**(ctx.default_map or {}), **config_defaults(ctx, command, path, sections)}
+            ctx.default_map = {**(ctx.default_map or {}), **config_defaults(ctx, command, path, section)}
         return parse(ctx, args)
 
     command.parse_args = parse_args  # type: ignore[method-assign]

@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, engine_options, global_options, input_options
+from dpkit.cli.options import dpkit_command, engine_options, input_options
 
 
-@click.command(name="generalize", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("generalize")
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--cut", "cut_path", required=True, type=click.Path(dir_okay=False),
               help="The report of a `dpkit publish` or `dpkit kanon-select --generalize` run (its cut is applied).")
@@ -20,7 +20,6 @@ from dpkit.cli.options import CONTEXT_SETTINGS, engine_options, global_options, 
               "of part files) and .parquet (docs/spark.md).")
 @input_options
 @engine_options
-@global_options
 def command(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:
     """Map DATA onto the generalization released by `dpkit publish` or `kanon-select --generalize`.
 

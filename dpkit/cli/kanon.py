@@ -6,17 +6,10 @@ from typing import Any
 
 import click
 
-from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
-    engine_options,
-    global_options,
-    input_options,
-    json_option,
-    say,
-)
+from dpkit.cli.options import dpkit_command, engine_options, input_options, json_option, say
 
 
-@click.command(name="kanon-select", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("kanon-select")
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", default=None,
               help="Class column (kept in the output; ranks the features) [default: the schema's target].")
@@ -60,7 +53,6 @@ from dpkit.cli.options import (
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Where to write the JSON report (default: OUTPUT.report.json).")
 @engine_options
-@global_options
 def command(**p: Any) -> None:
     """Release a k-anonymous table by keeping only some quasi-identifiers (XGB-KA).
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from dpkit.cli.results import json_result_option
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 #: -q of the current invocation: purely the command line's (progress and warnings on stderr)
@@ -50,6 +52,20 @@ def _switch(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 
         set_verbosity(True)
     return value
+
+
+def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | None = None, **settings: Any) -> Callable:
+    """A dpkit command (``group``'s subcommand when given; ``cls=click.Group`` for a group): -h,
+    the help width, ``settings`` (``short_help``, ...), and the global flags, last in --help."""
+    def make(f: Callable) -> Any:
+        # the global flags go under the command's own options, as `@global_options` written last
+        # did: Click lists the options of f.__click_params__ in reverse order of application
+        own, f.__click_params__ = getattr(f, "__click_params__", []), []  # type: ignore[attr-defined]
+        global_options(f).__click_params__ += own  # type: ignore[attr-defined]
+        maker = group.command if group is not None else click.command
+        context = {**CONTEXT_SETTINGS, **settings.pop("context_settings", {})}
+        return maker(name=name, context_settings=context, **({"cls": cls} if cls else {}), **settings)(f)
+    return make
 
 
 def say(message: str) -> None:
@@ -98,32 +114,25 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
-def input_options(f: Callable | None = None, *, short_tabs: bool = True) -> Callable:
-    """How to read the input table (csvkit's flags): -e, -d (default: sniffed), -t, -H,
-    --column-names; and --output-delimiter for CSV outputs.
-
-    ``--encoding`` and ``--delimiter`` are command parameters (settable from --config);
-    the others are read by :func:`read_options` / :func:`output_delimiter`, so a command
-    needs no new parameters to honour them. ``short_tabs=False`` for a command whose -t
-    means something else (kanon-select's --target): only --tabs then.
-    """
-    if f is None:
-        return lambda g: input_options(g, short_tabs=short_tabs)
-    return stack(
-        click.option("--encoding", "-e", default="utf-8-sig", show_default=True,
-                     help="Text encoding of the input CSV (e.g. latin-1)."),
-        click.option("--delimiter", "-d", default=None, metavar="CHAR", callback=_delimiter,
-                     help="Field delimiter of the input CSV ('\\t' or tab for TSV); default: sniffed among "
-                     "',' ';' tab '|' (a warning names it when it is not ',')."),
-        click.option(*(("-t", "--tabs") if short_tabs else ("--tabs",)), is_flag=True, expose_value=False,
-                     callback=_remember, help="The input is tab-delimited (same as -d tab)."),
-        click.option("-H", "--no-header-row", is_flag=True, expose_value=False, callback=_remember,
-                     help="The input has no header row (columns c1…cn, or --column-names)."),
-        click.option("--column-names", default=None, metavar="A,B,...", expose_value=False, callback=_remember,
-                     help="Column names of a headerless input (with -H); default c1, c2, ..."),
-        click.option("--output-delimiter", default=None, metavar="CHAR", expose_value=False, callback=_remember,
-                     help="Field delimiter of CSV outputs (default ','; 'tab' for TSV)."),
-    )(f)
+#: how to read the input table (csvkit's flags): -e, -d (default: sniffed), -t, -H,
+#: --column-names; and --output-delimiter for CSV outputs. ``--encoding`` and ``--delimiter``
+#: are command parameters (settable from --config); the others are read by :func:`read_options`
+#: / :func:`output_delimiter`, so a command needs no new parameters to honour them.
+input_options = stack(
+    click.option("--encoding", "-e", default="utf-8-sig", show_default=True,
+                 help="Text encoding of the input CSV (e.g. latin-1)."),
+    click.option("--delimiter", "-d", default=None, metavar="CHAR", callback=_delimiter,
+                 help="Field delimiter of the input CSV ('\\t' or tab for TSV); default: sniffed among "
+                 "',' ';' tab '|' (a warning names it when it is not ',')."),
+    click.option("-t", "--tabs", is_flag=True, expose_value=False, callback=_remember,
+                 help="The input is tab-delimited (same as -d tab)."),
+    click.option("-H", "--no-header-row", is_flag=True, expose_value=False, callback=_remember,
+                 help="The input has no header row (columns c1…cn, or --column-names)."),
+    click.option("--column-names", default=None, metavar="A,B,...", expose_value=False, callback=_remember,
+                 help="Column names of a headerless input (with -H); default c1, c2, ..."),
+    click.option("--output-delimiter", default=None, metavar="CHAR", expose_value=False, callback=_remember,
+                 help="Field delimiter of CSV outputs (default ','; 'tab' for TSV)."),
+)
 
 
 def _flags() -> dict[str, Any]:
@@ -263,6 +272,10 @@ output_options = stack(
 )
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print results as JSON on stdout.")
+
+#: what a private run writes and how (publish, forest train): ε, seed, --config, ledger;
+#: --on-invalid; -o and --report; --json
+run_options = stack(privacy_options, on_invalid_option, output_options, json_result_option)
 
 
 def default_report_path(output: str | None, report: str | None) -> str:

@@ -7,22 +7,18 @@ from typing import Any
 import click
 
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
     domain_options,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
-    on_invalid_option,
-    output_options,
-    privacy_options,
+    run_options,
 )
-from dpkit.cli.results import json_result_option
 
 #: the options only MAXGDDP takes (DiffGen ignores them; tests/cli/test_public_imports.py checks the list)
 MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid", "score")
 
 
-@click.command(name="publish", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("publish")
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
               help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml). Without it the "
@@ -49,13 +45,9 @@ MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid", "score")
                    "suppressing counts below the noise threshold and scaling to the noisy total.")
 @click.option("--counts", is_flag=True, default=None,
               help="One row per released cell with a 'count' column instead of repeated records.")
-@privacy_options
-@on_invalid_option
-@output_options
-@json_result_option
+@run_options
 @input_options
 @engine_options
-@global_options
 @click.pass_context
 def command(ctx: click.Context, **kwargs: Any) -> None:
     """Release a differentially private, generalized copy of a classification table.

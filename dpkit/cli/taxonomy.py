@@ -11,10 +11,9 @@ from typing import Any
 import click
 
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
     declaration_options,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
     say,
 )
@@ -24,8 +23,7 @@ def _shown(output: str) -> str:
     return "<stdout>" if output == "-" else output
 
 
-@click.group(name="taxonomy", context_settings=CONTEXT_SETTINGS)
-@global_options
+@dpkit_command("taxonomy", cls=click.Group)
 def command() -> None:
     """Check, draft, learn and convert schema/taxonomy files (only `infer --epsilon` spends budget).
 
@@ -35,18 +33,13 @@ def command() -> None:
     """
 
 
-# --------------------------------------------------------------------------- validate
-
-
-@command.command(name="validate", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("validate", command)
 @click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=True, allow_dash=True))
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
 @engine_options
-@global_options
-def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, as_json: bool = False,
-             engine: str | None = None, spark_master: str | None = None) -> None:
+def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, as_json: bool, **engine: Any) -> None:
     """Check a schema file and, given DATA.csv, that the schema covers every value.
 
     Errors in the schema name the file, line and column. With data, lists the first
@@ -61,8 +54,7 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     from dpkit import validate_schema
     from dpkit.cli.options import read_options
 
-    result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
-                             engine=engine, spark_master=spark_master)
+    result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter), **engine)
     say(result.pop("message"))
     if as_json:
         from dpkit.cli.results import emit
@@ -70,10 +62,7 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
         emit(True, result, ascii=False)
 
 
-# --------------------------------------------------------------------------- import
-
-
-@command.command(name="import", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("import", command)
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path())
 @click.option(
     "--format", "fmt", type=click.Choice(["auto", "arx", "diffgen"]), default="auto", show_default=True,
@@ -98,12 +87,8 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
 @click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
               help="Field delimiter of the ARX files.")
 @input_options
-@global_options
-def import_(
-    sources: tuple[str, ...], fmt: str, output: str, target: str | None, rename: tuple[str, ...],
-    ignore_cols: tuple[str, ...], numeric: str, data: str | None, hierarchy_delimiter: str,
-    encoding: str, delimiter: str,
-) -> None:
+def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, ...], ignore_cols: tuple[str, ...],
+            data: str | None, encoding: str, delimiter: str, **p: Any) -> None:
     """Convert ARX hierarchies or DiffGen brace-format taxonomies into a dpkit schema.
 
     ARX: one ';'-separated CSV per attribute (named workclass.csv or
@@ -123,19 +108,13 @@ def import_(
     from dpkit.cli.options import read_options
 
     check_output_paths([*sources, data], [output])
-    imported = import_schema(
-        sources, format=fmt, target=target, rename=list(rename), ignore=ignore_cols, numeric=numeric,
-        data=read_options(data, encoding, delimiter) if data else None,
-        hierarchy_delimiter=hierarchy_delimiter, encoding=encoding, output_name=output,
-    )
+    imported = import_schema(sources, format=fmt, rename=list(rename), ignore=ignore_cols, encoding=encoding,
+                             data=read_options(data, encoding, delimiter) if data else None, output_name=output, **p)
     imported.write(output)
     say(f"wrote {_shown(output)}: {imported.summary}")
 
 
-# --------------------------------------------------------------------------- infer
-
-
-@command.command(name="infer", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("infer", command)
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
               help="Schema YAML to write [default: '-', stdout].")
@@ -172,7 +151,6 @@ def import_(
               help="Private mode: the privacy ledger that books this run's ε (and δ); also $DPKIT_LEDGER.")
 @input_options
 @engine_options
-@global_options
 def infer(**p: Any) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
