@@ -59,26 +59,12 @@ def completion(shell: str) -> None:
     click.echo(comp_cls(cli, {}, "dpkit", COMPLETE_VAR).source())
 
 
-#: --config on every command with options worth keeping; a file may nest its values under the
-#: command's name, joined by '-' for a subcommand (docs/formats.md), but `forest train` keeps
-#: `forest:` (configs/forest.yaml), as its --config always did
-CONFIGURABLE = ("publish", "generalize", "forest train", "forest predict", "cluster", "kanon-select",
-                "evaluate classify", "evaluate cluster", "evaluate kanon", "taxonomy validate", "taxonomy infer")
-
-
 def _register() -> None:
-    from dpkit.cli import budget, cluster, evaluate, forest, generalize, kanon, publish, taxonomy
-    from dpkit.cli.configfile import add_config
+    from dpkit.cli import budget, cluster, evaluate, forest, kanon, publish, taxonomy
 
-    for module in (publish, generalize, forest, cluster, kanon, evaluate, taxonomy, budget):
-        cli.add_command(module.command)
-    cli.add_command(completion)
-    for path in CONFIGURABLE:
-        cmd: click.Command | None = cli
-        for name in path.split():
-            cmd = cmd.commands.get(name) if isinstance(cmd, click.Group) else None
-        if cmd is not None:  # a command not built yet has nothing to configure
-            add_config(cmd, "forest" if path == "forest train" else path.replace(" ", "-"))
+    for cmd in (publish.command, publish.generalize, forest.command, cluster.command, kanon.command,
+                evaluate.command, taxonomy.command, budget.command, completion):
+        cli.add_command(cmd)
 
 
 _register()

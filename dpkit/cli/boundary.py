@@ -89,13 +89,10 @@ def _parameter_names() -> frozenset[str]:
     """Every parameter name of every dpkit command (the names a library message may mention)."""
     from dpkit.cli import cli
 
-    names: set[str] = set(FLAGS)
-    todo: list[click.Command] = [cli]
-    while todo:
-        cmd = todo.pop()
-        names.update(p.name for p in cmd.params if p.name)
-        todo.extend(getattr(cmd, "commands", {}).values())
-    return frozenset(names)
+    def names(cmd: click.Command) -> list[str]:
+        return [p.name for p in cmd.params if p.name] + [n for c in getattr(cmd, "commands", {}).values() for n in names(c)]
+
+    return frozenset({*FLAGS, *names(cli)})
 
 
 def cli_message(exc: BaseException) -> str:
@@ -122,8 +119,7 @@ def cli_message(exc: BaseException) -> str:
     text = mention.sub(sub, text)
     if not param or mentioned:
         return text
-    if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
-                                                                   or text[len(param)] == "_")):
+    if re.match(rf"{re.escape(param)}(?!\w)", text):  # starts with the name (not a longer one)
         return flag(param) + text[len(param):]
     return f"{text} ({flag(param)})"
 

@@ -11,20 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from dpkit.cli.options import dpkit_command, json_option, say
-from dpkit.cli.results import Table
+from dpkit.cli.options import Table, dpkit_command, emit, json_option, say, show
 
 if TYPE_CHECKING:
     from dpkit import Ledger
 
-_ledger_option = click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
-                              help="The ledger file (SQLite); also $DPKIT_LEDGER.")
 
-
-def _need_ledger(ledger: str | None) -> str:
+def _need_ledger(ctx: click.Context, param: click.Parameter, ledger: str | None) -> str | None:
     if not ledger:
         raise click.UsageError("give the ledger with --ledger PATH or $DPKIT_LEDGER")
     return ledger
+
+
+#: --ledger, required (the flag or $DPKIT_LEDGER) by every budget command
+_ledger_option = click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+                              callback=_need_ledger, help="The ledger file (SQLite); also $DPKIT_LEDGER.")
 
 
 @dpkit_command("budget", cls=click.Group)
@@ -71,10 +72,9 @@ def init(data: str, name: str, cap: str | None, ledger: str | None, **how: bool 
     """
     from dpkit import register_dataset
 
-    path = _need_ledger(ledger)
-    status = register_dataset(path, data, name, cap, **how)  # append, exist_ok, delta_cap
+    status = register_dataset(ledger, data, name, cap, **how)  # append, exist_ok, delta_cap
     say(f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, remaining {status.remaining:g}) "
-        f"in {path}")
+        f"in {ledger}")
 
 
 @dpkit_command("check", command)
@@ -92,7 +92,7 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     """
     from dpkit import check_budget
 
-    fits, left, eps = check_budget(_need_ledger(ledger), epsilon, name)
+    fits, left, eps = check_budget(ledger, epsilon, name)
     say(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining")
     if not fits:
         raise SystemExit(1)
@@ -121,7 +121,7 @@ def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, a
     """
     from dpkit import run_in_reservation
 
-    code = run_in_reservation(_need_ledger(ledger), epsilon, argv, name=name, delta=delta)
+    code = run_in_reservation(ledger, epsilon, argv, name=name, delta=delta)
     if code:
         raise SystemExit(code)
 
@@ -140,9 +140,8 @@ def status(ledger: str | None, as_json: bool) -> None:
       dpkit budget status --ledger ledger.db --json
     """
     from dpkit import Ledger
-    from dpkit.cli.results import emit
 
-    rows = Ledger(_need_ledger(ledger)).status()
+    rows = Ledger(ledger).status()
     emit(as_json, [r.to_dict() for r in rows], [status_table(rows)])
 
 
@@ -166,9 +165,8 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     import sys
 
     from dpkit import Ledger, budget_events
-    from dpkit.cli.results import emit, show
 
-    book = Ledger(_need_ledger(ledger))
+    book = Ledger(ledger)
     if as_json:
         return emit(True, budget_events(book, name))
     show(history_tables(book, name, compact=sys.stdout.isatty()))

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dpkit.cli.options import dpkit_command, input_options, json_option, say
+from dpkit.cli.options import dpkit_command, emit, input_options, json_option, say
 
 
 @dpkit_command("evaluate", cls=click.Group)
@@ -22,7 +22,7 @@ def command() -> None:
     """
 
 
-@dpkit_command("classify", command,
+@dpkit_command("classify", command, config=True,
                short_help="Classifier accuracy, balanced accuracy, P/R/F1, ROC AUC: train on A, test on B.")
 @click.option("--train", "train", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Training table: a released table (one row per record), a --counts table, or raw data.")
@@ -84,8 +84,6 @@ def classify(train, test, target, schema, model, positive, baseline, baseline_te
         sources["test"], target=target, train=sources.get("train"), predictions=sources.get("predictions"),
         dpkit_model=dpkit_model, baseline=sources.get("baseline"), baseline_test=sources.get("baseline-test"),
         schema=schema, model=model, positive=positive, weight_column=weight_column, seed=seed)
-    from dpkit.cli.results import emit
-
     emit(as_json, result, classify_tables(result), classify_lines(result))
 
 
@@ -141,7 +139,7 @@ def _scalars(result: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in result.items() if k not in ("labels", "confusion_matrix", "per_class")]
 
 
-@dpkit_command("cluster", command)
+@dpkit_command("cluster", command, config=True)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--centroids", required=True, type=click.Path(dir_okay=False),
               help="Centroids CSV (from `dpkit cluster -o`; UTF-8, commas): one row per centroid.")
@@ -168,7 +166,6 @@ def cluster(data, centroids, columns, labels, compare, no_reference, encoding, d
     """
     from dpkit import evaluate_clustering
     from dpkit.cli.options import columns_of, read_options
-    from dpkit.cli.results import emit
 
     result = evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=columns_of(columns), labels=labels,
                                  compare=compare, reference=not no_reference)
@@ -176,7 +173,7 @@ def cluster(data, centroids, columns, labels, compare, no_reference, encoding, d
     emit(as_json, result, [("clustering metrics", ("metric", "value"), cells)], [f"{k}: {v}" for k, v in cells])
 
 
-@dpkit_command("kanon", command)
+@dpkit_command("kanon", command, config=True)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--quasi-identifiers", "--qi", "quasi_identifiers", default=None, metavar="A,B,...",
               help="The quasi-identifier columns (default: the 'selected' list of --from-report).")
@@ -217,7 +214,6 @@ def kanon(data: str, quasi_identifiers: str | None, l_div: int | None, test_path
     """
     from dpkit import evaluate_kanon
     from dpkit.cli.options import parse_columns, read_options
-    from dpkit.cli.results import emit
 
     result = evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(
         quasi_identifiers, "--quasi-identifiers"), l=l_div, test=test_path, schema=schema_path, encoding=encoding,
@@ -255,7 +251,6 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
       dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o results/maxgddp-adult
       dpkit evaluate sweep configs/experiments/maxgddp-adult.yaml -o /tmp/try --repeats 2 -j 2
     """
-    import json
     import warnings
     from pathlib import Path
 
@@ -269,9 +264,7 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
     if dry_run:
         rows = plan_sweep(exp, out, repeats)
         if as_json:
-            click.echo(json.dumps({"experiment": exp.name, "output": str(out), "dry_run": True,
-                                   "sweeps": rows}, indent=2, ensure_ascii=False))
-            return
+            return emit(True, {"experiment": exp.name, "output": str(out), "dry_run": True, "sweeps": rows}, ascii=False)
         keys = ("sweep", "points", "runs", "done", "todo")
         total = {k: sum(r[k] for r in rows) for k in keys[1:]}
         for r in [dict(zip(keys, keys, strict=True)), *rows, {"sweep": "total", **total}]:
@@ -283,11 +276,9 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
     for message in result.warnings:
         warnings.warn(f"(in runs) {message}", DpkitWarning, stacklevel=1)
     if as_json:
-        click.echo(json.dumps({
-            "experiment": exp.name, "output": str(out), "runs": result.total, "executed": result.executed,
-            "skipped": result.skipped, "failed": len(result.failed), "seconds": round(result.seconds, 3),
-            "results": str(out / "results.csv"), "summary": str(out / "summary.md"),
-        }, indent=2, ensure_ascii=False))
+        emit(True, {"experiment": exp.name, "output": str(out), "runs": result.total, "executed": result.executed,
+                    "skipped": result.skipped, "failed": len(result.failed), "seconds": round(result.seconds, 3),
+                    "results": str(out / "results.csv"), "summary": str(out / "summary.md")}, ascii=False)
     else:
         say(f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
             f"{out / 'results.csv'}, {len(result.failed)} failed, {result.seconds:.1f} s; summary: {out / 'summary.md'}")

@@ -44,7 +44,7 @@ def command() -> None:
     """
 
 
-@dpkit_command("train", command)
+@dpkit_command("train", command, config="forest")  # `forest:` in a file, as it always was (configs/forest.yaml)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False), default=None,
               help="Schema/taxonomy YAML: the public domains of every column. Without it the domain is "
@@ -88,16 +88,14 @@ def train(ctx: click.Context, **p: Any) -> None:
           --target income --epsilon 1 --trees 25 --depth 5 -o model.json
     """
     import dpkit
-    from dpkit.cli.options import columns_of, declarations, public_values, run_private
+    from dpkit.cli.options import columns_of, domain_keywords, run_private
 
     run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
                                   "leaf_factor"),
-                schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
-                on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
-                ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))
+                columns=columns_of(p["columns"]), config=p["config"], **domain_keywords(p))
 
 
-@dpkit_command("predict", command)
+@dpkit_command("predict", command, config=True)
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",

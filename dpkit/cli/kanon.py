@@ -9,7 +9,7 @@ import click
 from dpkit.cli.options import dpkit_command, engine_options, input_options, json_option, say
 
 
-@dpkit_command("kanon-select")
+@dpkit_command("kanon-select", config=True)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", default=None,
               help="Class column (kept in the output; ranks the features) [default: the schema's target].")
@@ -85,8 +85,14 @@ def command(**p: Any) -> None:
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
     import dpkit
-    from dpkit.cli.options import default_report_path, output_delimiter, parse_columns, read_options
-    from dpkit.cli.results import emit, run_result
+    from dpkit.cli.options import (
+        default_report_path,
+        emit,
+        emit_run_result,
+        output_delimiter,
+        parse_columns,
+        read_options,
+    )
     from dpkit.errors import DataError, DpkitUsageError
 
     check_only, generalize, output, report = p["check_only"], p["generalize"], p["output"], p["report"]
@@ -121,6 +127,6 @@ def command(**p: Any) -> None:
         spark_master=p["spark_master"], output=output, report=report, output_delimiter=output_delimiter())
     if p["as_json"]:
         # which columns were kept is public (the output's header); class sizes are not
-        emit(True, {**run_result(result.report, output=output, report=report), "selected": result.selected,
-                    "candidates": list(result.candidates)}, data_on_stdout=output == "-")
+        emit_run_result(result.report, output, report=report,
+                        extra={"selected": result.selected, "candidates": list(result.candidates)})
     say(f"dpkit: {result.summary()}; report {report}")

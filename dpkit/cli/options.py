@@ -1,5 +1,11 @@
-"""Shared Click options, so a flag means the same in every command (as in sqlite-utils), and the
-one helper that runs a private command's library call (:func:`run_private`).
+"""Shared Click options, so a flag means the same in every command (as in sqlite-utils); the
+one helper that runs a private command's library call (:func:`run_private`); and how a command
+shows its result (:func:`emit`): ``--json``, tables on a terminal, ``key: value`` lines on a pipe.
+
+``--json`` goes to stdout, or to stderr when stdout carries the command's data (``-o -``), so
+that a pipeline reads clean CSV while a wrapper still gets the result (docs/formats.md, "--json
+results"). A run's object holds public facts only — the command, the privacy statement of its
+report (ε budget and spent, k), the files written — never a count read from the private data.
 
 Also the config-file rule (docs/formats.md): ``--config FILE`` gives defaults, flags given on
 the command line override them, and the report records the values actually used.
@@ -11,8 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-
-from dpkit.cli.results import json_result_option
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -54,9 +58,14 @@ def _switch(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value
 
 
-def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | None = None, **settings: Any) -> Callable:
+def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | None = None, config: bool | str = False,
+                  **settings: Any) -> Callable:
     """A dpkit command (``group``'s subcommand when given; ``cls=click.Group`` for a group): -h,
-    the help width, ``settings`` (``short_help``, ...), and the global flags, last in --help."""
+    the help width, ``settings`` (``short_help``, ...), and the global flags, last in --help.
+
+    ``config``: the command takes ``--config FILE`` (:mod:`dpkit.cli.configfile`), whose values a
+    file may nest under the command's name, joined to its group's by '-' (docs/formats.md), or
+    under the key ``config`` names."""
     def make(f: Callable) -> Any:
         # the global flags go under the command's own options, as `@global_options` written last
         # did: Click lists the options of f.__click_params__ in reverse order of application
@@ -64,7 +73,12 @@ def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | No
         global_options(f).__click_params__ += own  # type: ignore[attr-defined]
         maker = group.command if group is not None else click.command
         context = {**CONTEXT_SETTINGS, **settings.pop("context_settings", {})}
-        return maker(name=name, context_settings=context, **({"cls": cls} if cls else {}), **settings)(f)
+        cmd = maker(name=name, context_settings=context, **({"cls": cls} if cls else {}), **settings)(f)
+        if config:
+            from dpkit.cli.configfile import add_config
+
+            add_config(cmd, config if isinstance(config, str) else f"{group.name}-{name}" if group else name)
+        return cmd
     return make
 
 
@@ -217,6 +231,14 @@ def declarations(p: dict) -> dict[str, Any]:
     return {k: p[k] for k in ("numeric", "categorical", "integer", "date", "missing") if p.get(k) is not None}
 
 
+def domain_keywords(p: dict) -> dict[str, Any]:
+    """--schema, --target, --on-invalid and :data:`domain_options` as the library's keywords
+    (publish, forest train)."""
+    return dict(schema=p["schema_path"], target=p["target"], on_invalid=p.get("on_invalid") or "error",
+                delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
+                values=public_values(p.get("public_values")), **declarations(p))
+
+
 #: --delta, --domain-share, --ignore, --values and the declarations: a run without --schema
 #: learns its domain (docs/domain.md)
 domain_options = stack(
@@ -273,6 +295,12 @@ output_options = stack(
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print results as JSON on stdout.")
 
+json_result_option = click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print the result as one JSON object on stdout (on stderr when the output is stdout).",
+)
+
+
 #: what a private run writes and how (publish, forest train): ε, seed, --config, ledger;
 #: --on-invalid; -o and --report; --json
 run_options = stack(privacy_options, on_invalid_option, output_options, json_result_option)
@@ -308,8 +336,6 @@ def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, .
                 seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
                 output=p["output"], report=report, **given, **kwargs)
     if p.get("as_json"):
-        from dpkit.cli.results import emit_run_result
-
         emit_run_result(result.report, p["output"], report=report, **(files or {}))
     return result
 
@@ -333,3 +359,59 @@ def parse_columns(value: str | None, option: str) -> list[str] | None:
     if twice is not None:
         raise DpkitUsageError(f"{option} names column {twice!r} twice")
     return names
+
+
+#: a table: (title, header, rows), every cell a string
+Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
+
+
+def emit(as_json: bool, result: Any, tables: list[Table] | None = None, lines: list[str] | None = None, *,
+         ascii: bool = True, data_on_stdout: bool = False) -> None:
+    """``result`` as JSON under --json (``ascii``: non-ASCII escaped, as the command always did);
+    else ``tables`` (:func:`show`), or else ``lines``."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps(result, indent=2, ensure_ascii=ascii, default=str), err=data_on_stdout)
+    elif tables is not None:
+        show(tables, lines)
+    elif lines is not None:
+        click.echo("\n".join(lines))
+
+
+def emit_run_result(doc: dict[str, Any], output: str, /, extra: dict[str, Any] | None = None, **files: str | None) -> None:
+    """``--json`` of a run that wrote ``output`` (``-`` = stdout): the public summary of its
+    report ``doc`` — command, algorithm, privacy statement, the files written — and ``extra``."""
+    emit(True, {"command": doc.get("command"), "algorithm": doc.get("algorithm"), "privacy": dict(doc.get("privacy") or {}),
+                "files": {k: v for k, v in {"output": output, **files}.items() if v}, **(extra or {})},
+         ascii=False, data_on_stdout=output == "-")
+
+
+def show(tables: list[Table], lines: list[str] | None = None) -> None:
+    """Rich tables on a terminal; on a pipe ``lines``, or else each table as tab-separated lines."""
+    import sys
+
+    if not sys.stdout.isatty():
+        for line in lines if lines is not None else ["\t".join(r) for _, h, rows in tables for r in (h, *rows)]:
+            click.echo(line)
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    for title, header, rows in tables:
+        table = RichTable(title=title)
+        for i, h in enumerate(header):
+            # long cells (paths) fold; ε and status stay on one line; numbers align right
+            table.add_column(h, overflow="fold", no_wrap=h in ("ε", "status"),
+                             justify="right" if i and rows and _numeric(rows[0][i]) else "left")
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+
+
+def _numeric(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True

@@ -33,7 +33,7 @@ def command() -> None:
     """
 
 
-@dpkit_command("validate", command)
+@dpkit_command("validate", command, config=True)
 @click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=True, allow_dash=True))
 @input_options
@@ -52,13 +52,11 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
       dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
     """
     from dpkit import validate_schema
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import emit, read_options
 
     result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter), **engine)
     say(result.pop("message"))
     if as_json:
-        from dpkit.cli.results import emit
-
         emit(True, result, ascii=False)
 
 
@@ -114,7 +112,7 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
     say(f"wrote {_shown(output)}: {imported.summary}")
 
 
-@dpkit_command("infer", command)
+@dpkit_command("infer", command, config=True)
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
               help="Schema YAML to write [default: '-', stdout].")
