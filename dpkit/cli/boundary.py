@@ -14,15 +14,14 @@ import warnings
 
 import click
 
+import dpkit
 from dpkit.cli.options import quiet, reset_state
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    from dpkit.errors import DpkitWarning, PrivacyLeakWarning
-
-    if quiet() and not issubclass(category, PrivacyLeakWarning):
+    if quiet() and not issubclass(category, dpkit.PrivacyLeakWarning):
         return  # -q silences warnings, except that a release is not private
-    label = "warning" if issubclass(category, DpkitWarning) else category.__name__
+    label = "warning" if issubclass(category, dpkit.DpkitWarning) else category.__name__
     click.echo(f"dpkit: {label}: {cli_message(message)}", err=True)
 
 
@@ -137,11 +136,8 @@ def run(cli: click.Group, argv: list[str] | None = None) -> int:
 
 
 def _run(cli: click.Group, argv: list[str] | None = None) -> int:
-    from dpkit import private_runs
-    from dpkit.errors import DpkitError
-
     reset_state()
-    before = len(private_runs())  # this command's runs are those after
+    before = len(dpkit.private_runs())  # this command's runs are those after
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)
@@ -164,7 +160,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except (KeyboardInterrupt, click.Abort) as exc:
-        code, message = _interrupt_code(exc, private_runs()[before:])
+        code, message = _interrupt_code(exc, dpkit.private_runs()[before:])
         click.echo(message, err=True)
         if argv is None:
             _exit_now(code)
@@ -173,12 +169,12 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         _silence_stdout()
         # `| head` on a listing is fine; on a private release it lost what ε paid for:
         # say so (even under --quiet: it is an error) and fail
-        message = _lost_output_message(private_runs()[before:])
+        message = _lost_output_message(dpkit.private_runs()[before:])
         if message:
             click.echo(message, err=True)
             return 1
         return 0
-    except DpkitError as exc:
+    except dpkit.DpkitError as exc:
         if debug:
             traceback.print_exc()
         click.echo(f"dpkit: error: {cli_message(exc)}", err=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import Table, dpkit_command, emit, json_option, say, show
 
 if TYPE_CHECKING:
@@ -70,9 +71,7 @@ def init(data: str, name: str, cap: str | None, ledger: str | None, **how: bool 
     Example:
       dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
     """
-    from dpkit import register_dataset
-
-    status = register_dataset(ledger, data, name, cap, **how)  # append, exist_ok, delta_cap
+    status = dpkit.register_dataset(ledger, data, name, cap, **how)  # append, exist_ok, delta_cap
     say(f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, remaining {status.remaining:g}) "
         f"in {ledger}")
 
@@ -90,9 +89,7 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     Example:
       dpkit budget check --epsilon 2 --name adult --ledger ledger.db && make nightly
     """
-    from dpkit import check_budget
-
-    fits, left, eps = check_budget(ledger, epsilon, name)
+    fits, left, eps = dpkit.check_budget(ledger, epsilon, name)
     say(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining")
     if not fits:
         raise SystemExit(1)
@@ -119,9 +116,7 @@ def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, a
     Example:
       dpkit budget run --epsilon 2 --name adult --ledger ledger.db -- make nightly
     """
-    from dpkit import run_in_reservation
-
-    code = run_in_reservation(ledger, epsilon, argv, name=name, delta=delta)
+    code = dpkit.run_in_reservation(ledger, epsilon, argv, name=name, delta=delta)
     if code:
         raise SystemExit(code)
 
@@ -139,9 +134,7 @@ def status(ledger: str | None, as_json: bool) -> None:
     Example:
       dpkit budget status --ledger ledger.db --json
     """
-    from dpkit import Ledger
-
-    rows = Ledger(ledger).status()
+    rows = dpkit.Ledger(ledger).status()
     emit(as_json, [r.to_dict() for r in rows], [status_table(rows)])
 
 
@@ -164,11 +157,9 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     """
     import sys
 
-    from dpkit import Ledger, budget_events
-
-    book = Ledger(ledger)
+    book = dpkit.Ledger(ledger)
     if as_json:
-        return emit(True, budget_events(book, name))
+        return emit(True, dpkit.budget_events(book, name))
     show(history_tables(book, name, compact=sys.stdout.isatty()))
 
 

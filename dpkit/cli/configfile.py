@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+import dpkit
+
 CONFIG_HELP = "YAML file of option defaults (keys: long option names); flags on the command line override it."
 
 #: options a config file cannot set (process-wide flags, and the file itself)
@@ -46,29 +48,25 @@ def load_config(path: str) -> dict[str, Any]:
 
     import yaml
 
-    from dpkit.errors import DpkitUsageError
-
     p = Path(path)
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DpkitUsageError(f"{p}: config file not found") from None
+        raise dpkit.DpkitUsageError(f"{p}: config file not found") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark else str(p)
-        raise DpkitUsageError(f"{where}: YAML syntax error: {exc.problem}") from None
+        raise dpkit.DpkitUsageError(f"{where}: YAML syntax error: {exc.problem}") from None
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        raise DpkitUsageError(f"{p}: cannot read config: {exc}") from None
+        raise dpkit.DpkitUsageError(f"{p}: cannot read config: {exc}") from None
     if data is not None and not isinstance(data, dict):
-        raise DpkitUsageError(f"{p}: a config file must be a mapping of option names to values")
+        raise dpkit.DpkitUsageError(f"{p}: a config file must be a mapping of option names to values")
     return dict(data or {})
 
 
 def config_defaults(ctx: click.Context, command: click.Command, path: str, section: str) -> dict[str, Any]:
     """The ``default_map`` for ``command`` from the config file at ``path`` (its ``section``
     mapping when it has one)."""
-    from dpkit.errors import DpkitUsageError
-
     values = load_config(path)
     values = dict(values[section]) if isinstance(values.get(section), dict) else values
     known = settable(command)
@@ -78,12 +76,12 @@ def config_defaults(ctx: click.Context, command: click.Command, path: str, secti
         param = known.get(str(key).replace("-", "_"))
         if param is None:
             shown = sorted({next((o[2:] for o in p.opts if o.startswith("--")), p.name) for p in known.values()})
-            raise DpkitUsageError(f"{path}: unknown key {key!r} for '{where}' (known: {', '.join(shown)})")
+            raise dpkit.DpkitUsageError(f"{path}: unknown key {key!r} for '{where}' (known: {', '.join(shown)})")
         raw = str(value) if param.type == click.STRING and value is not None and not param.multiple else value
         try:
             param.type_cast_value(ctx, raw)  # checked here so that the error names the file
         except click.BadParameter as exc:
-            raise DpkitUsageError(f"{path}: bad value for {key!r}: {exc.message}") from None
+            raise dpkit.DpkitUsageError(f"{path}: bad value for {key!r}: {exc.message}") from None
         out[param.name] = raw
     return out
 

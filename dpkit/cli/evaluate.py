@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import dpkit_command, emit, input_options, json_option, say
 
 
@@ -73,14 +74,11 @@ def classify(train, test, target, schema, model, positive, baseline, baseline_te
           --schema taxonomies/adult.yaml \\
           --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
     """
-    from dpkit import evaluate_classifier
-    from dpkit.errors import DpkitUsageError
-
     if sum(p == "-" for p in (train, test, predictions)) > 1:
-        raise DpkitUsageError("only one input can be read from stdin ('-')")
+        raise dpkit.DpkitUsageError("only one input can be read from stdin ('-')")
     sources = _read_options(delimiter_for, encoding=encoding, delimiter=delimiter, train=train, test=test,
                             baseline=baseline, baseline_test=baseline_test, predictions=predictions)
-    result = evaluate_classifier(
+    result = dpkit.evaluate_classifier(
         sources["test"], target=target, train=sources.get("train"), predictions=sources.get("predictions"),
         dpkit_model=dpkit_model, baseline=sources.get("baseline"), baseline_test=sources.get("baseline-test"),
         schema=schema, model=model, positive=positive, weight_column=weight_column, seed=seed)
@@ -92,17 +90,16 @@ def _read_options(delimiter_for: tuple[str, ...], *, encoding: str, delimiter: s
     """One ReadOptions per input: --delimiter, or the input's own --delimiter-for
     (``delimiter=None`` lets the reader sniff each file on its own)."""
     from dpkit.cli.options import _delimiter, read_options
-    from dpkit.errors import DpkitUsageError
 
     names = {k.replace("_", "-"): v for k, v in paths.items()}
     own: dict[str, str] = {}
     for item in delimiter_for:
         name, sep, char = item.partition("=")
         if not sep or name not in names:
-            raise DpkitUsageError(f"--delimiter-for {item!r}: expected INPUT=CHAR with INPUT one of "
+            raise dpkit.DpkitUsageError(f"--delimiter-for {item!r}: expected INPUT=CHAR with INPUT one of "
                                   f"{', '.join(names)}")
         if not names[name]:
-            raise DpkitUsageError(f"--delimiter-for {item!r}: no --{name} input was given")
+            raise dpkit.DpkitUsageError(f"--delimiter-for {item!r}: no --{name} input was given")
         own[name] = _delimiter(None, None, char)  # type: ignore[arg-type]  # '\t', tab
     return {name: read_options(path, encoding, own.get(name, delimiter))
             for name, path in names.items() if path}
@@ -164,10 +161,9 @@ def cluster(data, centroids, columns, labels, compare, no_reference, encoding, d
       dpkit evaluate cluster sample_data/clustering/s1.csv --centroids s1.centroids.csv \\
           --labels label --compare s1.eug.csv
     """
-    from dpkit import evaluate_clustering
     from dpkit.cli.options import columns_of, read_options
 
-    result = evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=columns_of(columns), labels=labels,
+    result = dpkit.evaluate_clustering(read_options(data, encoding, delimiter), centroids, columns=columns_of(columns), labels=labels,
                                  compare=compare, reference=not no_reference)
     cells = [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in result.items()]
     emit(as_json, result, [("clustering metrics", ("metric", "value"), cells)], [f"{k}: {v}" for k, v in cells])
@@ -212,10 +208,9 @@ def kanon(data: str, quasi_identifiers: str | None, l_div: int | None, test_path
       dpkit evaluate kanon adult.k10.csv --from-report adult.k10.report.json \\
           --test sample_data/adult/test.csv
     """
-    from dpkit import evaluate_kanon
     from dpkit.cli.options import parse_columns, read_options
 
-    result = evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(
+    result = dpkit.evaluate_kanon(read_options(data, encoding, delimiter), quasi_identifiers=parse_columns(
         quasi_identifiers, "--quasi-identifiers"), l=l_div, test=test_path, schema=schema_path, encoding=encoding,
         delimiter=delimiter, **p)
     emit(as_json, result.to_dict(), lines=result.lines(), ascii=False)
@@ -254,15 +249,12 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
     import warnings
     from pathlib import Path
 
-    from dpkit import load_experiment, plan_sweep, run_sweep
-    from dpkit.errors import DataError, DpkitError, DpkitWarning
-
-    exp = load_experiment(experiment)
+    exp = dpkit.load_experiment(experiment)
     out = Path(output)
     if out.exists() and not out.is_dir():
-        raise DataError(f"{output}: exists and is not a directory")
+        raise dpkit.DataError(f"{output}: exists and is not a directory")
     if dry_run:
-        rows = plan_sweep(exp, out, repeats)
+        rows = dpkit.plan_sweep(exp, out, repeats)
         if as_json:
             return emit(True, {"experiment": exp.name, "output": str(out), "dry_run": True, "sweeps": rows}, ascii=False)
         keys = ("sweep", "points", "runs", "done", "todo")
@@ -272,9 +264,9 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
         return
     from dpkit.cli.options import quiet
 
-    result = run_sweep(exp, out, jobs=jobs, repeats=repeats, progress=not quiet())
+    result = dpkit.run_sweep(exp, out, jobs=jobs, repeats=repeats, progress=not quiet())
     for message in result.warnings:
-        warnings.warn(f"(in runs) {message}", DpkitWarning, stacklevel=1)
+        warnings.warn(f"(in runs) {message}", dpkit.DpkitWarning, stacklevel=1)
     if as_json:
         emit(True, {"experiment": exp.name, "output": str(out), "runs": result.total, "executed": result.executed,
                     "skipped": result.skipped, "failed": len(result.failed), "seconds": round(result.seconds, 3),
@@ -283,5 +275,5 @@ def sweep(experiment: str, output: str, jobs: int | None, repeats: int | None, d
         say(f"dpkit: {exp.name}: {result.executed} run(s) executed, {result.skipped} already in "
             f"{out / 'results.csv'}, {len(result.failed)} failed, {result.seconds:.1f} s; summary: {out / 'summary.md'}")
     if result.failed:
-        raise DpkitError(result.failure())
+        raise dpkit.DpkitError(result.failure())
 

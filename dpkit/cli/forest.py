@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import (
     domain_options,
     dpkit_command,
@@ -87,7 +88,6 @@ def train(ctx: click.Context, **p: Any) -> None:
       dpkit forest train sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 --trees 25 --depth 5 -o model.json
     """
-    import dpkit
     from dpkit.cli.options import columns_of, domain_keywords, run_private
 
     run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
@@ -121,12 +121,10 @@ def predict(model_path: str, data: str, output: str, proba: bool, keep: str | No
     Example:
       dpkit forest predict model.json sample_data/adult/test.csv -o predictions.csv --proba
     """
-    import dpkit
     from dpkit.cli.options import output_delimiter, read_options
-    from dpkit.errors import DpkitUsageError
 
     if model_path == "-" and data == "-":
-        raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
+        raise dpkit.DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
     dpkit.check_output_paths([model_path, data], [output])
     dpkit.load_forest(model_path).predictions(read_options(data, encoding, delimiter), proba=proba, output=output,
                                               output_delimiter=output_delimiter(), decision=decision,

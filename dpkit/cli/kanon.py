@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import dpkit_command, engine_options, input_options, json_option, say
 
 
@@ -84,7 +85,6 @@ def command(**p: Any) -> None:
           -k 10 --generalize -o adult.k10g.csv
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
-    import dpkit
     from dpkit.cli.options import (
         default_report_path,
         emit,
@@ -93,30 +93,28 @@ def command(**p: Any) -> None:
         parse_columns,
         read_options,
     )
-    from dpkit.errors import DataError, DpkitUsageError
-
     check_only, generalize, output, report = p["check_only"], p["generalize"], p["output"], p["report"]
     if generalize and check_only:
-        raise DpkitUsageError("--generalize and --check-only cannot be combined")
+        raise dpkit.DpkitUsageError("--generalize and --check-only cannot be combined")
     if p["engine"] == "spark" and (check_only or generalize):
-        raise DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
+        raise dpkit.DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
                               "--engine numpy only for now; drop --engine spark (or $DPKIT_ENGINE)")
     qis = parse_columns(p["quasi_identifiers"], "--quasi-identifiers")
     keep = parse_columns(p["keep"], "--keep") or []
     if check_only:  # k (and ℓ) of the table as it is; exit 1 when -k/--l fail
         if output is not None or report is not None:
-            raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
+            raise dpkit.DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
         options = read_options(p["data"], p["encoding"], p["delimiter"])
         if qis is None:
-            raise DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
+            raise dpkit.DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
         got = dpkit.check_kanon(options, qis, k=p["k"], sensitive=p["sensitive"], l=p["l_div"])
         emit(p["as_json"], got.check.to_dict(), lines=got.check.lines(), ascii=False)
         if not got.satisfied:
             # an error (exit 1) so that scripts can test a table: `... --check-only -k 5 && publish`
-            raise DataError(got.failure())
+            raise dpkit.DataError(got.failure())
         return
     if p["k"] is None:
-        raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
+        raise dpkit.DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
     output = output or "-"  # stdout, as every data command (the report then needs --report)
     report = default_report_path(output, report)
     result = dpkit.kanon_select(

@@ -18,6 +18,8 @@ from typing import Any
 
 import click
 
+import dpkit
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 #: -q of the current invocation: purely the command line's (progress and warnings on stderr)
@@ -35,9 +37,7 @@ def stack(*options: Callable) -> Callable:
 
 def reset_state() -> None:
     """Forget -v/-q from a previous in-process invocation (tests, sweeps)."""
-    from dpkit import set_verbosity
-
-    set_verbosity(False)
+    dpkit.set_verbosity(False)
     _QUIET[0] = False
 
 
@@ -162,20 +162,17 @@ def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None =
     and ``--column-names`` come from the current command line. ``resolved=False`` leaves the
     delimiter to be sniffed by the library call that reads the data (after its ledger check).
     """
-    from dpkit import ReadOptions
-    from dpkit.errors import DpkitUsageError
-
     flags = _flags()
     if flags.get("tabs"):
         if delimiter not in (None, "\t"):
-            raise DpkitUsageError("-t/--tabs and --delimiter disagree; give one of them")
+            raise dpkit.DpkitUsageError("-t/--tabs and --delimiter disagree; give one of them")
         delimiter = "\t"
     names = flags.get("column_names")
     header = not flags.get("no_header_row")
     if names is not None and header:
-        raise DpkitUsageError("--column-names names the columns of a headerless input; add -H")
+        raise dpkit.DpkitUsageError("--column-names names the columns of a headerless input; add -H")
     columns = None if names is None else tuple(n.strip() for n in names.split(","))
-    options = ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header, column_names=columns)
+    options = dpkit.ReadOptions(str(path), encoding=encoding, delimiter=delimiter, header=header, column_names=columns)
     return options.sniffed() if resolved else options
 
 
@@ -258,15 +255,13 @@ domain_options = stack(
 
 def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
     """``COL=TEXT`` flags as a mapping (a usage error naming ``flag`` otherwise)."""
-    from dpkit.errors import DpkitUsageError
-
     out: dict[str, str] = {}
     for item in items or ():
         col, sep, text = item.partition("=")
         if not sep or not col.strip() or not text.strip():
-            raise DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
+            raise dpkit.DpkitUsageError(f"{flag} takes COL=..., got {item!r}")
         if col.strip() in out:
-            raise DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
+            raise dpkit.DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
         out[col.strip()] = text.strip()
     return out
 
@@ -327,10 +322,8 @@ def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, .
     """A private command's one call into the library: DATA and the flags every private command
     shares, the command's own ``options`` only when given (a flag or --config: every default is
     the library's), the report beside the output; then ``--json``."""
-    from dpkit import check_output_paths
-
     report = default_report_path(p["output"], p["report"])
-    check_output_paths([p.get("config")], [p["output"], report])
+    dpkit.check_output_paths([p.get("config")], [p["output"], report])
     given = {k: p[k] for k in options if p.get(k) is not None}
     result = fn(read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), epsilon=p["epsilon"],
                 seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
@@ -350,14 +343,12 @@ def parse_columns(value: str | None, option: str) -> list[str] | None:
     with a name twice: a usage error naming ``option``."""
     if value is None:
         return None
-    from dpkit.errors import DpkitUsageError
-
     names = [v.strip() for v in value.split(",") if v.strip()]
     if not names:
-        raise DpkitUsageError(f"{option} needs at least one column name")
+        raise dpkit.DpkitUsageError(f"{option} needs at least one column name")
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:
-        raise DpkitUsageError(f"{option} names column {twice!r} twice")
+        raise dpkit.DpkitUsageError(f"{option} names column {twice!r} twice")
     return names
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import (
     domain_options,
     dpkit_command,
@@ -66,7 +67,6 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
       dpkit publish sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 -o out/adult.released.csv
     """
-    import dpkit
     from dpkit.cli.options import domain_keywords, output_delimiter, run_private
 
     p = kwargs
@@ -113,7 +113,6 @@ def generalize(data: str, cut_path: str, schema_path: str | None, output: str, *
       dpkit generalize sample_data/adult/test.csv --cut out/adult.released.report.json \\
           -o out/adult.test.generalized.csv
     """
-    import dpkit
     from dpkit.cli.options import output_delimiter, read_options
 
     dpkit.generalize(read_options(data, kwargs["encoding"], kwargs["delimiter"], resolved=False), cut_path,

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import (
     declaration_options,
     dpkit_command,
@@ -51,10 +52,9 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     Example:
       dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
     """
-    from dpkit import validate_schema
     from dpkit.cli.options import emit, read_options
 
-    result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter), **engine)
+    result = dpkit.validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter), **engine)
     say(result.pop("message"))
     if as_json:
         emit(True, result, ascii=False)
@@ -102,11 +102,10 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
           --rename classes=income --rename martial-status=marital-status \\
           --ignore fnlwgt --target income -o adult.yaml
     """
-    from dpkit import check_output_paths, import_schema
     from dpkit.cli.options import read_options
 
-    check_output_paths([*sources, data], [output])
-    imported = import_schema(sources, format=fmt, rename=list(rename), ignore=ignore_cols, encoding=encoding,
+    dpkit.check_output_paths([*sources, data], [output])
+    imported = dpkit.import_schema(sources, format=fmt, rename=list(rename), ignore=ignore_cols, encoding=encoding,
                              data=read_options(data, encoding, delimiter) if data else None, output_name=output, **p)
     imported.write(output)
     say(f"wrote {_shown(output)}: {imported.summary}")
@@ -173,12 +172,10 @@ def infer(**p: Any) -> None:
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
-    from dpkit import check_output_paths
     from dpkit.cli.options import declarations, pairs, public_values, read_options
-    from dpkit.errors import DpkitUsageError
 
     data, output, epsilon, delta = p["data"], p["output"], p["epsilon"], p["delta"]
-    check_output_paths([data], [output])
+    dpkit.check_output_paths([data], [output])
     if epsilon is not None:
         from dpkit import learn_schema
 
@@ -199,10 +196,8 @@ def infer(**p: Any) -> None:
                     "--engine spark": p["engine"] == "spark" or None}
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
-        raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
-    from dpkit import draft_schema
-
-    drafted = draft_schema(read_options(data, p["encoding"], p["delimiter"]), target=p["target"],
+        raise dpkit.DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
+    drafted = dpkit.draft_schema(read_options(data, p["encoding"], p["delimiter"]), target=p["target"],
                            max_categories=p["max_categories"], output_name=output, ignore=p["ignore_cols"],
                            missing=None if p["missing"].lower() == "none" else p["missing"])
     drafted.write(output)

@@ -32,9 +32,17 @@ def imports_of(path: Path) -> list[tuple[str, str | None, int]]:
     return found
 
 
+def attributes_of(path: Path) -> list[tuple[str, int]]:
+    """(name, line) of every ``dpkit.name`` in ``path`` (the CLI calls the library as ``dpkit.publish``)."""
+    return [(node.attr, node.lineno) for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dpkit"]
+
+
 def offences() -> tuple[list[str], set[str]]:
     bad, used = [], set()
     for path in sorted(CLI.glob("*.py")):
+        bad += [f"{path.name}:{line}: dpkit.{name} is not a public name" for name, line in attributes_of(path)
+                if name not in dpkit.__all__]
         for module, name, line in imports_of(path):
             where = f"{path.name}:{line}"
             if module == "dpkit.cli" or module.startswith("dpkit.cli.") or module in PUBLIC_MODULES:
@@ -68,6 +76,12 @@ def test_checker_sees_an_internal_import(tmp_path: Path) -> None:
                       "from dpkit import publish\n")
     assert sorted(imports_of(module)) == [("dpkit", "publish", 4), ("dpkit.data.counting", "x", 2),
                                           ("dpkit.ledger", None, 3)]
+
+
+def test_checker_sees_an_attribute(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import dpkit\n\ndef f():\n    return dpkit.engine.load, dpkit.publish\n")
+    assert sorted(attributes_of(module)) == [("engine", 4), ("publish", 4)]
 
 
 def test_cluster_passes_on_every_algorithm_flag() -> None:
