@@ -1,7 +1,7 @@
 """The ``dpkit`` command line: a thin Click layer over the library.
 
-Command modules import only Click at module level (heavy libraries inside the command
-functions) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
+Command modules import only Click and ``dpkit`` at module level (the library loads on the
+first ``dpkit.<name>`` a command calls) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
 a :class:`~dpkit.errors.DpkitError` becomes one line on stderr and its exit code, usage
 errors exit 2, Ctrl-C exits 130 and SIGTERM 143 leaving no partial file, and a closed
 stdout (``| head``) ends quietly unless it lost a private run's output. ``--debug`` shows
