@@ -186,9 +186,6 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         else:
-            click.echo(
-                f"dpkit: internal error: {type(exc).__name__}: {exc} "
-                "(this is a bug; rerun with --debug for the traceback and report it)",
-                err=True,
-            )
+            click.echo(f"dpkit: internal error: {type(exc).__name__}: {exc} "
+                       "(this is a bug; rerun with --debug for the traceback and report it)", err=True)
         return 70
