@@ -61,7 +61,7 @@ def generalize(
         interval it is clipped into. Nothing is dropped.
     """
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     report, where, given_schema = _report_of(cut)
     if schema is None:
@@ -69,7 +69,7 @@ def generalize(
     spark = engine_name(engine) == "spark"
     out = None if output is None else os.fspath(output)
     # a URI output (hdfs://, s3a://) is Spark's to check when it writes
-    check_distinct_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
+    check_output_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
     release = report.get("release") or {}
     params = report.get("parameters") or {}
     reading = read_dialect(encoding, delimiter, header, column_names)

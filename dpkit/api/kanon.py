@@ -178,7 +178,7 @@ def kanon_select(
     """
     from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     keep = list(keep or [])
     check_k_l(k, l, sensitive)
@@ -197,7 +197,7 @@ def kanon_select(
         raise DpkitUsageError("target is required (the class column), unless the schema names one", param="target")
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
-    check_distinct_paths([source_path(data), schema_name], [out, rep])
+    check_output_paths([source_path(data), schema_name], [out, rep])
     rank_sample = DEFAULT_RANK_SAMPLE if rank_sample is None else rank_sample
     used = _used(quasi_identifiers, schema_obj, target, keep, sensitive)
     reading = read_dialect(encoding, delimiter, header, column_names)
