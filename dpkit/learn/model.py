@@ -23,8 +23,11 @@ File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`
 
 ``size`` is the node's noisy record count (the sum of the leaf's noisy counts at the last
 level); ``counts`` are the leaf's noisy class counts, negatives set to 0, in the order of
-``classes``. A record whose value of a split attribute is a ``missing`` token follows the
-child with the largest noisy size. ``missing`` is the schema's token, or the list of its
+``classes``. A feature of a ``missing_policy: keep`` schema says where a missing value goes
+(``"missing"``: ``"branch"`` — the numeric split has a third child, ``[<= t, > t, missing]`` —,
+``"low"`` — read as the lower bound —, or a categorical feature's leaf such as
+``"(missing)"``; :func:`missing_rule`); in a model without it, a record whose value of a split
+attribute is a ``missing`` token follows the child with the largest noisy size. ``missing`` is the schema's token, or the list of its
 tokens when it has several (``missing: ['', 'n/a', '?']``). ``target_dtype`` (only in a model
 trained on a DataFrame whose target column was of integers, booleans or floats) is that
 column's pandas dtype: schema-level metadata the caller gave, not data, so that predictions
