@@ -214,3 +214,18 @@ def test_the_estimator_keeps_rows_with_nan(monkeypatch) -> None:
         clf = dpkit.DiffPRFsClassifier(epsilon=1.0, delta=1e-6, random_state=3).fit(X, y)
         got = clf.predict(X)
     assert seen == [3000] and len(got) == 3000
+
+
+def test_the_missing_child_is_there_whatever_the_data_holds() -> None:
+    """The missing child is a public cell: a table with no missing x gets it too (a child that
+    appeared only when some record is missing would reveal that record), and every record is
+    in one child (the children's noisy sizes add up to about the node's)."""
+    s = parse_schema(KEEP)
+    full = frame(2000)
+    x = np.random.default_rng(1).integers(0, 101, 2000)
+    full["x"], full["label"] = x.astype(str), np.where(x > 50, "yes", "no")  # no '?' left
+    f = fit(encode(full, s), epsilon=2000.0, n_trees=1, max_depth=1, features_per_node="all")
+    (tree,) = f.model_.trees
+    assert f.features_[tree[0].feature].name == "x" and len(tree[0].children) == 3
+    le, gt, gone = (tree[c] for c in tree[0].children)
+    assert gone.size <= 2 and abs(le.size + gt.size - 2000) <= 4
