@@ -393,8 +393,13 @@ class ForestModel:
         absent = [f.name for f in self.features if f.name not in table.columns]
         if absent:
             raise DataError(f"{table.source}: the model needs column(s) {', '.join(map(repr, absent))}")
-        return np.column_stack([np.asarray(table.columns[f.name], dtype=float) for f in self.features]) \
-            if self.features else np.zeros((table.n_rows, 0))
+        if not self.features:
+            return np.zeros((table.n_rows, 0))
+        X = np.column_stack([np.asarray(table.columns[f.name], dtype=float) for f in self.features])
+        for j, f in enumerate(self.features):
+            if f.missing == "low":  # a kept missing value (NaN) reads as the lower bound, as in training
+                X[np.isnan(X[:, j]), j] = f.lo
+        return X
 
     # ------------------------------------------------------------------ (de)serialization
 

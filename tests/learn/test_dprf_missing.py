@@ -229,3 +229,19 @@ def test_the_missing_child_is_there_whatever_the_data_holds() -> None:
     assert f.features_[tree[0].feature].name == "x" and len(tree[0].children) == 3
     le, gt, gone = (tree[c] for c in tree[0].children)
     assert gone.size <= 2 and abs(le.size + gt.size - 2000) <= 4
+
+
+def test_a_column_without_established_missing_values_reads_them_as_its_lower_bound() -> None:
+    """``missing: false`` (a learned schema's flag): the rows are kept, a missing x is x = lo in
+    training and in prediction, from strings or from an encoded table alike."""
+    s = parse_schema(KEEP.replace("integer: true}", "integer: true, missing: false}"))
+    assert s.columns["x"].holds_missing is False
+    df = frame(2000)
+    table = encode(df, s)
+    assert table.n_rows == 2000 and np.isnan(table.columns["x"]).any()
+    f = fit(table, epsilon=50.0, n_trees=2, max_depth=2, features_per_node="all")
+    assert f.features_[0].missing == "low"
+    assert all(len(n.children) in (0, 2, 4) for t in f.model_.trees for n in t)  # no missing child
+    assert np.array_equal(predict(f.model_, table), predict(f.model_, df.drop(columns="label")))
+    as_lo = df.drop(columns="label").replace({"x": {"?": "0"}})
+    assert np.array_equal(predict(f.model_, df.drop(columns="label")), predict(f.model_, as_lo))
