@@ -771,8 +771,10 @@ class _Growth:
                 kstate = [({**p.ranges, j: (lo, thr)}, p.used, p.apart), ({**p.ranges, j: (thr, hi)}, p.used, p.apart)]
                 numeric[p.slot] = True
                 if feat.missing == "branch" and j not in p.apart:
-                    # the missing child (child 2): every value of j in it is missing, so j cannot
-                    # split it; below the other two, j's missing values are already apart
+                    # the missing child (child 2), decided from the schema and the released tree
+                    # only — never from whether a record is missing here: a public cell, like a
+                    # category's child. Every value of j in it is missing, so j cannot split it;
+                    # below the other two, j's missing values are already apart
                     kstate = [(r, u, a | {j}) for r, u, a in kstate] + [(p.ranges, p.used | {j}, p.apart)]
                     missing[p.slot] = True
             else:
