@@ -249,6 +249,9 @@ def forest(
     Numeric attributes are split with the continuous exponential mechanism (no
     pre-discretization), categorical ones into one child per value of the schema; each tree
     gets a disjoint random part of the records and all of ε by default (docs/forest.md).
+    Without a schema (or with one that says ``missing_policy: keep``) a row with a missing value
+    is kept: a numeric split's missing child, a ``(missing)`` leaf (docs/forest.md, "Missing
+    values"); the report's ``release.missing_values`` says where each feature's go.
 
     Parameters
     ----------
