@@ -204,7 +204,8 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     delta : float, default=None
         Without a schema nor ``bounds``/``categories``: the domain of X and y is learned in each
         fit under (ε·``domain_share``, δ)-DP (docs/domain.md), as :func:`dpkit.forest` does; the
-        forest gets the rest of ε. E.g. 1e-6; at most 1e-3.
+        forest gets the rest of ε. E.g. 1e-6; at most 1e-3. A DataFrame's missing values (NaN)
+        are then values of their columns (docs/forest.md, "Missing values"): no row is dropped.
     domain_share : float, default=None
         With ``delta``: the share of ε that learns the domain (None: 0.2).
     target_name : str, default=None

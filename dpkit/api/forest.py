@@ -250,6 +250,9 @@ def forest(
     Numeric attributes are split with the continuous exponential mechanism (no
     pre-discretization), categorical ones into one child per value of the schema; each tree
     gets a disjoint random part of the records and all of ε by default (docs/forest.md).
+    Without a schema (or with one that says ``missing_policy: keep``) a row with a missing value
+    is kept: a numeric split's missing child, a ``(missing)`` leaf (docs/forest.md, "Missing
+    values"); the report's ``release.missing_values`` says where each feature's go.
 
     Parameters
     ----------
@@ -298,13 +301,11 @@ def forest(
     keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
 
     schema_obj, schema_name = schema_of(schema)
-    if schema_obj is not None:  # a forest's numeric splits have no missing bucket: such rows are dropped
-        schema_obj = schema_obj.dropping_missing_numbers()
+    # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
+    # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
-    if learn is not None:  # the forest drops rows with a missing value (a missing bucket is publish's)
-        learn = learn._replace(missing_policy="drop")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target
@@ -351,6 +352,8 @@ def forest(
                    "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
                    # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given
                    "shape": estimator.shape_}
+        if schema_obj.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
+            release["missing_values"] = kept_missing(model)
         report = run.report(parameters, release)
         # the model file says what the report says (issue 24 item 5): a plain-seed model is
         # marked "model: none", as every output of a run that is not private
@@ -368,6 +371,18 @@ def forest(
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def kept_missing(model: ForestModel) -> dict[str, Any]:
+    """What the report says of a ``missing_policy: keep`` forest: where each feature's missing
+    values go (:attr:`dpkit.learn.model.Feature.missing`; features without one are left out) and
+    the noisy number of records the trees hold (the roots' noisy sizes: every record is in one
+    root under disjoint sampling, in each under ``none`` — rows with a missing value kept, no exact
+    count released)."""
+    roots = [int(t[0].size) for t in model.trees]
+    disjoint = model.parameters.get("sampling", "disjoint") == "disjoint"
+    return {"policy": "keep", "noisy_records": sum(roots) if disjoint else round(sum(roots) / max(len(roots), 1)),
+            "features": {f.name: f.missing for f in model.features if f.missing is not None}}
 
 
 #: forest()'s named parameters (for the closest-keyword hint of an unknown one)

@@ -136,6 +136,30 @@ def test_forest_is_the_same_on_spark(tmp_path, spark, parquet):
     _both(tmp_path, spark, args, "model.json", ADULT, parquet["adult"])  # CSV and Parquet
 
 
+def test_forest_keeping_missing_numbers_is_the_same_on_spark(tmp_path, spark):
+    """missing_policy: keep, '?' in age for 30 % of the rows: the missing child (a NaN routed by
+    dpkit.engine.keys.Route, its counts from the node's totals) is the same on both engines."""
+    import pandas as pd
+
+    df = pd.read_csv(ADULT, dtype=str, keep_default_na=False).iloc[:4000]
+    df.loc[np.random.default_rng(0).random(len(df)) < 0.3, "age"] = "?"
+    data = tmp_path / "holes.csv"
+    df.to_csv(data, index=False)
+    schema = tmp_path / "keep.yaml"
+    schema.write_text(SCHEMA.read_text().replace("missing_policy: drop", "missing_policy: keep"))
+
+    def args(data, out):
+        return ["forest", "train", data, "--schema", schema, "--target", "income", "--epsilon", "2",
+                "--trees", "2", "--depth", "2", "--columns", "age,education,sex", "--features-per-node", "all",
+                "-o", out, "-q"]
+
+    pq = tmp_path / "holes.parquet"
+    df.to_parquet(pq, index=False)
+    _both(tmp_path, spark, args, "model.json", data, pq)
+    model = json.loads((tmp_path / "numpy" / "model.json").read_text())
+    assert model["features"][0]["missing"] == "branch"
+
+
 @pytest.mark.parametrize("algorithm", ["dpqt", "dpkmeans"])
 def test_cluster_is_the_same_on_spark(tmp_path, spark, parquet, algorithm):
     def args(data, out):

@@ -215,16 +215,21 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
         assert np.array_equal(np.asarray(o, dtype=float), np.asarray(want.columns[c], dtype=float), equal_nan=True), c
 
 
-def test_forest_and_cluster_drop_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
-    """Their numbers have no missing bucket: a keep schema's categorical (missing) leaf stays, a
-    row with a missing number is dropped (with the warning), and both run."""
+def test_forest_keeps_and_cluster_drops_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
+    """A forest's numeric split has a missing child (dpkit.learn.dprf): under keep every row is
+    kept, nothing dropped; k-means points have no missing bucket: a keep schema's row with a
+    missing number is dropped there (with the warning)."""
     s = parse_schema(KEEP).dropping_missing_numbers()
     assert s.missing_policy == "drop" and not s.columns["age"].missing
     assert s.columns["color"].missing_leaf == "(missing)"
     (tmp_path / "s.yaml").write_text(KEEP)
     rows(600).to_csv(tmp_path / "d.csv", index=False)
-    with pytest.warns(dpkit.DpkitWarning, match="dropped"):
-        dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, trees=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing dropped
+        f = dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, trees=2)
+    kept = f.report["release"]["missing_values"]
+    assert kept["features"] == {"age": "branch", "color": "(missing)"}
+    assert abs(kept["noisy_records"] - 600) < 60
     with pytest.warns(dpkit.DpkitWarning, match="dropped"):
         dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, k=2,
                       columns=["age"])
