@@ -10,16 +10,27 @@ read from the exact data.
 each public missing token (:data:`MISSING_CANDIDATES`, or the declared tokens), a whole number,
 a number with a fraction, an ISO date, any other text. A record adds one to one cell per
 column, so a column's shape histogram has L1 sensitivity 1 under add/remove-one, and the cells
-are public (they exist whatever the data): discrete Laplace noise DLap(ε_j) on every cell is
-ε_j-DP (the geometric mechanism, Ghosh, Roughgarden & Sundararajan 2009), with no δ — unlike
-partition selection, no cell's existence depends on the data. Over the m profiled columns the
-histograms together have L1 sensitivity m; ε_j = ε/m each is basic composition (Dwork & Roth
-Thm 3.16). Every decision below is a function of the noisy counts only: post-processing.
+are public (they exist whatever the data): no cell's existence depends on the data, unlike
+partition selection. The noise is public too (:func:`noise_plan`, from m, ε and δ only):
 
-**The decisions** (:func:`decide`), each against τ_j = :func:`dpkit.privacy.partition.threshold`
-(ε_j, δ/m), the smallest count with P(Z ≥ τ_j − 1) ≤ δ/m: a cell the exact data leaves at 0
-crosses τ_j because of one record with probability ≤ δ/m. So a kind is *established* when its
-cell's noisy count reaches τ_j, and
+* with one or two profiled columns, discrete Laplace DLap(ε_j) on every cell: ε_j-DP per column
+  (the geometric mechanism, Ghosh, Roughgarden & Sundararajan 2009) with no δ; over the m
+  columns the histograms together have L1 sensitivity m, and ε_j = ε/m each is basic
+  composition (Dwork & Roth Thm 3.16);
+* with more, the discrete Gaussian N_Z(0, σ²) on every cell of every column at once: the m
+  histograms together have L2 sensitivity √m, so ρ = m/(2σ²)-zCDP (Canonne, Kamath & Steinke
+  2020, Thm. 4), (ε, δ_G)-DP with δ_G = :data:`GAUSSIAN_DELTA_SHARE`·δ (their Cor. 13). It is
+  chosen when its stability threshold is the lower: τ grows as m·ln(m/δ)/ε under the Laplace
+  and only about as √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain.md, "Why τ was
+  so large").
+
+Every decision below is a function of the noisy counts only: post-processing.
+
+**The decisions** (:func:`decide`), each against τ_j, the smallest count with
+P(Z ≥ τ_j − 1) ≤ δ/m for one cell's noise Z (:func:`dpkit.privacy.partition.threshold` or
+:func:`~dpkit.privacy.partition.gaussian_threshold`): a cell the exact data leaves at 0
+crosses τ_j because of one record with probability ≤ δ/m, and over the m columns one record
+touches, ≤ δ. So a kind is *established* when its cell's noisy count reaches τ_j, and
 
 * a token is a missing token iff its noisy count reaches τ_j (in any column: the schema's list
   is global);
@@ -33,13 +44,13 @@ cell's noisy count reaches τ_j, and
 * with the missing tokens learned (not declared), a column *holds missing values*
   (:func:`holds_missing`: the learned schema's per-column
   ``missing: true``, which under ``missing_policy: keep`` gives it a ``(missing)`` leaf or a
-  missing bucket) iff the sum of the noisy cells of the tokens learned in it and of its noisy
-  cells that the decided type cannot parse (a number column: dates and text; a date column:
-  numbers and text) reaches τ_j; else ``missing: false``, and its few missing values are read
+  missing bucket) iff a token was learned in it, or the sum of its k noisy cells that the
+  decided type cannot parse (a number column: dates and text; a date column: numbers and text)
+  reaches the stability threshold of a sum of k cells (:meth:`NoisePlan.sum_threshold`: a sum
+  is noisier than one cell); else ``missing: false``, and its few missing values are read
   as an unlisted value (the ``(other)`` leaf; a number's lowest interval). Post-processing of
-  the counts already drawn: no new spend. The tokens not learned in the column are left out of
-  the sum: a sum of many noisy cells is noisy enough to flag a column without missing values
-  (which would cost only a bucket, the behaviour before the flag, never privacy). With the
+  the counts already drawn: no new spend. The tokens not learned in the column are left out:
+  a sum of many noisy cells needs a threshold too high to flag anything. With the
   tokens declared there is no flag: every column keeps its ``(missing)`` cell, as a
   hand-written schema does (the user said what missing is; a column holding a third of its
   values missing can sit below τ_j on a small table).
@@ -49,8 +60,10 @@ it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so t
 table's rarest class clears its threshold as before.
 
 The stability threshold is why one stray ``37.5``, ``n/a`` or ``?`` does not change the released
-schema except with probability ≤ δ/m (tests/audit/test_metadata_audit.py); the privacy of the
-step does not rest on it (pure ε). Values that do not fit the decided type are read as missing
+schema except with probability ≤ δ/m per column (tests/audit/test_metadata_audit.py); the privacy
+of the step does not rest on it (pure ε, or (ε, δ_G) under the Gaussian). A threshold below the
+stability size would keep the privacy but not that audit: for a cell the exact data leaves at 0,
+"one record flips it with probability ≤ δ/m" is P(Z ≥ τ − 1) ≤ δ/m, the definition of τ. Values that do not fit the decided type are read as missing
 by the schema the run uses (``unparsable: missing`` on a numeric or date column; a categorical column's
 unlisted values are its ``(other)`` leaf), never refused: a refusal that one record can cause
 would be a leak. Identifier-like *names* are ignored by a public rule on the name.
