@@ -20,9 +20,9 @@ partition selection. The noise is public too (:func:`noise_plan`, from m, ε and
 * with more, the discrete Gaussian N_Z(0, σ²) on every cell of every column at once: the m
   histograms together have L2 sensitivity √m, so ρ = m/(2σ²)-zCDP (Canonne, Kamath & Steinke
   2020, Thm. 4), (ε, δ_G)-DP with δ_G = :data:`GAUSSIAN_DELTA_SHARE`·δ (their Cor. 13). It is
-  chosen when its stability threshold is the lower: τ grows as m·ln(m/δ)/ε under the Laplace
-  and only about as √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain.md, "Why τ was
-  so large").
+  chosen when its stability threshold is the lower and its noise per cell no larger (from
+  m ≈ 9 columns): τ grows as m·ln(m/δ)/ε under the Laplace and only about as
+  √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain.md, "Why τ was so large").
 
 Every decision below is a function of the noisy counts only: post-processing.
 
@@ -176,13 +176,16 @@ def _sum_threshold(mechanism: str, eps_j: float, sigma2: Fraction | None, k: int
 def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
     """The metadata's noise for ``columns`` profiled columns sharing ``epsilon``: the discrete
     Gaussian (spending :data:`GAUSSIAN_DELTA_SHARE`·δ) when its stability threshold is lower
-    than the discrete Laplace's, else the discrete Laplace (pure ε). Public: m, ε and δ only.
+    than the discrete Laplace's and its noise per cell no larger (σ ≤ √2/ε_j, the Laplace's
+    standard deviation: from m ≈ 9 columns at the default shares), else the discrete Laplace
+    (pure ε). Public: m, ε and δ only.
 
     Why it matters: τ ≈ ln(m/δ)/ε_j with ε_j = ε/m grows as m·ln(m/δ)/ε under Laplace — one
-    record touches every column, so each column gets 1/m of ε — but only as √m·ln(m/δ)^½·… under
-    the Gaussian, which pays the joint histogram's L2 sensitivity √m. At ε = 0.02, δ = 10⁻⁶:
-    m = 4 → τ 2,904 (Laplace) against ~2,060; m = 13 → 6,669 against ~2,590. At m ≤ 2 the
-    Laplace's is lower, and it is kept (pure ε, the audit of one column)."""
+    record touches every column, so each column gets 1/m of ε — but only as √m·… under the
+    Gaussian, which pays the joint histogram's L2 sensitivity √m. Adult's 13 columns at
+    ε = 0.0306, δ = 10⁻⁶: τ 6,669 (Laplace) against 2,591 (σ 493 ≤ 601). With 4 columns at
+    ε = 0.02 the Gaussian's τ would be 2,059 against 2,904, but its σ 409 against 283: the
+    Laplace is kept. At m ≤ 2 its τ is the lower too (pure ε, the audit of one column)."""
     from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
     from dpkit.privacy.partition import _ceil_step, gaussian_threshold, threshold
 
@@ -195,7 +198,12 @@ def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
         return lap  # rounding only adds noise; kept as a guard
     gauss = NoisePlan("gaussian", epsilon, columns, gaussian_threshold(sigma2, stability), delta=d_gauss,
                       sigma2=sigma2, stability=stability)
-    return gauss if gauss.threshold < lap.threshold else lap
+    # Pareto: the Gaussian only when no decision gets worse — a lower threshold (the established
+    # kinds and tokens) AND no larger noise per cell (a small column's type, the larger of two
+    # noisy sums, when nothing is established: at m = 4 the Gaussian's σ is 1.4× the Laplace's
+    # standard deviation √2/ε_j and Iris's columns flipped to categorical)
+    lap_sd = math.sqrt(2) / lap.epsilon_j
+    return gauss if gauss.threshold < lap.threshold and math.sqrt(sigma2) <= lap_sd else lap
 
 
 @dataclass(frozen=True)

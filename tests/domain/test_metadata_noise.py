@@ -72,17 +72,27 @@ def test_the_threshold_of_a_sum_bounds_its_exact_tail_where_one_cell_s_does_not(
 def test_the_gaussian_metadata_spends_one_step_and_leaves_its_delta_out_of_the_rest() -> None:
     g = np.random.default_rng(5)
     n = 4000
-    df = pd.DataFrame({"a": g.integers(0, 9, n).astype(str), "b": np.where(g.random(n) < 0.5, "u", "v"),
-                       "c": np.round(g.normal(5, 2, n), 1).astype(str), "d": g.integers(0, 3, n).astype(str),
-                       "y": np.where(g.random(n) < 0.5, "p", "q")})
-    strings, _ = read_strings(df)
-    acc = Accountant(1.0, delta=1e-6)
-    learned = learn_schema(strings, target="y", epsilon=1.0, delta=1e-6, rng=make_rng(2), accountant=acc)
+    cols = {f"n{j}": g.integers(0, 9, n).astype(str) for j in range(6)}
+    cols |= {f"c{j}": np.where(g.random(n) < 0.5, "u", "v") for j in range(3)}
+    cols |= {"f": np.round(g.normal(5, 2, n), 1).astype(str), "y": np.where(g.random(n) < 0.5, "p", "q")}
+    strings, _ = read_strings(pd.DataFrame(cols))
+    acc = Accountant(0.2, delta=1e-6)  # a no-schema run's domain share at ε = 1
+    learned = learn_schema(strings, target="y", epsilon=0.2, delta=1e-6, rng=make_rng(2), accountant=acc)
     steps = {s.step: s for s in acc.spends}
-    meta = steps["domain: types and missing tokens of 4 columns"]
+    meta = steps["domain: types and missing tokens of 10 columns"]
     assert meta.delta == pytest.approx(1e-7) and learned.metadata.delta == pytest.approx(1e-7)
-    assert meta.mechanism.startswith("discrete gaussian") and meta.sensitivity == pytest.approx(2.0)
-    assert acc.delta_spent == pytest.approx(1e-6) and acc.spent == pytest.approx(1.0)  # within the budget, all of it
-    assert {m.name: m.kind for m in learned.metas} == {"a": "numeric", "b": "categorical", "c": "numeric",
-                                                       "d": "numeric", "y": "categorical"}
-    assert "discrete Gaussian" in learned.yaml(source="t", epsilon=1.0, delta=1e-6)
+    assert meta.mechanism.startswith("discrete gaussian") and meta.sensitivity == pytest.approx(math.sqrt(10))
+    assert acc.delta_spent == pytest.approx(1e-6) and acc.spent == pytest.approx(0.2)  # within the budget, all of it
+    kinds = {m.name: m.kind for m in learned.metas}
+    assert kinds == {**{f"n{j}": "numeric" for j in range(6)}, **{f"c{j}": "categorical" for j in range(3)},
+                     "f": "numeric", "y": "categorical"}
+    assert "discrete Gaussian" in learned.yaml(source="t", epsilon=0.2, delta=1e-6)
+
+
+def test_a_few_columns_keep_the_laplace_whose_noise_is_smaller() -> None:
+    """At m = 4 the Gaussian's threshold is lower (2,059 against 2,904) but its σ (409) larger
+    than the Laplace's standard deviation (283): a small column's type, decided on the larger
+    of two noisy sums, would flip more often; the Laplace is kept."""
+    plan = noise_plan(4, 0.02, 1e-6)
+    assert plan.mechanism == "laplace" and plan.threshold == 2904 and plan.delta == 0
+    assert noise_plan(9, 0.02, 1e-6).mechanism == "gaussian"
