@@ -277,7 +277,7 @@ def learn_schema(
             for m in metas if m.kind == "numeric"}
     nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
              if m.kind in ("date", "timestamp")}
-    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta,
+    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta - meta.delta,
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None)
     return Learned(disc.schema, disc, meta)

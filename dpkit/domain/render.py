@@ -100,7 +100,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
     lines += ["LEARNED UNDER DP (a function of noisy statistics only):"]
     if typed or flagged or token_learners:
         lines += [
-            f"  - the metadata (epsilon {metadata.epsilon:.3g} in all, discrete Laplace noise on public cells, "
+            f"  - the metadata (epsilon {metadata.epsilon:.3g} in all"
+            + (f", delta {metadata.delta:.3g}, discrete Gaussian" if metadata.delta else ", discrete Laplace")
+            + " noise on public cells, "
             f"stability threshold {', '.join(map(str, taus))} records):",
         ]
         if typed:
