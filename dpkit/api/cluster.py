@@ -103,7 +103,7 @@ class Clustering:
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
         as they are."""
-        from dpkit.data.dialect import first_line
+        from dpkit.data.source import first_line
         from dpkit.data.table import read_table
         from dpkit.kmeans.assign import Assigner
 
@@ -486,8 +486,8 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     (and stdin, which can be read once)."""
     import numpy as np
 
-    from dpkit.data.dialect import first_line
     from dpkit.data.encode import encode
+    from dpkit.data.source import first_line
     from dpkit.data.table import column_names as header_of
     from dpkit.data.table import load, read_table
     from dpkit.engine.numpy_frame import NumpyFrame

@@ -156,8 +156,7 @@ def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str 
         return out, "<DataFrame>"
     if not isinstance(data, str):
         raise DpkitUsageError(f"data must be a path or a pandas DataFrame, got {type(data).__name__}")
-    from dpkit.data.dialect import resolve
-    from dpkit.data.source import ReadOptions
+    from dpkit.data.source import ReadOptions, resolve
     from dpkit.data.table import read_table
 
     opts = resolve(ReadOptions(data, encoding=encoding, delimiter=delimiter))
@@ -187,7 +186,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         df = read_strings(check_rows(data))[0]
         yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
-    from dpkit.data.dialect import first_line
+    from dpkit.data.source import first_line
 
     options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
     if not spark:  # the columnar reader: codes and the distinct strings, no string per cell

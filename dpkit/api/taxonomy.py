@@ -206,9 +206,9 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
     """
     from dpkit.console import private
     from dpkit.data.coverage import check_coverage
-    from dpkit.data.dialect import first_line, resolve
     from dpkit.data.importers import schema_summary
     from dpkit.data.schema import load_schema
+    from dpkit.data.source import first_line, resolve
     from dpkit.data.table import read_table
 
     schema_path = str(schema)

@@ -14,8 +14,7 @@ import io
 from typing import TYPE_CHECKING
 
 from dpkit.console import private
-from dpkit.data.dialect import _header, resolve_delimiter
-from dpkit.data.source import read_raw
+from dpkit.data.source import _header, read_raw, resolve_delimiter
 from dpkit.errors import DataError, DpkitUsageError
 
 if TYPE_CHECKING:

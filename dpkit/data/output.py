@@ -74,7 +74,7 @@ def _umask() -> int:
 
 def is_parquet_path(path: str | Path) -> bool:
     """Does an output path ask for Parquet (``.parquet`` / ``.pq``)?"""
-    from dpkit.data.dialect import PARQUET_EXTENSIONS
+    from dpkit.data.source import PARQUET_EXTENSIONS
 
     return str(path).lower().endswith(PARQUET_EXTENSIONS)
 

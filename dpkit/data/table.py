@@ -6,7 +6,7 @@
 so errors and warnings are exactly theirs; :func:`read_table` and :func:`read_csv` give a
 DataFrame of strings, :func:`read_codes` and :func:`encode_codes` the same for a table held as
 codes. The load path runs one way: this module, then the readers and the encoder, then
-:mod:`dpkit.data.dialect` and :mod:`dpkit.data.encoded`, which import none of them.
+:mod:`dpkit.data.source` and :mod:`dpkit.data.encoded`, which import none of them.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpkit.data.dialect import _quick_header, first_line, is_parquet, resolve
 from dpkit.data.encode import _numbers, encode
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.exact_csv import _parse_strings, _read_text
 from dpkit.data.schema import NumericColumn, Schema
-from dpkit.data.source import read_raw
+from dpkit.data.source import _quick_header, first_line, is_parquet, read_raw, resolve
 from dpkit.errors import DpkitUsageError
 
 __all__ = ["EncodedTable", "encode", "first_line", "read_raw", "resolve"]  # defined elsewhere, used from here too

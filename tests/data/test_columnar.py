@@ -1,4 +1,4 @@
-"""The columnar load path (dpkit/data/columnar.py, codes.py, dialect.py, parquet.py): dialect
+"""The columnar load path (dpkit/data/columnar.py, codes.py, source.py, parquet.py): dialect
 sniffing, headerless files, Parquet in and out, several missing tokens, compact codes, and quiet
 loader messages."""
 
@@ -15,12 +15,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dpkit.data.coverage import check_coverage
-from dpkit.data.dialect import sniff_delimiter
 from dpkit.data.encode import encode
 from dpkit.data.encoded import code_dtype
 from dpkit.data.output import write_csv
 from dpkit.data.schema import parse_schema
-from dpkit.data.source import ReadOptions
+from dpkit.data.source import ReadOptions, sniff_delimiter
 from dpkit.data.table import load, read_csv, read_table
 from dpkit.errors import DataError, SchemaError
 

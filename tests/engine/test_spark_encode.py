@@ -1,6 +1,6 @@
 """The Spark engine's executor-side pieces, without Spark (docs/spark.md, "What runs where").
 
-The columnar batch encoder must agree with the exact ``dpkit.data.table.encode`` whenever it
+The columnar batch encoder must agree with the exact ``dpkit.data.encode.encode`` whenever it
 does not hand the batch over; packed batches must unpack to the same bits; a batch's cells
 counted by flat index must equal the sorted rows; the rows before a byte range are counted
 as the readers count lines.

@@ -239,7 +239,7 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
         raise DpkitUsageError("the Spark engine reads files or URIs, not a pandas DataFrame", param="engine")
     if options.path == "-":
         raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
-    from dpkit.data.dialect import resolve
+    from dpkit.data.source import resolve
 
     options = resolve(options)
     spark = spark or session(master)
