@@ -26,13 +26,18 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
+from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    np = later("numpy")
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -83,11 +88,18 @@ class Clustering:
                  "bounds": params.get("bounds_source")}
         return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
 
+    def _centres(self) -> np.ndarray:
+        """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
+        return self.centroids[self.columns].to_numpy(dtype=float)
+
     @property
     def centres(self) -> np.ndarray:
-        """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
+        """Deprecated (removed in dpkit 0.7): ``centroids[columns].to_numpy()`` — one name,
+        :attr:`centroids`, for the release (an estimator's array is ``cluster_centers_``)."""
+        from dpkit.validate import deprecated
 
-        return self.centroids[self.columns].to_numpy(dtype=float)
+        deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()", "Clustering")
+        return self._centres()
 
     def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
@@ -103,7 +115,7 @@ class Clustering:
         else:
             opts = read_options(data, **reading)
             df, source, first = read_table(opts), opts.name, first_line(opts)
-        return Assigner(self._schema(), self.columns, self.centres, self.label, source, first)(df)
+        return Assigner(self._schema(), self.columns, self._centres(), self.label, source, first)(df)
 
     def _schema(self) -> Schema:
         import numpy as np
@@ -193,10 +205,11 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     return columns, None, LEARNED
 
 
+@renamed("cluster")
 def cluster(
     data: DataLike,
     *,
-    k: int,
+    n_clusters: int,
     epsilon: float,
     columns: list[str] | None = None,
     bounds: Any = None,
@@ -206,7 +219,7 @@ def cluster(
     domain_share: float | None = None,
     integer: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -227,8 +240,8 @@ def cluster(
     Parameters
     ----------
     data : path, ReadOptions or pandas.DataFrame
-    k : int
-        The number of clusters.
+    n_clusters : int
+        The number of clusters k (``k`` before 0.5, deprecated).
     epsilon : float
     columns : list of str, optional
         The numeric columns (default: the schema's numeric columns but its target).
@@ -250,7 +263,7 @@ def cluster(
         0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
         public grid (docs/domain.md); the rest runs the algorithm. The report lists the domain
         steps and the learned bounds.
-    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
     output, report, histogram, assign : path, optional
         Also write (inside the run, atomically) the centroids, the report, the noisy buckets
         (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
@@ -274,9 +287,9 @@ def cluster(
     from dpkit.run import PrivateRun, call_identity, private_rows_mode
     from dpkit.validate import keywords
 
-    if k is None:
-        raise DpkitUsageError("k (the number of clusters) is required", param="k")
-    k = check_k(k)
+    if n_clusters is None:
+        raise DpkitUsageError("n_clusters (the number of clusters) is required", param="n_clusters")
+    k = check_k(n_clusters, "n_clusters")
     if algorithm not in ALGORITHMS:
         raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
                               param="algorithm")
@@ -299,7 +312,7 @@ def cluster(
     declared = _declared(columns, share, integer, missing)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
-    run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
+    run = PrivateRun("cluster", algorithm, epsilon, random_state, inputs=[path, schema_name, config],
                      outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
                      data_path=path if path is not None else data,
                      identity=call_identity(call, schema=data_schema))

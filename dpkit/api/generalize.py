@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.types import DataLike, SchemaLike, later
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, SchemaLike
-
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
 
 def generalize(
     data: DataLike,

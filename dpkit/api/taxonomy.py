@@ -22,9 +22,13 @@ from dpkit.errors import (
     SchemaError,
     warn,
 )
+from dpkit.types import DataLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
-    from dpkit.types import DataLike
+    from dpkit.api.domain import LearnedSchema
+else:  # for typing.get_type_hints, imported when it evaluates it
+    LearnedSchema = later("dpkit.api.domain", "LearnedSchema")
 
 
 @dataclass
@@ -169,7 +173,7 @@ def draft_schema(
     """
     from dpkit.api.inputs import read_options
     from dpkit.data.importers import dump_schema
-    from dpkit.data.infer import DRAFT_HEADER, infer_schema
+    from dpkit.data.infer import DRAFT_HEADER, draft_from_data
     from dpkit.data.schema import parse_schema
     from dpkit.data.table import read_table
 
@@ -181,7 +185,7 @@ def draft_schema(
     ignored = names(ignore, "ignore", [str(c) for c in df.columns])
     if target is not None and target in ignored:
         raise DpkitUsageError(f"ignore: the target {target!r} cannot be ignored", param="ignore")
-    drafted = infer_schema(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
+    drafted = draft_from_data(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
                            source=name)
     if ignored:  # in the data's column order
         cols = drafted["columns"]
@@ -286,9 +290,10 @@ def _listing(cov: Any) -> str:
     return "; ".join(parts)
 
 
-def learn_schema(data: DataLike, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
-                 bounds: dict[str, str] | None = None, missing: str | None = "auto", levels: int | None = None,
-                 **options: Any) -> tuple[Any, str]:
+@renamed("learn_schema")
+def learn_schema(data: DataLike, *, output: str, epsilon: float, delta: float | None = None,
+                 report: str | None = None, bounds: dict[str, str] | None = None, missing: str | None = "auto",
+                 levels: int | None = None, **options: Any) -> tuple[LearnedSchema, str]:
     """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to
     ``output`` (``-``: none; the caller prints :attr:`LearnedSchema.yaml`) and its report to
     ``report`` (default: beside the output, ``.report.json`` for ``.yaml``).

@@ -102,9 +102,8 @@ def train(ctx: click.Context, **p: Any) -> None:
     import dpkit
     from dpkit.cli.options import columns_of, declarations, public_values, run_private
 
-    run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
-                                  "leaf_factor"),
-                schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
+    run_private(dpkit.forest, p, ("features_per_node", "utility", "sampling", "size_share", "leaf_factor"),
+                n_estimators=p.get("trees"), max_depth=p.get("depth"), schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
                 on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
                 ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))
 

@@ -122,7 +122,7 @@ def command(
     result = dpkit.kanon_select(
         read_options(data, encoding, delimiter, resolved=False), k=k, schema=schema, target=target,
         generalize=generalize, quasi_identifiers=qis, ranker=ranker or "xgboost", keep=keep_cols,
-        sensitive=sensitive, l=l_div, require_features=require_features, seed=seed, rank_sample=rank_sample,
+        sensitive=sensitive, l=l_div, require_features=require_features, random_state=seed, rank_sample=rank_sample,
         max_suppression=max_suppression, max_lattice=max_lattice, engine=engine, spark_master=spark_master,
         output=output, report=report_path, output_delimiter=output_delimiter(),
     )

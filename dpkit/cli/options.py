@@ -332,7 +332,7 @@ def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, .
     check_distinct_paths([p.get("config")], [p["output"], report])
     given = {k: p[k] for k in options if p.get(k) is not None}
     result = fn(read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), epsilon=p["epsilon"],
-                seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
+                random_state=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
                 output=p["output"], report=report, **given, **kwargs)
     if p.get("as_json"):
         from dpkit.cli.results import emit_run_result

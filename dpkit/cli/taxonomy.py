@@ -221,7 +221,7 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
         learned, report = learn_schema(
             read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
             report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
-            seed=seed, numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore_cols,
+            random_state=seed, numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore_cols,
             values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master,
             partition=partition or "laplace")
         if output == "-":

@@ -85,7 +85,7 @@ def test_publish_releases_calendar_intervals_and_generalize_maps_test_dates(file
 def test_the_library_generalize_maps_dates_the_same(files):
     import dpkit
 
-    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, seed=3)
+    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, random_state=3)
     out = dpkit.generalize(files["test"], rel)
     assert out["signup_date"].map(lambda v: bool(INTERVAL.match(v))).all()
 
@@ -124,7 +124,7 @@ def test_no_schema_learns_date_bounds_on_the_calendar_grid(files):
     out = str(Path(files["tmp"]) / "ns.csv")
     with warnings.catch_warnings(record=True) as caught:  # a kept row (missing: keep) warns of nothing
         warnings.simplefilter("always")
-        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=5,
+        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], random_state=5,
                             output=out)
     assert not any("not-a-date-zq" in str(w.message) for w in caught)
     steps = [s["step"] for s in rel.report["spends"]]
