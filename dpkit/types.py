@@ -8,7 +8,10 @@
 * :data:`LedgerLike` — a :class:`dpkit.Ledger`, its path, or None;
 * :data:`SchemaLike` — a :class:`dpkit.Schema` or the path of its YAML;
 * :class:`Reading` — the keywords that say how to read a path (``**reading`` of the methods that
-  read one, e.g. :meth:`dpkit.Forest.predict`).
+  read one, e.g. :meth:`dpkit.Forest.predict`);
+* :class:`PublishOptions`, :class:`ForestOptions`, :class:`ClusterOptions`,
+  :class:`GeneralizeOptions` — the ``**options`` of :func:`dpkit.publish`, :func:`dpkit.forest`,
+  :func:`dpkit.cluster` (the algorithms' own parameters) and :meth:`dpkit.Release.generalize`.
 
 They are aliases for type checkers (``dpkit`` ships ``py.typed``); at run time each function
 checks its arguments itself (:mod:`dpkit.validate`). ``typing.get_type_hints`` resolves them
@@ -89,4 +92,60 @@ class Reading(TypedDict, total=False):
     column_names: Sequence[str] | None
 
 
-__all__ = ["DataLike", "LedgerLike", "Reading", "SchemaLike", "SeedLike", "later"]
+class PublishOptions(TypedDict, total=False):
+    """:func:`dpkit.publish`'s algorithm options (``MaxGDDP.__init__``, ``DiffGen.__init__``; the
+    names of :data:`dpkit.release.OPTIONS`)."""
+
+    levels: int | str
+    raw: bool
+    postprocess: str | None
+    allocation: str
+    selection_share: float
+    selector: str
+    grid: int
+    n_share: float
+    resolution: float
+    score: str
+
+
+class ForestOptions(TypedDict, total=False):
+    """:func:`dpkit.forest`'s options besides the named ones (``DiffPRFs.__init__``)."""
+
+    features_per_node: int | str
+    utility: str
+    sampling: str
+    size_share: float
+    leaf_factor: float
+
+
+class ClusterOptions(TypedDict, total=False):
+    """:func:`dpkit.cluster`'s algorithm options (:data:`dpkit.kmeans.OPTIONS`: dpqt's, dpkmeans'
+    ``iterations``, eug's ``n_estimate``)."""
+
+    gamma: float
+    max_height: int | None
+    threshold: float | None
+    threshold_sd: float
+    height_sd: float
+    allocation: str
+    n_estimate: int | None
+    split: str
+    noise_floor: float
+    iterations: int
+
+
+class GeneralizeOptions(TypedDict, total=False):
+    """:meth:`dpkit.Release.generalize`'s keywords: :func:`dpkit.generalize`'s but the schema."""
+
+    output: str | os.PathLike[str] | None
+    output_delimiter: str
+    engine: str | None
+    spark_master: str | None
+    encoding: str | None
+    delimiter: str | None
+    header: bool
+    column_names: list[str] | None
+
+
+__all__ = ["ClusterOptions", "DataLike", "ForestOptions", "GeneralizeOptions", "LedgerLike", "PublishOptions",
+           "Reading", "SchemaLike", "SeedLike", "later"]

@@ -11,8 +11,9 @@ data (``allow_data_bounds``) makes the run not private, and every output says so
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import (
     DATAFRAME,
@@ -26,7 +27,7 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
-from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike, later
+from dpkit.types import ClusterOptions, DataLike, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class Clustering:
         deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()", "Clustering")
         return self._centres()
 
-    def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
+    def assign(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
@@ -212,7 +213,7 @@ def cluster(
     n_clusters: int,
     epsilon: float,
     columns: list[str] | None = None,
-    bounds: Any = None,
+    bounds: str | Sequence[tuple[float, float]] | None = None,
     schema: SchemaLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
@@ -233,7 +234,7 @@ def cluster(
     delimiter: str | None = None,
     header: bool = True,
     column_names: list[str] | None = None,
-    **options: Any,
+    **options: Unpack[ClusterOptions],
 ) -> Clustering:
     """ε-differentially private k-means centroids of numeric columns.
 

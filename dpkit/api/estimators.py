@@ -20,15 +20,21 @@ with a share of ε (pure ε-DP), as :func:`dpkit.cluster` does.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 
 from dpkit.api.fits import booking, note_fit
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 from dpkit.kmeans.dpqt import DPQTKMeans as _DPQT
 from dpkit.learn.dprf import DiffPRFs as _DiffPRFs
+from dpkit.types import LedgerLike, SchemaLike, SeedLike
+
+#: public bounds of numeric columns: {name: (lo, hi)}, or one (lo, hi) per column of X in order
+Bounds = Mapping[str, tuple[float, float]] | Sequence[tuple[float, float]]
 
 
 def _defaults(cls: type) -> dict[str, Any]:
@@ -255,13 +261,14 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon: float = 1.0, *, n_estimators: int | str = FOREST_DEFAULTS["n_trees"],
-                 max_depth: int | str = FOREST_DEFAULTS["max_depth"], schema: Any = None, bounds: Any = None,
-                 categories: Any = None, classes: Any = None, delta: float | None = None,
+                 max_depth: int | str = FOREST_DEFAULTS["max_depth"], schema: SchemaLike | None = None,
+                 bounds: Bounds | None = None, categories: Mapping[str, Sequence[object]] | None = None,
+                 classes: ArrayLike | None = None, delta: float | None = None,
                  domain_share: float | None = None, target: str | None = None,
                  features_per_node: int | str = FOREST_DEFAULTS["features_per_node"],
                  utility: str = FOREST_DEFAULTS["utility"], sampling: str = FOREST_DEFAULTS["sampling"],
                  size_share: float = FOREST_DEFAULTS["size_share"], leaf_factor: float = FOREST_DEFAULTS["leaf_factor"],
-                 random_state: int | str | None = None, ledger: Any = None,
+                 random_state: SeedLike = None, ledger: LedgerLike = None,
                  target_name: str | None = "deprecated") -> None:
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -300,7 +307,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.categorical = True
         return tags
 
-    def fit(self, X: Any, y: Any) -> DiffPRFsClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DiffPRFsClassifier:
         """Train on ``X, y``, spending ``epsilon`` (one DP release of this training data).
 
         Parameters
@@ -376,12 +383,12 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         df.columns = list(self._columns)
         return df
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities, one column per class of :attr:`classes_`. Spends nothing."""
         df = self._check(X)
         return self.forest_.predict_proba(df).to_numpy()
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class of every row. Spends nothing."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -444,11 +451,11 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
     (3, 2)
     """
 
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Any = None,
+    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Sequence[tuple[float, float]] | None = None,
                  domain_share: float | None = None, gamma: float = DPQT_DEFAULTS["gamma"],
                  max_height: int | None = None, threshold: float | None = None,
                  allocation: str = DPQT_DEFAULTS["allocation"], split: str = DPQT_DEFAULTS["split"],
-                 n_estimate: int | None = None, random_state: int | str | None = None, ledger: Any = None) -> None:
+                 n_estimate: int | None = None, random_state: SeedLike = None, ledger: LedgerLike = None) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.bounds = bounds
@@ -462,7 +469,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any = None) -> DPQTKMeans:
+    def fit(self, X: ArrayLike, y: object = None) -> DPQTKMeans:
         """Cluster ``X``, spending ``epsilon`` (one DP release of it).
 
         Parameters
@@ -500,7 +507,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.labels_ = self.predict(df.to_numpy())
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The index of the nearest centre of every row. Spends nothing."""
         from sklearn.utils.validation import check_is_fitted
 

@@ -6,10 +6,10 @@ These read the raw data: they are for the data owner, not a private release, and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.errors import DataError, DpkitUsageError
-from dpkit.types import DataLike, SchemaLike, later
+from dpkit.types import DataLike, Reading, SchemaLike, later
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
 
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
-                        **reading: Any) -> dict[str, Any]:
+                        **reading: Unpack[Reading]) -> dict[str, Any]:
     """NICV of ``centroids`` on ``data`` (and of non-private k-means with the same k, their ratio),
     the F-measure against the ``labels`` column, and RCP against the ``compare`` centroids
     (DPQT paper, §6.1; :func:`dpkit.evaluate.clustering.evaluate_centroids`).
@@ -81,7 +81,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
 def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
-                   schema: str | None = None, **reading: Any) -> KanonEvaluation:
+                   schema: str | None = None, **reading: Unpack[Reading]) -> KanonEvaluation:
     """k-anonymity metrics of a table (``dpkit evaluate kanon``): k, ℓ, class sizes, discernibility,
     C_AVG (LeFevre et al. 2006), the suppression a ``from_report`` release made, and with ``test``
     the utility of an SVM and an entropy tree trained on ``data`` (as XGB-KA, Wang & Wan, scores it).

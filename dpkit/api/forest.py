@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import (
     DATAFRAME,
@@ -25,7 +25,7 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
-from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike, later
+from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
-    def predict_proba(self, data: DataLike, **reading: Any) -> pd.DataFrame:
+    def predict_proba(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
@@ -141,7 +141,7 @@ class Forest:
         out.columns = pd.Index(names, dtype=self.model.target_dtype or object)
         return out
 
-    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
+    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
         was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
@@ -149,7 +149,7 @@ class Forest:
 
     def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
-                    keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
+                    keep: list[str] | str | None = None, **reading: Unpack[Reading]) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
         rows in input order, with a DataFrame's own index. Spends nothing (the model is already private). ``decision``:
@@ -255,7 +255,7 @@ def forest(
     integer: str | list[str] | None = None,
     date: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    **options: Any,
+    **options: Unpack[ForestOptions],
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
 

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
-from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike, later
+from dpkit.types import (
+    DataLike,
+    GeneralizeOptions,
+    LedgerLike,
+    PublishOptions,
+    SchemaLike,
+    SeedLike,
+    later,
+)
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
@@ -130,7 +138,7 @@ class Release:
                 _remove(where)
             raise
 
-    def generalize(self, data: DataLike, **options: Any) -> pd.DataFrame:
+    def generalize(self, data: DataLike, **options: Unpack[GeneralizeOptions]) -> pd.DataFrame:
         """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
         from dpkit.api.generalize import generalize
 
@@ -167,7 +175,7 @@ def publish(
     header: bool = True,
     column_names: list[str] | None = None,
     on_invalid: str = "error",
-    **options: Any,
+    **options: Unpack[PublishOptions],
 ) -> Release:
     """Release an ε-differentially private, generalized copy of a classification table.
 

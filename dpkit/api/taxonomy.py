@@ -9,6 +9,7 @@ has replaced every value with public knowledge). The private way to learn a sche
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +28,10 @@ from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     from dpkit.api.domain import LearnedSchema
-else:  # for typing.get_type_hints, imported when it evaluates it
+    from dpkit.data.source import ReadOptions
+else:  # for typing.get_type_hints, imported when it evaluates them
     LearnedSchema = later("dpkit.api.domain", "LearnedSchema")
+    ReadOptions = later("dpkit.data.source", "ReadOptions")
 
 
 @dataclass
@@ -74,7 +77,7 @@ def import_schema(
     rename: dict[str, str] | list[str] | tuple[str, ...] | None = None,
     ignore: list[str] | tuple[str, ...] = (),
     numeric: str = "intervals",
-    data: Any = None,
+    data: str | os.PathLike[str] | ReadOptions | None = None,
     hierarchy_delimiter: str = ";",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
@@ -195,8 +198,8 @@ def draft_schema(
     return SchemaText(text, parse_schema(text, output_name), "draft")
 
 
-def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "utf-8-sig",
-                    delimiter: str | None = None, engine: str | None = None,
+def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptions | None = None, *,
+                    encoding: str = "utf-8-sig", delimiter: str | None = None, engine: str | None = None,
                     spark_master: str | None = None) -> dict[str, Any]:
     """Check a schema file and, given ``data``, that it covers every value (``dpkit taxonomy
     validate``).
