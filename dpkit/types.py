@@ -10,8 +10,9 @@
 * :class:`Reading` — the keywords that say how to read a path (``**reading`` of the methods that
   read one, e.g. :meth:`dpkit.Forest.predict`);
 * :class:`PublishOptions`, :class:`ForestOptions`, :class:`ClusterOptions`,
-  :class:`GeneralizeOptions` — the ``**options`` of :func:`dpkit.publish`, :func:`dpkit.forest`,
-  :func:`dpkit.cluster` (the algorithms' own parameters) and :meth:`dpkit.Release.generalize`.
+  :class:`GeneralizeOptions`, :class:`LearnOptions` — the ``**options`` of :func:`dpkit.publish`,
+  :func:`dpkit.forest`, :func:`dpkit.cluster` (the algorithms' own parameters),
+  :meth:`dpkit.Release.generalize` and :func:`dpkit.learn_schema`.
 
 They are aliases for type checkers (``dpkit`` ships ``py.typed``); at run time each function
 checks its arguments itself (:mod:`dpkit.validate`). ``typing.get_type_hints`` resolves them
@@ -21,7 +22,7 @@ checks its arguments itself (:mod:`dpkit.validate`). ``typing.get_type_hints`` r
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ForwardRef, TypeAlias, TypedDict, Union
 
@@ -134,6 +135,27 @@ class ClusterOptions(TypedDict, total=False):
     iterations: int
 
 
+class LearnOptions(TypedDict, total=False):
+    """:func:`dpkit.learn_schema`'s keywords handed on to :func:`dpkit.infer_schema` (its own
+    parameters but those learn_schema sets itself)."""
+
+    target: str | None
+    random_state: SeedLike
+    numeric: str | Iterable[str] | None
+    categorical: str | Iterable[str] | None
+    integer: str | Iterable[str] | None
+    date: str | Iterable[str] | None
+    ignore: str | Iterable[str] | None
+    values: Mapping[str, Sequence[str]] | None
+    numeric_weight: float
+    target_weight: float
+    empty: str
+    partition: str
+    ledger: LedgerLike
+    engine: str | None
+    spark_master: str | None
+
+
 class GeneralizeOptions(TypedDict, total=False):
     """:meth:`dpkit.Release.generalize`'s keywords: :func:`dpkit.generalize`'s but the schema."""
 
@@ -147,5 +169,5 @@ class GeneralizeOptions(TypedDict, total=False):
     column_names: list[str] | None
 
 
-__all__ = ["ClusterOptions", "DataLike", "ForestOptions", "GeneralizeOptions", "LedgerLike", "PublishOptions",
-           "Reading", "SchemaLike", "SeedLike", "later"]
+__all__ = ["ClusterOptions", "DataLike", "ForestOptions", "GeneralizeOptions", "LearnOptions", "LedgerLike",
+           "PublishOptions", "Reading", "SchemaLike", "SeedLike", "later"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.data.schema import Schema
 from dpkit.errors import (
@@ -23,7 +23,7 @@ from dpkit.errors import (
     SchemaError,
     warn,
 )
-from dpkit.types import DataLike, later
+from dpkit.types import DataLike, LearnOptions, later
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
@@ -296,7 +296,7 @@ def _listing(cov: Any) -> str:
 @renamed("learn_schema")
 def learn_schema(data: DataLike, *, output: str, epsilon: float, delta: float | None = None,
                  report: str | None = None, bounds: dict[str, str] | None = None, missing: str | None = "auto",
-                 levels: int | None = None, **options: Any) -> tuple[LearnedSchema, str]:
+                 levels: int | None = None, **options: Unpack[LearnOptions]) -> tuple[LearnedSchema, str]:
     """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to
     ``output`` (``-``: none; the caller prints :attr:`LearnedSchema.yaml`) and its report to
     ``report`` (default: beside the output, ``.report.json`` for ``.yaml``).
