@@ -179,12 +179,12 @@ RENAMED: dict[str, dict[str, str]] = {
 }
 
 
-def deprecated(old: str, new: str, where: str) -> None:
-    """Warn (``DeprecationWarning``, at the caller's line) that ``where``'s ``old`` is now ``new``."""
+def deprecated(old: str, new: str, where: str = "") -> None:
+    """Warn (``DeprecationWarning``, at the caller's line) that ``old`` (of ``where``) is now ``new``."""
     from dpkit.errors import warn
 
-    warn(f"{where}: {old} is deprecated and will be removed in dpkit {REMOVED_IN}; use {new} instead",
-         DeprecationWarning)
+    warn(f"{where + ': ' if where else ''}{old} is deprecated and will be removed in dpkit {REMOVED_IN}; "
+         f"use {new} instead", DeprecationWarning)
 
 
 def renamed(where: str) -> Callable[[F], F]:

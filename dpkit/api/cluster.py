@@ -99,7 +99,7 @@ class Clustering:
         :attr:`centroids`, for the release (an estimator's array is ``cluster_centers_``)."""
         from dpkit.validate import deprecated
 
-        deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()", "Clustering")
+        deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()")
         return self._centres()
 
     def assign(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:

@@ -205,7 +205,7 @@ class Forest:
         """Deprecated: :meth:`write` (removed in dpkit 0.7)."""
         from dpkit.validate import deprecated
 
-        deprecated("Forest.save()", "Forest.write()", "Forest")
+        deprecated("Forest.save()", "Forest.write()")
         self.write(path)
 
     def write_report(self, path: str | os.PathLike) -> None:

@@ -6,6 +6,7 @@ public annotation resolves (``typing.get_type_hints``)."""
 from __future__ import annotations
 
 import inspect
+import re
 import subprocess
 import sys
 import typing
@@ -40,7 +41,7 @@ def _deprecated(call: typing.Callable[[], typing.Any], *names: str) -> typing.An
         warnings.simplefilter("always")
         result = call()
     got = [w for w in caught if issubclass(w.category, DeprecationWarning) and "removed in dpkit 0.7" in str(w.message)]
-    assert sorted(str(w.message).split(": ")[1].split(" is deprecated")[0] for w in got) == sorted(names), \
+    assert sorted(re.search(r"(\S+) is deprecated", str(w.message)).group(1) for w in got) == sorted(names), \
         [str(w.message) for w in got]
     assert {w.filename for w in got} == {__file__}, [w.filename for w in got]
     return result
