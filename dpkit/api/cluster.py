@@ -107,7 +107,8 @@ class Clustering:
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
         as they are."""
-        from dpkit.data.table import first_line, read_table
+        from dpkit.data.dialect import first_line
+        from dpkit.data.table import read_table
         from dpkit.kmeans.assign import Assigner
 
         check_reading(reading, "assign")
@@ -323,8 +324,8 @@ def cluster(
     raw = first = None
     if spark:
         if assign_out:
-            from dpkit.engine.spark_frame import session
-            from dpkit.engine.spark_write import check_output
+            from dpkit.engine.spark.session import session
+            from dpkit.engine.spark.write import check_output
 
             check_output(session(spark_master), assign_out)  # before any ε is spent
         from dpkit.engine import load
@@ -339,7 +340,7 @@ def cluster(
         if points is not None:
             resolved = data_bounds(points)
         else:
-            from dpkit.engine.spark_rows import extremes
+            from dpkit.engine.spark.rows import extremes
 
             # the same min and max as the numpy engine's (one Spark aggregation): NOT private
             resolved = data_bounds(extremes(frame, columns))
@@ -376,7 +377,7 @@ def cluster(
         if hist is not None:
             write_csv(buckets, hist)
         if assign_out and spark:
-            from dpkit.engine.spark_rows import label_rows
+            from dpkit.engine.spark.rows import label_rows
             from dpkit.kmeans.assign import Assigner
 
             label_rows(frame, read_options(data, **reading), Assigner(schema_pts, columns, centres, label,
@@ -469,8 +470,10 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     (and stdin, which can be read once)."""
     import numpy as np
 
+    from dpkit.data.dialect import first_line
+    from dpkit.data.encode import encode
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, first_line, load, read_table
+    from dpkit.data.table import load, read_table
     from dpkit.engine.numpy_frame import NumpyFrame
 
     if is_dataframe(data):

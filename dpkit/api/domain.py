@@ -157,8 +157,9 @@ def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str 
         return out, "<DataFrame>"
     if not isinstance(data, str):
         raise DpkitUsageError(f"data must be a path or a pandas DataFrame, got {type(data).__name__}")
+    from dpkit.data.dialect import resolve
     from dpkit.data.source import ReadOptions
-    from dpkit.data.table import read_table, resolve
+    from dpkit.data.table import read_table
 
     opts = resolve(ReadOptions(data, encoding=encoding, delimiter=delimiter))
     return read_table(opts), opts.name
@@ -187,13 +188,13 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         df = read_strings(check_rows(data))[0]
         yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
-    from dpkit.data.table import first_line
+    from dpkit.data.dialect import first_line
 
     options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
     if not spark:  # the columnar reader: codes and the distinct strings, no string per cell
         yield load_strings(options, None), options.name, first_line(options)
         return
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
 
     frame = load_spark_strings(options, None, master=spark_master)
     try:
@@ -512,7 +513,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
     distinct strings; on Spark its rows stay on the executors): the discovery's exact counts
     are counts of those codes, and the codes are then encoded against the learned schema by a
     load's own encoder (:meth:`~dpkit.engine.string_frame.NumpyStringFrame.encode`,
-    :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`), so what the step adds to
+    :meth:`~dpkit.engine.spark.strings.SparkStringFrame.encode`), so what the step adds to
     memory grows with the distinct values, not the rows. Both engines see the same distinct
     values in the same order, so a keyed run learns the same schema on either.
     """

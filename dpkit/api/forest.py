@@ -108,7 +108,8 @@ class Forest:
         those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
         rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
         file's are numbered from 0."""
-        from dpkit.data.table import first_line, read_table
+        from dpkit.data.dialect import first_line
+        from dpkit.data.table import read_table
 
         if is_dataframe(data):
             df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0

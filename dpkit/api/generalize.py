@@ -66,7 +66,7 @@ def generalize(
         interval it is clipped into. Nothing is dropped.
     """
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     report, where, given_schema = _report_of(cut)
     if schema is None:
@@ -74,7 +74,7 @@ def generalize(
     spark = engine_name(engine) == "spark"
     out = None if output is None else os.fspath(output)
     # a URI output (hdfs://, s3a://) is Spark's to check when it writes
-    check_distinct_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
+    check_output_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
     release = report.get("release") or {}
     params = report.get("parameters") or {}
     reading = read_dialect(encoding, delimiter, header, column_names)
@@ -105,9 +105,10 @@ def generalize(
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
+    from dpkit.data.encode import encode
     from dpkit.data.output import write_csv
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, load
+    from dpkit.data.table import load
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
@@ -175,9 +176,9 @@ def _named_schema(params: dict[str, Any], where: str) -> str:
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
            master: str | None) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
-    from dpkit.engine.spark_frame import load_spark, session
-    from dpkit.engine.spark_rows import raw_input
-    from dpkit.engine.spark_write import check_output, write_rows
+    from dpkit.engine.spark.read import load_spark, raw_input
+    from dpkit.engine.spark.session import session
+    from dpkit.engine.spark.write import check_output, write_rows
     from dpkit.release.generalized import Generalizer
 
     if opts.path == "-":

@@ -183,7 +183,7 @@ def kanon_select(
     """
     from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     keep = list(keep or [])
     check_k_l(k, l, sensitive)
@@ -202,7 +202,7 @@ def kanon_select(
         raise DpkitUsageError("target is required (the class column), unless the schema names one", param="target")
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
-    check_distinct_paths([source_path(data), schema_name], [out, rep])
+    check_output_paths([source_path(data), schema_name], [out, rep])
     rank_sample = DEFAULT_RANK_SAMPLE if rank_sample is None else rank_sample
     used = _used(quasi_identifiers, schema_obj, target, keep, sensitive)
     reading = read_dialect(encoding, delimiter, header, column_names)
@@ -227,8 +227,8 @@ def kanon_select(
         else:
             opts = read_options(data, **reading)
             if spark and out is not None:
-                from dpkit.engine.spark_frame import session
-                from dpkit.engine.spark_write import check_output
+                from dpkit.engine.spark.session import session
+                from dpkit.engine.spark.write import check_output
 
                 check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
             frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name

@@ -60,6 +60,24 @@ class Release:
     #: "<learned>"): :meth:`write_report` writes it beside the report, so that the report alone
     #: generalizes later data (:func:`dpkit.generalize`)
     _domain: Any = field(default=None, init=False, repr=False)
+    _noise_share: float = field(default=0.0, init=False, repr=False)
+    _postprocessing_seed: int | None = field(default=None, init=False, repr=False)
+
+    @property
+    def expected_noise_share(self) -> float:
+        """The share of the released records that are expected to be noise (the report's
+        ``release.expected_noise_share``, which is rounded to 4 places); a release warns above 0.5."""
+        return self._noise_share
+
+    @property
+    def postprocessing_seed(self) -> int | None:
+        """An integer seed for randomized post-processing of this release (a classifier trained
+        on it: ``DecisionTreeClassifier(random_state=release.postprocessing_seed)``), drawn from
+        the run's generator once the release was made: the same ``seed`` gives the same one.
+        It tells nothing about the noise — of a keyed or unseeded run it is the next output of
+        a ChaCha20 stream, and a plain integer seed makes no promise anyway — and what is
+        computed from the release alone stays ε-DP (post-processing)."""
+        return self._postprocessing_seed
 
     @property
     def table(self) -> pd.DataFrame:
@@ -243,6 +261,7 @@ def publish(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
+    from dpkit.privacy import derive_seed
     from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
@@ -288,6 +307,8 @@ def publish(
             order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
             model.epsilon = run.epsilon - run.accountant.spent
         model.fit(frame, target, accountant=run.accountant, rng=run.rng)
+        # drawn next, after every draw of the release, so it changes none of them
+        postprocessing_seed = derive_seed(run.rng)
         doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
                          _release_section(model, order, target))
         if learn is not None:
@@ -298,6 +319,7 @@ def publish(
                           "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
                           DpkitWarning)
         release = Release(doc, model.release_, schema_obj, order)
+        release._noise_share, release._postprocessing_seed = float(model.noise_share_), postprocessing_seed
         if learn is not None and learned_path is None:
             release._domain = domain
         if out is not None:

@@ -213,9 +213,10 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     """
     from dpkit.console import private
     from dpkit.data.coverage import check_coverage
+    from dpkit.data.dialect import first_line, resolve
     from dpkit.data.importers import schema_summary
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import first_line, read_table, resolve
+    from dpkit.data.table import read_table
 
     schema_path = str(schema)
     sch = load_schema(schema_path, allow_draft=True)
@@ -235,8 +236,8 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
                                                                           delimiter=delimiter))
     name = "<stdin>" if opts.path == "-" else opts.path
     if engine_name(engine) == "spark":
-        from dpkit.engine.spark_frame import session
-        from dpkit.engine.spark_rows import coverage
+        from dpkit.engine.spark.rows import coverage
+        from dpkit.engine.spark.session import session
 
         if opts.path == "-":
             raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")

@@ -5,20 +5,19 @@ from __future__ import annotations
 import click
 
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
+    json_result_option,
     output_options,
     privacy_options,
 )
-from dpkit.cli.results import json_result_option
 
 #: the algorithm options among the flags below, passed on only when given (tests/cli/test_public_imports.py)
 ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estimate", "split", "threshold")
 
 
-@click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("cluster", config=True)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--columns", "-c", default=None, metavar="A,B",
               help="Numeric columns to cluster on [default: the numeric columns of --schema].")
@@ -67,7 +66,6 @@ ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estim
 @json_result_option
 @input_options
 @engine_options
-@global_options
 @click.pass_context
 def command(ctx: click.Context, **params: object) -> None:
     """Differentially private k-means centroids of numeric columns.

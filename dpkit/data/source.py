@@ -55,6 +55,15 @@ class ReadOptions:
         """The input's name in messages."""
         return "<stdin>" if self.path == "-" else self.path
 
+    def sniffed(self) -> ReadOptions:
+        """These options with the delimiter sniffed from the data when it is None (among ``,``
+        ``;`` tab ``|``; a warning names one that is not ``,``), so that several reads of one
+        input agree and warn once; a Parquet file, a directory or a URI is returned as it is.
+        Every dpkit function sniffs an input it is given this way."""
+        from dpkit.data.table import resolve
+
+        return resolve(self)
+
 
 def _name(path: str | Path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)

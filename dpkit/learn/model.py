@@ -336,7 +336,7 @@ class ForestModel:
                 nums[is_missing] = np.nan
                 X[:, j] = nums
         if clips:  # one warning naming every clipped column
-            from dpkit.data.columnar import clips_warning
+            from dpkit.data.encoded import clips_warning
 
             warn(clips_warning(source, clips, "the model"))
         return X

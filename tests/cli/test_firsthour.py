@@ -286,7 +286,7 @@ def test_taxonomy_validate_json() -> None:
 
 def test_ctrl_c_after_a_complete_run_exits_0(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """errors.md row: ctrl-c-after-complete"""
-    import dpkit.cli.results as results
+    import dpkit.cli.options as results
     from dpkit.ledger import Ledger
 
     ledger = tmp_path / "l.db"

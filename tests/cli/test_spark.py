@@ -162,12 +162,12 @@ def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
     import warnings
 
     import dpkit
-    import dpkit.engine.spark_frame as spark_frame
+    import dpkit.engine.spark.read as spark_read
 
     kw = {"columns": ["x", "y"], "k": 15, "epsilon": 1.0, "seed": "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"}
     got = {}
-    real, calls = spark_frame.load_spark, []
-    monkeypatch.setattr(spark_frame, "load_spark", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real, calls = spark_read.load_spark, []
+    monkeypatch.setattr(spark_read, "load_spark", lambda *a, **k: calls.append(1) or real(*a, **k))
     for engine in ("numpy", "spark"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -283,7 +283,7 @@ def test_no_schema_run_reads_its_input_once(spark, monkeypatch):
     import warnings
 
     import dpkit
-    import dpkit.engine.spark_frame as spark_frame
+    import dpkit.engine.spark.read as spark_read
 
     key = "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"
     kw = {"target": "income", "epsilon": 1.0, "delta": 1e-6, "ignore": ["fnlwgt"], "seed": key}
@@ -294,7 +294,7 @@ def test_no_schema_run_reads_its_input_once(spark, monkeypatch):
         def second_read(*args, **kwargs):
             raise AssertionError("the input was read a second time")
 
-        monkeypatch.setattr(spark_frame, "load_spark", second_read)
+        monkeypatch.setattr(spark_read, "load_spark", second_read)
         spark_release = dpkit.publish(str(ADULT), engine="spark", **kw)
     assert spark_release.table.equals(numpy_release.table)
 
@@ -326,7 +326,7 @@ def test_string_frame_encodes_as_a_load_does(tmp_path, spark):
     from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.keys import Col
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
 
     schema = load_schema(SCHEMA)
     path, _ = _adult_head(tmp_path, header=True)
@@ -354,7 +354,7 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     from dpkit.data.schema import load_schema
     from dpkit.data.source import ReadOptions
     from dpkit.engine import load
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
     from dpkit.errors import DataError
 
     schema = load_schema(SCHEMA)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpkit.api.domain import infer_schema, learn_schema, read_strings
+from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode
 from dpkit.domain.metadata import (
     MISSING_CANDIDATES,
     SHAPES,

@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load
+from dpkit.data.table import load
 from dpkit.domain.metadata import SHAPES, Decision, decide, holds_missing
 from dpkit.release.cut import Cut
 

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 import dpkit
+from dpkit.data.encode import encode
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load
+from dpkit.data.table import load
 from dpkit.engine.numpy_frame import NumpyFrame
 from dpkit.release.cut import Cut
 from dpkit.release.scoring import Marginals, numeric_candidates
@@ -196,8 +197,8 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
     """The Spark executors' columnar encoder (no Spark needed) gives encode's codes under keep:
     the (missing) leaf, NaN in the bucket, no row dropped."""
     pa = pytest.importorskip("pyarrow")
-    from dpkit.data.columnar import leaf_index
-    from dpkit.engine import spark_frame as sf
+    from dpkit.data.encoded import leaf_index
+    from dpkit.engine.spark import encode as sf
 
     s = parse_schema(KEEP)
     df = rows(200)
