@@ -138,7 +138,7 @@ class PrivateRun:
         self.epsilon = parse_epsilon(epsilon)
         #: the run's δ budget (issue 22): 0 keeps the pure-ε run and report unchanged
         self.delta = validate_delta(delta)
-        self.seed = None if seed is None else check_seed(seed)
+        self.seed = None if seed is None else check_seed(seed, "random_state")  # the library's name
         check_output_paths(inputs, outputs)
         self.outputs = [o for o in outputs if o]
         self.accountant = Accountant(self.epsilon, delta=self.delta)
@@ -307,8 +307,12 @@ def _record_outside(ledger_path: str, group: int, command: str, epsilon: float, 
 
 #: arguments that do not shape a run's output: where it is read from and written to, how
 #: it is booked and on which engine it runs (engines give the same bytes)
-_NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histogram", "assign", "engine",
-                           "spark_master", "epsilon", "delta"})
+_NOT_IDENTITY = frozenset({"data", "seed", "random_state", "ledger", "output", "report", "histogram", "assign",
+                           "engine", "spark_master", "epsilon", "delta"})
+
+#: a renamed parameter (dpkit.validate.RENAMED) counts under its old name, so that a keyed run
+#: keeps its key, and its bytes, across the rename
+_IDENTITY_NAME = {"n_clusters": "k", "n_estimators": "trees", "max_depth": "depth"}
 
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
@@ -324,7 +328,7 @@ def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     """
     from dpkit.data.fingerprint import file_digest
 
-    out = {k: _number_or_text(v) for k, v in call.items()
+    out = {_IDENTITY_NAME.get(k, k): _number_or_text(v) for k, v in call.items()
            if k not in _NOT_IDENTITY and not (k in _WHEN_GIVEN and v is None)}
     if isinstance(out.get("ignore"), str):  # "a,b" on the command line is ["a", "b"] in Python
         out["ignore"] = [c.strip() for c in out["ignore"].split(",") if c.strip()]
@@ -376,8 +380,8 @@ def _input_fingerprint(data: Any) -> str:
         return input_digest(data)
     except (TypeError, DpkitUsageError):
         raise DpkitUsageError("a seed key needs data dpkit can fingerprint (a file, a directory of files or a "
-                              "pandas DataFrame) so that each data set gets its own noise; leave seed= out "
-                              "for a run keyed by the OS", param="seed") from None
+                              "pandas DataFrame) so that each data set gets its own noise; leave random_state= out "
+                              "for a run keyed by the OS", param="random_state") from None
 
 
 class RunOutcome(NamedTuple):

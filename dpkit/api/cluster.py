@@ -11,8 +11,9 @@ data (``allow_data_bounds``) makes the run not private, and every output says so
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import (
     DATAFRAME,
@@ -26,13 +27,18 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
+from dpkit.types import ClusterOptions, DataLike, LedgerLike, Reading, SchemaLike, SeedLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    np = later("numpy")
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -83,8 +89,7 @@ class Clustering:
                  "bounds": params.get("bounds_source")}
         return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
 
-    @property
-    def centres(self) -> np.ndarray:
+    def _centres(self) -> np.ndarray:
         """The centroids as an ``(k, d)`` array, in :attr:`columns` order (a date column's ISO
         coordinate as its day number)."""
         import numpy as np
@@ -98,7 +103,16 @@ class Clustering:
             cols.append([to_number(str(x), time) for x in v] if time is not None else v.to_numpy(dtype=float))
         return np.asarray(cols, dtype=float).T.reshape(len(self.centroids), len(self.columns))
 
-    def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
+    @property
+    def centres(self) -> np.ndarray:
+        """Deprecated (removed in dpkit 0.7): ``centroids[columns].to_numpy()`` — one name,
+        :attr:`centroids`, for the release (an estimator's array is ``cluster_centers_``)."""
+        from dpkit.validate import deprecated
+
+        deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()")
+        return self._centres()
+
+    def assign(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
@@ -113,7 +127,7 @@ class Clustering:
         else:
             opts = read_options(data, **reading)
             df, source, first = read_table(opts), opts.name, first_line(opts)
-        return Assigner(self._schema(), self.columns, self.centres, self.label, source, first)(df)
+        return Assigner(self._schema(), self.columns, self._centres(), self.label, source, first)(df)
 
     def _schema(self) -> Schema:
         import numpy as np
@@ -204,13 +218,14 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     return columns, None, LEARNED
 
 
+@renamed("cluster")
 def cluster(
     data: DataLike,
     *,
-    k: int,
+    n_clusters: int,
     epsilon: float,
     columns: list[str] | None = None,
-    bounds: Any = None,
+    bounds: str | Sequence[tuple[float, float]] | None = None,
     schema: SchemaLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
@@ -218,7 +233,7 @@ def cluster(
     integer: str | list[str] | None = None,
     missing: str | list[str] | None = None,
     date: str | list[str] | None = None,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -232,15 +247,15 @@ def cluster(
     delimiter: str | None = None,
     header: bool = True,
     column_names: list[str] | None = None,
-    **options: Any,
+    **options: Unpack[ClusterOptions],
 ) -> Clustering:
     """ε-differentially private k-means centroids of numeric columns.
 
     Parameters
     ----------
     data : path, ReadOptions or pandas.DataFrame
-    k : int
-        The number of clusters.
+    n_clusters : int
+        The number of clusters k (``k`` before 0.5, deprecated).
     epsilon : float
     columns : list of str, optional
         The numeric columns (default: the schema's numeric columns but its target).
@@ -268,7 +283,7 @@ def cluster(
         0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
         public grid (docs/domain.md); the rest runs the algorithm. The report lists the domain
         steps and the learned bounds.
-    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
     output, report, histogram, assign : path, optional
         Also write (inside the run, atomically) the centroids, the report, the noisy buckets
         (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
@@ -292,9 +307,9 @@ def cluster(
     from dpkit.run import PrivateRun, call_identity, private_rows_mode
     from dpkit.validate import keywords
 
-    if k is None:
-        raise DpkitUsageError("k (the number of clusters) is required", param="k")
-    k = check_k(k)
+    if n_clusters is None:
+        raise DpkitUsageError("n_clusters (the number of clusters) is required", param="n_clusters")
+    k = check_k(n_clusters, "n_clusters")
     if algorithm not in ALGORITHMS:
         raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
                               param="algorithm")
@@ -317,7 +332,7 @@ def cluster(
     declared = _declared(columns, share, integer, missing, date)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
-    run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
+    run = PrivateRun("cluster", algorithm, epsilon, random_state, inputs=[path, schema_name, config],
                      outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
                      data_path=path if path is not None else data,
                      identity=call_identity(call, schema=data_schema))

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
-from dpkit.data.schema import Schema
+from dpkit.data.schema import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
+from dpkit.types import DataLike, LedgerLike, SeedLike
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from dpkit.domain.discover import Discovery, DomainOptions
     from dpkit.domain.metadata import ColumnMeta, Metadata
     from dpkit.privacy.accountant import Accountant
-    from dpkit.types import DataLike, LedgerLike, SeedLike
 
 #: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
 MAX_DELTA = validate.MAX_DELTA
@@ -320,13 +321,14 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     return target_eps, epsilon - target_eps
 
 
+@renamed("infer_schema")
 def infer_schema(
     data: DataLike,
     *,
     target: str | None = None,
     epsilon: float,
     delta: float,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
@@ -365,7 +367,8 @@ def infer_schema(
     docs/domain.md, "Many columns").
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
-    the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
+    the run only once they exist). ``random_state``: as every private function's (``seed``
+    before 0.5, deprecated). ``engine="spark"``
     (a path): the counts are one Spark aggregation where the data lives; the same schema as on
     numpy for the same key.
 
@@ -379,7 +382,7 @@ def infer_schema(
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
-    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
+    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, random_state, inputs=[path],
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
                      delta=d, identity=call_identity(call))
     with run:

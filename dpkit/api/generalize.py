@@ -9,22 +9,27 @@ data and spends no ε.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.types import DataLike, SchemaLike, later
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpkit.api.publish import Release
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, SchemaLike
-
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    Release = later("dpkit.api.publish", "Release")
+    Schema = later("dpkit.data.schema", "Schema")
 
 def generalize(
     data: DataLike,
-    cut: Any,
+    cut: Release | Mapping[str, Any] | str | os.PathLike[str],
     *,
     schema: SchemaLike | None = None,
     output: str | os.PathLike | None = None,

@@ -74,7 +74,9 @@ def _lost_output_message(runs: list) -> str | None:
 
 
 #: flags whose spelling is not ``--`` + the parameter name with dashes
-FLAGS = {"k": "-k", "schema_path": "--schema", "cut_path": "--cut", "l": "--l", "output": "-o"}
+FLAGS = {"k": "-k", "schema_path": "--schema", "cut_path": "--cut", "l": "--l", "output": "-o",
+         # the library's scikit-learn names (docs/library.md, "Names"); the flags keep theirs
+         "n_clusters": "-k", "n_estimators": "--trees", "max_depth": "--depth", "random_state": "--seed"}
 
 
 def flag(param: str) -> str:

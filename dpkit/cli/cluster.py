@@ -91,7 +91,7 @@ def command(ctx: click.Context, **params: object) -> None:
     p: dict = params
     files = {"histogram": p["histogram"], "assign": p["assign_out"]}
     run_private(dpkit.cluster, p, ALGORITHM_OPTIONS, files=files,
-                k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
+                n_clusters=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
                 algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
                 domain_share=p.get("domain_share"), integer=p.get("integer"), missing=p.get("missing"),
                 date=p.get("date"),

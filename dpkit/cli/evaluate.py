@@ -81,7 +81,7 @@ def classify(train, test, target, schema, model, positive, baseline, baseline_te
     result = dpkit.evaluate_classifier(
         sources["test"], target=target, train=sources.get("train"), predictions=sources.get("predictions"),
         dpkit_model=dpkit_model, baseline=sources.get("baseline"), baseline_test=sources.get("baseline-test"),
-        schema=schema, model=model, positive=positive, weight_column=weight_column, seed=seed)
+        schema=schema, model=model, positive=positive, weight_column=weight_column, random_state=seed)
     emit(as_json, result, classify_tables(result), classify_lines(result))
 
 

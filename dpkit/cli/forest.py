@@ -90,9 +90,9 @@ def train(ctx: click.Context, **p: Any) -> None:
     """
     from dpkit.cli.options import columns_of, domain_keywords, run_private
 
-    run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
-                                  "leaf_factor"),
-                columns=columns_of(p["columns"]), config=p["config"], **domain_keywords(p))
+    run_private(dpkit.forest, p, ("features_per_node", "utility", "sampling", "size_share", "leaf_factor"),
+                n_estimators=p.get("trees"), max_depth=p.get("depth"), columns=columns_of(p["columns"]),
+                config=p["config"], **domain_keywords(p))
 
 
 @dpkit_command("predict", command, config=True)

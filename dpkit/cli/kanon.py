@@ -120,7 +120,7 @@ def command(**p: Any) -> None:
     result = dpkit.kanon_select(
         read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), k=p["k"], schema=p["schema"], target=p["target"], generalize=generalize, quasi_identifiers=qis,
         ranker=p["ranker"] or "xgboost", keep=keep, sensitive=p["sensitive"], l=p["l_div"],
-        require_features=p["require_features"], seed=p["seed"], rank_sample=p["rank_sample"],
+        require_features=p["require_features"], random_state=p["seed"], rank_sample=p["rank_sample"],
         max_suppression=p["max_suppression"], max_lattice=p["max_lattice"], engine=p["engine"],
         spark_master=p["spark_master"], output=output, report=report, output_delimiter=output_delimiter())
     if p["as_json"]:

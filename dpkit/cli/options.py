@@ -326,7 +326,7 @@ def run_private(fn: Callable[..., Any], p: dict[str, Any], options: tuple[str, .
     dpkit.check_output_paths([p.get("config")], [p["output"], report])
     given = {k: p[k] for k in options if p.get(k) is not None}
     result = fn(read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), epsilon=p["epsilon"],
-                seed=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
+                random_state=p["seed"], ledger=p.get("ledger"), engine=p.get("engine"), spark_master=p.get("spark_master"),
                 output=p["output"], report=report, **given, **kwargs)
     if p.get("as_json"):
         emit_run_result(result.report, p["output"], report=report, **(files or {}))

@@ -182,7 +182,7 @@ def infer(**p: Any) -> None:
         learned, report = learn_schema(
             read_options(data, p["encoding"], p["delimiter"], resolved=False), output=output, epsilon=epsilon,
             delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
-            levels=p["levels"], target=p["target"], seed=p["seed"], **declarations({**p, "missing": None}),
+            levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
             ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
             spark_master=p["spark_master"], partition=p["partition"] or "laplace")
         if output == "-":

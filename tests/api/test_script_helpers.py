@@ -17,7 +17,7 @@ IRIS_SCHEMA = str(ROOT / "taxonomies/iris.yaml")
 
 def test_private_runs_lists_each_run_and_how_it_ended() -> None:
     before = len(dpkit.private_runs())
-    dpkit.publish(IRIS, schema=IRIS_SCHEMA, target="species", epsilon=1.0, seed=1, levels=2)
+    dpkit.publish(IRIS, schema=IRIS_SCHEMA, target="species", epsilon=1.0, random_state=1, levels=2)
     runs = dpkit.private_runs()[before:]
     assert [(r.command, r.error, r.noise_drawn) for r in runs] == [("publish", None, True)]
 

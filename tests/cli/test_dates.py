@@ -85,7 +85,7 @@ def test_publish_releases_calendar_intervals_and_generalize_maps_test_dates(file
 def test_the_library_generalize_maps_dates_the_same(files):
     import dpkit
 
-    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, seed=3)
+    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, random_state=3)
     out = dpkit.generalize(files["test"], rel)
     assert out["signup_date"].map(lambda v: bool(INTERVAL.match(v))).all()
 
@@ -124,7 +124,7 @@ def test_no_schema_learns_date_bounds_on_the_calendar_grid(files):
     out = str(Path(files["tmp"]) / "ns.csv")
     with warnings.catch_warnings(record=True) as caught:  # a kept row (missing: keep) warns of nothing
         warnings.simplefilter("always")
-        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=5,
+        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], random_state=5,
                             output=out)
     assert not any("not-a-date-zq" in str(w.message) for w in caught)
     steps = [s["step"] for s in rel.report["spends"]]
@@ -271,9 +271,9 @@ def test_cluster_date_learns_calendar_bounds_and_writes_iso_centroids(files):
 def test_the_library_cluster_date_keyword(files):
     import dpkit
 
-    res = dpkit.cluster(files["train"], columns=["signup_date"], date=["signup_date"], k=2, epsilon=1, seed=None)
+    res = dpkit.cluster(files["train"], columns=["signup_date"], date=["signup_date"], n_clusters=2, epsilon=1, random_state=None)
     assert all(isinstance(c, str) and dt.date.fromisoformat(c) for c in res.centroids["signup_date"])
-    days = res.centres[:, 0]
+    days = res._centres()[:, 0]
     assert all(dt.date.fromordinal(dt.date(1970, 1, 1).toordinal() + int(d)).isoformat() == c
                for d, c in zip(days, res.centroids["signup_date"], strict=True))
     labels = res.assign(files["test"])

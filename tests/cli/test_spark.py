@@ -196,7 +196,7 @@ def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = dpkit.cluster(str(S1), engine=engine, **kw)
-        got[engine] = (result.centres, sorted(str(w.message) for w in caught))
+        got[engine] = (result.centroids[result.columns].to_numpy(), sorted(str(w.message) for w in caught))
     assert len(calls) == 1
     assert np.array_equal(got["numpy"][0], got["spark"][0])
     assert got["numpy"][1] == got["spark"][1]  # no clipping warning on either: np.clip is silent

@@ -155,7 +155,7 @@ def test_cli_and_library_learn_the_same_bytes(capsys, small, tmp_path):
     code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--target", "y", "--epsilon", "1", "--delta", "1e-6",
                          "--ignore", "id_text", "--seed", KEY, "-o", tmp_path / "cli.yaml", "-q")
     assert code == 0, err
-    learned = library.infer_schema(str(small), target="y", epsilon=1, delta=1e-6, ignore="id_text", seed=KEY)
+    learned = library.infer_schema(str(small), target="y", epsilon=1, delta=1e-6, ignore="id_text", random_state=KEY)
     assert learned.yaml == (tmp_path / "cli.yaml").read_text()
     spends = json.loads((tmp_path / "cli.report.json").read_text())["spends"]
     assert spends == learned.report["spends"]

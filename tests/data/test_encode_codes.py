@@ -116,12 +116,12 @@ def test_a_run_without_a_schema_reads_a_csv_through_the_columnar_reader(tmp_path
     key = "0x28aa79597b38bd41138f8e7bc7b35aaf"
     with monkeypatch.context() as mp:
         mp.setattr("dpkit.data.codes.read_codes", lambda *_a, **_k: None)  # the exact reader
-        exact_read = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, seed=key)
+        exact_read = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
 
     def exact(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("the exact reader (a string per cell) was used")
 
     monkeypatch.setattr("dpkit.data.table._parse_strings", exact)
     monkeypatch.setattr("dpkit.data.table.encode", exact)
-    from_path = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, seed=key)
+    from_path = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
     assert from_path.table.equals(exact_read.table) and from_path.report == exact_read.report

@@ -124,7 +124,7 @@ def test_publish_keep_releases_every_record_and_generalize_keeps_every_row(tmp_p
     (tmp_path / "s.yaml").write_text(KEEP)
     df = rows(2000)
     df.to_csv(tmp_path / "d.csv", index=False)
-    rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, seed=1, levels=4,
+    rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, random_state=1, levels=4,
                         raw=True)
     cut = rel.report["release"]["cut"]
     assert "(missing)" in cut["age"]  # the missing bucket carries the signal: selected
@@ -146,7 +146,7 @@ def test_generalize_never_drops_a_row_of_a_drop_schema(tmp_path: Path) -> None:
     df.to_csv(tmp_path / "d.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, seed=1, levels=4)
+        rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, random_state=1, levels=4)
     test = rows(300, seed=7)
     out = dpkit.generalize(test, rel)
     assert len(out) == len(test) and list(out.index) == list(test.index)
@@ -168,7 +168,7 @@ def test_no_schema_publish_keeps_missing_rows_and_every_test_row_is_scored(tmp_p
     df.to_csv(tmp_path / "d.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = dpkit.publish(str(tmp_path / "d.csv"), target="label", epsilon=2.0, delta=1e-6, seed=3,
+        rel = dpkit.publish(str(tmp_path / "d.csv"), target="label", epsilon=2.0, delta=1e-6, random_state=3,
                             output=str(tmp_path / "r.csv"))
     assert rel.schema.missing_policy == "keep"
     assert "missing_policy: keep" in (tmp_path / "r.schema.yaml").read_text()
@@ -226,12 +226,12 @@ def test_forest_keeps_and_cluster_drops_rows_with_a_missing_number_under_keep(tm
     rows(600).to_csv(tmp_path / "d.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing dropped
-        f = dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, trees=2)
+        f = dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, random_state=1, n_estimators=2)
     kept = f.report["release"]["missing_values"]
     assert kept["features"] == {"age": "branch", "color": "(missing)"}
     assert abs(kept["noisy_records"] - 600) < 60
     with pytest.warns(dpkit.DpkitWarning, match="dropped"):
-        dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, k=2,
+        dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, random_state=1, n_clusters=2,
                       columns=["age"])
 
 
@@ -282,5 +282,5 @@ def test_a_target_other_than_the_schemas_has_no_missing_class(tmp_path: Path) ->
     (tmp_path / "s.yaml").write_text(KEEP.replace("target: label\n", "target: color\n"))
     rows(500).to_csv(tmp_path / "d.csv", index=False)
     rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), target="label", epsilon=2.0,
-                        seed=1, levels=2)
+                        random_state=1, levels=2)
     assert set(rel.table["label"]) <= {"a", "b"}

@@ -70,9 +70,9 @@ def test_release_postprocessing_seed_follows_the_run_seed():
     import dpkit
 
     data, schema = IRIS["data"], IRIS["schema"]
-    a = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, seed=3, levels=3)
-    b = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, seed=3, levels=3)
-    c = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, seed=4, levels=3)
+    a = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=3, levels=3)
+    b = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=3, levels=3)
+    c = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=4, levels=3)
     assert a.postprocessing_seed == b.postprocessing_seed != c.postprocessing_seed
     assert a.table.equals(b.table)
     assert round(a.expected_noise_share, 4) == a.report["release"]["expected_noise_share"]

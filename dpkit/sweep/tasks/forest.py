@@ -66,7 +66,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows, every time
         forest = dp_forest(
             str(p["data"]), schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
-            trees=int(p["trees"]), depth=int(p["depth"]), seed=seed,
+            n_estimators=int(p["trees"]), max_depth=int(p["depth"]), random_state=seed,
             features_per_node=p["features_per_node"], utility=str(p["utility"]),
             sampling=str(p["sampling"]), size_share=float(p["size_share"]),
             leaf_factor=float(p["leaf_factor"]),

@@ -204,7 +204,7 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows and the noise share, every run
         release = dpkit.publish(data, schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
-                                algorithm=str(p.get("algorithm") or DEFAULT_ALGORITHM), seed=int(seed),
+                                algorithm=str(p.get("algorithm") or DEFAULT_ALGORITHM), random_state=int(seed),
                                 engine="numpy", **{k: p[k] for k in OPTIONS if k in p})
     if timing is not None:
         timing["seconds"] = time.perf_counter() - t0
