@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError
@@ -20,16 +20,23 @@ from dpkit.types import DataLike, SchemaLike, later
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.api.publish import Release
     from dpkit.data.schema import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    Release = later("dpkit.api.publish", "Release")
     Schema = later("dpkit.data.schema", "Schema")
+
+
+class ReleaseLike(Protocol):
+    """What ``generalize`` reads of a :class:`~dpkit.api.publish.Release`: its report and
+    schema. A protocol rather than the class, because ``publish`` imports this module
+    (``Release.generalize``): naming the class here would tie the two modules in a circle."""
+
+    report: dict[str, Any]
+    schema: Any
 
 def generalize(
     data: DataLike,
-    cut: Release | Mapping[str, Any] | str | os.PathLike[str],
+    cut: ReleaseLike | Mapping[str, Any] | str | os.PathLike[str],
     *,
     schema: SchemaLike | None = None,
     output: str | os.PathLike | None = None,

@@ -85,7 +85,7 @@ def _stratified_train(data: str, schema_path: str, split_seed: int) -> Any:
     """The training rows of the stratified split as the file holds them (a DataFrame of its
     text), for :func:`dpkit.publish`. The split indexes the encoded table, so the file must have
     no row its schema drops (Iris has none)."""
-    from dpkit import ReadOptions
+    from dpkit.data.source import ReadOptions
     from dpkit.data.table import read_table
 
     full = _table(data, schema_path)
@@ -184,7 +184,7 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     seeded with :attr:`dpkit.Release.postprocessing_seed`; ``timing["seconds"]``: the wall
     seconds of the :func:`dpkit.publish` call (benchmarks; not a result: it varies).
     """
-    import dpkit
+    from dpkit.api.publish import publish
     from dpkit.errors import DpkitWarning
     from dpkit.release import DEFAULT_ALGORITHM, OPTIONS
 
@@ -203,7 +203,7 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows and the noise share, every run
-        release = dpkit.publish(data, schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
+        release = publish(data, schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
                                 algorithm=str(p.get("algorithm") or DEFAULT_ALGORITHM), random_state=int(seed),
                                 engine="numpy", **{k: p[k] for k in OPTIONS if k in p})
     if timing is not None:
