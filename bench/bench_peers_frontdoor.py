@@ -30,8 +30,8 @@ exact data (it logs ``PrivacyLeakage`` for each categorical column), so its run 
 (ε, δ)-DP as a whole; dpkit's no-schema run learns all of them under DP.
 
 Run: ``python -m bench.bench_peers_frontdoor [--runs 1] [--dpkit-runs 5] [--tables a,b]
-[--models mst,aim] [--aim-tables zero-heavy] [--reuse]`` (``--reuse`` scores the peers' outputs an earlier run left in
-bench/out/peers-frontdoor/).
+[--models mst,aim] [--aim-tables zero-heavy] [--reuse [--no-run]]`` (``--reuse`` scores the peers' outputs an earlier run left in
+bench/out/peers-frontdoor/; with ``--no-run`` a run not left there is reported as not run).
 """
 
 from __future__ import annotations
@@ -127,6 +127,15 @@ def dpkit_point(name: str, t: Table, seed: int) -> dict[str, float]:
     return {"auc": r["roc_auc"], "acc": r["accuracy"], "seconds": learn + timing["seconds"], "cpu": cpu}
 
 
+def raw_auc(name: str, t: Table) -> float:
+    """bench_frontdoor's raw figure: the same tree on the raw training split, encoded by the
+    reviewed draft (not private; a reference only)."""
+    from bench.bench_domain import _draft, _publish
+
+    draft = _draft(t.train, t.target, f"{name}-draft", t.ignore)
+    return float(_publish(draft, 0, 1.0, t.train, t.test, metric=None)["baseline_roc_auc"])
+
+
 def _mean(xs: list[float]) -> str:
     xs = [x for x in xs if not math.isnan(x)]
     if not xs:
@@ -147,6 +156,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fallback-proc-epsilon", type=float, default=SHARE)
     ap.add_argument("--peers-only", action="store_true", help="run the peers and write no report")
     ap.add_argument("--reuse", action="store_true", help="reuse the peers' outputs of an earlier run")
+    ap.add_argument("--no-run", action="store_true",
+                    help="with --reuse: run no peer, report only the runs an earlier run left")
     ap.add_argument("--out", default=str(DOC))
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -165,6 +176,8 @@ def main(argv: list[str] | None = None) -> None:
             for m in models:
                 if m == "aim" and name not in a.aim_tables.split(","):
                     continue
+                if a.no_run and not Path(f"{OUT / name}.{m}.eps{a.epsilon:g}.{seed}.meta.json").exists():
+                    continue
                 res[m].append(peer_point(name, t, m, a.epsilon, seed, proc, a.reuse))
                 print(name, m, seed, {k: v for k, v in res[m][-1].items() if k != "bins"}, flush=True)
         if a.peers_only:
@@ -174,33 +187,43 @@ def main(argv: list[str] | None = None) -> None:
         DOMAIN_OUT.mkdir(parents=True, exist_ok=True)
         mine = [dpkit_point(name, t, s) for s in range(a.dpkit_runs)]
         print(name, "dpkit", mine, flush=True)
-        rows.append((name, mine, res))
+        rows.append((name, raw_auc(name, t), mine, res))
     if a.peers_only:
         return
     _write(a, rows, models, (time.time() - start) / 60, load)
 
 
 def _write(a: argparse.Namespace, rows: list, models: list[str], minutes: float, load: tuple) -> None:
-    head = (f"| table | set | dpkit no schema AUC ({a.dpkit_runs} runs) | dpkit seed 0 | dpkit s |"
-            + "".join(f" {m.upper()} AUC | {m.upper()} s |" for m in models))
+    head = (f"| table | set | raw AUC | dpkit no schema AUC ({a.dpkit_runs} runs) | dpkit seed 0 | dpkit s (CPU s) |"
+            + "".join(f" {m.upper()} AUC | {m.upper()} s (CPU s) |" for m in models))
     lines = ["# dpkit's no-schema front door against dpmm's AIM and MST with no schema (issue 36)", "",
              f"Written by `python -m bench.bench_peers_frontdoor --runs {a.runs} --dpkit-runs {a.dpkit_runs} "
-             f"--models {a.models}{' --aim-tables ' + a.aim_tables if 'aim' in models else ''} --tables {a.tables}{' --reuse' if a.reuse else ''}` ({minutes:.0f} min; load "
-             f"average {load[0]:.1f} at the start). ε = {a.epsilon:g}, δ = {DELTA:g}. Protocol: the module docstring "
-             "of bench/bench_peers_frontdoor.py.", "", head,
-             "|---|---|---|---|---|" + "---|---|" * len(models)]
-    for name, mine, res in rows:
-        cells = [name, "tuned on" if TABLES[name].tuned else "held out", _mean([r["auc"] for r in mine]),
-                 f"{mine[0]['auc']:.3f}", f"{statistics.median(r['seconds'] for r in mine):.1f}"]
+             f"--models {a.models}{' --aim-tables ' + a.aim_tables if 'aim' in models else ''} --tables {a.tables}"
+             f"{' --reuse' if a.reuse else ''}{' --no-run' if a.no_run else ''}` ({minutes:.0f} min; load average {load[0]:.1f} at the start). "
+             f"ε = {a.epsilon:g}, δ = {DELTA:g} for every method. ROC AUC of the test split's rarer class (mean ± "
+             "standard error where more than one run); seconds: median wall time of a run (dpkit: learn + release; "
+             "the peers: preprocessing + fit + sample) and its CPU seconds. Protocol: the module docstring of "
+             "bench/bench_peers_frontdoor.py.", "", head, "|---|---|---|---|---|---|" + "---|---|" * len(models)]
+
+    def secs(pts: list[dict[str, Any]]) -> str:
+        pts = [p for p in pts if not math.isnan(p.get("seconds", math.nan))]
+        if not pts:
+            return "—"
+        cpu = [p["cpu"] for p in pts if "cpu" in p]
+        return f"{statistics.median(p['seconds'] for p in pts):.3g}" + (
+            f" ({statistics.median(cpu):.3g})" if cpu else "")
+
+    for name, raw, mine, res in rows:
+        cells = [name, "tuned on" if TABLES[name].tuned else "held out", f"{raw:.3f}",
+                 _mean([r["auc"] for r in mine]), f"{mine[0]['auc']:.3f}", secs(mine)]
         for m in models:
             pts = res[m]
             note = " (proc_epsilon " + ", ".join(f"{p['proc_epsilon']:g}" for p in pts if "proc_epsilon" in p) + ")" \
                 if any(p.get("proc_epsilon", PROC_EPSILON) != PROC_EPSILON for p in pts) else ""
-            cells += [_mean([p["auc"] for p in pts]) + note,
-                      _mean([p["seconds"] for p in pts]).split(" ")[0]]
+            cells += [_mean([p["auc"] for p in pts]) + note, secs(pts)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## The peers' runs", ""]
-    for name, _, res in rows:
+    for name, _, _, res in rows:
         for m in models:
             for s, p in enumerate(res[m]):
                 lines.append(f"- {name} {m.upper()} seed {s}: " + (
