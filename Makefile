@@ -16,7 +16,7 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers bench-frontdoor \
+.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers bench-peers-frontdoor bench-frontdoor \
         reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
 	@echo "make bench-frontdoor  no-schema publish vs reviewed draft vs raw on tables as they come (issue 36) -> docs/results/frontdoor.md"
 	@echo "make bench-peers  publish vs dpmm's AIM (adult-5pct, ~30 min a run) and MST (4 tables, ~5 min a run) -> docs/results/peers-*.md"
+	@echo "make bench-peers-frontdoor  no-schema publish vs dpmm's MST (8 tables, 2-10 min a run) and AIM (zero-heavy, ~30 min), no schema either -> docs/results/peers-frontdoor.md"
 	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
 
 $(BIN)/python:
@@ -94,6 +95,9 @@ PEERS_PYTHON ?= python3.11
 bench-peers: $(STAMP_DEV) .venv-peers/bin/python
 	$(PY) -m bench.bench_peers --runs 1 --tables adult-5pct --models aim
 	$(PY) -m bench.bench_peers --runs 2 --models mst
+
+bench-peers-frontdoor: $(STAMP_DEV) .venv-peers/bin/python
+	$(PY) -m bench.bench_peers_frontdoor --runs 1 --models mst,aim --aim-tables zero-heavy
 
 bench-spark: $(STAMP_DEV)
 	$(PY) -m bench.bench_spark

@@ -18,6 +18,9 @@ dpmm pins numpy 1.26 / pandas 2.1 / scikit-learn 1.5, so it runs in its own envi
 (``.venv-peers``, made by ``make bench-peers``) through bench/peers_worker.py; this file encodes
 the tables and scores the outputs in dpkit's environment.
 
+The front-door mode — no schema on either side, dpmm's own DP preprocessing, bench_frontdoor's
+tables — is bench/bench_peers_frontdoor.py (``make bench-peers-frontdoor``).
+
 Run: ``python -m bench.bench_peers [--runs 3] [--publish-runs 5] [--tables adult-5pct] [--models aim,mst]
 [--reuse]`` (``--reuse`` scores the synthetic tables an earlier run left in bench/out/peers/).
 """
