@@ -218,7 +218,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         The target's column name, as :func:`dpkit.forest`'s ``target`` (default: the schema's
         target, else ``"y"``).
     target_name : str, default="deprecated"
-        The name of ``target`` before 0.5: deprecated, removed in 0.7 (a fit with it warns, as
+        The name of ``target`` up to 0.5: deprecated, removed in 0.7 (a fit with it warns, as
         scikit-learn's renamed parameters do).
     features_per_node : int, "sqrt" or "all", default="sqrt"
         Attributes drawn at each node (:class:`dpkit.learn.dprf.DiffPRFs`).
