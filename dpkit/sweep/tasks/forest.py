@@ -36,8 +36,9 @@ def _load(path: str, schema_path: str) -> Any:
 @lru_cache(maxsize=8)
 def _floor(path: str, schema_path: str, target: str) -> float:
     """The accuracy of always predicting the test set's majority class (computed once per file)."""
-    test = _load(path, schema_path)
-    return float(np.bincount(test.columns[target]).max() / max(test.n_rows, 1))
+    from dpkit.evaluate.metrics import majority_rate
+
+    return majority_rate(_load(path, schema_path).columns[target])
 
 
 def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:

@@ -124,6 +124,8 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
     """Raw-data accuracy of the same classifier, and the majority-class floor."""
     from scipy import sparse
 
+    from dpkit.evaluate.metrics import majority_rate
+
     train, test_t = _splits(data, test, schema_path, split_seed)
     schema = train.schema
 
@@ -146,7 +148,7 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
     yt = test_t.columns[target]
     pred = clf.predict(x_test)
     acc = float(np.mean(pred == yt))
-    floor = float(np.bincount(yt).max() / yt.size)
+    floor = majority_rate(yt)
     n_classes = len(schema.columns[target].leaves)
     bal, auc = _ranking(yt, pred, _scores(clf, x_test, n_classes), n_classes)
     return acc, floor, bal, auc
