@@ -57,7 +57,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     (``encoding``, ``delimiter``, …) describes ``data`` only, so a TSV or Latin-1 data file still
     pairs with dpkit's own output. ``columns`` default to the centroids' columns but ``cluster``.
     """
-    from dpkit.api.inputs import check_reading, read_options
+    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.data.table import read_csv, read_table
     from dpkit.evaluate.clustering import evaluate_centroids
 
@@ -66,15 +66,19 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     cols = list(columns) if columns else [c for c in cdf.columns if c not in ("cluster", "cluster_not_private")]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
-    opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
-    # only the columns used, by Arrow as codes of their distinct strings (not a Python string a
-    # cell); the whole table, exactly, when the header lacks one (the errors name what it has)
-    df = read_table(opts, categorical=True, columns=[*cols, *([labels] if labels else [])])
-    points = numeric_columns(df, cols, opts.name)
+    if is_dataframe(data):  # in memory: its columns as they are (numbers are read as numbers below)
+        df, name = data, DATAFRAME
+    else:
+        opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
+        # only the columns used, by Arrow as codes of their distinct strings (not a Python string a
+        # cell); the whole table, exactly, when the header lacks one (the errors name what it has)
+        df = read_table(opts, categorical=True, columns=[*cols, *([labels] if labels else [])])
+        name = opts.name
+    points = numeric_columns(df, cols, name)
     cents = numeric_columns(cdf, cols, centroids)
     other = numeric_columns(read_csv(compare), cols, compare) if compare else None
     if labels is not None and labels not in df.columns:
-        raise DpkitUsageError(f"labels: column {labels!r} is not in {opts.name} (columns: {', '.join(df.columns)})",
+        raise DpkitUsageError(f"labels: column {labels!r} is not in {name} (columns: {', '.join(df.columns)})",
                               param="labels")
     return evaluate_centroids(points, cents, labels=df[labels].to_numpy() if labels else None, other=other,
                               reference=reference)
@@ -91,7 +95,7 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
-    from dpkit.api.inputs import check_reading, read_options
+    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.data.table import read_table
 
@@ -112,9 +116,13 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
         raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
                               param="quasi_identifiers")
     check_k_l(k, l, sensitive, need_k=False)  # given or from the report; before the data is read
-    opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
-    df = read_table(opts)  # every column: the --test utility trains on the target too
-    out = KanonEvaluation(check_columns(df, opts.name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
+    if is_dataframe(data):  # in memory, as check_kanon takes it
+        df, name = data, DATAFRAME
+    else:
+        opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
+        df = read_table(opts)  # every column: the --test utility trains on the target too
+        name = opts.name
+    out = KanonEvaluation(check_columns(df, name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
     if rep is not None and "suppression" in rep.get("release", {}):
         out.extra["suppression"] = rep["release"]["suppression"]
     out.extra["average_class_size"] = out.check.records / out.check.classes
