@@ -331,8 +331,12 @@ class ForestModel:
         X = np.empty((len(df), len(self.features)), dtype=float)
         clips: list[tuple[Feature, int]] = []  # (feature, values clipped): one warning for the call
         for j, feat in enumerate(self.features):
-            # a list comprehension: pandas' .str.strip() took most of the prediction time
-            values = np.array([str(v).strip() for v in df[feat.name].to_numpy()], dtype=object)
+            # a list comprehension: pandas' .str.strip() took most of the prediction time; an
+            # in-memory None/NaN is the empty cell, as the readers made it when the model was
+            # trained on a DataFrame (str() would make it 'None'/'nan': another category)
+            raw = df[feat.name].to_numpy()
+            values = np.array([str(v).strip() for v in raw], dtype=object)
+            values[pd.isna(raw)] = ""
             tokens = self.missing_tokens
             is_missing = np.isin(values, tokens) if tokens else np.zeros(len(values), bool)
             if feat.kind == "categorical":
