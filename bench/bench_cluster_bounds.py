@@ -58,8 +58,8 @@ def main() -> None:
                     key = f"0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c{run + 16:02x}"
                     kw = {"bounds": bounds} if gamma is None else {}
                     api.BOUND_PRIOR = default if gamma is None else gamma
-                    res = dpkit.cluster(str(path), k=k, epsilon=eps, columns=cols, seed=key, **kw)
-                    ratios.append(_sse(x, res.centres) / base)
+                    res = dpkit.cluster(str(path), n_clusters=k, epsilon=eps, columns=cols, random_state=key, **kw)
+                    ratios.append(_sse(x, res.centroids[res.columns].to_numpy()) / base)
                 cells.append(f"{np.median(ratios):.3g} (mean {np.mean(ratios):.3g})")
             api.BOUND_PRIOR = default
             print(f"| {name} ({k}), {role} | {eps:g} | " + " | ".join(cells) + " |", flush=True)

@@ -73,12 +73,12 @@ def _strings(data: str) -> Any:
 def _draft(data: str, target: str, tag: str, ignore: tuple[str, ...] = ()) -> str:
     """The non-private draft of ``taxonomy infer``, reviewed only by deleting its draft line."""
     from dpkit.data.importers import dump_schema
-    from dpkit.data.infer import infer_schema
+    from dpkit.data.infer import draft_from_data
 
     df, src = _strings(data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        d = infer_schema(df, target=target, source=src)
+        d = draft_from_data(df, target=target, source=src)
     d.pop("draft")
     for c in ignore:
         d["columns"][c] = {"type": "ignore"}
@@ -127,7 +127,7 @@ def _forest_auc(schema: str | None, seed: int, eps: float, t: dict[str, Any]) ->
     test = test[~test.isin(sch.missing_tokens).any(axis=1)] if sch.missing_tokens else test
     keep = test[t["target"]].str.strip().isin(sch.columns[t["target"]].leaves)
     test = test[keep]
-    f = dpkit.forest(train, schema=sch, epsilon=eps, seed=seed, on_invalid="drop")
+    f = dpkit.forest(train, schema=sch, epsilon=eps, random_state=seed, on_invalid="drop")
     return roc_auc(test[t["target"]].str.strip().to_numpy(dtype=object), f.predict_proba(test).to_numpy(), f.classes,
                    positive=t["positive"])
 

@@ -54,8 +54,9 @@ def process_times(cmd: list[str], runs: int) -> tuple[list[float], list[float]]:
 
 def load_times(path: Path, runs: int) -> dict[str, list[float]]:
     """Seconds (wall, CPU) of ``load_table`` and of ``read_csv`` + ``encode`` over ``runs``."""
+    from dpkit.data.encode import encode
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import encode, load_table, read_csv
+    from dpkit.data.table import load_table, read_csv
 
     schema = load_schema(SCHEMA)
     out: dict[str, list[float]] = {"wall": [], "cpu": [], "read": [], "encode": [], "s_cpu": []}

@@ -137,7 +137,7 @@ def forest_point(t: dict[str, Any], eps: float, seed: int) -> dict[str, float]:
     test = pd.read_csv(t["test"], dtype=str, keep_default_na=False)
     test = test[~test.isin(miss).any(axis=1)] if miss else test
     y = test[t["target"]].str.strip().to_numpy(dtype=object)
-    f = dpkit.forest(train, schema=schema, epsilon=eps, seed=seed)
+    f = dpkit.forest(train, schema=schema, epsilon=eps, random_state=seed)
     proba = f.predict_proba(test).to_numpy()
     classes = f.classes
     out = {"forest_auc": roc_auc(y, proba, classes, positive=t["positive"])}

@@ -68,7 +68,7 @@ def one_run(files: dict[str, str], seed: int, tag: str) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rel_path = OUT / f"{tag}-{seed}.csv"
-        rel = dpkit.publish(files["train"], target="income", epsilon=1.0, delta=1e-6, seed=seed,
+        rel = dpkit.publish(files["train"], target="income", epsilon=1.0, delta=1e-6, random_state=seed,
                             ignore=["fnlwgt"], output=str(rel_path))
         gen = dpkit.generalize(files["test"], rel)
         scores = evaluate_classifier(gen, target="income", train=str(rel_path))

@@ -90,7 +90,7 @@ def main() -> int:
 
     @check("publish a DataFrame without a schema (NaN/None, 'N/A', dates, an id column)")
     def _() -> str:
-        release = dpkit.publish(train, target="left", epsilon=1, delta=1e-6, seed=KEY)
+        release = dpkit.publish(train, target="left", epsilon=1, delta=1e-6, random_state=KEY)
         state["release"] = release
         kinds = {n: c.kind for n, c in release.schema.columns.items()}
         assert kinds["employee_id"] == "ignore", kinds
@@ -111,7 +111,7 @@ def main() -> int:
 
         release = state["release"]
         scores = evaluate_classifier(state["gen"], target="left", train=release.table,  # type: ignore[attr-defined]
-                                     schema=release.schema, seed=0)  # type: ignore[attr-defined]
+                                     schema=release.schema, random_state=0)  # type: ignore[attr-defined]
         assert scores["accuracy"] > scores["floor_accuracy"], scores
         return f"accuracy {scores['accuracy']:.3f} (floor {scores['floor_accuracy']:.3f})"
 
@@ -125,7 +125,7 @@ def main() -> int:
     @check("publish the '?'-heavy medical table; generalize keeps all test rows")
     def _() -> str:
         release = dpkit.publish(mtrain, target="outcome", epsilon=1, delta=1e-6, categorical=["diagnosis"],
-                                missing="?", seed=KEY)
+                                missing="?", random_state=KEY)
         out = release.generalize(mtest)
         assert len(out) == len(mtest) and out.index.equals(mtest.index)
         assert (out["chol"].astype(str) == "(missing)").mean() > 0.2, out["chol"].value_counts().head()
@@ -133,7 +133,7 @@ def main() -> int:
 
     @check("dpkit.forest(...).predict(test) aligned to test's index, every row predicted")
     def _() -> None:
-        model = dpkit.forest(train, target="left", epsilon=1, delta=1e-6, trees=5, depth=3, seed=KEY)
+        model = dpkit.forest(train, target="left", epsilon=1, delta=1e-6, n_estimators=5, max_depth=3, random_state=KEY)
         state["model"] = model
         got = test.copy()
         got["pred"] = model.predict(test)
@@ -148,7 +148,7 @@ def main() -> int:
     @check("forest save/load predicts the same from a CSV with empty cells")
     def _() -> None:
         model = state["model"]
-        model.save(tmp / "m.json")  # type: ignore[attr-defined]
+        model.write(tmp / "m.json")  # type: ignore[attr-defined]
         test.to_csv(tmp / "test.csv", index=False)
         again = dpkit.load_forest(tmp / "m.json").predict(tmp / "test.csv")
         assert (again.to_numpy() == model.predict(test).to_numpy()).all()  # type: ignore[attr-defined]
@@ -226,7 +226,7 @@ def main() -> int:
         text = repr(release)
         assert len(text) <= 1000, len(text)
         assert "Privacy spent by step" in release._repr_html_()  # type: ignore[attr-defined]
-        for obj in (state["model"], dpkit.cluster(mtrain, columns=["age", "bp"], k=3, epsilon=1, seed=KEY)):
+        for obj in (state["model"], dpkit.cluster(mtrain, columns=["age", "bp"], n_clusters=3, epsilon=1, random_state=KEY)):
             assert len(repr(obj)) <= 1000 and hasattr(obj, "_repr_html_"), type(obj)
         return f"{len(text)} characters"
 
@@ -240,7 +240,7 @@ def main() -> int:
     def _() -> None:
         for value in (None, 3):
             try:
-                dpkit.publish(train, target="left", epsilon=1, delta=1e-6, seed=KEY, domain_shar=value)
+                dpkit.publish(train, target="left", epsilon=1, delta=1e-6, random_state=KEY, domain_shar=value)
             except TypeError as bad:
                 assert "domain_share" in str(bad), bad
             else:
@@ -268,9 +268,9 @@ def main() -> int:
 
     @check("warnings point at this script's line and name no CLI flag")
     def _() -> str:
-        got = caught(lambda: dpkit.publish(train, target="left", epsilon=1, delta=1e-6, seed=KEY))
-        got += caught(lambda: dpkit.forest(mtrain, target="outcome", epsilon=1, delta=1e-6, trees=3, depth=2,
-                                           seed=KEY))
+        got = caught(lambda: dpkit.publish(train, target="left", epsilon=1, delta=1e-6, random_state=KEY))
+        got += caught(lambda: dpkit.forest(mtrain, target="outcome", epsilon=1, delta=1e-6, n_estimators=3, max_depth=2,
+                                           random_state=KEY))
         ours = [w for w in got if issubclass(w.category, dpkit.DpkitWarning)]
         assert ours, "no warning at all (clipping was expected)"
         for w in ours:

@@ -68,6 +68,8 @@ _EXPORTS = {
     "load_experiment": "dpkit.sweep.spec",
     "plan_sweep": "dpkit.sweep.runner",
     "run_sweep": "dpkit.sweep.runner",
+    "check_output_paths": "dpkit.run",
+    "private_runs": "dpkit.run",
 }
 
 __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
@@ -119,6 +121,8 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "load_experiment",
     "plan_sweep",
     "run_sweep",
+    "check_output_paths",
+    "private_runs",
 ]
 
 if TYPE_CHECKING:
@@ -147,6 +151,7 @@ if TYPE_CHECKING:
         SchemaError,
     )
     from dpkit.ledger import Ledger
+    from dpkit.run import check_output_paths, private_runs
     from dpkit.sweep.runner import plan_sweep, run_sweep
     from dpkit.sweep.spec import load_experiment
     from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike

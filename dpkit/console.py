@@ -4,7 +4,7 @@ Messages that quote the private data — how many rows were dropped or clipped, 
 with its line number — are for the person running dpkit, not for a log file that cron keeps.
 :func:`private` gives the exact text when stderr is a terminal or the data owner asked for it
 (:func:`set_verbosity`; the command line's verbose flag), and the same message without the
-numbers otherwise, ending in :data:`DETAIL_HINT` (which the command line replaces with its
+numbers otherwise, ending in :data:`dpkit.errors.DETAIL_HINT` (which the command line replaces with its
 own flag). Library callers get the quiet form unless they opt in.
 """
 
@@ -14,13 +14,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from dpkit.errors import DETAIL_HINT
+
 _VERBOSE = False
-_QUIET = False
-
-
-#: how a message without the private detail says where the detail is (Python's words; the
-#: command line writes its own flag in its place, dpkit.cli.boundary.cli_message)
-DETAIL_HINT = " (dpkit.set_verbosity(True) shows the detail)"
 
 
 def set_verbose(value: bool) -> None:
@@ -39,16 +35,6 @@ def set_verbosity(verbose: bool = True) -> None:
     >>> dpkit.set_verbosity(False)
     """
     set_verbose(verbose)
-
-
-def set_quiet(value: bool) -> None:
-    """No progress or warnings on stderr (errors, and a release that is not private, still show)."""
-    global _QUIET
-    _QUIET = bool(value)
-
-
-def quiet() -> bool:
-    return _QUIET
 
 
 def verbose() -> bool:

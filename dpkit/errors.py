@@ -17,6 +17,11 @@ speaks its own language about the same check.
 
 from __future__ import annotations
 
+#: how a message that withholds the data owner's private detail (exact counts, raw values and
+#: their lines) says where to get it, in Python's words (:func:`dpkit.set_verbosity`); a front
+#: end writes its own switch in its place (the command line: ``-v``)
+DETAIL_HINT = " (dpkit.set_verbosity(True) shows the detail)"
+
 
 class DpkitError(Exception):
     """An error caused by the user's input or request; never a bug.

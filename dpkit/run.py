@@ -12,18 +12,29 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 HUGE_EPSILON = 10.0
 
 
-def check_distinct_paths(inputs: list[str | None], outputs: list[str | None]) -> None:
-    """Refuse an output path that is an input (nothing the user gave is overwritten)."""
+def check_output_paths(inputs: Sequence[str | os.PathLike | None],
+                       outputs: Sequence[str | os.PathLike | None]) -> None:
+    """Refuse outputs before any work is done (and any ε spent): an output that is one of the
+    ``inputs`` (nothing the user gave is overwritten), one named twice, two on stdout (``-``), or
+    one whose directory is missing or not writable. ``None`` entries are skipped.
+
+    Every private function checks its own inputs and outputs; a script that also writes files of
+    its own (a config it read, a model it applies) checks them with this first::
+
+        dpkit.check_output_paths(["model.json", "test.csv"], ["predictions.csv"])
+    """
+    inputs = [None if p is None else os.fspath(p) for p in inputs]
+    outputs = [None if p is None else os.fspath(p) for p in outputs]
     seen: dict[str, str] = {}
     for p in inputs:
         if p and p != "-" and Path(p).exists():
@@ -127,8 +138,8 @@ class PrivateRun:
         self.epsilon = parse_epsilon(epsilon)
         #: the run's δ budget (issue 22): 0 keeps the pure-ε run and report unchanged
         self.delta = validate_delta(delta)
-        self.seed = None if seed is None else check_seed(seed)
-        check_distinct_paths(inputs, outputs)
+        self.seed = None if seed is None else check_seed(seed, "random_state")  # the library's name
+        check_output_paths(inputs, outputs)
         self.outputs = [o for o in outputs if o]
         self.accountant = Accountant(self.epsilon, delta=self.delta)
         self.seeded = self.seed is not None
@@ -296,8 +307,12 @@ def _record_outside(ledger_path: str, group: int, command: str, epsilon: float, 
 
 #: arguments that do not shape a run's output: where it is read from and written to, how
 #: it is booked and on which engine it runs (engines give the same bytes)
-_NOT_IDENTITY = frozenset({"data", "seed", "ledger", "output", "report", "histogram", "assign", "engine",
-                           "spark_master", "epsilon", "delta"})
+_NOT_IDENTITY = frozenset({"data", "seed", "random_state", "ledger", "output", "report", "histogram", "assign",
+                           "engine", "spark_master", "epsilon", "delta"})
+
+#: a renamed parameter (dpkit.validate.RENAMED) counts under its old name, so that a keyed run
+#: keeps its key, and its bytes, across the rename
+_IDENTITY_NAME = {"n_clusters": "k", "n_estimators": "trees", "max_depth": "depth"}
 
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
@@ -313,7 +328,7 @@ def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     """
     from dpkit.data.fingerprint import file_digest
 
-    out = {k: _number_or_text(v) for k, v in call.items()
+    out = {_IDENTITY_NAME.get(k, k): _number_or_text(v) for k, v in call.items()
            if k not in _NOT_IDENTITY and not (k in _WHEN_GIVEN and v is None)}
     if isinstance(out.get("ignore"), str):  # "a,b" on the command line is ["a", "b"] in Python
         out["ignore"] = [c.strip() for c in out["ignore"].split(",") if c.strip()]
@@ -365,35 +380,44 @@ def _input_fingerprint(data: Any) -> str:
         return input_digest(data)
     except (TypeError, DpkitUsageError):
         raise DpkitUsageError("a seed key needs data dpkit can fingerprint (a file, a directory of files or a "
-                              "pandas DataFrame) so that each data set gets its own noise; leave seed= out "
-                              "for a run keyed by the OS", param="seed") from None
+                              "pandas DataFrame) so that each data set gets its own noise; leave random_state= out "
+                              "for a run keyed by the OS", param="random_state") from None
 
 
-#: how the PrivateRuns of this process ended, for the error boundary (dpkit/cli/boundary.py):
-#: a Ctrl-C after a complete run exits 0; a closed stdout that cost a run its output exits 1
-_OUTCOMES: list[tuple[str, str | None, bool]] = []
+class RunOutcome(NamedTuple):
+    """How one private run of this process ended (:func:`private_runs`)."""
+
+    #: the function's command name (``publish``, ``forest``, ...)
+    command: str
+    #: None when the run completed (outputs, report and ledger row written), else the name of
+    #: the exception that ended it (``BrokenPipeError``: its output went to a closed stdout)
+    error: str | None
+    #: whether any mechanism drew noise: a run that failed after that spent its ε
+    noise_drawn: bool
+
+
+#: how the PrivateRuns of this process ended, in order (private_runs)
+_OUTCOMES: list[RunOutcome] = []
 
 
 def _note_outcome(run: PrivateRun, exc_type: type[BaseException] | None) -> None:
-    _OUTCOMES.append((run.command, None if exc_type is None else exc_type.__name__,
-                      bool(run.accountant.spends)))
+    _OUTCOMES.append(RunOutcome(run.command, None if exc_type is None else exc_type.__name__,
+                                bool(run.accountant.spends)))
 
 
-def all_runs_complete() -> bool:
-    """True when this process ran private runs and every one completed (outputs, report, ledger
-    row): a Ctrl-C after that must not make cron retry and spend ε again."""
-    return bool(_OUTCOMES) and all(error is None for _, error, _ in _OUTCOMES)
+def private_runs() -> list[RunOutcome]:
+    """Every private run this process has made, in order, and how it ended.
 
+    A wrapper decides from it what a failure cost: a run that ended with ``error`` None is
+    complete (a Ctrl-C after it must not make cron retry and spend ε again); one that failed
+    with ``noise_drawn`` spent its ε without its output. The command line's exit status reads
+    it; a step's own runs are those after ``len(private_runs())`` taken when it starts::
 
-def lost_output() -> tuple[str, bool] | None:
-    """(command, whether noise was drawn) of the last run whose stdout closed before its output
-    was complete (``| head`` on a release), None if none."""
-    lost = [(cmd, spent) for cmd, error, spent in _OUTCOMES if error == "BrokenPipeError"]
-    return lost[-1] if lost else None
-
-
-def reset_outcomes() -> None:
-    _OUTCOMES.clear()
+        before = len(dpkit.private_runs())
+        dpkit.publish(...)
+        complete = all(r.error is None for r in dpkit.private_runs()[before:])
+    """
+    return list(_OUTCOMES)
 
 
 @contextlib.contextmanager

@@ -12,12 +12,16 @@ Nothing here imports numpy: ``import dpkit`` and ``dpkit --help`` stay light.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from dpkit.errors import DpkitUsageError, ParameterTypeError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: the largest δ a run accepts: a δ near 1/N lets a mechanism release a record's data outright
 MAX_DELTA = 1e-3
@@ -141,14 +145,69 @@ def seed(value: object, name: str = "seed") -> int | str:
 def keywords(given: Iterable[str], known: Iterable[str], where: str, *, named: Iterable[str] = ()) -> None:
     """Refuse a keyword ``where`` (a function's name) does not take in its ``**options`` — whatever
     its value, None included — naming the closest one it takes (``known``, or one of its ``named``
-    parameters): a ``TypeError``, as Python's own for a function without ``**``."""
+    parameters): a ``TypeError``, as Python's own for a function without ``**``. A keyword closest
+    to a deprecated name (:data:`RENAMED`) is pointed to the name that replaces it."""
     known = list(known)
     unknown = [g for g in given if g not in known]
     if not unknown:
         return
     name = unknown[0]
-    close = difflib.get_close_matches(name, [*known, *named], n=1, cutoff=0.6)
-    hint = (f"; did you mean {close[0]!r}?" if close
+    named = list(named)
+    old = [o for o, new in RENAMED.get(where, {}).items() if new in named or new in known]
+    close = difflib.get_close_matches(name, [*known, *named, *old], n=1, cutoff=0.6)
+    hint = (f"; did you mean {RENAMED[where].get(close[0], close[0])!r}?" if close and close[0] in old
+            else f"; did you mean {close[0]!r}?" if close
             else f" (its options: {', '.join(known)})" if known else "")
     raise ParameterTypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}", param=name)
+
+
+#: the release that drops the deprecated names below
+REMOVED_IN = "0.7"
+
+#: a public function's (or method's) deprecated keyword -> the name that replaced it, one name
+#: per concept across the functions and the estimators (scikit-learn's where they meet:
+#: ``n_clusters``, ``n_estimators``, ``max_depth``, ``random_state``); docs/library.md, "Names".
+#: The old name keeps working until :data:`REMOVED_IN`, with a ``DeprecationWarning``.
+RENAMED: dict[str, dict[str, str]] = {
+    "publish": {"seed": "random_state"},
+    "forest": {"trees": "n_estimators", "depth": "max_depth", "seed": "random_state"},
+    "cluster": {"k": "n_clusters", "seed": "random_state"},
+    "infer_schema": {"seed": "random_state"},
+    "learn_schema": {"seed": "random_state"},
+    "kanon_select": {"seed": "random_state"},
+    "evaluate_classifier": {"seed": "random_state"},
+}
+
+
+def deprecated(old: str, new: str, where: str = "") -> None:
+    """Warn (``DeprecationWarning``, at the caller's line) that ``old`` (of ``where``) is now ``new``."""
+    from dpkit.errors import warn
+
+    warn(f"{where + ': ' if where else ''}{old} is deprecated and will be removed in dpkit {REMOVED_IN}; "
+         f"use {new} instead", DeprecationWarning)
+
+
+def renamed(where: str) -> Callable[[F], F]:
+    """Decorate the public function ``where`` so that its deprecated keywords (:data:`RENAMED`)
+    still work, with a ``DeprecationWarning``, as the names that replace them — before the
+    function runs, so its ``locals()`` (a keyed run's identity) are those of a call with the new
+    names, and so are its outputs. Giving both names is a ``TypeError``, as Python's own for a
+    keyword given twice. The signature (``inspect.signature``) is the function's own."""
+    names = RENAMED[where]
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for old in [k for k in kwargs if k in names]:
+                new = names[old]
+                if new in kwargs:
+                    raise ParameterTypeError(f"{where}() got both {old!r} (deprecated) and {new!r}; give {new} only",
+                                             param=new)
+                deprecated(f"{old}=", f"{new}=", f"{where}()")
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return decorate
 

@@ -19,9 +19,9 @@ def test_the_version_is_the_changelogs_newest_and_not_the_old_placeholder():
 def test_reports_and_model_files_carry_the_version(tmp_path):
     adult = ROOT / "sample_data" / "adult"
     release = dpkit.publish(str(adult / "train.csv"), schema=str(ROOT / "taxonomies" / "adult.yaml"),
-                            epsilon=1.0, seed=7)
+                            epsilon=1.0, random_state=7)
     assert release.report["dpkit_version"] == dpkit.__version__
     model = dpkit.forest(str(adult / "train.csv"), schema=str(ROOT / "taxonomies" / "adult.yaml"),
-                         target="income", epsilon=1.0, trees=2, depth=2, seed=7)
-    model.save(tmp_path / "m.json")
+                         target="income", epsilon=1.0, n_estimators=2, max_depth=2, random_state=7)
+    model.write(tmp_path / "m.json")
     assert json.loads((tmp_path / "m.json").read_text())["dpkit_version"] == dpkit.__version__

@@ -32,7 +32,7 @@ def apply_release(
     """
     import pandas as pd
 
-    from dpkit.data.table import encode
+    from dpkit.data.encode import encode
     from dpkit.release.cut import Cut
 
     selected = list(release.get("selected") or [])

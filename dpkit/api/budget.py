@@ -17,8 +17,8 @@ from dpkit.errors import DataError, DpkitUsageError
 from dpkit.ledger import DatasetStatus, Ledger, _check_cap, _check_delta_cap
 
 
-def register_dataset(ledger: str | os.PathLike, data: str | os.PathLike, name: str, cap: Any = None, *,
-                     append: bool = False, exist_ok: bool = False, delta_cap: Any = None) -> DatasetStatus:
+def register_dataset(ledger: str | os.PathLike, data: str | os.PathLike, name: str, cap: float | None = None, *,
+                     append: bool = False, exist_ok: bool = False, delta_cap: float | None = None) -> DatasetStatus:
     """:meth:`Ledger.register` into the ledger at ``ledger``, created (mode 0600) if needed — only
     once the arguments are known to be good, so a refused registration leaves no empty ledger.
 
@@ -37,7 +37,7 @@ def register_dataset(ledger: str | os.PathLike, data: str | os.PathLike, name: s
     return {s.name: s for s in book.status()}[str(name).strip()]
 
 
-def check_budget(ledger: str | os.PathLike | Ledger, epsilon: Any, name: str | None = None) -> tuple[bool, float, float]:
+def check_budget(ledger: str | os.PathLike | Ledger, epsilon: float, name: str | None = None) -> tuple[bool, float, float]:
     """Whether ``epsilon`` still fits in data set ``name``'s cap: (fits, ε remaining, ε asked).
     Nothing is booked."""
     from dpkit.run import parse_epsilon
@@ -48,8 +48,8 @@ def check_budget(ledger: str | os.PathLike | Ledger, epsilon: Any, name: str | N
     return fits, left, eps
 
 
-def run_in_reservation(ledger: str | os.PathLike, epsilon: Any, argv: Sequence[str], *, name: str | None = None,
-                       delta: Any = None) -> int:
+def run_in_reservation(ledger: str | os.PathLike, epsilon: float, argv: Sequence[str], *, name: str | None = None,
+                       delta: float | None = None) -> int:
     """Run ``argv`` with ``epsilon`` (and ``delta``) reserved for it as a whole, all or nothing
     (:func:`dpkit.budget_run.run_reserved`); return its exit status."""
     from dpkit import validate

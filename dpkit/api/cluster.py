@@ -11,8 +11,9 @@ data (``allow_data_bounds``) makes the run not private, and every output says so
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import (
     DATAFRAME,
@@ -26,13 +27,18 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning, warn
+from dpkit.types import ClusterOptions, DataLike, LedgerLike, Reading, SchemaLike, SeedLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    np = later("numpy")
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -83,18 +89,36 @@ class Clustering:
                  "bounds": params.get("bounds_source")}
         return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
 
+    def _centres(self) -> np.ndarray:
+        """The centroids as an ``(k, d)`` array, in :attr:`columns` order (a date column's ISO
+        coordinate as its day number)."""
+        import numpy as np
+
+        from dpkit.data.dates import to_number
+
+        cols = []
+        for c in self.columns:
+            time = getattr(self._schema().columns.get(c), "time", None)
+            v = self.centroids[c]
+            cols.append([to_number(str(x), time) for x in v] if time is not None else v.to_numpy(dtype=float))
+        return np.asarray(cols, dtype=float).T.reshape(len(self.centroids), len(self.columns))
+
     @property
     def centres(self) -> np.ndarray:
-        """The centroids as an ``(k, d)`` array, in :attr:`columns` order."""
+        """Deprecated (removed in dpkit 0.7): ``centroids[columns].to_numpy()`` — one name,
+        :attr:`centroids`, for the release (an estimator's array is ``cluster_centers_``)."""
+        from dpkit.validate import deprecated
 
-        return self.centroids[self.columns].to_numpy(dtype=float)
+        deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()")
+        return self._centres()
 
-    def assign(self, data: DataLike, **reading: Any) -> pd.DataFrame:
+    def assign(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
         as they are."""
-        from dpkit.data.table import first_line, read_table
+        from dpkit.data.source import first_line
+        from dpkit.data.table import read_table
         from dpkit.kmeans.assign import Assigner
 
         check_reading(reading, "assign")
@@ -103,7 +127,7 @@ class Clustering:
         else:
             opts = read_options(data, **reading)
             df, source, first = read_table(opts), opts.name, first_line(opts)
-        return Assigner(self._schema(), self.columns, self.centres, self.label, source, first)(df)
+        return Assigner(self._schema(), self.columns, self._centres(), self.label, source, first)(df)
 
     def _schema(self) -> Schema:
         import numpy as np
@@ -125,7 +149,7 @@ class Clustering:
 
 
 def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_schema: Any = None,
-                  declared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
+                  declared: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
     data's own schema when one was given. With learned bounds (``declared``: the declared
     integer columns and tokens) a value that is not a number is missing and its row dropped.
@@ -134,7 +158,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
 
     if declared is not None:
         return Schema(
-            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0], unparsable="missing")
+            columns={c: NumericColumn(c, float(lo), float(hi), c in declared[0] or c in declared[2],
+                                      unparsable="missing", time="date" if c in declared[2] else None)
                      for c, lo, hi in zip(columns, lows, highs, strict=True)},
             path=source, missing_tokens=declared[1], missing_policy="drop")
 
@@ -193,20 +218,22 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     return columns, None, LEARNED
 
 
+@renamed("cluster")
 def cluster(
     data: DataLike,
     *,
-    k: int,
+    n_clusters: int,
     epsilon: float,
     columns: list[str] | None = None,
-    bounds: Any = None,
+    bounds: str | Sequence[tuple[float, float]] | None = None,
     schema: SchemaLike | None = None,
     algorithm: str = "dpqt",
     allow_data_bounds: bool = False,
     domain_share: float | None = None,
     integer: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    seed: SeedLike = None,
+    date: str | list[str] | None = None,
+    random_state: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -220,15 +247,15 @@ def cluster(
     delimiter: str | None = None,
     header: bool = True,
     column_names: list[str] | None = None,
-    **options: Any,
+    **options: Unpack[ClusterOptions],
 ) -> Clustering:
     """ε-differentially private k-means centroids of numeric columns.
 
     Parameters
     ----------
     data : path, ReadOptions or pandas.DataFrame
-    k : int
-        The number of clusters.
+    n_clusters : int
+        The number of clusters k (``k`` before 0.5, deprecated).
     epsilon : float
     columns : list of str, optional
         The numeric columns (default: the schema's numeric columns but its target).
@@ -245,12 +272,18 @@ def cluster(
         bounds on the integer grid) and the missing-value tokens, declared (public). Either way
         a value that is not a number is read as missing and its row dropped, never refused (a
         refusal one record can cause would reveal it; docs/domain.md, "Types and missing tokens").
+    date : optional
+        When the bounds are learned: the columns of ISO dates (``YYYY-MM-DD``), declared
+        (public). Each is clustered as its day number (days since 1970-01-01), its bounds learned
+        on the calendar grid (docs/domain.md, "Dates"); a value that is not a date is missing
+        and its row dropped. The centroids give its coordinate as an ISO date (the report keeps
+        day numbers). With a schema, its ``type: date`` columns are read the same way.
     domain_share : float, optional
         With neither bounds nor a schema (nor ``allow_data_bounds``), the share of ε (default
         0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
         public grid (docs/domain.md); the rest runs the algorithm. The report lists the domain
         steps and the learned bounds.
-    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
     output, report, histogram, assign : path, optional
         Also write (inside the run, atomically) the centroids, the report, the noisy buckets
         (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
@@ -274,9 +307,9 @@ def cluster(
     from dpkit.run import PrivateRun, call_identity, private_rows_mode
     from dpkit.validate import keywords
 
-    if k is None:
-        raise DpkitUsageError("k (the number of clusters) is required", param="k")
-    k = check_k(k)
+    if n_clusters is None:
+        raise DpkitUsageError("n_clusters (the number of clusters) is required", param="n_clusters")
+    k = check_k(n_clusters, "n_clusters")
     if algorithm not in ALGORITHMS:
         raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
                               param="algorithm")
@@ -296,10 +329,10 @@ def cluster(
 
     spark = engine_name(engine) == "spark"
     share = _learn_share(source, domain_share)
-    declared = _declared(columns, share, integer, missing)
+    declared = _declared(columns, share, integer, missing, date)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
     path = source_path(data)
-    run = PrivateRun("cluster", algorithm, epsilon, seed, inputs=[path, schema_name, config],
+    run = PrivateRun("cluster", algorithm, epsilon, random_state, inputs=[path, schema_name, config],
                      outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
                      data_path=path if path is not None else data,
                      identity=call_identity(call, schema=data_schema))
@@ -309,8 +342,8 @@ def cluster(
     raw = first = None
     if spark:
         if assign_out:
-            from dpkit.engine.spark_frame import session
-            from dpkit.engine.spark_write import check_output
+            from dpkit.engine.spark.session import session
+            from dpkit.engine.spark.write import check_output
 
             check_output(session(spark_master), assign_out)  # before any ε is spent
         from dpkit.engine import load
@@ -325,7 +358,7 @@ def cluster(
         if points is not None:
             resolved = data_bounds(points)
         else:
-            from dpkit.engine.spark_rows import extremes
+            from dpkit.engine.spark.rows import extremes
 
             # the same min and max as the numpy engine's (one Spark aggregation): NOT private
             resolved = data_bounds(extremes(frame, columns))
@@ -342,7 +375,7 @@ def cluster(
     with run:
         if share is not None:
             resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run,
-                                     declared[0] if declared else ())
+                                     declared[0] if declared else (), declared[2] if declared else ())
             schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
             if points is None:  # Spark: the cached points clipped to the learned box (no second read)
                 frame = frame.clipped(schema_pts)
@@ -353,7 +386,7 @@ def cluster(
         centres = np.asarray(model.cluster_centers_, dtype=float)
         # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
         # listed in the report's release.not_private_outputs (docs/cluster.md)
-        table = pd.DataFrame(centres, columns=columns)
+        table = _as_dates(pd.DataFrame(centres, columns=columns), schema_pts)
         table.insert(0, label, np.arange(len(centres)))
         buckets = _histogram(model, columns, mark) if algorithm in ("dpqt", "eug") else None
         result = Clustering(table, {}, columns, buckets, label, schema_pts)
@@ -362,7 +395,7 @@ def cluster(
         if hist is not None:
             write_csv(buckets, hist)
         if assign_out and spark:
-            from dpkit.engine.spark_rows import label_rows
+            from dpkit.engine.spark.rows import label_rows
             from dpkit.kmeans.assign import Assigner
 
             label_rows(frame, read_options(data, **reading), Assigner(schema_pts, columns, centres, label,
@@ -401,24 +434,35 @@ def _learn_share(source: str, domain_share: Any) -> float | None:
     return check_share(BOUNDS_SHARE if domain_share is None else domain_share)
 
 
-def _declared(columns: list[str], share: float | None, integer: Any, missing: Any
-              ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """(integer columns, missing tokens) declared for learned bounds; None when the bounds are
-    given (then neither may be)."""
+def _declared(columns: list[str], share: float | None, integer: Any, missing: Any, date: Any = None
+              ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """(integer columns, missing tokens, date columns) declared for learned bounds; None when the
+    bounds are given (then none may be)."""
     from dpkit.domain.metadata import declared_tokens, names
 
     if share is None:
-        for name, value in (("integer", integer), ("missing", missing)):
+        for name, value in (("integer", integer), ("missing", missing), ("date", date)):
             if value is not None:
                 raise DpkitUsageError(f"{name} applies only when the bounds are learned (no bounds and no schema)",
                                       param=name)
         return None
     tokens = declared_tokens("none" if missing is None else missing) or ()
-    return tuple(names(integer, "integer", columns)), tokens
+    return tuple(names(integer, "integer", columns)), tokens, tuple(names(date, "date", columns))
+
+
+def _as_dates(table: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """The centroids with each date/timestamp column's coordinate as ISO text (post-processing)."""
+    from dpkit.data.dates import format_time
+
+    for c in table.columns:
+        time = getattr(schema.columns.get(c), "time", None)
+        if time is not None:
+            table[c] = [format_time(float(x), time) for x in table[c]]
+    return table
 
 
 def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
-                  integer: tuple[str, ...] = ()) -> tuple[Any, Any]:
+                  integer: tuple[str, ...] = (), date: tuple[str, ...] = ()) -> tuple[Any, Any]:
     """Learn the bounds inside ``run`` (``epsilon`` of it) by the domain discovery every run
     without a schema uses (:func:`dpkit.domain.discover.discover`: numeric columns, equal
     shares of ε, bounds only — pure ε), with cluster's firmer prior. ``data``: the points (an
@@ -436,7 +480,9 @@ def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
         answers = data.many([("value_counts", c, [], ()) for c in columns])
         profiles = {c: Profile.of(np.asarray(v, dtype=np.float64), np.asarray(n, dtype=np.int64).reshape(-1))
                     for c, (v, n) in zip(columns, answers, strict=True)}
-    found = discover([ColumnMeta(c, "numeric", integer=c in integer) for c in columns], {}, profiles, target=None,
+    metas = [ColumnMeta(c, "date", integer=True, given=True, declared=("type",)) if c in date
+             else ColumnMeta(c, "numeric", integer=c in integer) for c in columns]
+    found = discover(metas, {}, profiles, target=None,
                      tokens=(),
                      epsilon=epsilon, delta=0.0, rng=run.rng, accountant=run.accountant,
                      options=DomainOptions(bound_prior=BOUND_PRIOR))
@@ -455,8 +501,10 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     (and stdin, which can be read once)."""
     import numpy as np
 
+    from dpkit.data.encode import encode
+    from dpkit.data.source import first_line
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, first_line, load, read_table
+    from dpkit.data.table import load, read_table
     from dpkit.engine.numpy_frame import NumpyFrame
 
     if is_dataframe(data):

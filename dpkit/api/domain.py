@@ -25,8 +25,10 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
-from dpkit.data.schema import Schema
+from dpkit.data.schema import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
+from dpkit.types import DataLike, LedgerLike, SeedLike
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from dpkit.domain.discover import Discovery, DomainOptions
     from dpkit.domain.metadata import ColumnMeta, Metadata
     from dpkit.privacy.accountant import Accountant
-    from dpkit.types import DataLike, LedgerLike, SeedLike
 
 #: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
 MAX_DELTA = validate.MAX_DELTA
@@ -156,8 +157,8 @@ def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str 
         return out, "<DataFrame>"
     if not isinstance(data, str):
         raise DpkitUsageError(f"data must be a path or a pandas DataFrame, got {type(data).__name__}")
-    from dpkit.data.source import ReadOptions
-    from dpkit.data.table import read_table, resolve
+    from dpkit.data.source import ReadOptions, resolve
+    from dpkit.data.table import read_table
 
     opts = resolve(ReadOptions(data, encoding=encoding, delimiter=delimiter))
     return read_table(opts), opts.name
@@ -186,13 +187,13 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         df = read_strings(check_rows(data))[0]
         yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
-    from dpkit.data.table import first_line
+    from dpkit.data.source import first_line
 
     options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
     if not spark:  # the columnar reader: codes and the distinct strings, no string per cell
         yield load_strings(options, None), options.name, first_line(options)
         return
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
 
     frame = load_spark_strings(options, None, master=spark_master)
     try:
@@ -247,20 +248,23 @@ def learn_schema(
         from dpkit.engine.string_frame import NumpyStringFrame
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
-    summaries = profile.summarize(data)
+    header = [str(c) for c in data.header]
     if keep is not None:
         from dpkit.domain.metadata import names
 
-        kept = set(names(keep, "columns", list(summaries)))
-        ignore = [*names(ignore, "ignore", list(summaries)),
-                  *(c for c in summaries if c not in kept and c != target)]
+        kept = set(names(keep, "columns", header))
+        ignore = [*names(ignore, "ignore", header),
+                  *(c for c in header if c not in kept and c != target)]
         # a declaration of a column the run leaves out is moot (checked against the header all the same)
-        numeric, categorical, integer, date = ([c for c in names(v, p, list(summaries)) if c in kept or c == target]
+        numeric, categorical, integer, date = ([c for c in names(v, p, header) if c in kept or c == target]
                                                for v, p in ((numeric, "numeric"), (categorical, "categorical"),
                                                             (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds)
+    # a column the run ignores (declared, left out by keep, or an ID by its name) is never
+    # summarized: an ID column's distinct values were as many Python strings as rows
+    summaries = _summaries(data, header, target, declared)
     # the target keeps the share of ε it would have with every type declared: the metadata's ε
     # comes out of the predictors' shares (a small table's rarest class must still clear its
     # threshold; docs/domain.md, "Types and missing tokens"). Public: the declarations only.
@@ -273,10 +277,25 @@ def learn_schema(
             for m in metas if m.kind == "numeric"}
     nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
              if m.kind in ("date", "timestamp")}
-    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta,
+    disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta - meta.delta,
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None)
     return Learned(disc.schema, disc, meta)
+
+
+def _summaries(data: Any, header: list[str], target: str | None, declared: Any) -> dict[str, Any]:
+    """Every column's summary (:func:`dpkit.domain.profile.summarize`), in header order, but an
+    empty one for each column the metadata step skips as ignored (a declared ``ignore`` or, with
+    no type declared, a name that looks like an ID: :func:`dpkit.domain.metadata.learn_metadata`)."""
+    import numpy as np
+
+    from dpkit.domain import profile
+    from dpkit.domain.metadata import looks_like_id, resolve_declarations
+
+    given = resolve_declarations(header, target, declared)[0]
+    skip = {c for c in header if c != target and (given.get(c) == "ignore" or (c not in given and looks_like_id(c)))}
+    got = profile.summarize(data, [c for c in header if c not in skip])
+    return {c: got[c] if c in got else profile.Summary((), np.zeros(0, dtype=np.int64)) for c in header}
 
 
 def _target_share(columns: list[str], target: str | None, declared: Any, epsilon: float,
@@ -302,13 +321,14 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     return target_eps, epsilon - target_eps
 
 
+@renamed("infer_schema")
 def infer_schema(
     data: DataLike,
     *,
     target: str | None = None,
     epsilon: float,
     delta: float,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     numeric: Names = None,
     categorical: Names = None,
     integer: Names = None,
@@ -347,7 +367,8 @@ def infer_schema(
     docs/domain.md, "Many columns").
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
-    the run only once they exist). ``seed``: as every private command's. ``engine="spark"``
+    the run only once they exist). ``random_state``: as every private function's (``seed``
+    before 0.5, deprecated). ``engine="spark"``
     (a path): the counts are one Spark aggregation where the data lives; the same schema as on
     numpy for the same key.
 
@@ -361,7 +382,7 @@ def infer_schema(
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
-    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, seed, inputs=[path],
+    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, random_state, inputs=[path],
                      outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
                      delta=d, identity=call_identity(call))
     with run:
@@ -509,7 +530,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
     distinct strings; on Spark its rows stay on the executors): the discovery's exact counts
     are counts of those codes, and the codes are then encoded against the learned schema by a
     load's own encoder (:meth:`~dpkit.engine.string_frame.NumpyStringFrame.encode`,
-    :meth:`~dpkit.engine.spark_strings.SparkStringFrame.encode`), so what the step adds to
+    :meth:`~dpkit.engine.spark.strings.SparkStringFrame.encode`), so what the step adds to
     memory grows with the distinct values, not the rows. Both engines see the same distinct
     values in the same order, so a keyed run learns the same schema on either.
     """

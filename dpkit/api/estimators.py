@@ -20,15 +20,21 @@ with a share of ε (pure ε-DP), as :func:`dpkit.cluster` does.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 
 from dpkit.api.fits import booking, note_fit
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 from dpkit.kmeans.dpqt import DPQTKMeans as _DPQT
 from dpkit.learn.dprf import DiffPRFs as _DiffPRFs
+from dpkit.types import LedgerLike, SchemaLike, SeedLike
+
+#: public bounds of numeric columns: {name: (lo, hi)}, or one (lo, hi) per column of X in order
+Bounds = Mapping[str, tuple[float, float]] | Sequence[tuple[float, float]]
 
 
 def _defaults(cls: type) -> dict[str, Any]:
@@ -192,7 +198,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         Maximum depth of every tree; "auto" as ``n_estimators`` (the paper used 5).
     schema : Schema or path, default=None
         The public domains of X's columns and of the target (named by the schema's target, or
-        ``target_name``). Columns of X the schema declares ``ignore`` are left out.
+        ``target``). Columns of X the schema declares ``ignore`` are left out.
     bounds : dict or list of (lo, hi), default=None
         Without a schema: public bounds of the numeric columns ({name: (lo, hi)}, or one pair
         per column).
@@ -204,11 +210,16 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     delta : float, default=None
         Without a schema nor ``bounds``/``categories``: the domain of X and y is learned in each
         fit under (ε·``domain_share``, δ)-DP (docs/domain.md), as :func:`dpkit.forest` does; the
-        forest gets the rest of ε. E.g. 1e-6; at most 1e-3.
+        forest gets the rest of ε. E.g. 1e-6; at most 1e-3. A DataFrame's missing values (NaN)
+        are then values of their columns (docs/forest.md, "Missing values"): no row is dropped.
     domain_share : float, default=None
         With ``delta``: the share of ε that learns the domain (None: 0.2).
-    target_name : str, default=None
-        The target's column name (default: the schema's target, else ``"y"``).
+    target : str, default=None
+        The target's column name, as :func:`dpkit.forest`'s ``target`` (default: the schema's
+        target, else ``"y"``).
+    target_name : str, default="deprecated"
+        The name of ``target`` up to 0.5: deprecated, removed in 0.7 (a fit with it warns, as
+        scikit-learn's renamed parameters do).
     features_per_node : int, "sqrt" or "all", default="sqrt"
         Attributes drawn at each node (:class:`dpkit.learn.dprf.DiffPRFs`).
     utility : {"balanced", "max", "info-gain", "gini"}, default="balanced"
@@ -251,13 +262,15 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon: float = 1.0, *, n_estimators: int | str = FOREST_DEFAULTS["n_trees"],
-                 max_depth: int | str = FOREST_DEFAULTS["max_depth"], schema: Any = None, bounds: Any = None,
-                 categories: Any = None, classes: Any = None, delta: float | None = None,
-                 domain_share: float | None = None, target_name: str | None = None,
+                 max_depth: int | str = FOREST_DEFAULTS["max_depth"], schema: SchemaLike | None = None,
+                 bounds: Bounds | None = None, categories: Mapping[str, Sequence[object]] | None = None,
+                 classes: ArrayLike | None = None, delta: float | None = None,
+                 domain_share: float | None = None, target: str | None = None,
                  features_per_node: int | str = FOREST_DEFAULTS["features_per_node"],
                  utility: str = FOREST_DEFAULTS["utility"], sampling: str = FOREST_DEFAULTS["sampling"],
                  size_share: float = FOREST_DEFAULTS["size_share"], leaf_factor: float = FOREST_DEFAULTS["leaf_factor"],
-                 random_state: int | str | None = None, ledger: Any = None) -> None:
+                 random_state: SeedLike = None, ledger: LedgerLike = None,
+                 target_name: str | None = "deprecated") -> None:
         self.epsilon = epsilon
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -267,7 +280,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.delta = delta
         self.domain_share = domain_share
-        self.target_name = target_name
+        self.target = target
         self.features_per_node = features_per_node
         self.utility = utility
         self.sampling = sampling
@@ -275,6 +288,19 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_factor = leaf_factor
         self.random_state = random_state
         self.ledger = ledger
+        self.target_name = target_name
+
+    def _target(self) -> str | None:
+        """``target``, or the deprecated ``target_name`` with its warning (at the caller's line)."""
+        if self.target_name == "deprecated":
+            return self.target
+        if self.target is not None:
+            raise ParameterTypeError("DiffPRFsClassifier got both target_name (deprecated) and target; give target "
+                                     "only", param="target")
+        from dpkit.validate import deprecated
+
+        deprecated("target_name=", "target=", "DiffPRFsClassifier")
+        return self.target_name
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -282,7 +308,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.categorical = True
         return tags
 
-    def fit(self, X: Any, y: Any) -> DiffPRFsClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DiffPRFsClassifier:
         """Train on ``X, y``, spending ``epsilon`` (one DP release of this training data).
 
         Parameters
@@ -306,9 +332,10 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         columns = [str(c) for c in df.columns]
         df.columns = columns
         learn: dict[str, Any] = {}
+        given_target = self._target()
         if self.schema is not None:
             schema, _ = schema_of(self.schema)
-            target = self.target_name or schema.target or "y"
+            target = given_target or schema.target or "y"
             # the schema says which columns are of no use, as dpkit.forest reads it
             ignored = {c for c in columns if c in schema.columns and schema.columns[c].kind == "ignore"}
             features = [c for c in columns if c not in ignored]
@@ -318,20 +345,20 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
                                       param="delta")
             # every column of X: those the learning leaves out (no value above its threshold) are
             # then left out of the forest, with the warning that names them
-            target, schema, features = self.target_name or "y", None, None
+            target, schema, features = given_target or "y", None, None
             learn = {"delta": self.delta, "domain_share": self.domain_share,
                      "values": {target: [str(c) for c in self.classes]} if self.classes is not None else None}
         else:
-            target = self.target_name or "y"
+            target = given_target or "y"
             features = columns
             schema = _schema_from(columns, target=target, classes=self.classes, bounds=self.bounds,
                                   categories=self.categories)
         if target in columns:
-            raise DpkitUsageError(f"X has a column named like the target {target!r}; pass target_name=", param="X")
+            raise DpkitUsageError(f"X has a column named like the target {target!r}; pass target=", param="X")
         data = df.assign(**{target: y.astype(str) if learn else y})
         self.forest_ = forest(
-            data, schema=schema, epsilon=self.epsilon, target=target, trees=self.n_estimators,
-            depth=self.max_depth, columns=features, seed=self.random_state, ledger=booking(self.ledger, X),
+            data, schema=schema, epsilon=self.epsilon, target=target, n_estimators=self.n_estimators,
+            max_depth=self.max_depth, columns=features, random_state=self.random_state, ledger=booking(self.ledger, X),
             features_per_node=self.features_per_node, utility=self.utility, sampling=self.sampling,
             size_share=self.size_share, leaf_factor=self.leaf_factor, **learn,
         )
@@ -357,12 +384,12 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         df.columns = list(self._columns)
         return df
 
-    def predict_proba(self, X: Any) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities, one column per class of :attr:`classes_`. Spends nothing."""
         df = self._check(X)
         return self.forest_.predict_proba(df).to_numpy()
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The most probable class of every row. Spends nothing."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -425,11 +452,11 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
     (3, 2)
     """
 
-    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Any = None,
+    def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Sequence[tuple[float, float]] | None = None,
                  domain_share: float | None = None, gamma: float = DPQT_DEFAULTS["gamma"],
                  max_height: int | None = None, threshold: float | None = None,
                  allocation: str = DPQT_DEFAULTS["allocation"], split: str = DPQT_DEFAULTS["split"],
-                 n_estimate: int | None = None, random_state: int | str | None = None, ledger: Any = None) -> None:
+                 n_estimate: int | None = None, random_state: SeedLike = None, ledger: LedgerLike = None) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.bounds = bounds
@@ -443,7 +470,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.ledger = ledger
 
-    def fit(self, X: Any, y: Any = None) -> DPQTKMeans:
+    def fit(self, X: ArrayLike, y: object = None) -> DPQTKMeans:
         """Cluster ``X``, spending ``epsilon`` (one DP release of it).
 
         Parameters
@@ -468,11 +495,11 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         df.columns = columns
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",
                                                  "n_estimate") if getattr(self, k) is not None}
-        self.clustering_ = cluster(df, columns=columns, k=self.n_clusters, epsilon=self.epsilon,
+        self.clustering_ = cluster(df, columns=columns, n_clusters=self.n_clusters, epsilon=self.epsilon,
                                    bounds=None if self.bounds is None else list(self.bounds),
-                                   domain_share=self.domain_share, algorithm="dpqt", seed=self.random_state,
+                                   domain_share=self.domain_share, algorithm="dpqt", random_state=self.random_state,
                                    ledger=booking(self.ledger, X), **options)
-        self.cluster_centers_ = self.clustering_.centroids[columns].to_numpy(dtype=float)
+        self.cluster_centers_ = self.clustering_._centres()
         self.report_ = self.clustering_.report
         note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.n_features_in_ = len(columns)
@@ -481,7 +508,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.labels_ = self.predict(df.to_numpy())
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The index of the nearest centre of every row. Spends nothing."""
         from sklearn.utils.validation import check_is_fitted
 

@@ -6,17 +6,21 @@ These read the raw data: they are for the data owner, not a private release, and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.types import DataLike, Reading, SchemaLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
-    from dpkit.types import DataLike, SchemaLike
-
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    np = later("numpy")
+    pd = later("pandas")
+    KAnonymityCheck = later("dpkit.anonymity.checks", "KAnonymityCheck")
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
     """The columns of ``df`` as an (n, d) float array; one-line errors naming file/line/column."""
@@ -44,7 +48,7 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
 
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
-                        **reading: Any) -> dict[str, Any]:
+                        **reading: Unpack[Reading]) -> dict[str, Any]:
     """NICV of ``centroids`` on ``data`` (and of non-private k-means with the same k, their ratio),
     the F-measure against the ``labels`` column, and RCP against the ``compare`` centroids
     (DPQT paper, §6.1; :func:`dpkit.evaluate.clustering.evaluate_centroids`).
@@ -53,7 +57,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     (``encoding``, ``delimiter``, …) describes ``data`` only, so a TSV or Latin-1 data file still
     pairs with dpkit's own output. ``columns`` default to the centroids' columns but ``cluster``.
     """
-    from dpkit.api.inputs import check_reading, read_options
+    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.data.table import read_csv, read_table
     from dpkit.evaluate.clustering import evaluate_centroids
 
@@ -62,13 +66,19 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     cols = list(columns) if columns else [c for c in cdf.columns if c not in ("cluster", "cluster_not_private")]
     if not cols:
         raise DpkitUsageError("no columns to evaluate: name them", param="columns")
-    opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
-    df = read_table(opts)
-    points = numeric_columns(df, cols, opts.name)
+    if is_dataframe(data):  # in memory: its columns as they are (numbers are read as numbers below)
+        df, name = data, DATAFRAME
+    else:
+        opts = read_options(data, **check_reading(reading, "evaluate_clustering"))
+        # only the columns used, by Arrow as codes of their distinct strings (not a Python string a
+        # cell); the whole table, exactly, when the header lacks one (the errors name what it has)
+        df = read_table(opts, categorical=True, columns=[*cols, *([labels] if labels else [])])
+        name = opts.name
+    points = numeric_columns(df, cols, name)
     cents = numeric_columns(cdf, cols, centroids)
     other = numeric_columns(read_csv(compare), cols, compare) if compare else None
     if labels is not None and labels not in df.columns:
-        raise DpkitUsageError(f"labels: column {labels!r} is not in {opts.name} (columns: {', '.join(df.columns)})",
+        raise DpkitUsageError(f"labels: column {labels!r} is not in {name} (columns: {', '.join(df.columns)})",
                               param="labels")
     return evaluate_centroids(points, cents, labels=df[labels].to_numpy() if labels else None, other=other,
                               reference=reference)
@@ -77,7 +87,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
 def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
-                   schema: str | None = None, **reading: Any) -> KanonEvaluation:
+                   schema: str | None = None, **reading: Unpack[Reading]) -> KanonEvaluation:
     """k-anonymity metrics of a table (``dpkit evaluate kanon``): k, ℓ, class sizes, discernibility,
     C_AVG (LeFevre et al. 2006), the suppression a ``from_report`` release made, and with ``test``
     the utility of an SVM and an entropy tree trained on ``data`` (as XGB-KA, Wang & Wan, scores it).
@@ -85,7 +95,7 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
-    from dpkit.api.inputs import check_reading, read_options
+    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.data.table import read_table
 
@@ -106,9 +116,13 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
         raise DpkitUsageError("give quasi_identifiers= (the columns) or a kanon-select report",
                               param="quasi_identifiers")
     check_k_l(k, l, sensitive, need_k=False)  # given or from the report; before the data is read
-    opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
-    df = read_table(opts)  # every column: the --test utility trains on the target too
-    out = KanonEvaluation(check_columns(df, opts.name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
+    if is_dataframe(data):  # in memory, as check_kanon takes it
+        df, name = data, DATAFRAME
+    else:
+        opts = read_options(data, **check_reading(reading, "evaluate_kanon"))
+        df = read_table(opts)  # every column: the --test utility trains on the target too
+        name = opts.name
+    out = KanonEvaluation(check_columns(df, name, quasi_identifiers, k=k, sensitive=sensitive, l=l))
     if rep is not None and "suppression" in rep.get("release", {}):
         out.extra["suppression"] = rep["release"]["suppression"]
     out.extra["average_class_size"] = out.check.records / out.check.classes
@@ -187,10 +201,12 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
     return classifier_utility(df, test, list(qis), target, positive=positive)
 
 
-def evaluate_classifier(test: Any, *, target: str, train: Any = None, predictions: Any = None,
-                        dpkit_model: str | None = None, baseline: Any = None, baseline_test: Any = None,
+@renamed("evaluate_classifier")
+def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None = None,
+                        predictions: DataLike | None = None, dpkit_model: str | None = None,
+                        baseline: DataLike | None = None, baseline_test: DataLike | None = None,
                         schema: SchemaLike | None = None, model: str = "tree", positive: str | None = None,
-                        weight_column: str | None = None, seed: int = 0) -> dict[str, Any]:
+                        weight_column: str | None = None, random_state: int = 0) -> dict[str, Any]:
     """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
     classifier trained on ``train`` (e.g. a release, scored as the MAXGDDP and DiffGen papers score
     theirs), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
@@ -199,7 +215,8 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
     Exactly one of ``train``, ``predictions`` and ``dpkit_model``. ``baseline`` and
     ``baseline_test`` (the raw splits) add the same classifier trained on raw data and the
     majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
-    DataFrames.
+    DataFrames. ``random_state``: the seed of the classifier trained on ``train`` (``seed``
+    before 0.5, deprecated).
     """
     from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.data.table import read_table
@@ -243,7 +260,7 @@ def evaluate_classifier(test: Any, *, target: str, train: Any = None, prediction
     base_test, base_test_name = read(baseline_test) if baseline_test is not None else (None, "")
     result = score_tables(
         train_df, test_df, target, model=model, schema=sch, positive=positive, weight_column=weight_column,
-        seed=seed, baseline_train=base, baseline_test=base_test, predictions=pred, proba=proba,
+        seed=random_state, baseline_train=base, baseline_test=base_test, predictions=pred, proba=proba,
         predictor=dpkit_model_predictor(dpkit_model, source=test_name) if dpkit_model else None,
         sources=(train_name, test_name, base_name, base_test_name),
     )

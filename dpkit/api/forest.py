@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import (
     DATAFRAME,
@@ -25,21 +25,25 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
+from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.learn.model import ForestModel
-    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    ForestModel = later("dpkit.learn.model", "ForestModel")
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
-OPTIONS = {"trees": "n_trees", "depth": "max_depth", "features_per_node": "features_per_node",
+OPTIONS = {"n_estimators": "n_trees", "max_depth": "max_depth", "features_per_node": "features_per_node",
            "utility": "utility", "sampling": "sampling", "size_share": "size_share", "leaf_factor": "leaf_factor"}
 
 
 @dataclass
 class Forest:
-    """A trained DP forest: :attr:`model` (what :meth:`save` writes) and :attr:`report` (the JSON
+    """A trained DP forest: :attr:`model` (what :meth:`write` writes) and :attr:`report` (the JSON
     of its training run; None for a forest read back with :func:`load_forest`, whose privacy
     statement is the model file's own ``privacy`` block, :attr:`privacy`)."""
 
@@ -104,7 +108,8 @@ class Forest:
         those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
         rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
         file's are numbered from 0."""
-        from dpkit.data.table import first_line, read_table
+        from dpkit.data.source import first_line
+        from dpkit.data.table import read_table
 
         if is_dataframe(data):
             df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0
@@ -121,7 +126,7 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
-    def predict_proba(self, data: DataLike, **reading: Any) -> pd.DataFrame:
+    def predict_proba(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
@@ -137,7 +142,7 @@ class Forest:
         out.columns = pd.Index(names, dtype=self.model.target_dtype or object)
         return out
 
-    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Any) -> pd.Series:
+    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
         was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
@@ -145,7 +150,7 @@ class Forest:
 
     def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
-                    keep: list[str] | str | None = None, **reading: Any) -> pd.DataFrame:
+                    keep: list[str] | str | None = None, **reading: Unpack[Reading]) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
         target) and, with ``proba``, one ``p_<class>`` column per class rounded to 6 decimals;
         rows in input order, with a DataFrame's own index. Spends nothing (the model is already private). ``decision``:
@@ -190,11 +195,19 @@ class Forest:
             write_csv(out, os.fspath(output), delimiter=output_delimiter)
         return out
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the model as JSON, atomically (``dpkit forest predict`` reads it)."""
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the model as JSON, atomically (:func:`load_forest` and ``dpkit forest predict``
+        read it), as every result's ``write`` writes its release."""
         from dpkit.learn.model import save_model
 
         save_model(self.model, os.fspath(path))
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Deprecated: :meth:`write` (removed in dpkit 0.7)."""
+        from dpkit.validate import deprecated
+
+        deprecated("Forest.save()", "Forest.write()")
+        self.write(path)
 
     def write_report(self, path: str | os.PathLike) -> None:
         from dpkit.report import write_report
@@ -206,22 +219,23 @@ class Forest:
 
 
 def load_forest(path: str | os.PathLike) -> Forest:
-    """A forest written by :meth:`Forest.save` or ``dpkit forest train`` (``-``: stdin)."""
+    """A forest written by :meth:`Forest.write` or ``dpkit forest train`` (``-``: stdin)."""
     from dpkit.learn.model import load_model
 
     return Forest(load_model(os.fspath(path)))
 
 
+@renamed("forest")
 def forest(
     data: DataLike,
     *,
     schema: SchemaLike | None = None,
     epsilon: float,
     target: str | None = None,
-    trees: int | None = None,
-    depth: int | None = None,
+    n_estimators: int | str | None = None,
+    max_depth: int | str | None = None,
     columns: list[str] | None = None,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -242,13 +256,16 @@ def forest(
     integer: str | list[str] | None = None,
     date: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    **options: Any,
+    **options: Unpack[ForestOptions],
 ) -> Forest:
     """Train an ε-differentially private random forest (DiffPRFs) on ``data``.
 
     Numeric attributes are split with the continuous exponential mechanism (no
     pre-discretization), categorical ones into one child per value of the schema; each tree
     gets a disjoint random part of the records and all of ε by default (docs/forest.md).
+    Without a schema (or with one that says ``missing_policy: keep``) a row with a missing value
+    is kept: a numeric split's missing child, a ``(missing)`` leaf (docs/forest.md, "Missing
+    values"); the report's ``release.missing_values`` says where each feature's go.
 
     Parameters
     ----------
@@ -259,12 +276,13 @@ def forest(
     epsilon : float
     target : str, optional
         The class column (default: the schema's target).
-    trees, depth : int, optional
-        Number of trees t and maximum depth d (default: both chosen from noisy class counts,
-        5 % of ε — :func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
+    n_estimators, max_depth : int or "auto", optional
+        Number of trees t and maximum depth d (default, or "auto": both chosen from noisy class
+        counts, 5 % of ε — :func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
+        ``trees`` and ``depth``, their names before 0.5, are deprecated.
     columns : list of str, optional
         The predictors (default: every non-ignored schema column but the target).
-    seed, ledger, engine, spark_master : see :func:`dpkit.publish`.
+    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
     output, report : path, optional
         Also write the model (JSON) and the report, atomically, inside the run.
     config : str, optional
@@ -297,13 +315,11 @@ def forest(
     keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
 
     schema_obj, schema_name = schema_of(schema)
-    if schema_obj is not None:  # a forest's numeric splits have no missing bucket: such rows are dropped
-        schema_obj = schema_obj.dropping_missing_numbers()
+    # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
+    # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
-    if learn is not None:  # the forest drops rows with a missing value (a missing bucket is publish's)
-        learn = learn._replace(missing_policy="drop")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target
@@ -313,7 +329,8 @@ def forest(
         for c in predictors:
             schema_obj.column(c)
         predictors = predictors or schema_obj.predictors(target)
-    given = {OPTIONS[k]: v for k, v in {**options, "trees": trees, "depth": depth}.items() if v is not None}
+    given = {OPTIONS[k]: v for k, v in {**options, "n_estimators": n_estimators, "max_depth": max_depth}.items()
+             if v is not None}
     estimator = DiffPRFs(epsilon=epsilon, **given)
     if predictors:
         resolve_features_per_node(estimator.features_per_node, len(predictors))
@@ -321,7 +338,7 @@ def forest(
     rep = None if report is None else os.fspath(report)
     learned_path = learned_schema_path(out) if learn is not None else None
     path = source_path(data)
-    run = PrivateRun("forest train", "diffprfs", epsilon, seed, inputs=[path, schema_name, config],
+    run = PrivateRun("forest train", "diffprfs", epsilon, random_state, inputs=[path, schema_name, config],
                      outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
                      delta=0.0 if learn is None else learn.delta,
                      identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
@@ -350,6 +367,8 @@ def forest(
                    "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
                    # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given
                    "shape": estimator.shape_}
+        if schema_obj.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
+            release["missing_values"] = kept_missing(model)
         report = run.report(parameters, release)
         # the model file says what the report says (issue 24 item 5): a plain-seed model is
         # marked "model: none", as every output of a run that is not private
@@ -359,7 +378,7 @@ def forest(
                          "seeded": run.seeded, "neighbours": privacy["neighbours"]}
         result = Forest(model)
         if out is not None:
-            result.save(out)
+            result.write(out)
         result.report = report
         result.report["spends_by_tree"] = estimator.spends_by_tree_
         if learn is not None:
@@ -367,6 +386,18 @@ def forest(
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def kept_missing(model: ForestModel) -> dict[str, Any]:
+    """What the report says of a ``missing_policy: keep`` forest: where each feature's missing
+    values go (:attr:`dpkit.learn.model.Feature.missing`; features without one are left out) and
+    the noisy number of records the trees hold (the roots' noisy sizes: every record is in one
+    root under disjoint sampling, in each under ``none`` — rows with a missing value kept, no exact
+    count released)."""
+    roots = [int(t[0].size) for t in model.trees]
+    disjoint = model.parameters.get("sampling", "disjoint") == "disjoint"
+    return {"policy": "keep", "noisy_records": sum(roots) if disjoint else round(sum(roots) / max(len(roots), 1)),
+            "features": {f.name: f.missing for f in model.features if f.missing is not None}}
 
 
 #: forest()'s named parameters (for the closest-keyword hint of an unknown one)

@@ -9,22 +9,34 @@ data and spends no ε.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.types import DataLike, SchemaLike, later
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, SchemaLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
 
+
+class ReleaseLike(Protocol):
+    """What ``generalize`` reads of a :class:`~dpkit.api.publish.Release`: its report and
+    schema. A protocol rather than the class, because ``publish`` imports this module
+    (``Release.generalize``): naming the class here would tie the two modules in a circle."""
+
+    report: dict[str, Any]
+    schema: Any
 
 def generalize(
     data: DataLike,
-    cut: Any,
+    cut: ReleaseLike | Mapping[str, Any] | str | os.PathLike[str],
     *,
     schema: SchemaLike | None = None,
     output: str | os.PathLike | None = None,
@@ -61,7 +73,7 @@ def generalize(
         interval it is clipped into. Nothing is dropped.
     """
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     report, where, given_schema = _report_of(cut)
     if schema is None:
@@ -69,7 +81,7 @@ def generalize(
     spark = engine_name(engine) == "spark"
     out = None if output is None else os.fspath(output)
     # a URI output (hdfs://, s3a://) is Spark's to check when it writes
-    check_distinct_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
+    check_output_paths([source_path(data), where, _path(schema)], [None if spark and out and "://" in out else out])
     release = report.get("release") or {}
     params = report.get("parameters") or {}
     reading = read_dialect(encoding, delimiter, header, column_names)
@@ -100,9 +112,10 @@ def generalize(
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
+    from dpkit.data.encode import encode
     from dpkit.data.output import write_csv
     from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import encode, load
+    from dpkit.data.table import load
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
@@ -170,9 +183,9 @@ def _named_schema(params: dict[str, Any], where: str) -> str:
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
            master: str | None) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
-    from dpkit.engine.spark_frame import load_spark, session
-    from dpkit.engine.spark_rows import raw_input
-    from dpkit.engine.spark_write import check_output, write_rows
+    from dpkit.engine.spark.read import load_spark, raw_input
+    from dpkit.engine.spark.session import session
+    from dpkit.engine.spark.write import check_output, write_rows
     from dpkit.release.generalized import Generalizer
 
     if opts.path == "-":

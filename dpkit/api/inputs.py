@@ -84,7 +84,7 @@ def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter:
                  header: bool = True, column_names: Sequence[str] | None = None) -> ReadOptions:
     """The :class:`ReadOptions` of a path given to a library call, its delimiter sniffed when
     None (once: the warning that names it is given once), as the command line does."""
-    from dpkit.data.table import resolve
+    from dpkit.data.source import resolve
 
     if isinstance(data, ReadOptions):
         return resolve(data)
@@ -144,7 +144,7 @@ def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str 
         if name == "spark":
             raise DpkitUsageError("engine 'spark' reads files or URIs, not a pandas "
                                   "DataFrame; use engine='numpy'", param="engine")
-        from dpkit.data.table import encode
+        from dpkit.data.encode import encode
         from dpkit.engine.numpy_frame import NumpyFrame
 
         check_rows(data)
@@ -194,7 +194,7 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
     NaN/None as ``''``, the empty field of a CSV).
 
     A column the schema does not name, or one absent from ``df``, is left for
-    :func:`dpkit.data.table.encode` to report.
+    :func:`dpkit.data.encode.encode` to report.
     """
     import numpy as np
     import pandas as pd

@@ -23,14 +23,18 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.errors import DataError, DpkitUsageError, warn
+from dpkit.types import DataLike, SchemaLike, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.anonymity.checks import KAnonymityCheck
     from dpkit.data.schema import Schema
-    from dpkit.types import DataLike, SchemaLike
-
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    KAnonymityCheck = later("dpkit.anonymity.checks", "KAnonymityCheck")
+    Schema = later("dpkit.data.schema", "Schema")
 
 @dataclass
 class KAnonymousTable:
@@ -117,6 +121,7 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
     return list(dict.fromkeys([*qis, target, *keep] + ([sensitive] if sensitive else [])))
 
 
+@renamed("kanon_select")
 def kanon_select(
     data: DataLike,
     *,
@@ -130,7 +135,7 @@ def kanon_select(
     sensitive: str | None = None,
     l: int | None = None,  # noqa: E741 — the ℓ of ℓ-diversity
     require_features: bool = False,
-    seed: int | None = None,
+    random_state: int | None = None,
     rank_sample: int | None = None,
     max_suppression: float | None = None,
     max_lattice: int | None = None,
@@ -164,8 +169,8 @@ def kanon_select(
         The candidates (default: every non-target column, or the schema's predictors), columns
         copied as they are, the ℓ-diversity column and ℓ.
     ranker : {"xgboost", "hamming"}
-    seed, rank_sample :
-        The XGBoost ranking's seed (default 0) and at most how many records it trains on
+    random_state, rank_sample :
+        The XGBoost ranking's seed (default 0; ``seed`` before 0.5, deprecated) and at most how many records it trains on
         (default 100,000; 0: all).
     max_suppression, max_lattice :
         With ``generalize`` (defaults 0.02 and 20,000 lattice nodes).
@@ -178,7 +183,7 @@ def kanon_select(
     """
     from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE
     from dpkit.engine import engine_name
-    from dpkit.run import check_distinct_paths
+    from dpkit.run import check_output_paths
 
     keep = list(keep or [])
     check_k_l(k, l, sensitive)
@@ -197,19 +202,19 @@ def kanon_select(
         raise DpkitUsageError("target is required (the class column), unless the schema names one", param="target")
     out = None if output is None else os.fspath(output)
     rep = None if report is None else os.fspath(report)
-    check_distinct_paths([source_path(data), schema_name], [out, rep])
+    check_output_paths([source_path(data), schema_name], [out, rep])
     rank_sample = DEFAULT_RANK_SAMPLE if rank_sample is None else rank_sample
     used = _used(quasi_identifiers, schema_obj, target, keep, sensitive)
     reading = read_dialect(encoding, delimiter, header, column_names)
     parameters: dict[str, Any] = {
         "k": k, "target": target, "ranker": ranker, "quasi_identifiers": quasi_identifiers, "schema": schema_name,
-        "keep": keep, "sensitive": sensitive, "l": l, "require_features": require_features, "seed": seed,
+        "keep": keep, "sensitive": sensitive, "l": l, "require_features": require_features, "seed": random_state,
         "rank_sample": rank_sample,
     }
     if generalize:
         result = _generalize(data, reading, used, k=k, target=target, schema=schema_obj, qis=quasi_identifiers,
                              ranker=ranker, keep=keep, sensitive=sensitive, l=l, require_features=require_features,
-                             seed=seed, rank_sample=rank_sample, max_suppression=max_suppression,
+                             seed=random_state, rank_sample=rank_sample, max_suppression=max_suppression,
                              max_lattice=max_lattice, parameters=parameters)
     else:
         from dpkit.anonymity.select import ALGORITHMS
@@ -222,14 +227,14 @@ def kanon_select(
         else:
             opts = read_options(data, **reading)
             if spark and out is not None:
-                from dpkit.engine.spark_frame import session
-                from dpkit.engine.spark_write import check_output
+                from dpkit.engine.spark.session import session
+                from dpkit.engine.spark.write import check_output
 
                 check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
             frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name
         sel = select(frame_in, target=target, k=k, quasi_identifiers=quasi_identifiers, schema=schema_obj,
                      ranker=ranker, keep=keep, sensitive=sensitive, l=l, require_features=require_features,
-                     seed=seed, rank_sample=rank_sample, source=source)
+                     seed=random_state, rank_sample=rank_sample, source=source)
         doc = build_kanon_report(command="kanon-select", algorithm=ALGORITHMS[ranker], k=k, parameters=parameters,
                                  release=sel.release)
         if l is not None:

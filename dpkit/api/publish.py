@@ -10,18 +10,31 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
+from dpkit.types import (
+    DataLike,
+    GeneralizeOptions,
+    LedgerLike,
+    PublishOptions,
+    SchemaLike,
+    SeedLike,
+    later,
+)
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpkit.data.schema import Schema
     from dpkit.release.sparse import NoisyTable
-    from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike
+else:  # the same names for typing.get_type_hints, imported when it evaluates them
+    pd = later("pandas")
+    Schema = later("dpkit.data.schema", "Schema")
+    NoisyTable = later("dpkit.release.sparse", "NoisyTable")
 
 #: how a report names a schema learned in the run and written nowhere (yet)
 LEARNED = "<learned>"
@@ -47,6 +60,24 @@ class Release:
     #: "<learned>"): :meth:`write_report` writes it beside the report, so that the report alone
     #: generalizes later data (:func:`dpkit.generalize`)
     _domain: Any = field(default=None, init=False, repr=False)
+    _noise_share: float = field(default=0.0, init=False, repr=False)
+    _postprocessing_seed: int | None = field(default=None, init=False, repr=False)
+
+    @property
+    def expected_noise_share(self) -> float:
+        """The share of the released records that are expected to be noise (the report's
+        ``release.expected_noise_share``, which is rounded to 4 places); a release warns above 0.5."""
+        return self._noise_share
+
+    @property
+    def postprocessing_seed(self) -> int | None:
+        """An integer seed for randomized post-processing of this release (a classifier trained
+        on it: ``DecisionTreeClassifier(random_state=release.postprocessing_seed)``), drawn from
+        the run's generator once the release was made: the same ``seed`` gives the same one.
+        It tells nothing about the noise — of a keyed or unseeded run it is the next output of
+        a ChaCha20 stream, and a plain integer seed makes no promise anyway — and what is
+        computed from the release alone stays ε-DP (post-processing)."""
+        return self._postprocessing_seed
 
     @property
     def table(self) -> pd.DataFrame:
@@ -125,13 +156,14 @@ class Release:
                 _remove(where)
             raise
 
-    def generalize(self, data: DataLike, **options: Any) -> pd.DataFrame:
+    def generalize(self, data: DataLike, **options: Unpack[GeneralizeOptions]) -> pd.DataFrame:
         """``data`` mapped onto this release's cut (:func:`dpkit.generalize`); spends nothing."""
         from dpkit.api.generalize import generalize
 
         return generalize(data, self, schema=self.schema, **options)
 
 
+@renamed("publish")
 def publish(
     data: DataLike,
     *,
@@ -148,7 +180,7 @@ def publish(
     integer: str | list[str] | None = None,
     date: str | list[str] | None = None,
     missing: str | list[str] | None = None,
-    seed: SeedLike = None,
+    random_state: SeedLike = None,
     ledger: LedgerLike = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -161,7 +193,7 @@ def publish(
     header: bool = True,
     column_names: list[str] | None = None,
     on_invalid: str = "error",
-    **options: Any,
+    **options: Unpack[PublishOptions],
 ) -> Release:
     """Release an ε-differentially private, generalized copy of a classification table.
 
@@ -181,9 +213,10 @@ def publish(
     target : str, optional
         The class column (default: the schema's target).
     algorithm : {"maxgddp", "diffgen"}
-    seed : int or str, optional
+    random_state : int or str, optional
         A secret key ``0x`` + 32–64 hex digits (reproducible, still ε-DP while the key is
-        secret) or an integer (reproducible, not private: the report says so).
+        secret) or an integer (reproducible, not private: the report says so); None, a fresh
+        key from the operating system. ``seed`` before 0.5 (deprecated).
     ledger : Ledger or path, optional
         The privacy ledger that books this run against its data set's cap; a refusal raises
         :class:`dpkit.BudgetExceeded` before the data is read.
@@ -228,6 +261,7 @@ def publish(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
+    from dpkit.privacy import derive_seed
     from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
@@ -255,7 +289,7 @@ def publish(
     # without an output to write it beside, the report takes the learned schema (Release.write_report)
     beside_report = learned_schema_path(rep) if learn is not None and learned_path is None and rep else None
     path = source_path(data)
-    run = PrivateRun("publish", algorithm, epsilon, seed, inputs=[path, schema_name],
+    run = PrivateRun("publish", algorithm, epsilon, random_state, inputs=[path, schema_name],
                      outputs=[out, rep, learned_path or beside_report], ledger=ledger, data_path=path if path is not None else data,
                      delta=0.0 if learn is None else learn.delta,
                      identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
@@ -273,6 +307,8 @@ def publish(
             order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
             model.epsilon = run.epsilon - run.accountant.spent
         model.fit(frame, target, accountant=run.accountant, rng=run.rng)
+        # drawn next, after every draw of the release, so it changes none of them
+        postprocessing_seed = derive_seed(run.rng)
         doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
                          _release_section(model, order, target))
         if learn is not None:
@@ -283,6 +319,7 @@ def publish(
                           "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
                           DpkitWarning)
         release = Release(doc, model.release_, schema_obj, order)
+        release._noise_share, release._postprocessing_seed = float(model.noise_share_), postprocessing_seed
         if learn is not None and learned_path is None:
             release._domain = domain
         if out is not None:

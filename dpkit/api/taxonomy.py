@@ -9,9 +9,10 @@ has replaced every value with public knowledge). The private way to learn a sche
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.data.schema import Schema
 from dpkit.errors import (
@@ -22,9 +23,15 @@ from dpkit.errors import (
     SchemaError,
     warn,
 )
+from dpkit.types import DataLike, LearnOptions, later
+from dpkit.validate import renamed
 
 if TYPE_CHECKING:
-    from dpkit.types import DataLike
+    from dpkit.api.domain import LearnedSchema
+    from dpkit.data.source import ReadOptions
+else:  # for typing.get_type_hints, imported when it evaluates them
+    LearnedSchema = later("dpkit.api.domain", "LearnedSchema")
+    ReadOptions = later("dpkit.data.source", "ReadOptions")
 
 
 @dataclass
@@ -70,7 +77,7 @@ def import_schema(
     rename: dict[str, str] | list[str] | tuple[str, ...] | None = None,
     ignore: list[str] | tuple[str, ...] = (),
     numeric: str = "intervals",
-    data: Any = None,
+    data: str | os.PathLike[str] | ReadOptions | None = None,
     hierarchy_delimiter: str = ";",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
@@ -169,7 +176,7 @@ def draft_schema(
     """
     from dpkit.api.inputs import read_options
     from dpkit.data.importers import dump_schema
-    from dpkit.data.infer import DRAFT_HEADER, infer_schema
+    from dpkit.data.infer import DRAFT_HEADER, draft_from_data
     from dpkit.data.schema import parse_schema
     from dpkit.data.table import read_table
 
@@ -181,7 +188,7 @@ def draft_schema(
     ignored = names(ignore, "ignore", [str(c) for c in df.columns])
     if target is not None and target in ignored:
         raise DpkitUsageError(f"ignore: the target {target!r} cannot be ignored", param="ignore")
-    drafted = infer_schema(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
+    drafted = draft_from_data(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
                            source=name)
     if ignored:  # in the data's column order
         cols = drafted["columns"]
@@ -191,8 +198,8 @@ def draft_schema(
     return SchemaText(text, parse_schema(text, output_name), "draft")
 
 
-def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "utf-8-sig",
-                    delimiter: str | None = None, engine: str | None = None,
+def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptions | None = None, *,
+                    encoding: str = "utf-8-sig", delimiter: str | None = None, engine: str | None = None,
                     spark_master: str | None = None) -> dict[str, Any]:
     """Check a schema file and, given ``data``, that it covers every value (``dpkit taxonomy
     validate``).
@@ -208,7 +215,8 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
     from dpkit.data.coverage import check_coverage
     from dpkit.data.importers import schema_summary
     from dpkit.data.schema import load_schema
-    from dpkit.data.table import first_line, read_table, resolve
+    from dpkit.data.source import first_line, resolve
+    from dpkit.data.table import read_table
 
     schema_path = str(schema)
     sch = load_schema(schema_path, allow_draft=True)
@@ -228,8 +236,8 @@ def validate_schema(schema: str | Path, data: Any = None, *, encoding: str = "ut
                                                                           delimiter=delimiter))
     name = "<stdin>" if opts.path == "-" else opts.path
     if engine_name(engine) == "spark":
-        from dpkit.engine.spark_frame import session
-        from dpkit.engine.spark_rows import coverage
+        from dpkit.engine.spark.rows import coverage
+        from dpkit.engine.spark.session import session
 
         if opts.path == "-":
             raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
@@ -286,9 +294,10 @@ def _listing(cov: Any) -> str:
     return "; ".join(parts)
 
 
-def learn_schema(data: DataLike, *, output: str, epsilon: Any, delta: Any = None, report: str | None = None,
-                 bounds: dict[str, str] | None = None, missing: str | None = "auto", levels: int | None = None,
-                 **options: Any) -> tuple[Any, str]:
+@renamed("learn_schema")
+def learn_schema(data: DataLike, *, output: str, epsilon: float, delta: float | None = None,
+                 report: str | None = None, bounds: dict[str, str] | None = None, missing: str | None = "auto",
+                 levels: int | None = None, **options: Unpack[LearnOptions]) -> tuple[LearnedSchema, str]:
     """``dpkit taxonomy infer --epsilon``: :func:`dpkit.api.domain.infer_schema` writing the schema to
     ``output`` (``-``: none; the caller prints :attr:`LearnedSchema.yaml`) and its report to
     ``report`` (default: beside the output, ``.report.json`` for ``.yaml``).

@@ -1,7 +1,7 @@
 """The ``dpkit`` command line: a thin Click layer over the library.
 
-Command modules import only Click at module level (heavy libraries inside the command
-functions) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
+Command modules import only Click and ``dpkit`` at module level (the library loads on the
+first ``dpkit.<name>`` a command calls) so that ``dpkit --help`` starts fast. :func:`main` is the error boundary:
 a :class:`~dpkit.errors.DpkitError` becomes one line on stderr and its exit code, usage
 errors exit 2, Ctrl-C exits 130 and SIGTERM 143 leaving no partial file, and a closed
 stdout (``| head``) ends quietly unless it lost a private run's output. ``--debug`` shows
@@ -59,37 +59,12 @@ def completion(shell: str) -> None:
     click.echo(comp_cls(cli, {}, "dpkit", COMPLETE_VAR).source())
 
 
-#: --config on every command with options worth keeping: command path -> the key a file may
-#: nest its values under (docs/formats.md): the command's name, joined by '-' for a
-#: subcommand; `forest train` keeps `forest:` (configs/forest.yaml), as its --config always did
-CONFIGURABLE = {
-    ("publish",): ("publish",),
-    ("generalize",): ("generalize",),
-    ("forest", "train"): ("forest",),
-    ("forest", "predict"): ("forest-predict",),
-    ("cluster",): ("cluster",),
-    ("kanon-select",): ("kanon-select",),
-    ("evaluate", "classify"): ("evaluate-classify",),
-    ("evaluate", "cluster"): ("evaluate-cluster",),
-    ("evaluate", "kanon"): ("evaluate-kanon",),
-    ("taxonomy", "validate"): ("taxonomy-validate",),
-    ("taxonomy", "infer"): ("taxonomy-infer",),
-}
-
-
 def _register() -> None:
-    from dpkit.cli import budget, cluster, evaluate, forest, generalize, kanon, publish, taxonomy
-    from dpkit.cli.configfile import add_config
+    from dpkit.cli import budget, cluster, evaluate, forest, kanon, publish, taxonomy
 
-    for module in (publish, generalize, forest, cluster, kanon, evaluate, taxonomy, budget):
-        cli.add_command(module.command)
-    cli.add_command(completion)
-    for path, sections in CONFIGURABLE.items():
-        cmd: click.Command | None = cli
-        for name in path:
-            cmd = cmd.commands.get(name) if isinstance(cmd, click.Group) else None
-        if cmd is not None:  # a command not built yet has nothing to configure
-            add_config(cmd, sections)
+    for cmd in (publish.command, publish.generalize, forest.command, cluster.command, kanon.command,
+                evaluate.command, taxonomy.command, budget.command, completion):
+        cli.add_command(cmd)
 
 
 _register()

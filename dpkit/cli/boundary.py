@@ -11,30 +11,24 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator
 
 import click
 
-from dpkit.cli.options import reset_state
+import dpkit
+from dpkit.cli.options import quiet, reset_state
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    from dpkit.console import quiet
-    from dpkit.errors import DpkitWarning, PrivacyLeakWarning
-
-    if quiet() and not issubclass(category, PrivacyLeakWarning):
+    if quiet() and not issubclass(category, dpkit.PrivacyLeakWarning):
         return  # -q silences warnings, except that a release is not private
-    label = "warning" if issubclass(category, DpkitWarning) else category.__name__
+    label = "warning" if issubclass(category, dpkit.DpkitWarning) else category.__name__
     click.echo(f"dpkit: {label}: {cli_message(message)}", err=True)
 
 
 def _silence_stdout() -> None:
     # After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _exit_now(code: int) -> None:
@@ -47,10 +41,8 @@ def _exit_now(code: int) -> None:
     the atexit handlers.
     """
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
     os._exit(code)
 
 
@@ -63,41 +55,28 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` while a command runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-def _interrupt_code(exc: BaseException) -> tuple[int, str]:
-    """Exit code and message for Ctrl-C/SIGTERM: 0 when every private run had completed."""
-    from dpkit.run import all_runs_complete
-
-    if all_runs_complete():
+def _interrupt_code(exc: BaseException, runs: list) -> tuple[int, str]:
+    """Exit code and message for Ctrl-C/SIGTERM: 0 when the command made private runs
+    (:func:`dpkit.private_runs`) and every one had completed: cron must not retry and spend ε again."""
+    if runs and all(r.error is None for r in runs):
         return 0, "dpkit: interrupted after the run had completed; its outputs are complete"
     return (143, "dpkit: terminated") if isinstance(exc, Terminated) else (130, "dpkit: interrupted")
 
 
-def _lost_output_message() -> str | None:
+def _lost_output_message(runs: list) -> str | None:
     """The error for a closed stdout that cost a private run its output, if it did."""
-    from dpkit.run import lost_output
-
-    if (lost := lost_output()) is None:
+    lost = [r for r in runs if r.error == "BrokenPipeError"]
+    if not lost:
         return None
-    cost = "its ε was spent (and counted in --ledger, if any)" if lost[1] else "no ε was spent"
-    return (f"dpkit: error: {lost[0]}: standard output was closed before the output was complete: "
+    cost = "its ε was spent (and counted in --ledger, if any)" if lost[-1].noise_drawn else "no ε was spent"
+    return (f"dpkit: error: {lost[-1].command}: standard output was closed before the output was complete: "
             f"the release is lost and {cost}; write to a file with -o FILE instead of a pipe that closes early")
 
 
 #: flags whose spelling is not ``--`` + the parameter name with dashes
-FLAGS = {"k": "-k", "schema_path": "--schema", "cut_path": "--cut", "l": "--l", "output": "-o"}
+FLAGS = {"k": "-k", "schema_path": "--schema", "cut_path": "--cut", "l": "--l", "output": "-o",
+         # the library's scikit-learn names (docs/library.md, "Names"); the flags keep theirs
+         "n_clusters": "-k", "n_estimators": "--trees", "max_depth": "--depth", "random_state": "--seed"}
 
 
 def flag(param: str) -> str:
@@ -111,13 +90,10 @@ def _parameter_names() -> frozenset[str]:
     """Every parameter name of every dpkit command (the names a library message may mention)."""
     from dpkit.cli import cli
 
-    names: set[str] = set(FLAGS)
-    todo: list[click.Command] = [cli]
-    while todo:
-        cmd = todo.pop()
-        names.update(p.name for p in cmd.params if p.name)
-        todo.extend(getattr(cmd, "commands", {}).values())
-    return frozenset(names)
+    def names(cmd: click.Command) -> list[str]:
+        return [p.name for p in cmd.params if p.name] + [n for c in getattr(cmd, "commands", {}).values() for n in names(c)]
+
+    return frozenset({*FLAGS, *names(cli)})
 
 
 def cli_message(exc: BaseException) -> str:
@@ -126,7 +102,7 @@ def cli_message(exc: BaseException) -> str:
     Python spells it (``pass delimiter=``, ``name='value'``) becomes the flag (``--name value``);
     a message about a parameter that neither starts with nor mentions it gets the flag after it,
     in brackets."""
-    from dpkit.console import DETAIL_HINT
+    from dpkit.errors import DETAIL_HINT
 
     text = str(exc).replace(DETAIL_HINT, " (-v shows the detail)")  # the flag in Python's words' place
     param = getattr(exc, "param", None)
@@ -144,24 +120,26 @@ def cli_message(exc: BaseException) -> str:
     text = mention.sub(sub, text)
     if not param or mentioned:
         return text
-    if text.startswith(param) and (len(text) == len(param) or not (text[len(param)].isalnum()
-                                                                   or text[len(param)] == "_")):
+    if re.match(rf"{re.escape(param)}(?!\w)", text):  # starts with the name (not a longer one)
         return flag(param) + text[len(param):]
     return f"{text} ({flag(param)})"
 
 
 def run(cli: click.Group, argv: list[str] | None = None) -> int:
-    """Run ``cli`` and return the process exit code."""
-    with _sigterm_as_interrupt():
+    """Run ``cli`` and return the process exit code; meanwhile SIGTERM raises :class:`Terminated`
+    (in the main thread: elsewhere Python receives no signal)."""
+    if threading.current_thread() is not threading.main_thread():
         return _run(cli, argv)
+    old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(cli, argv)
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _run(cli: click.Group, argv: list[str] | None = None) -> int:
-    from dpkit.errors import DpkitError
-    from dpkit.run import reset_outcomes
-
     reset_state()
-    reset_outcomes()
+    before = len(dpkit.private_runs())  # this command's runs are those after
     warnings.showwarning = _print_warning
     warnings.simplefilter("default")
     args = list(sys.argv[1:] if argv is None else argv)
@@ -184,7 +162,7 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except (KeyboardInterrupt, click.Abort) as exc:
-        code, message = _interrupt_code(exc)
+        code, message = _interrupt_code(exc, dpkit.private_runs()[before:])
         click.echo(message, err=True)
         if argv is None:
             _exit_now(code)
@@ -193,12 +171,12 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         _silence_stdout()
         # `| head` on a listing is fine; on a private release it lost what ε paid for:
         # say so (even under --quiet: it is an error) and fail
-        message = _lost_output_message()
+        message = _lost_output_message(dpkit.private_runs()[before:])
         if message:
             click.echo(message, err=True)
             return 1
         return 0
-    except DpkitError as exc:
+    except dpkit.DpkitError as exc:
         if debug:
             traceback.print_exc()
         click.echo(f"dpkit: error: {cli_message(exc)}", err=True)
@@ -210,9 +188,6 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         else:
-            click.echo(
-                f"dpkit: internal error: {type(exc).__name__}: {exc} "
-                "(this is a bug; rerun with --debug for the traceback and report it)",
-                err=True,
-            )
+            click.echo(f"dpkit: internal error: {type(exc).__name__}: {exc} "
+                       "(this is a bug; rerun with --debug for the traceback and report it)", err=True)
         return 70

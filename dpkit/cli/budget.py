@@ -1,27 +1,35 @@
-"""`dpkit budget` — the privacy ledger: ε spent on each data set across runs (docs/ledger.md)."""
+"""`dpkit budget` — the privacy ledger: ε spent on each data set across runs (docs/ledger.md).
+
+The steps are :mod:`dpkit.api.budget`'s and the rows :class:`dpkit.Ledger`'s; this module lays
+them out (``status`` and ``history`` as tables).
+"""
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Any
+
 import click
 
-from dpkit.cli.options import CONTEXT_SETTINGS, global_options, json_option, say
+import dpkit
+from dpkit.cli.options import Table, dpkit_command, emit, json_option, say, show
+
+if TYPE_CHECKING:
+    from dpkit import Ledger
 
 
-def _ledger_option(f):  # noqa: ANN001, ANN202
-    return click.option(
-        "--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
-        help="The ledger file (SQLite); also $DPKIT_LEDGER.",
-    )(f)
-
-
-def _need_ledger(ledger: str | None) -> str:
+def _need_ledger(ctx: click.Context, param: click.Parameter, ledger: str | None) -> str | None:
     if not ledger:
         raise click.UsageError("give the ledger with --ledger PATH or $DPKIT_LEDGER")
     return ledger
 
 
-@click.group(name="budget", context_settings=CONTEXT_SETTINGS)
-@global_options
+#: --ledger, required (the flag or $DPKIT_LEDGER) by every budget command
+_ledger_option = click.option("--ledger", type=click.Path(dir_okay=False), envvar="DPKIT_LEDGER", default=None,
+                              callback=_need_ledger, help="The ledger file (SQLite); also $DPKIT_LEDGER.")
+
+
+@dpkit_command("budget", cls=click.Group)
 def command() -> None:
     """The privacy ledger: caps the ε spent on each data set across all runs.
 
@@ -38,7 +46,7 @@ def command() -> None:
     """
 
 
-@command.command(name="init", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("init", command)
 @click.argument("data", type=click.Path())
 @click.option("--name", required=True, help="A name for the data set (e.g. adult).")
 @click.option("--cap", type=str, default=None, metavar="ε",
@@ -53,9 +61,7 @@ def command() -> None:
               help="Total δ that the (ε, δ) runs on this data set may spend (e.g. runs with no --schema); "
               "without it δ is recorded per run but not capped.")
 @_ledger_option
-@global_options
-def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, delta_cap: str | None,
-         ledger: str | None) -> None:
+def init(data: str, name: str, cap: str | None, ledger: str | None, **how: bool | str | None) -> None:
     """Register DATA (a file, or a directory of Parquet or CSV files; by a sha256 fingerprint of its
     bytes) with a total ε cap.
 
@@ -65,19 +71,15 @@ def init(data: str, name: str, cap: str | None, append: bool, exist_ok: bool, de
     Example:
       dpkit budget init sample_data/adult/train.csv --name adult --cap 4 --ledger ledger.db
     """
-    from dpkit import register_dataset
-
-    path = _need_ledger(ledger)
-    status = register_dataset(path, data, name, cap, append=append, exist_ok=exist_ok, delta_cap=delta_cap)
+    status = dpkit.register_dataset(ledger, data, name, cap, **how)  # append, exist_ok, delta_cap
     say(f"dpkit: registered {data} as data set {name!r} (cap ε={status.cap:g}, remaining {status.remaining:g}) "
-        f"in {path}")
+        f"in {ledger}")
 
 
-@command.command(name="check", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("check", command)
 @click.option("--epsilon", "--eps", "epsilon", required=True, metavar="ε", help="The ε a run would ask.")
 @click.option("--name", default=None, help="The data set [default: the ledger's only one].")
 @_ledger_option
-@global_options
 def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     """Exit 0 if ε still fits in the data set's cap, 1 if not; nothing is booked.
 
@@ -87,15 +89,13 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
     Example:
       dpkit budget check --epsilon 2 --name adult --ledger ledger.db && make nightly
     """
-    from dpkit import check_budget
-
-    fits, left, eps = check_budget(_need_ledger(ledger), epsilon, name)
+    fits, left, eps = dpkit.check_budget(ledger, epsilon, name)
     say(f"dpkit: epsilon={eps:g} {'fits' if fits else 'does not fit'}: {left:.6g} remaining")
     if not fits:
         raise SystemExit(1)
 
 
-@command.command(name="run", context_settings={**CONTEXT_SETTINGS, "ignore_unknown_options": True})
+@dpkit_command("run", command, context_settings={"ignore_unknown_options": True})
 @click.option("--epsilon", "--eps", "epsilon", required=True, metavar="ε",
               help="The ε reserved for the whole command (all of its dpkit runs).")
 @click.option("--delta", default=None, metavar="δ",
@@ -103,7 +103,6 @@ def check(epsilon: str, name: str | None, ledger: str | None) -> None:
 @click.option("--name", default=None, help="The data set [default: the ledger's only one].")
 @_ledger_option
 @click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
-@global_options
 def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, argv: tuple[str, ...]) -> None:
     """Run CMD with ε reserved for it as a whole: all or nothing.
 
@@ -117,17 +116,14 @@ def run(epsilon: str, delta: str | None, name: str | None, ledger: str | None, a
     Example:
       dpkit budget run --epsilon 2 --name adult --ledger ledger.db -- make nightly
     """
-    from dpkit import run_in_reservation
-
-    code = run_in_reservation(_need_ledger(ledger), epsilon, argv, name=name, delta=delta)
+    code = dpkit.run_in_reservation(ledger, epsilon, argv, name=name, delta=delta)
     if code:
         raise SystemExit(code)
 
 
-@command.command(name="status", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("status", command)
 @_ledger_option
 @json_option
-@global_options
 def status(ledger: str | None, as_json: bool) -> None:
     """Cap, spent, reserved and remaining ε of every registered data set.
 
@@ -138,24 +134,14 @@ def status(ledger: str | None, as_json: bool) -> None:
     Example:
       dpkit budget status --ledger ledger.db --json
     """
-    import json
-
-    from dpkit import Ledger
-    from dpkit.cli.budget_tables import status_table
-    from dpkit.cli.results import show
-
-    rows = Ledger(_need_ledger(ledger)).status()
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in rows], indent=2))
-    else:
-        show([status_table(rows)])
+    rows = dpkit.Ledger(ledger).status()
+    emit(as_json, [r.to_dict() for r in rows], [status_table(rows)])
 
 
-@command.command(name="history", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("history", command)
 @click.option("--name", default=None, help="Only the runs on this data set.")
 @_ledger_option
 @json_option
-@global_options
 def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     """Every run recorded in the ledger: when, command, ε, status, outputs, report.
 
@@ -169,15 +155,70 @@ def history(name: str | None, ledger: str | None, as_json: bool) -> None:
     Example:
       dpkit budget history --name adult --ledger ledger.db
     """
-    import json
     import sys
 
-    from dpkit import Ledger, budget_events
-    from dpkit.cli.budget_tables import history_tables
-    from dpkit.cli.results import show
-
-    book = Ledger(_need_ledger(ledger))
+    book = dpkit.Ledger(ledger)
     if as_json:
-        click.echo(json.dumps(budget_events(book, name), indent=2))
-    else:
-        show(history_tables(book, name, compact=sys.stdout.isatty()))
+        return emit(True, dpkit.budget_events(book, name))
+    show(history_tables(book, name, compact=sys.stdout.isatty()))
+
+
+def status_table(rows: list[Any]) -> Table:
+    """Cap, spent, reserved, remaining ε and runs per data set (rows of :meth:`Ledger.status`); δ columns only on a ledger with
+    (ε, δ) runs or a δ cap (a pure-ε ledger prints as it always did)."""
+    header: tuple[str, ...] = ("data set", "cap", "spent", "reserved", "remaining", "runs")
+    table = [(r.name, f"{r.cap:g}", f"{r.spent:.6g}", f"{r.reserved:.6g}", f"{r.remaining:.6g}", str(r.runs))
+             for r in rows]
+    if any(r.delta_cap is not None or r.delta_spent > 0 for r in rows):
+        header += ("δ cap", "δ spent")
+        table = [(*t, "-" if r.delta_cap is None else f"{r.delta_cap:g}", f"{r.delta_spent:.6g}")
+                 for t, r in zip(table, rows, strict=True)]
+    return "privacy budget", header, table
+
+
+def _when(stamp: str) -> str:
+    return stamp.replace("T", " ").rstrip("Z")[:16]
+
+
+def _short(path: str) -> str:
+    # relative to the current directory when below it (full paths are in --json)
+    rel = os.path.relpath(path) if path not in ("-", "") else path
+    return path if rel.startswith("..") else rel
+
+
+def history_tables(book: Ledger, name: str | None = None, *, compact: bool = False) -> list[Table]:
+    """The runs, the reservations of ``budget run`` and the refused attempts, as tables.
+
+    ``compact`` (a terminal): one ε column, "0.35 of 0.7" (counted of reserved), so 80 columns
+    stay readable."""
+    runs = book.history(name)
+    header: tuple[str, ...] = ("when (UTC)", "data set", "command", "ε reserved", "ε counted", "status",
+                               "outputs", "report")
+    table = [(_when(r["started"]), r["dataset"], r["command"], f"{r['epsilon_reserved']:g}",
+              f"{r['epsilon_counted']:.6g}", r["status"] + (f" ({r['reason']})" if r["reason"] else ""),
+              ", ".join(_short(o) for o in r["outputs"] if o != r["report"]) or "-",
+              _short(r["report"]) if r["report"] else "-") for r in runs]
+    has_delta = any(r["delta_reserved"] for r in runs)
+    if compact:
+        header = ("when (UTC)", "data set", "command", "ε", "status", "outputs", "report")
+        table = [(*t[:3], (t[4] if t[3] == t[4] else f"{t[4]} of {t[3]}")
+                  + (f", δ={r['delta_counted']:.3g}" if has_delta and r["delta_reserved"] else ""), *t[5:])
+                 for t, r in zip(table, runs, strict=True)]
+    elif has_delta:
+        # (ε, δ) runs: a δ column last (pure-ε ledgers print as before)
+        header += ("δ counted",)
+        table = [(*t, f"{r['delta_counted']:.6g}") for t, r in zip(table, runs, strict=True)]
+    out: list[Table] = [("ledger history", header, table)]
+    groups, refused = book.reservations(name), book.refusals(name)
+    if groups:
+        out.append(("reservations (budget run)",
+                    ("id", "when (UTC)", "data set", "command", "ε reserved", "ε counted", "status"),
+                    [(str(g["id"]), _when(g["started"]), g["dataset"], g["command"],
+                      f"{g['epsilon_reserved']:g}" + (f", δ={g['delta_reserved']:g}" if g["delta_reserved"] else ""),
+                      f"{g['epsilon_counted']:.6g}", g["status"] + (f" ({g['reason']})" if g["reason"] else ""))
+                     for g in groups]))
+    if refused:
+        out.append(("refused", ("when (UTC)", "data set", "command", "ε asked", "why"),
+                    [(_when(r["at"]), r["dataset"] or "-", r["command"],
+                      "-" if r["epsilon"] is None else f"{r['epsilon']:g}", r["reason"]) for r in refused]))
+    return out

@@ -5,20 +5,19 @@ from __future__ import annotations
 import click
 
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
+    json_result_option,
     output_options,
     privacy_options,
 )
-from dpkit.cli.results import json_result_option
 
 #: the algorithm options among the flags below, passed on only when given (tests/cli/test_public_imports.py)
 ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estimate", "split", "threshold")
 
 
-@click.command(name="cluster", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("cluster", config=True)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--columns", "-c", default=None, metavar="A,B",
               help="Numeric columns to cluster on [default: the numeric columns of --schema].")
@@ -56,6 +55,9 @@ ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estim
 @click.option("--missing", default=None, metavar="TOKENS",
               help="With learned bounds: the missing-value token(s), comma-separated; any value that is not "
               "a number is read as missing (its row dropped) either way.")
+@click.option("--date", default=None, metavar="A,B",
+              help="With learned bounds: columns of ISO dates (YYYY-MM-DD), clustered as day numbers; "
+              "centroids written as dates.")
 @click.option("--histogram", type=click.Path(dir_okay=False, allow_dash=True), default=None, metavar="OUT.csv",
               help="dpqt/eug: also write the noisy buckets (box and count) — part of the DP release.")
 @click.option("--assign", "assign_out", type=click.Path(dir_okay=False, allow_dash=True), default=None,
@@ -67,7 +69,6 @@ ALGORITHM_OPTIONS = ("allocation", "gamma", "iterations", "max_height", "n_estim
 @json_result_option
 @input_options
 @engine_options
-@global_options
 @click.pass_context
 def command(ctx: click.Context, **params: object) -> None:
     """Differentially private k-means centroids of numeric columns.
@@ -90,8 +91,9 @@ def command(ctx: click.Context, **params: object) -> None:
     p: dict = params
     files = {"histogram": p["histogram"], "assign": p["assign_out"]}
     run_private(dpkit.cluster, p, ALGORITHM_OPTIONS, files=files,
-                k=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
+                n_clusters=p["k"], columns=columns_of(p["columns"]), bounds=p["bounds"], schema=p["schema"],
                 algorithm=p.get("algorithm") or "dpqt", allow_data_bounds=bool(p["allow_data_bounds"]),
                 domain_share=p.get("domain_share"), integer=p.get("integer"), missing=p.get("missing"),
+                date=p.get("date"),
                 histogram=p["histogram"], assign=p["assign_out"],
                 config=p["config"], output_delimiter=output_delimiter())

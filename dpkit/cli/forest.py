@@ -6,19 +6,14 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
     domain_options,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
-    on_invalid_option,
-    output_options,
-    privacy_options,
+    run_options,
 )
-from dpkit.cli.results import json_result_option
-
-UTILITY_CHOICES = ["balanced", "max", "info-gain", "gini"]
 
 
 class AutoInt(click.ParamType):
@@ -33,11 +28,9 @@ class AutoInt(click.ParamType):
         if isinstance(value, str) and value.strip().lower() == "auto":
             return "auto"
         return self.range.convert(value, param, ctx)
-SAMPLING_CHOICES = ["disjoint", "none"]
 
 
-@click.group(name="forest", context_settings=CONTEXT_SETTINGS)
-@global_options
+@dpkit_command("forest", cls=click.Group)
 def command() -> None:
     """Train and apply a differentially private random forest (DiffPRFs, Mu et al. 2016).
 
@@ -52,7 +45,7 @@ def command() -> None:
     """
 
 
-@command.command(name="train", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("train", command, config="forest")  # `forest:` in a file, as it always was (configs/forest.yaml)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", type=click.Path(dir_okay=False), default=None,
               help="Schema/taxonomy YAML: the public domains of every column. Without it the domain is "
@@ -66,10 +59,10 @@ def command() -> None:
                    "noisy count of the rarest class].")
 @click.option("--features-per-node", default=None, metavar="F",
               help="Attributes drawn at random per node: an integer, 'sqrt' (⌊√|F|⌋) or 'all' [default: sqrt].")
-@click.option("--utility", type=click.Choice(UTILITY_CHOICES), default=None,
+@click.option("--utility", type=click.Choice(["balanced", "max", "info-gain", "gini"]), default=None,
               help="Split score: balanced (max-class-frequency sum with classes weighted by their noisy "
                    "shares; Δ=1), max (unweighted, the paper's), information gain, or Gini [default: balanced].")
-@click.option("--sampling", type=click.Choice(SAMPLING_CHOICES), default=None,
+@click.option("--sampling", type=click.Choice(["disjoint", "none"]), default=None,
               help="[default: disjoint] disjoint: each tree gets a random disjoint part of the records and all of ε; "
               "none: every tree sees all records with ε/t. (No bootstrap: it breaks the accounting.)")
 @click.option("--size-share", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
@@ -81,11 +74,7 @@ def command() -> None:
               help="Predictor columns [default: every non-ignored schema column but the target].")
 @input_options
 @engine_options
-@privacy_options
-@on_invalid_option
-@output_options
-@json_result_option
-@global_options
+@run_options
 @click.pass_context
 def train(ctx: click.Context, **p: Any) -> None:
     """Train a DiffPRFs forest on DATA and write it as JSON (the differentially private release).
@@ -99,17 +88,14 @@ def train(ctx: click.Context, **p: Any) -> None:
       dpkit forest train sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 --trees 25 --depth 5 -o model.json
     """
-    import dpkit
-    from dpkit.cli.options import columns_of, declarations, public_values, run_private
+    from dpkit.cli.options import columns_of, domain_keywords, run_private
 
-    run_private(dpkit.forest, p, ("trees", "depth", "features_per_node", "utility", "sampling", "size_share",
-                                  "leaf_factor"),
-                schema=p["schema_path"], target=p["target"], columns=columns_of(p["columns"]), config=p["config"],
-                on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
-                ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))
+    run_private(dpkit.forest, p, ("features_per_node", "utility", "sampling", "size_share", "leaf_factor"),
+                n_estimators=p.get("trees"), max_depth=p.get("depth"), columns=columns_of(p["columns"]),
+                config=p["config"], **domain_keywords(p))
 
 
-@command.command(name="predict", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("predict", command, config=True)
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
@@ -123,7 +109,6 @@ def train(ctx: click.Context, **p: Any) -> None:
               "by its prior (from the model's noisy leaf counts; for imbalanced targets); 'threshold:P' "
               "predicts the rarer of two classes where its probability is at least P. Free in epsilon.")
 @input_options
-@global_options
 def predict(model_path: str, data: str, output: str, proba: bool, keep: str | None, id_column: str | None,
             decision: str, encoding: str, delimiter: str) -> None:
     """Predict the class of every row of DATA with a model from `dpkit forest train`.
@@ -136,14 +121,11 @@ def predict(model_path: str, data: str, output: str, proba: bool, keep: str | No
     Example:
       dpkit forest predict model.json sample_data/adult/test.csv -o predictions.csv --proba
     """
-    import dpkit
     from dpkit.cli.options import output_delimiter, read_options
-    from dpkit.errors import DpkitUsageError
-    from dpkit.run import check_distinct_paths
 
     if model_path == "-" and data == "-":
-        raise DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
-    check_distinct_paths([model_path, data], [output])
+        raise dpkit.DpkitUsageError("only one of MODEL and DATA can be read from stdin ('-')")
+    dpkit.check_output_paths([model_path, data], [output])
     dpkit.load_forest(model_path).predictions(read_options(data, encoding, delimiter), proba=proba, output=output,
                                               output_delimiter=output_delimiter(), decision=decision,
                                               keep=[c.strip() for c in [id_column or "", *(keep or "").split(",")] if c.strip()])

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
-    engine_options,
-    global_options,
-    input_options,
-    json_option,
-    say,
-)
+import dpkit
+from dpkit.cli.options import dpkit_command, engine_options, input_options, json_option, say
 
 
-@click.command(name="kanon-select", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("kanon-select", config=True)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--target", default=None,
               help="Class column (kept in the output; ranks the features) [default: the schema's target].")
@@ -58,14 +54,7 @@ from dpkit.cli.options import (
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Where to write the JSON report (default: OUTPUT.report.json).")
 @engine_options
-@global_options
-def command(
-    data: str, target: str | None, k: int | None, quasi_identifiers: str | None, schema: str | None,
-    ranker: str, keep: str | None, sensitive: str | None, l_div: int | None, require_features: bool,
-    seed: int | None, rank_sample: int, generalize: bool, max_suppression: float, max_lattice: int,
-    check_only: bool, as_json: bool, encoding: str, delimiter: str,
-    output: str | None, report: str | None, engine: str | None = None, spark_master: str | None = None,
-) -> None:
+def command(**p: Any) -> None:
     """Release a k-anonymous table by keeping only some quasi-identifiers (XGB-KA).
 
     Ranks the candidate quasi-identifiers by XGBoost gain importance for predicting the
@@ -96,61 +85,46 @@ def command(
           -k 10 --generalize -o adult.k10g.csv
       dpkit kanon-select --check-only adult.k10.csv --qi relationship,race -k 10
     """
-    import dpkit
-    from dpkit.cli.options import engine_of, parse_columns, read_options
-    from dpkit.errors import DpkitUsageError
-
-    if generalize and check_only:
-        raise DpkitUsageError("--generalize and --check-only cannot be combined")
-    on_spark = engine_of({"engine": engine}) == "spark"
-    if on_spark and (check_only or generalize):
-        raise DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
-                              "--engine numpy only for now; drop --engine spark (or $DPKIT_ENGINE)")
-    qis = parse_columns(quasi_identifiers, "--quasi-identifiers")
-    keep_cols = parse_columns(keep, "--keep") or []
-    if check_only:
-        if output is not None or report is not None:
-            raise DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
-        _check(qis, k, sensitive, l_div, as_json, read_options(data, encoding, delimiter))
-        return
-    if k is None:
-        raise DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
-    from dpkit.cli.options import default_report_path, output_delimiter
-
-    output = output or "-"  # stdout, as every data command (the report then needs --report)
-    report_path = default_report_path(output, report)
-    result = dpkit.kanon_select(
-        read_options(data, encoding, delimiter, resolved=False), k=k, schema=schema, target=target,
-        generalize=generalize, quasi_identifiers=qis, ranker=ranker or "xgboost", keep=keep_cols,
-        sensitive=sensitive, l=l_div, require_features=require_features, seed=seed, rank_sample=rank_sample,
-        max_suppression=max_suppression, max_lattice=max_lattice, engine=engine, spark_master=spark_master,
-        output=output, report=report_path, output_delimiter=output_delimiter(),
+    from dpkit.cli.options import (
+        default_report_path,
+        emit,
+        emit_run_result,
+        output_delimiter,
+        parse_columns,
+        read_options,
     )
-    if as_json:
-        from dpkit.cli.results import emit_json, run_result
-
-        out = run_result(result.report, output=output, report=report_path)
+    check_only, generalize, output, report = p["check_only"], p["generalize"], p["output"], p["report"]
+    if generalize and check_only:
+        raise dpkit.DpkitUsageError("--generalize and --check-only cannot be combined")
+    if p["engine"] == "spark" and (check_only or generalize):
+        raise dpkit.DpkitUsageError(f"kanon-select {'--check-only' if check_only else '--generalize'} runs on "
+                              "--engine numpy only for now; drop --engine spark (or $DPKIT_ENGINE)")
+    qis = parse_columns(p["quasi_identifiers"], "--quasi-identifiers")
+    keep = parse_columns(p["keep"], "--keep") or []
+    if check_only:  # k (and ℓ) of the table as it is; exit 1 when -k/--l fail
+        if output is not None or report is not None:
+            raise dpkit.DpkitUsageError("--check-only writes nothing: drop -o/--report (use --json for JSON)")
+        options = read_options(p["data"], p["encoding"], p["delimiter"])
+        if qis is None:
+            raise dpkit.DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
+        got = dpkit.check_kanon(options, qis, k=p["k"], sensitive=p["sensitive"], l=p["l_div"])
+        emit(p["as_json"], got.check.to_dict(), lines=got.check.lines(), ascii=False)
+        if not got.satisfied:
+            # an error (exit 1) so that scripts can test a table: `... --check-only -k 5 && publish`
+            raise dpkit.DataError(got.failure())
+        return
+    if p["k"] is None:
+        raise dpkit.DpkitUsageError("-k is required (every equivalence class keeps at least k records)")
+    output = output or "-"  # stdout, as every data command (the report then needs --report)
+    report = default_report_path(output, report)
+    result = dpkit.kanon_select(
+        read_options(p["data"], p["encoding"], p["delimiter"], resolved=False), k=p["k"], schema=p["schema"], target=p["target"], generalize=generalize, quasi_identifiers=qis,
+        ranker=p["ranker"] or "xgboost", keep=keep, sensitive=p["sensitive"], l=p["l_div"],
+        require_features=p["require_features"], random_state=p["seed"], rank_sample=p["rank_sample"],
+        max_suppression=p["max_suppression"], max_lattice=p["max_lattice"], engine=p["engine"],
+        spark_master=p["spark_master"], output=output, report=report, output_delimiter=output_delimiter())
+    if p["as_json"]:
         # which columns were kept is public (the output's header); class sizes are not
-        out.update(selected=result.selected, candidates=list(result.candidates))
-        emit_json(out, data_on_stdout=output == "-")
-    say(f"dpkit: {result.summary()}; report {report_path}")
-
-
-def _check(qis: list[str] | None, k: int | None, sensitive: str | None, l_div: int | None, as_json: bool,
-           options: object) -> None:
-    """--check-only: k (and ℓ) of the table as it is; exit 1 when -k/--l fail."""
-    import dpkit
-    from dpkit.errors import DataError, DpkitUsageError
-
-    if qis is None:
-        raise DpkitUsageError("--check-only needs --quasi-identifiers A,B,... (the columns to check)")
-    got = dpkit.check_kanon(options, qis, k=k, sensitive=sensitive, l=l_div)
-    if as_json:
-        import json
-
-        click.echo(json.dumps(got.check.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        click.echo("\n".join(got.check.lines()))
-    if not got.satisfied:
-        # an error (exit 1) so that scripts can test a table: `... --check-only -k 5 && publish`
-        raise DataError(got.failure())
+        emit_run_result(result.report, output, report=report,
+                        extra={"selected": result.selected, "candidates": list(result.candidates)})
+    say(f"dpkit: {result.summary()}; report {report}")

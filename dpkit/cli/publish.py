@@ -1,4 +1,5 @@
-"""`dpkit publish` — a differentially private generalized release (MAXGDDP or DiffGen)."""
+"""`dpkit publish` — a differentially private generalized release (MAXGDDP or DiffGen) — and
+`dpkit generalize`, which maps other data onto a released cut (no privacy budget)."""
 
 from __future__ import annotations
 
@@ -6,20 +7,20 @@ from typing import Any
 
 import click
 
+import dpkit
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
     domain_options,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
-    on_invalid_option,
-    output_options,
-    privacy_options,
+    run_options,
 )
-from dpkit.cli.results import json_result_option
+
+#: the options only MAXGDDP takes (DiffGen ignores them; tests/cli/test_public_imports.py checks the list)
+MAXGDDP_ONLY = ("allocation", "selection_share", "selector", "grid", "score")
 
 
-@click.command(name="publish", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("publish", config=True)
 @click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
 @click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
               help="Schema/taxonomy YAML: the public domains (e.g. taxonomies/adult.yaml). Without it the "
@@ -46,13 +47,9 @@ from dpkit.cli.results import json_result_option
                    "suppressing counts below the noise threshold and scaling to the noisy total.")
 @click.option("--counts", is_flag=True, default=None,
               help="One row per released cell with a 'count' column instead of repeated records.")
-@privacy_options
-@on_invalid_option
-@output_options
-@json_result_option
+@run_options
 @input_options
 @engine_options
-@global_options
 @click.pass_context
 def command(ctx: click.Context, **kwargs: Any) -> None:
     """Release a differentially private, generalized copy of a classification table.
@@ -70,9 +67,7 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
       dpkit publish sample_data/adult/train.csv --schema taxonomies/adult.yaml \\
           --target income --epsilon 1 -o out/adult.released.csv
     """
-    import dpkit
-    from dpkit.cli.options import declarations, output_delimiter, public_values, run_private
-    from dpkit.release import MAXGDDP_ONLY
+    from dpkit.cli.options import domain_keywords, output_delimiter, run_private
 
     p = kwargs
     if p.get("algorithm") == "diffgen":
@@ -88,6 +83,38 @@ def command(ctx: click.Context, **kwargs: Any) -> None:
             p[k] = None
     run_private(dpkit.publish, p, ("algorithm", "levels", "allocation", "selection_share", "selector", "score", "grid",
                                    "raw"),
-                schema=p["schema_path"], target=p["target"], counts=bool(p["counts"]), output_delimiter=output_delimiter(),
-                on_invalid=p.get("on_invalid") or "error", delta=p.get("delta"), domain_share=p.get("domain_share"),
-                ignore=p.get("ignore"), values=public_values(p.get("public_values")), **declarations(p))
+                counts=bool(p["counts"]), output_delimiter=output_delimiter(), **domain_keywords(p))
+
+
+@dpkit_command("generalize", config=True)
+@click.argument("data", type=click.Path(dir_okay=True, allow_dash=True))
+@click.option("--cut", "cut_path", required=True, type=click.Path(dir_okay=False),
+              help="The report of a `dpkit publish` or `dpkit kanon-select --generalize` run (its cut is applied).")
+@click.option("--schema", "schema_path", default=None, type=click.Path(dir_okay=False),
+              help="Schema YAML (default: the schema named in the report).")
+@click.option("-o", "--output", "output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output file [default: '-', stdout]. --engine spark: also DIR/ or a URI (a directory "
+              "of part files) and .parquet (docs/spark.md).")
+@input_options
+@engine_options
+def generalize(data: str, cut_path: str, schema_path: str | None, output: str, **kwargs: Any) -> None:
+    """Map DATA onto the generalization released by `dpkit publish` or `kanon-select --generalize`.
+
+    Every predictor value becomes the taxonomy node or interval of the released cut that
+    contains it, so a test split (or new records to score) matches the released table's
+    columns. The class column is kept as it is when present. Rows with missing values follow
+    the schema's policy. This reads only DATA and the public report: it is not a release of
+    the training data and spends no ε. With a `kanon-select --generalize` report, DATA is
+    projected on the kept quasi-identifiers (+ the target), each generalized to its chosen
+    level; no record is suppressed (a test split is not released).
+
+    \b
+    Example:
+      dpkit generalize sample_data/adult/test.csv --cut out/adult.released.report.json \\
+          -o out/adult.test.generalized.csv
+    """
+    from dpkit.cli.options import output_delimiter, read_options
+
+    dpkit.generalize(read_options(data, kwargs["encoding"], kwargs["delimiter"], resolved=False), cut_path,
+                     schema=schema_path, output=output, output_delimiter=output_delimiter(),
+                     engine=kwargs.get("engine"), spark_master=kwargs.get("spark_master"))

@@ -6,12 +6,15 @@ budget (it learns the schema under (ε, δ)-DP, docs/domain.md).
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+import dpkit
 from dpkit.cli.options import (
-    CONTEXT_SETTINGS,
+    declaration_options,
+    dpkit_command,
     engine_options,
-    global_options,
     input_options,
     say,
 )
@@ -21,8 +24,7 @@ def _shown(output: str) -> str:
     return "<stdout>" if output == "-" else output
 
 
-@click.group(name="taxonomy", context_settings=CONTEXT_SETTINGS)
-@global_options
+@dpkit_command("taxonomy", cls=click.Group)
 def command() -> None:
     """Check, draft, learn and convert schema/taxonomy files (only `infer --epsilon` spends budget).
 
@@ -32,18 +34,13 @@ def command() -> None:
     """
 
 
-# --------------------------------------------------------------------------- validate
-
-
-@command.command(name="validate", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("validate", command, config=True)
 @click.argument("schema_path", metavar="SCHEMA.yaml", type=click.Path(dir_okay=False))
 @click.argument("data", metavar="[DATA.csv]", required=False, type=click.Path(dir_okay=True, allow_dash=True))
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object on stdout.")
 @engine_options
-@global_options
-def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, as_json: bool = False,
-             engine: str | None = None, spark_master: str | None = None) -> None:
+def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, as_json: bool, **engine: Any) -> None:
     """Check a schema file and, given DATA.csv, that the schema covers every value.
 
     Errors in the schema name the file, line and column. With data, lists the first
@@ -55,22 +52,15 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
     Example:
       dpkit taxonomy validate taxonomies/adult.yaml sample_data/adult/train.csv
     """
-    from dpkit import validate_schema
-    from dpkit.cli.options import read_options
+    from dpkit.cli.options import emit, read_options
 
-    result = validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter),
-                             engine=engine, spark_master=spark_master)
+    result = dpkit.validate_schema(schema_path, None if data is None else read_options(data, encoding, delimiter), **engine)
     say(result.pop("message"))
     if as_json:
-        from dpkit.cli.results import emit_json
-
-        emit_json(result)
+        emit(True, result, ascii=False)
 
 
-# --------------------------------------------------------------------------- import
-
-
-@command.command(name="import", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("import", command)
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCE...", type=click.Path())
 @click.option(
     "--format", "fmt", type=click.Choice(["auto", "arx", "diffgen"]), default="auto", show_default=True,
@@ -95,12 +85,8 @@ def validate(schema_path: str, data: str | None, encoding: str, delimiter: str, 
 @click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
               help="Field delimiter of the ARX files.")
 @input_options
-@global_options
-def import_(
-    sources: tuple[str, ...], fmt: str, output: str, target: str | None, rename: tuple[str, ...],
-    ignore_cols: tuple[str, ...], numeric: str, data: str | None, hierarchy_delimiter: str,
-    encoding: str, delimiter: str,
-) -> None:
+def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, ...], ignore_cols: tuple[str, ...],
+            data: str | None, encoding: str, delimiter: str, **p: Any) -> None:
     """Convert ARX hierarchies or DiffGen brace-format taxonomies into a dpkit schema.
 
     ARX: one ';'-separated CSV per attribute (named workclass.csv or
@@ -116,24 +102,16 @@ def import_(
           --rename classes=income --rename martial-status=marital-status \\
           --ignore fnlwgt --target income -o adult.yaml
     """
-    from dpkit import import_schema
     from dpkit.cli.options import read_options
-    from dpkit.run import check_distinct_paths
 
-    check_distinct_paths([*sources, data], [output])
-    imported = import_schema(
-        sources, format=fmt, target=target, rename=list(rename), ignore=ignore_cols, numeric=numeric,
-        data=read_options(data, encoding, delimiter) if data else None,
-        hierarchy_delimiter=hierarchy_delimiter, encoding=encoding, output_name=output,
-    )
+    dpkit.check_output_paths([*sources, data], [output])
+    imported = dpkit.import_schema(sources, format=fmt, rename=list(rename), ignore=ignore_cols, encoding=encoding,
+                             data=read_options(data, encoding, delimiter) if data else None, output_name=output, **p)
     imported.write(output)
     say(f"wrote {_shown(output)}: {imported.summary}")
 
 
-# --------------------------------------------------------------------------- infer
-
-
-@command.command(name="infer", context_settings=CONTEXT_SETTINGS)
+@dpkit_command("infer", command, config=True)
 @click.argument("data", metavar="DATA.csv", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
               help="Schema YAML to write [default: '-', stdout].")
@@ -149,10 +127,7 @@ def import_(
 @click.option("--delta", type=str, default=None, metavar="δ",
               help="δ of the private mode, > 0 and at most 1e-3 (e.g. 1e-6): the chance a value held by "
               "one record is listed.")
-@click.option("--numeric", default=None, metavar="A,B", help="Private mode: columns to read as numeric.")
-@click.option("--categorical", default=None, metavar="A,B", help="Private mode: columns to read as categorical.")
-@click.option("--integer", default=None, metavar="A,B", help="Private mode: numeric columns of whole numbers.")
-@click.option("--date", default=None, metavar="A,B", help="Private mode: columns of ISO dates.")
+@declaration_options("Private mode", date_default="", missing=False)
 @click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Columns to declare ignore.")
 @click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
               help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
@@ -173,14 +148,7 @@ def import_(
               help="Private mode: the privacy ledger that books this run's ε (and δ); also $DPKIT_LEDGER.")
 @input_options
 @engine_options
-@global_options
-def infer(data: str, output: str, target: str | None, max_categories: int, missing: str,
-          encoding: str, delimiter: str, epsilon: str | None = None, delta: str | None = None,
-          numeric: str | None = None, categorical: str | None = None, integer: str | None = None,
-          date: str | None = None, ignore_cols: str | None = None, levels: int | None = None, partition: str | None = None,
-          report: str | None = None,
-          seed: str | None = None, ledger: str | None = None, public_values: tuple[str, ...] = (),
-          public_bounds: tuple[str, ...] = (), engine: str | None = None, spark_master: str | None = None) -> None:
+def infer(**p: Any) -> None:
     """Draft a schema from DATA.csv — or, with --epsilon and --delta, learn it privately.
 
     \b
@@ -204,38 +172,33 @@ def infer(data: str, output: str, target: str | None, max_categories: int, missi
           --epsilon 0.1 --delta 1e-6 -o adult.learned.yaml
       dpkit taxonomy infer sample_data/iris/iris.csv --target species -o iris.draft.yaml
     """
-    from dpkit.cli.options import engine_of, pairs, read_options
-    from dpkit.cli.options import public_values as values_of
-    from dpkit.errors import DpkitUsageError
-    from dpkit.run import check_distinct_paths
+    from dpkit.cli.options import declarations, pairs, public_values, read_options
 
-    private_only = {"--delta": delta, "--numeric": numeric, "--categorical": categorical, "--integer": integer,
-                    "--date": date, "--levels": levels, "--partition": partition, "--report": report, "--seed": seed,
-                    "--values": public_values or None, "--bounds": public_bounds or None,
-                    "--ledger": ledger if ledger and epsilon is not None else None,
-                    "--engine spark": engine_of({"engine": engine}) == "spark" or None}
-    check_distinct_paths([data], [output])
+    data, output, epsilon, delta = p["data"], p["output"], p["epsilon"], p["delta"]
+    dpkit.check_output_paths([data], [output])
     if epsilon is not None:
         from dpkit import learn_schema
 
         learned, report = learn_schema(
-            read_options(data, encoding, delimiter, resolved=False), output=output, epsilon=epsilon, delta=delta,
-            report=report, bounds=pairs(public_bounds, "--bounds"), missing=missing, levels=levels, target=target,
-            seed=seed, numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore_cols,
-            values=values_of(public_values), ledger=ledger, engine=engine, spark_master=spark_master,
-            partition=partition or "laplace")
+            read_options(data, p["encoding"], p["delimiter"], resolved=False), output=output, epsilon=epsilon,
+            delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
+            levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
+            ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
+            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "
             f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
         return
+    private_only = {"--delta": delta, **{f"--{k}": p[k] for k in ("numeric", "categorical", "integer", "date", "levels",
+                                                                    "partition", "report", "seed")},
+                    "--values": p["public_values"] or None, "--bounds": p["public_bounds"] or None,
+                    "--engine spark": p["engine"] == "spark" or None}
     given = [flag for flag, value in private_only.items() if value is not None]
     if given:
-        raise DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
-    from dpkit import draft_schema
-
-    drafted = draft_schema(read_options(data, encoding, delimiter), target=target, max_categories=max_categories,
-                           missing=None if missing.lower() == "none" else missing, output_name=output,
-                           ignore=ignore_cols)
+        raise dpkit.DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
+    drafted = dpkit.draft_schema(read_options(data, p["encoding"], p["delimiter"]), target=p["target"],
+                           max_categories=p["max_categories"], output_name=output, ignore=p["ignore_cols"],
+                           missing=None if p["missing"].lower() == "none" else p["missing"])
     drafted.write(output)
     say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")

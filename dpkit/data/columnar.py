@@ -5,22 +5,22 @@ Arrow's CSV reader (:func:`csv_batches`): Arrow dictionary-encodes the categoric
 a value is parsed once per chunk, not turned into one Python string per cell) and converts
 numbers in C; the same thread then keeps only the compact codes of the chunk (int8/int16/int32
 leaf codes; numbers clipped to the public bounds, in the smallest integer type that holds the
-bounds when they are all whole numbers, else float64 — :func:`number_dtype`), and the chunks'
+bounds when they are all whole numbers, else float64 — :func:`~dpkit.data.encoded.number_dtype`), and the chunks'
 codes are appended in file order, so memory is the encoded table plus a few chunks. Parquet
-files are read the same way, a row group at a time. (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
+files are read the same way, a row group at a time (:mod:`dpkit.data.parquet`, with this
+module's encoder). (DuckDB scans as fast, but gives no dictionary codes to stream into numpy;
 Arrow was ~2x faster than the pandas path on 1M Adult rows, docs/results/scale-history.md.)
 
 Anything unusual — a ragged row, a value outside the taxonomy, a non-number, a missing
 value under ``missing_policy: error``, undecodable bytes, a quoted newline — makes
-:func:`load_csv_fast` return None, and the caller takes the exact pandas path of
-:mod:`dpkit.data.table`, whose one-line messages name the line, column and value. Only
-successful reads are fast; every error reads the file a second time, which is fine.
+:func:`load_csv_fast` return None, and the caller (:func:`dpkit.data.table.load`) takes the
+exact pandas path (:mod:`dpkit.data.exact_csv`, :mod:`dpkit.data.encode`), whose one-line
+messages name the line, column and value. Only successful reads are fast; every error reads
+the file a second time, which is fine.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -28,17 +28,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from dpkit.data.encoded import EncodedTable
+from dpkit.data.encoded import (
+    EncodedTable,
+    clips_warning,
+    code_dtype,
+    dropped_message,
+    leaf_index,
+    leaf_lut,
+    number_dtype,
+)
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DataError, DpkitWarning, warn
+from dpkit.errors import DpkitWarning, warn
 
 if TYPE_CHECKING:
     from dpkit.data.source import ReadOptions
 
-PARQUET_EXTENSIONS = (".parquet", ".pq")
-PARQUET_MAGIC = b"PAR1"
-SNIFFED = (",", ";", "\t", "|")
-SAMPLE_BYTES = 1 << 16
+
 # bytes per block of the streaming reader: Arrow reads up to 32 blocks ahead of the consumer
 # (its background reader's queue), so 16 MB blocks held up to ~512 MB of raw CSV; 4 MB blocks
 # hold ~128 MB, at the same speed (10M Adult rows: load peak 847 -> 530 MB)
@@ -47,122 +52,7 @@ STREAM_BLOCK_SIZE = 1 << 22
 # chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
 # parses on one thread: 10M Adult rows, docs/results/scale-history.md)
 CHUNK_BYTES_CSV = 1 << 22
-PARQUET_BATCH_ROWS = 1 << 18  # rows per Parquet batch: a few batches per thread at any size
 MAX_READ_THREADS = 8
-JOIN_BLOCKS = 64  # read_codes numbers and joins each column's chunk codes 64 chunks at a time
-_NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
-
-
-def code_dtype(n_leaves: int) -> np.dtype:
-    """The smallest signed integer type holding leaf codes ``0 .. n_leaves - 1``."""
-    for dt in (np.int8, np.int16, np.int32):
-        if n_leaves <= np.iinfo(dt).max:
-            return np.dtype(dt)
-    return np.dtype(np.int64)
-
-
-def number_dtype(lo: float, hi: float) -> np.dtype | None:
-    """The smallest signed integer type holding every whole number in the public bounds
-    ``[lo, hi]`` (int8/int16/int32), or None (unbounded, or wider than int32: float64).
-
-    A numeric column whose values (clipped to the bounds) are all whole numbers is stored in
-    it: age in [15, 95] takes 1 byte a row instead of 8. The values are the same numbers,
-    so every consumer gives the same result for either type.
-    """
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return None
-    for dt in (np.int8, np.int16, np.int32):
-        info = np.iinfo(dt)
-        if info.min <= np.floor(lo) and np.ceil(hi) <= info.max:
-            return np.dtype(dt)
-    return None
-
-
-def is_parquet(options: ReadOptions) -> bool:
-    """``fmt`` if given, else the extension (``.parquet``/``.pq``), else the magic bytes."""
-    if options.fmt:
-        return options.fmt == "parquet"
-    if options.path == "-":
-        from dpkit.data.source import read_raw
-
-        try:
-            return read_raw("-")[:4] == PARQUET_MAGIC  # read once, served again to the reader
-        except Exception:  # noqa: BLE001 — the CSV path reports a closed stdin
-            return False
-    if options.path.lower().endswith(PARQUET_EXTENSIONS):
-        return True
-    try:
-        with open(options.path, "rb") as fh:
-            return fh.read(4) == PARQUET_MAGIC
-    except OSError:
-        return False  # the CSV path reports the problem
-
-
-# --------------------------------------------------------------------------- dialect
-
-
-def sample(options: ReadOptions, raw: bytes | None = None) -> bytes:
-    """The first bytes of the input (all of ``raw`` when given)."""
-    if raw is not None:
-        return raw[:SAMPLE_BYTES]
-    try:
-        with open(options.path, "rb") as fh:
-            return fh.read(SAMPLE_BYTES)
-    except OSError:
-        return b""  # the reader reports it
-
-
-def sniff_delimiter(text: str) -> str:
-    """The delimiter among ``,`` ``;`` tab ``|`` that splits the sample into equal widths.
-
-    Each candidate is scored on the first lines of ``text`` (quotes respected): it must
-    split the header into more than one field and give every sampled row the header's
-    width; among those, the widest wins, and ``,`` wins ties. None fits: ``,``.
-    """
-    lines = text.split("\n")
-    if len(lines) > 1 and len(text) >= SAMPLE_BYTES - 4:
-        lines = lines[:-1]  # the last line of a cut sample is partial
-    lines = [ln for ln in lines[:50] if ln.strip("\r")]
-    if not lines:
-        return ","
-    best, best_width = ",", 1
-    for d in SNIFFED:
-        try:
-            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=d))
-        except csv.Error:
-            continue
-        rows = [r for r in rows if r]
-        if not rows:
-            continue
-        width = len(rows[0])
-        if width > best_width and all(len(r) == width for r in rows):
-            best, best_width = d, width
-    return best
-
-
-def resolve_delimiter(options: ReadOptions, raw: bytes | None = None) -> str:
-    """``options.delimiter``, or the sniffed one (with a warning naming it when it is not ``,``)."""
-    if options.delimiter is not None:
-        return options.delimiter
-    head = sample(options, raw)
-    try:
-        text = head.decode(options.encoding, errors="replace")
-    except LookupError:
-        return ","  # the reader reports the unknown encoding
-    d = sniff_delimiter(text.lstrip("\ufeff"))
-    if d != ",":
-        warn(
-            DpkitWarning(f"{options.name}: fields are separated by {_NAMES[d]} (sniffed; pass delimiter= "
-                         "to choose)", param="delimiter"),
-        )
-    return d
-
-
-def delimiter_name(d: str) -> str:
-    return _NAMES.get(d, repr(d))
-
-
-# --------------------------------------------------------------------------- CSV, fast
 
 
 def load_csv_fast(
@@ -356,31 +246,6 @@ def _is_utf8(buf: Any) -> bool:
     return True
 
 
-def leaf_index(col: CategoricalColumn) -> dict[str, int]:
-    """Leaf → code of a categorical column (the codes :func:`leaf_lut` gives)."""
-    return {leaf: i for i, leaf in enumerate(col.leaves)}
-
-
-def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[str],
-             index: dict[str, int] | None = None) -> np.ndarray:
-    """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
-
-    Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
-    leaf, -2 a missing token (a leaf spelled like a token stays a leaf; the ``(missing)`` leaf's
-    code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
-    when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
-    column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
-    reader and the Spark engine's executors (``dpkit.engine.spark_frame``).
-    """
-    if index is None:
-        index = leaf_index(col)
-    missing = col.missing_code  # the (missing) leaf under missing_policy: keep, else -2
-    unlisted = {"other": col.other_code, "missing": missing}.get(col.unlisted, -1)
-    stripped = [v.strip() if isinstance(v, str) else v for v in values]
-    return np.array([index.get(v, missing if v in tokens else unlisted) for v in stripped],
-                    dtype=code_dtype(len(col.leaves)))
-
-
 @dataclass
 class _Block:
     """One batch, encoded (:meth:`_Encoder.encode`): the kept values of each column, or why not."""
@@ -524,7 +389,7 @@ class _Encoder:
                     e = np.clip(e, col.lo, col.hi)
                 dtype = self.int_types.get(name)
                 if dtype is not None and np.array_equal(np.trunc(e), e):
-                    e = e.astype(dtype)  # whole numbers (the exact path's table.compact_numbers does the same)
+                    e = e.astype(dtype)  # whole numbers (the exact path's encode.compact_numbers does the same)
             block.values.append(e)
         return block
 
@@ -607,7 +472,7 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
             bad = ~np.isfinite(lut)
             is_tok = bad & np.isin(np.asarray(values[name], dtype=object), list(tokens)) if tokens else bad & False
             if col.unparsable == "missing":
-                is_tok = bad  # a learned type: what is not a number (a date) is missing (table.encode's rule)
+                is_tok = bad  # a learned type: what is not a number (a date) is missing (encode.encode's rule)
             if (bad & ~is_tok).any():
                 return None  # a value that is no number (no date): the exact path names its line
             if col.missing:  # the missing bucket (missing_policy: keep): NaN, the row kept
@@ -639,7 +504,7 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
         dtype = number_dtype(col.lo, col.hi)
         whole = np.trunc(lut) == lut
         if dtype is not None and (whole.all() or whole[rows].all()):
-            lut = lut.astype(dtype)  # whole numbers (the exact path's table.compact_numbers)
+            lut = lut.astype(dtype)  # whole numbers (the exact path's encode.compact_numbers)
         return lut[rows], clipped
 
     out = {}
@@ -721,69 +586,6 @@ class _Growing:
 CHUNK_BYTES = 64 << 20
 
 
-def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) -> str:
-    """The clipping warning: the count only for the data owner (dpkit.console.private)."""
-    from dpkit.console import private
-
-    bounds = f"to the public bounds [{col.lo:g}, {col.hi:g}] of {schema_path}"
-    return private(
-        f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
-        f"{source}: clipped values of {col.name!r} {bounds}",
-    )
-
-
-def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: str) -> DpkitWarning:
-    """One warning for every column a load clipped (``clips``: (column, values clipped) pairs
-    with a ``name``, ``lo`` and ``hi``), naming them all in one line — the count only for the
-    data owner (:func:`dpkit.console.private`). ``details``: one :func:`clip_message` line per
-    column, which the Spark engine adds up across partitions."""
-    from dpkit.console import private
-
-    details = [clip_message(source, col, n, schema_path) for col, n in clips]
-    if len(clips) == 1:
-        text = details[0]
-    else:
-        names = ", ".join(repr(col.name) for col, _ in clips)
-        bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
-        counts = ", ".join(str(n) for _, n in clips)
-        text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
-                       f"of {schema_path}",
-                       f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}")
-    warning = DpkitWarning(text)
-    warning.details = details  # type: ignore[attr-defined]
-    return warning
-
-
-def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:
-    """The drop warning: the count only for the data owner (:func:`dpkit.console.private`).
-
-    ``columns``: the used columns (default: all). Those whose unlisted values are read as
-    missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
-    a row holds no missing token, and the warning must not say it does."""
-    # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
-    # the exact data; they are learned under DP now, and the schema file names them)
-    tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
-    names = list(schema.columns) if columns is None else list(columns)
-    unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
-                and schema.columns[n].unlisted == "missing"]
-    not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
-                   and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
-    parts = [f"a missing value ({tokens}) in the used columns" if tokens else "a missing value in the used columns"
-             ] if schema.missing_tokens else []
-    if unlisted:
-        parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
-    if not_numbers:
-        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unparsable: missing)")
-    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
-               and schema.columns[n].time is not None and schema.columns[n].unparsable == "missing"]
-    if undated:
-        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
-    what = ", or ".join(parts) or "a missing value in the used columns"
-    from dpkit.console import private
-
-    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
-
-
 def _lenient_numbers(arr: Any, tokens: Collection[str]) -> Any:
     """A string array as float64, null where a value is a missing token or not a number (a
     numeric column with ``unparsable: missing``), as the exact path reads it."""
@@ -806,287 +608,3 @@ def _first_non_number(arr: Any) -> int:
         except (TypeError, ValueError):
             return i
     return 0
-
-
-def categorical_frame(got: Codes) -> Any:
-    """:class:`Codes` as a DataFrame of pandas ``category`` columns (the codes, not copied)."""
-    import pandas as pd
-
-    out = {}
-    for name in got.columns:
-        out[name] = pd.Categorical.from_codes(got.codes[name], dtype=pd.CategoricalDtype(got.values[name]),
-                                              validate=False)
-    return pd.DataFrame(out, columns=got.columns, copy=False)
-
-
-@dataclass
-class Codes:
-    """A table as codes: each column's distinct strings in order of first appearance (the
-    numbering of ``pandas.factorize``) and each row's index into them, in the smallest type."""
-
-    columns: list[str]
-    codes: dict[str, np.ndarray]
-    values: dict[str, list[str]]
-    n_rows: int
-
-
-def read_codes(options: ReadOptions, header: list[str], columns: Sequence[str] | None = None) -> Codes | None:
-    """Every column (or ``columns``, in header order) as :class:`Codes` of its (stripped)
-    strings, or None for the exact path (a value to strip, a ragged row, no rows, …).
-
-    Streamed (:func:`csv_batches`, on every core): Arrow parses a chunk at a time into
-    ``dictionary<int32, string>`` columns, and only each chunk's (small) dictionary and its
-    indices are kept; every :data:`JOIN_BLOCKS` chunks, the dictionaries are numbered against
-    the column's distinct values so far by one Arrow ``dictionary_encode`` (new values in
-    order of first appearance, the order ``unify_dictionaries`` gives) and the chunks' codes
-    joined into one array. No Python object is made per cell, nor per distinct value of a
-    chunk, so memory is the codes (1-2 bytes per cell) plus a few chunks, and time does not
-    grow with a column's distinct values (10M rows' fnlwgt: ~5M Python look-ups before).
-    """
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    names = [f"f{i}" for i in range(len(header))]
-    wanted = set(header if columns is None else columns)
-    read = [n for n, h in zip(names, header, strict=True) if h in wanted]  # Arrow converts only these
-
-    def split(batch: Any) -> list[tuple[Any, np.ndarray]] | None:
-        """Each column's dictionary and indices (on a worker thread); None: a value to strip."""
-        out = []
-        for n in read:
-            col = batch.column(n)
-            if isinstance(col, pa.ChunkedArray):
-                col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-            if not pa.types.is_dictionary(col.type):  # a table of no rows
-                col = col.dictionary_encode()
-            if _unstripped(col.dictionary):
-                return None
-            out.append((col.dictionary, _to_numpy(col.indices).astype(_codes_dtype(len(col.dictionary)))))
-        return out
-
-    parse = pacsv.ParseOptions(delimiter=options.delimiter or ",", quote_char='"', double_quote=True,
-                               escape_char=False, newlines_in_values=False, ignore_empty_lines=True)
-    convert = pacsv.ConvertOptions(include_columns=read, column_types={n: pa.dictionary(pa.int32(), pa.string())
-                                                                       for n in read},
-                                   strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=False)
-    enc = options.encoding.lower().replace("_", "-")
-    utf8 = enc in ("utf-8-sig", "utf8-sig", "utf-8", "utf8", "ascii", "us-ascii")
-    seen = [_FirstSeen() for _ in read]
-    try:
-        for batch in csv_batches((options.path, None), names, options.header, "utf8" if utf8 else options.encoding,
-                                 parse, convert, split):
-            if batch is None:
-                return None  # whitespace to strip (values could merge): the exact path
-            for (dictionary, indices), column in zip(batch, seen, strict=True):
-                column.add(dictionary, indices)
-    except (pa.ArrowException, UnicodeError, ValueError, OSError, LookupError):
-        return None
-    kept_header = [h for h in header if h in wanted]
-    codes, values = {}, {}
-    for name, column in zip(kept_header, seen, strict=True):
-        codes[name], values[name] = column.finish()
-    n_rows = len(next(iter(codes.values()))) if codes else 0
-    if n_rows == 0:
-        return None
-    return Codes(kept_header, codes, values, n_rows)
-
-
-# a field's first or last character outside printable ASCII: it may be whitespace to strip
-_MAY_STRIP = "^[^!-~]|[^!-~]$"
-
-
-def _unstripped(dictionary: Any) -> bool:
-    """Does a chunk's dictionary hold a value with whitespace to strip (``str.strip``)? Only
-    the values whose first or last character is not printable ASCII are checked in Python."""
-    import pyarrow.compute as pc
-
-    if len(dictionary) == 0:
-        return False
-    flagged = pc.match_substring_regex(dictionary, _MAY_STRIP)
-    if not pc.any(flagged).as_py():
-        return False
-    return any(v != v.strip() for v in dictionary.filter(flagged).to_pylist())
-
-
-class _FirstSeen:
-    """One column's distinct strings in order of first appearance and its rows' codes, built
-    chunk by chunk in file order (:func:`read_codes`)."""
-
-    def __init__(self) -> None:
-        import pyarrow as pa
-
-        self.known = pa.nulls(0, pa.string())  # the distinct values so far, in first-seen order
-        self.pending: list[tuple[Any, np.ndarray]] = []  # chunks not numbered yet: (dictionary, indices)
-        self.kept: list[np.ndarray] = []  # runs of chunks' codes, joined
-
-    def add(self, dictionary: Any, indices: np.ndarray) -> None:
-        self.pending.append((dictionary, indices))
-        if len(self.pending) >= JOIN_BLOCKS:
-            self._number()
-
-    def _number(self) -> None:
-        """Number the pending chunks' values: the known values first (keeping their codes), then
-        each chunk's dictionary in file order, so a new value's code follows its first row."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if not self.pending:
-            return
-        before = len(self.known)
-        merged = pc.dictionary_encode(pa.concat_arrays([self.known, *(d for d, _ in self.pending)]))
-        self.known = merged.dictionary
-        numbered = _to_numpy(merged.indices)
-        dtype = _codes_dtype(len(self.known))
-        parts, pos = [], before
-        for dictionary, indices in self.pending:
-            lut = numbered[pos : pos + len(dictionary)].astype(dtype)
-            pos += len(dictionary)
-            parts.append(lut[indices])
-        self.pending = []
-        self.kept.append(np.concatenate(parts, dtype=dtype) if len(parts) != 1 else parts[0])
-
-    def finish(self) -> tuple[np.ndarray, list[str]]:
-        """(every row's code, the distinct values): the joined runs are released."""
-        self._number()
-        dtype = _codes_dtype(len(self.known))
-        codes = np.concatenate(self.kept, dtype=dtype) if self.kept else np.zeros(0, dtype=dtype)
-        self.kept = []
-        return codes, self.known.to_pylist()
-
-
-def _codes_dtype(n_categories: int) -> np.dtype:
-    """The integer type pandas keeps ``category`` codes in for ``n_categories`` (no cast later)."""
-    for dt in (np.int8, np.int16, np.int32):
-        if n_categories < np.iinfo(dt).max:
-            return np.dtype(dt)
-    return np.dtype(np.int64)
-
-
-# --------------------------------------------------------------------------- Parquet
-
-
-def _open_parquet(options: ReadOptions, dictionary: Sequence[str] = ()) -> Any:
-    """The Parquet file; ``dictionary`` columns are read as Arrow dictionaries (a string column
-    stored dictionary-encoded, as most writers store categories, is then never expanded)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        if options.path == "-":
-            from dpkit.data.source import read_raw
-
-            return pq.ParquetFile(pa.BufferReader(read_raw("-")), read_dictionary=list(dictionary) or None)
-        return pq.ParquetFile(options.path, read_dictionary=list(dictionary) or None)
-    except FileNotFoundError:
-        raise DataError(f"{options.path}: file not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{options.path}: is a directory, expected a data file") from None
-    except PermissionError:
-        raise DataError(f"{options.path}: permission denied") from None
-    except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"{options.name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-
-
-def parquet_columns(options: ReadOptions) -> list[str]:
-    """The column names of a Parquet file."""
-    return list(_open_parquet(options).schema_arrow.names)
-
-
-def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) -> EncodedTable:
-    """Encode ``wanted`` columns of a Parquet file, a batch at a time; errors name the row."""
-    import pyarrow as pa
-
-    pf = _open_parquet(options)
-    name = options.name
-    header = list(pf.schema_arrow.names)
-    fields = pf.schema_arrow
-    strings = [c for c in wanted if (isinstance(schema.columns.get(c), CategoricalColumn)
-                                     or getattr(schema.columns.get(c), "time", None) is not None)
-               and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
-    if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
-        pf = _open_parquet(options, strings)
-    _check_columns(name, header, schema, wanted)
-    cols = [schema.columns[c] for c in wanted]
-    encoder = _Encoder(schema, wanted, cols, list(schema.missing_tokens))
-    try:
-        # batches decoded by Arrow and encoded on a thread per core, kept in file order
-        batches = pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=list(wanted))
-        for block in in_order(lambda batch: encoder.encode([batch.column(c) for c in wanted], strict=True),
-                              batches):
-            if not encoder.keep(block):
-                break
-    except pa.ArrowException as exc:
-        raise DataError(f"{name}: cannot read Parquet data ({str(exc).splitlines()[0]})") from None
-    if encoder.bad is not None:
-        c, r, v = encoder.bad
-        col = schema.columns[c]
-        if v is None:
-            raise DataError(f"{name}: row {r + 1}: column {c!r} is empty (null); declare a missing token "
-                            f"(missing: ...) in {schema.path} to drop such rows")
-        if isinstance(col, CategoricalColumn):
-            raise DataError(f"{name}: row {r + 1}: column {c!r} has a value not in the taxonomy of "
-                            f"{schema.path} ({v!r}); add it to the schema or fix the data")
-        if col.time is not None:
-            from dpkit.data.dates import expected
-
-            raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
-        raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
-    if encoder.dropped and schema.missing_policy == "error":
-        r, c = encoder.first_missing or (0, wanted[0])
-        raise DataError(f"{name}: row {r + 1}: column {c!r} is missing; set missing_policy: drop in "
-                        f"{schema.path} to drop such rows")
-    table = encoder.finish(name, error_on_missing=False)
-    if table is None:
-        raise DataError(f"{name}: has no data rows")
-    return table
-
-
-def read_parquet_strings(options: ReadOptions) -> Any:
-    """A Parquet file as a DataFrame of strings (what the CSV reader gives), nulls as ''."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    pf = _open_parquet(options)
-    try:
-        table = pf.read()
-    except pa.ArrowException as exc:
-        raise DataError(f"{options.name}: cannot read Parquet data ({str(exc).splitlines()[0]})") from None
-    if table.num_rows == 0:
-        raise DataError(f"{options.name}: has no data rows")
-    out = {}
-    for field, column in zip(table.schema, table.columns, strict=True):
-        if pa.types.is_floating(field.type):
-            # 39.0 -> "39" as a CSV writer of integers would have it
-            values = column.to_numpy(zero_copy_only=False)
-            strs = np.array([("" if np.isnan(v) else (str(int(v)) if float(v).is_integer() else repr(float(v))))
-                             for v in values], dtype=object)
-            out[field.name] = strs
-            continue
-        s = pc.fill_null(pc.cast(column, pa.string()), "")
-        out[field.name] = np.asarray(s.to_pylist(), dtype=object)
-    import pandas as pd
-
-    return pd.DataFrame(out, columns=list(table.schema.names))
-
-
-def _check_columns(name: str, header: list[str], schema: Schema, wanted: Sequence[str]) -> None:
-    from dpkit.errors import DpkitUsageError
-
-    absent = [c for c in wanted if c not in header]
-    if absent:
-        hint = " — is the schema for a different data set?" if 2 * len(absent) >= len(wanted) else ""
-        raise DataError(
-            f"{name}: column(s) {', '.join(map(repr, absent))} from schema {schema.path} not found "
-            f"in the file ({', '.join(header[:8])}{', ...' if len(header) > 8 else ''}){hint}"
-        )
-    for c in wanted:
-        if schema.column(c).kind == "ignore":
-            raise DpkitUsageError(f"column {c!r} is declared 'ignore' in {schema.path}")
-
-
-def write_parquet(df: Any, fh: Any) -> None:
-    """Write a DataFrame as Parquet (strings stay strings) to a binary file object."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)

@@ -400,7 +400,7 @@ def distinct_index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     index among them — in O(n) by bincount when the values are whole numbers in a small range
     (ages, hours: no sort of the column), by a sort otherwise."""
     v = np.asarray(values)
-    if v.size and v.dtype.kind in "iu":  # compact numbers (dpkit.data.columnar.number_dtype)
+    if v.size and v.dtype.kind in "iu":  # compact numbers (dpkit.data.encoded.number_dtype)
         lo, hi = int(v.min()), int(v.max())
         if hi - lo < _DENSE_LIMIT:
             iv = v.astype(np.int64)  # widened first: an int8 minus lo can wrap (NEP 50)

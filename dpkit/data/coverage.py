@@ -2,7 +2,7 @@
 
 One scan rule, :func:`batch_coverage`, serves both engines: the numpy engine applies it to the
 whole table (:func:`check_coverage`), the Spark engine to every batch and adds the batches up
-(:func:`dpkit.engine.spark_rows.coverage`), so the two cannot drift apart.
+(:func:`dpkit.engine.spark.rows.coverage`), so the two cannot drift apart.
 Exact counts here are for the data owner's eyes, never for a report.
 """
 
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpkit.data.encode import MAX_LISTED, _leaf_codes
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.data.table import MAX_LISTED, _leaf_codes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,7 +95,7 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
 def check_coverage(df: pd.DataFrame, schema: Schema, *, source: str = "<data>", first_line: int = 2) -> Coverage:
     """Check every value of ``df`` against ``schema`` without stopping at the first problem.
 
-    Lists, per column, the first :data:`~dpkit.data.table.MAX_LISTED` uncovered values by first
+    Lists, per column, the first :data:`~dpkit.data.encode.MAX_LISTED` uncovered values by first
     occurrence with their line. Line numbers assume no field holds a newline.
     """
     wanted = schema.used_columns()

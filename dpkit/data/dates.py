@@ -178,6 +178,37 @@ def bounds_grid(kind: str) -> np.ndarray:
 #: 8/30 runs at γ = 0.25, 14/30 at 0.5, 22/30 at 1 (a month grid with a quarter/year bonus:
 #: 19/30, and it fails where n·ε is small, as the width of a range of years costs 12 steps a year)
 YEAR_PRIOR = 1.0
+#: the share of a learned date column's bounds ε spent refining them on month starts
+#: (:func:`refine_grid`) inside the year-start bounds: a column whose dates span 8 months across
+#: a new year got two years from the year grid alone
+REFINE_SHARE = 0.25
+#: the share spent on a noisy count of the column's dates, and the ε·ñ the month draw needs
+#: (ε its share): below it the year-start bounds are kept and the month draw's share is not spent
+COUNT_SHARE = 0.05
+REFINE_MIN = 30.0
+#: only year-start bounds at most this many years apart are refined (the data are concentrated:
+#: a firm prior per month over a longer window clips the months of a small table — 2,000 rows
+#: over 6 years collapsed onto a few months); a wider range keeps its year starts and leaves the
+#: refinement's share unspent
+REFINE_YEARS = 3
+#: γ of the refinement's width prior, nats per month (3 a year: firmer than the year grid's 1,
+#: its window being the year-start bounds already drawn), and the bonuses of a quarter start and
+#: (on top) a year start as a bound: the tie past the data goes to the round date
+MONTH_PRIOR = 0.75
+QUARTER_BONUS = 0.5
+YEAR_BONUS = 0.5
+
+
+def refine_grid(lo: float, hi: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The month starts from ``lo`` to ``hi`` (both included; year-start bounds of
+    :func:`bounds_grid`) and each one's prior bonus in nats: :data:`QUARTER_BONUS` for a quarter
+    start, plus :data:`YEAR_BONUS` for a year start. A function of the public bounds only."""
+    _check(kind)
+    m_lo, m_hi = _month_of(lo, kind), _month_of(hi, kind)
+    months = np.arange(m_lo, m_hi + 1)
+    pts = np.asarray([_month_start(int(m), kind) for m in months], dtype=float)
+    bonus = np.where(months % 3 == 0, QUARTER_BONUS, 0.0) + np.where(months % 12 == 0, YEAR_BONUS, 0.0)
+    return pts, bonus
 
 
 def to_number(text: str, kind: str) -> float:

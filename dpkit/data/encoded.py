@@ -3,18 +3,25 @@
 Categorical columns hold leaf codes (the smallest of int8/int16/int32 that holds them, in
 the leaf order of the schema's taxonomy), numeric columns the values clipped to the public
 bounds (whole numbers in the smallest integer type that holds the bounds, else float64).
-Its own module so that both readers — the columnar one (:mod:`dpkit.data.columnar`) and
-the exact one (:mod:`dpkit.data.table`) — build it without importing each other.
+Its own module so that every reader — the columnar one (:mod:`dpkit.data.columnar`),
+Parquet's (:mod:`dpkit.data.parquet`), the exact encoder (:mod:`dpkit.data.encode`) and the
+Spark engine's executors — builds it without importing another. The rules they share live
+here too: the code and number types (:func:`code_dtype`, :func:`number_dtype`), a batch's
+leaf lookup (:func:`leaf_lut`), what a value reads as (:func:`is_number`), and the load's
+warnings (values clipped, rows dropped), whose counts only the data owner sees.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import Schema
+from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
+from dpkit.errors import DpkitWarning
 
 
 @dataclass
@@ -31,9 +38,122 @@ class EncodedTable:
 
 
 def is_number(value: str) -> float | None:
-    """The finite float a value reads as on load (:func:`dpkit.data.table.encode` and the columnar reader), else None."""
+    """The finite float a value reads as on load (:func:`dpkit.data.encode.encode` and the columnar reader), else None."""
     try:
         x = float(value)
     except (TypeError, ValueError):
         return None
     return x if math.isfinite(x) else None
+
+
+def code_dtype(n_leaves: int) -> np.dtype:
+    """The smallest signed integer type holding leaf codes ``0 .. n_leaves - 1``."""
+    for dt in (np.int8, np.int16, np.int32):
+        if n_leaves <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def number_dtype(lo: float, hi: float) -> np.dtype | None:
+    """The smallest signed integer type holding every whole number in the public bounds
+    ``[lo, hi]`` (int8/int16/int32), or None (unbounded, or wider than int32: float64).
+
+    A numeric column whose values (clipped to the bounds) are all whole numbers is stored in
+    it: age in [15, 95] takes 1 byte a row instead of 8. The values are the same numbers,
+    so every consumer gives the same result for either type.
+    """
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    for dt in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= np.floor(lo) and np.ceil(hi) <= info.max:
+            return np.dtype(dt)
+    return None
+
+
+def leaf_index(col: CategoricalColumn) -> dict[str, int]:
+    """Leaf → code of a categorical column (the codes :func:`leaf_lut` gives)."""
+    return {leaf: i for i, leaf in enumerate(col.leaves)}
+
+
+def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[str],
+             index: dict[str, int] | None = None) -> np.ndarray:
+    """Leaf code of each distinct value of a batch (an Arrow dictionary's entries).
+
+    Values are stripped first, as the exact path strips cells; -1 marks a value that is not a
+    leaf, -2 a missing token (a leaf spelled like a token stays a leaf; the ``(missing)`` leaf's
+    code under ``missing_policy: keep``). A value that is neither gets the catch-all leaf's code
+    when the column has ``other:``, and is missing with ``unlisted: missing``. The table has the
+    column's code dtype, so ``lut[indices]`` yields the final codes. Shared by this module's
+    reader and the Spark engine's executors (``dpkit.engine.spark.encode``).
+    """
+    if index is None:
+        index = leaf_index(col)
+    missing = col.missing_code  # the (missing) leaf under missing_policy: keep, else -2
+    unlisted = {"other": col.other_code, "missing": missing}.get(col.unlisted, -1)
+    stripped = [v.strip() if isinstance(v, str) else v for v in values]
+    return np.array([index.get(v, missing if v in tokens else unlisted) for v in stripped],
+                    dtype=code_dtype(len(col.leaves)))
+
+
+def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) -> str:
+    """The clipping warning: the count only for the data owner (dpkit.console.private)."""
+    from dpkit.console import private
+
+    bounds = f"to the public bounds [{col.lo:g}, {col.hi:g}] of {schema_path}"
+    return private(
+        f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
+        f"{source}: clipped values of {col.name!r} {bounds}",
+    )
+
+
+def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: str) -> DpkitWarning:
+    """One warning for every column a load clipped (``clips``: (column, values clipped) pairs
+    with a ``name``, ``lo`` and ``hi``), naming them all in one line — the count only for the
+    data owner (:func:`dpkit.console.private`). ``details``: one :func:`clip_message` line per
+    column, which the Spark engine adds up across partitions."""
+    from dpkit.console import private
+
+    details = [clip_message(source, col, n, schema_path) for col, n in clips]
+    if len(clips) == 1:
+        text = details[0]
+    else:
+        names = ", ".join(repr(col.name) for col, _ in clips)
+        bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
+        counts = ", ".join(str(n) for _, n in clips)
+        text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
+                       f"of {schema_path}",
+                       f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}")
+    warning = DpkitWarning(text)
+    warning.details = details  # type: ignore[attr-defined]
+    return warning
+
+
+def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:
+    """The drop warning: the count only for the data owner (:func:`dpkit.console.private`).
+
+    ``columns``: the used columns (default: all). Those whose unlisted values are read as
+    missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
+    a row holds no missing token, and the warning must not say it does."""
+    # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
+    # the exact data; they are learned under DP now, and the schema file names them)
+    tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
+    names = list(schema.columns) if columns is None else list(columns)
+    unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)
+                and schema.columns[n].unlisted == "missing"]
+    not_numbers = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+                   and schema.columns[n].time is None and schema.columns[n].unparsable == "missing"]
+    parts = [f"a missing value ({tokens}) in the used columns" if tokens else "a missing value in the used columns"
+             ] if schema.missing_tokens else []
+    if unlisted:
+        parts.append(f"a value of {', '.join(map(repr, unlisted))} that the schema does not list (unlisted: missing)")
+    if not_numbers:
+        parts.append(f"a value of {', '.join(map(repr, not_numbers))} that is not a number (unparsable: missing)")
+    undated = [n for n in names if isinstance(schema.columns.get(n), NumericColumn)
+               and schema.columns[n].time is not None and schema.columns[n].unparsable == "missing"]
+    if undated:
+        parts.append(f"a value of {', '.join(map(repr, undated))} that is not a date (unparsable: missing)")
+    what = ", or ".join(parts) or "a missing value in the used columns"
+    from dpkit.console import private
+
+    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")

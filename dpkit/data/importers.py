@@ -557,16 +557,16 @@ def draft_uncovered(
     target: str | None = None,
     source: str = "<data>",
 ) -> Drafted:
-    """Draft (:func:`dpkit.data.infer.infer_schema`, with its warning) the columns of ``df``
+    """Draft (:func:`dpkit.data.infer.draft_from_data`, with its warning) the columns of ``df``
     that ``columns`` does not cover, so that an import can describe a whole data file."""
-    from dpkit.data.infer import detect_missing, infer_schema
+    from dpkit.data.infer import detect_missing, draft_from_data
 
     rename = rename or {}
     imported = {rename.get(n, n) for n in columns}
     rest = [c for c in df.columns if c not in imported]
     drafted: dict[str, Any] = {}
     if rest:
-        drafted = infer_schema(df[rest], target=target if target in rest else None, source=source)["columns"]
+        drafted = draft_from_data(df[rest], target=target if target in rest else None, source=source)["columns"]
     return Drafted(
         columns=drafted,
         order=list(df.columns),

@@ -2,7 +2,7 @@
 
 A schema is the *public* knowledge a release may use (docs/algorithms.md §0 rule 1). Reading the
 category lists and numeric bounds off the private data breaks that rule: a rare category, or
-a maximum, is itself information about a record. :func:`infer_schema` is therefore only a
+a maximum, is itself information about a record. :func:`draft_from_data` is therefore only a
 starting point: it warns with :class:`~dpkit.errors.PrivacyLeakWarning`, and the YAML it
 produces (:func:`draft_yaml`) opens with a comment saying that every list and bound must be
 checked against, or replaced by, public knowledge (a code book, a standard, a round range).
@@ -158,7 +158,7 @@ def _looks_like_id(name: str) -> bool:
     return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
 
 
-def infer_schema(
+def draft_from_data(
     df: pd.DataFrame,
     *,
     target: str | None = None,
@@ -166,7 +166,8 @@ def infer_schema(
     missing: str | None = "auto",
     source: str = "<data>",
 ) -> dict[str, Any]:
-    """A draft schema (plain YAML data) for ``df``; warns that it is not private.
+    """A draft schema (plain YAML data) for ``df``; warns that it is not private (the public
+    :func:`dpkit.draft_schema`; not :func:`dpkit.infer_schema`, which learns one under DP).
 
     ``missing="auto"`` picks the most common of :data:`MISSING_CANDIDATES` found in the data
     (policy ``drop``); ``None`` declares no missing token. Columns with comments carry a

@@ -74,7 +74,7 @@ def _umask() -> int:
 
 def is_parquet_path(path: str | Path) -> bool:
     """Does an output path ask for Parquet (``.parquet`` / ``.pq``)?"""
-    from dpkit.data.columnar import PARQUET_EXTENSIONS
+    from dpkit.data.source import PARQUET_EXTENSIONS
 
     return str(path).lower().endswith(PARQUET_EXTENSIONS)
 
@@ -86,7 +86,7 @@ def write_csv(df: pd.DataFrame, path: str | Path, *, delimiter: str = ",", mode:
     A ``.parquet``/``.pq`` path is written as Parquet (strings stay strings).
     """
     if is_parquet_path(path):
-        from dpkit.data.columnar import write_parquet
+        from dpkit.data.parquet import write_parquet
 
         with atomic_output(path, binary=True, mode=mode) as fh:
             write_parquet(df, fh)

@@ -45,7 +45,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpkit.data.dates import TIME_KINDS, YEAR_PRIOR, bounds_grid
+from dpkit.data.dates import (
+    COUNT_SHARE,
+    MONTH_PRIOR,
+    REFINE_MIN,
+    REFINE_SHARE,
+    REFINE_YEARS,
+    TIME_KINDS,
+    YEAR_PRIOR,
+    bounds_grid,
+    refine_grid,
+)
 from dpkit.data.schema import (
     CategoricalColumn,
     Column,
@@ -59,6 +69,7 @@ from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.privacy.accountant import Accountant
+from dpkit.privacy.mechanisms import discrete_laplace
 from dpkit.privacy.partition import (
     Selection,
     joint_partition_selection,
@@ -414,6 +425,25 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing", points=points), learned
 
 
+#: a declared date column whose noisy count of dates ñ has ε_c·ñ below this gets a warning (ε_c
+#: the count's ε): with no date at all P(warning) = 1 − e^{−3}/2 ≈ 97.5 %; with ε_c·n ≥ 6 dates
+#: ≤ e^{−3}/2
+NO_DATES = 3.0
+
+
+def _warn_no_dates(m: ColumnMeta) -> None:
+    """Warn that a column declared a date holds (almost) no date. Decided on the noisy count ñ
+    already drawn for the month refinement (post-processing: nothing more is spent, and the
+    warning — which a log or a notebook keeps — says no more than the released count would):
+    the exact count would tell a run with one parsable date from one with none."""
+    from dpkit.errors import DpkitWarning, warn
+
+    what = {"date": "ISO 8601 dates (YYYY-MM-DD)", "timestamp": "ISO 8601 timestamps (YYYY-MM-DDTHH:MM:SS)"}[m.kind]
+    warn(DpkitWarning(f"column {m.name!r} is declared a {m.kind} (date=) but few or none of its values are {what}, "
+                      "judged on a noisy count: the others are read as missing; check the column's format",
+                      param="date"))
+
+
 def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, accountant: Accountant,
           step: str) -> tuple[NumericColumn, str]:
     """Bounds of a date/timestamp column (days/seconds since 1970) on the public calendar grid.
@@ -424,7 +454,24 @@ def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, ac
     year; publish's calendar grid then splits months and days inside the bounds. The column
     reads what is not a date as missing (``unparsable: missing``)."""
     grid = bounds_grid(m.kind)
-    lo, hi = bounds_on_grid(prof, grid, epsilon=eps, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=YEAR_PRIOR)
-    return (NumericColumn(m.name, lo, hi, True, time=m.kind, unparsable="missing"),
-            "bounds (DP quantiles on the public calendar grid of year starts)")
+    eps_refine, eps_count = eps * REFINE_SHARE, eps * COUNT_SHARE
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps - eps_refine - eps_count, rng=rng, accountant=accountant,
+                            step=f"{step} bounds", gamma=YEAR_PRIOR)
+    # a noisy count of the column's dates says whether a month draw can resolve anything
+    # (ε·ñ large enough: with few records its firm prior per month wins over the clipping and
+    # collapses the bounds onto a few months; measured: 300 dates over 8 months at ε_j = 0.05)
+    n_hat = int(discrete_laplace(prof.n, epsilon=eps_count, rng=rng, accountant=accountant,
+                                 step=f"{step} size")[()])
+    if "type" in m.declared and eps_count * n_hat < NO_DATES:
+        _warn_no_dates(m)
+    learned = "bounds (DP quantiles on the public calendar grid of year starts)"
+    # a second draw on the month starts inside the year-start bounds (a function of the released
+    # bounds and count: sequential composition), so a column concentrated in a few months gets
+    # quarter or month bounds; its width prior per month is firm because its window is local
+    span = (hi - lo) / (1 if m.kind == "date" else 86400)
+    if span <= REFINE_YEARS * 366 and eps_refine * n_hat >= REFINE_MIN:
+        months, bonus = refine_grid(lo, hi, m.kind)
+        lo, hi = bounds_on_grid(prof, months, epsilon=eps_refine, rng=rng, accountant=accountant,
+                                step=f"{step} bounds refined", gamma=MONTH_PRIOR, point_bonus=bonus)
+        learned = "bounds (DP quantiles on the public calendar grid of year starts, then of month starts inside them)"
+    return NumericColumn(m.name, lo, hi, True, time=m.kind, unparsable="missing"), learned

@@ -10,16 +10,27 @@ read from the exact data.
 each public missing token (:data:`MISSING_CANDIDATES`, or the declared tokens), a whole number,
 a number with a fraction, an ISO date, any other text. A record adds one to one cell per
 column, so a column's shape histogram has L1 sensitivity 1 under add/remove-one, and the cells
-are public (they exist whatever the data): discrete Laplace noise DLap(ε_j) on every cell is
-ε_j-DP (the geometric mechanism, Ghosh, Roughgarden & Sundararajan 2009), with no δ — unlike
-partition selection, no cell's existence depends on the data. Over the m profiled columns the
-histograms together have L1 sensitivity m; ε_j = ε/m each is basic composition (Dwork & Roth
-Thm 3.16). Every decision below is a function of the noisy counts only: post-processing.
+are public (they exist whatever the data): no cell's existence depends on the data, unlike
+partition selection. The noise is public too (:func:`noise_plan`, from m, ε and δ only):
 
-**The decisions** (:func:`decide`), each against τ_j = :func:`dpkit.privacy.partition.threshold`
-(ε_j, δ/m), the smallest count with P(Z ≥ τ_j − 1) ≤ δ/m: a cell the exact data leaves at 0
-crosses τ_j because of one record with probability ≤ δ/m. So a kind is *established* when its
-cell's noisy count reaches τ_j, and
+* with one or two profiled columns, discrete Laplace DLap(ε_j) on every cell: ε_j-DP per column
+  (the geometric mechanism, Ghosh, Roughgarden & Sundararajan 2009) with no δ; over the m
+  columns the histograms together have L1 sensitivity m, and ε_j = ε/m each is basic
+  composition (Dwork & Roth Thm 3.16);
+* with more, the discrete Gaussian N_Z(0, σ²) on every cell of every column at once: the m
+  histograms together have L2 sensitivity √m, so ρ = m/(2σ²)-zCDP (Canonne, Kamath & Steinke
+  2020, Thm. 4), (ε, δ_G)-DP with δ_G = :data:`GAUSSIAN_DELTA_SHARE`·δ (their Cor. 13). It is
+  chosen when its stability threshold is the lower and its noise per cell no larger (from
+  m ≈ 9 columns): τ grows as m·ln(m/δ)/ε under the Laplace and only about as
+  √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain.md, "Why τ was so large").
+
+Every decision below is a function of the noisy counts only: post-processing.
+
+**The decisions** (:func:`decide`), each against τ_j, the smallest count with
+P(Z ≥ τ_j − 1) ≤ δ/m for one cell's noise Z (:func:`dpkit.privacy.partition.threshold` or
+:func:`~dpkit.privacy.partition.gaussian_threshold`): a cell the exact data leaves at 0
+crosses τ_j because of one record with probability ≤ δ/m, and over the m columns one record
+touches, ≤ δ. So a kind is *established* when its cell's noisy count reaches τ_j, and
 
 * a token is a missing token iff its noisy count reaches τ_j (in any column: the schema's list
   is global);
@@ -33,13 +44,13 @@ cell's noisy count reaches τ_j, and
 * with the missing tokens learned (not declared), a column *holds missing values*
   (:func:`holds_missing`: the learned schema's per-column
   ``missing: true``, which under ``missing_policy: keep`` gives it a ``(missing)`` leaf or a
-  missing bucket) iff the sum of the noisy cells of the tokens learned in it and of its noisy
-  cells that the decided type cannot parse (a number column: dates and text; a date column:
-  numbers and text) reaches τ_j; else ``missing: false``, and its few missing values are read
+  missing bucket) iff a token was learned in it, or the sum of its k noisy cells that the
+  decided type cannot parse (a number column: dates and text; a date column: numbers and text)
+  reaches the stability threshold of a sum of k cells (:meth:`NoisePlan.sum_threshold`: a sum
+  is noisier than one cell); else ``missing: false``, and its few missing values are read
   as an unlisted value (the ``(other)`` leaf; a number's lowest interval). Post-processing of
-  the counts already drawn: no new spend. The tokens not learned in the column are left out of
-  the sum: a sum of many noisy cells is noisy enough to flag a column without missing values
-  (which would cost only a bucket, the behaviour before the flag, never privacy). With the
+  the counts already drawn: no new spend. The tokens not learned in the column are left out:
+  a sum of many noisy cells needs a threshold too high to flag anything. With the
   tokens declared there is no flag: every column keeps its ``(missing)`` cell, as a
   hand-written schema does (the user said what missing is; a column holding a third of its
   values missing can sit below τ_j on a small table).
@@ -49,8 +60,10 @@ it has when every type is declared (:func:`dpkit.api.domain.learn_schema`), so t
 table's rarest class clears its threshold as before.
 
 The stability threshold is why one stray ``37.5``, ``n/a`` or ``?`` does not change the released
-schema except with probability ≤ δ/m (tests/audit/test_metadata_audit.py); the privacy of the
-step does not rest on it (pure ε). Values that do not fit the decided type are read as missing
+schema except with probability ≤ δ/m per column (tests/audit/test_metadata_audit.py); the privacy
+of the step does not rest on it (pure ε, or (ε, δ_G) under the Gaussian). A threshold below the
+stability size would keep the privacy but not that audit: for a cell the exact data leaves at 0,
+"one record flips it with probability ≤ δ/m" is P(Z ≥ τ − 1) ≤ δ/m, the definition of τ. Values that do not fit the decided type are read as missing
 by the schema the run uses (``unparsable: missing`` on a numeric or date column; a categorical column's
 unlisted values are its ``(other)`` leaf), never refused: a refusal that one record can cause
 would be a leak. Identifier-like *names* are ignored by a public rule on the name.
@@ -58,9 +71,11 @@ would be a leak. Identifier-like *names* are ignored by a public rule on the nam
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -80,6 +95,115 @@ MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", 
 #: zero has a cell of its own: it is a whole number that says nothing of whether a column's other
 #: values are (a float column that is 80 % zeros is not an integer column: issue 36)
 SHAPES = ("whole number", "fraction", "date", "text", "zero")
+
+
+#: the share of the domain's δ that the metadata's Gaussian noise spends when it is used (the rest
+#: stays with partition selection, whose thresholds it raises by ln(1/0.9) ≈ 0.1 nats of ~16)
+GAUSSIAN_DELTA_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """How the m profiled columns' shape counts are noised (public: a function of m, ε and δ
+    only; :func:`noise_plan`), and the stability thresholds of the decisions.
+
+    ``laplace``: DLap(ε/m) on each column's cells, pure ε (basic composition over the columns).
+    ``gaussian``: the discrete Gaussian N_Z(0, σ²) on every cell of every column at once: the m
+    histograms together have L2 sensitivity √m (one cell per column, by one), so ρ = m/(2σ²)
+    zCDP (CKS Thm. 4), (ε, δ_G)-DP by CKS Cor. 13. ``threshold`` is the smallest τ with
+    P(Z ≥ τ − 1) ≤ δ/m for one cell; :meth:`sum_threshold` the same for a sum of k cells."""
+
+    mechanism: str
+    epsilon: float
+    columns: int
+    #: the stability threshold of one cell: P(Z ≥ τ − 1) ≤ δ/m
+    threshold: int
+    #: the δ spent (0 for the Laplace plan: pure ε)
+    delta: float = 0.0
+    #: the discrete Gaussian's σ² (None for the Laplace plan)
+    sigma2: Fraction | None = None
+    #: δ/m: the bound on one record's own flip per column
+    stability: float = 0.0
+
+    @property
+    def epsilon_j(self) -> float:
+        """A column's share of ε (for Laplace its own ε; for Gaussian its equal share of the joint step)."""
+        return self.epsilon / self.columns
+
+    def sum_threshold(self, k: int) -> int:
+        """The smallest τ with P(Z_1 + … + Z_k ≥ τ − 1) ≤ δ/m, the Z_i this plan's i.i.d. noise: a
+        decision on the sum of k noisy cells that the exact data leaves at 0 crosses it because of
+        one record with probability ≤ δ/m (as one cell against :attr:`threshold`). Chernoff:
+        P(S ≥ x) ≤ e^{−λx}·M(λ)^k for every λ > 0, M the moment generating function — the
+        discrete Gaussian's M(λ) ≤ e^{λ²σ²/2} (CKS Cor. 9: σ-subgaussian), so
+        P(S ≥ x) ≤ e^{−x²/(2kσ²)}; DLap(a)'s M(λ) = (1 − q)²/((1 − qe^λ)(1 − qe^{−λ})),
+        λ < a, q = e^{−a}, minimized over a grid of λ (any λ gives a valid bound)."""
+        if k <= 1:
+            return self.threshold
+        return _sum_threshold(self.mechanism, self.epsilon_j, self.sigma2, k, self.stability)
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_threshold(mechanism: str, eps_j: float, sigma2: Fraction | None, k: int, bound: float) -> int:
+    """:meth:`NoisePlan.sum_threshold` (cached: a pure function of public numbers)."""
+    log_bound = math.log(bound)
+    if mechanism == "gaussian":
+        x = math.sqrt(2 * k * float(sigma2) * -log_bound)  # type: ignore[arg-type]
+        return 1 + math.ceil(x * (1 + 1e-9))
+    from dpkit.privacy import exact
+
+    s, t = exact.noise_fraction(eps_j)
+    a = s / t  # the rate the sampler uses (≤ ε_j: its noise is no smaller)
+    q = math.exp(-a)
+    lams = [a * i / 400 for i in range(1, 400)]
+
+    def log_tail(x: float) -> float:
+        return min(-lam * x + k * (2 * math.log1p(-q) - math.log1p(-q * math.exp(lam)) - math.log1p(-q * math.exp(-lam)))
+                   for lam in lams)
+
+    lo, hi = 1, 2
+    while log_tail(hi) > log_bound:
+        lo, hi = hi, 2 * hi
+    while lo < hi:  # the bound decreases in x: the first x in [lo, hi] that passes
+        mid = (lo + hi) // 2
+        if log_tail(mid) <= log_bound:
+            hi = mid
+        else:
+            lo = mid + 1
+    return 1 + lo + 1  # a float margin of one count
+
+
+def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
+    """The metadata's noise for ``columns`` profiled columns sharing ``epsilon``: the discrete
+    Gaussian (spending :data:`GAUSSIAN_DELTA_SHARE`·δ) when its stability threshold is lower
+    than the discrete Laplace's and its noise per cell no larger (σ ≤ √2/ε_j, the Laplace's
+    standard deviation: from m ≈ 9 columns at the default shares), else the discrete Laplace
+    (pure ε). Public: m, ε and δ only.
+
+    Why it matters: τ ≈ ln(m/δ)/ε_j with ε_j = ε/m grows as m·ln(m/δ)/ε under Laplace — one
+    record touches every column, so each column gets 1/m of ε — but only as √m·… under the
+    Gaussian, which pays the joint histogram's L2 sensitivity √m. Adult's 13 columns at
+    ε = 0.0306, δ = 10⁻⁶: τ 6,669 (Laplace) against 2,591 (σ 493 ≤ 601). With 4 columns at
+    ε = 0.02 the Gaussian's τ would be 2,059 against 2,904, but its σ 409 against 283: the
+    Laplace is kept. At m ≤ 2 its τ is the lower too (pure ε, the audit of one column)."""
+    from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
+    from dpkit.privacy.partition import _ceil_step, gaussian_threshold, threshold
+
+    stability = delta / columns
+    lap = NoisePlan("laplace", epsilon, columns, threshold(epsilon / columns, stability), stability=stability)
+    d_gauss = delta * GAUSSIAN_DELTA_SHARE
+    rho = cdp_rho(epsilon, d_gauss)
+    sigma2 = max(Fraction(1), _ceil_step(columns / (2 * rho)))
+    if not cdp_delta(columns / (2 * float(sigma2)), epsilon) <= d_gauss * (1 - MARGIN):  # pragma: no cover
+        return lap  # rounding only adds noise; kept as a guard
+    gauss = NoisePlan("gaussian", epsilon, columns, gaussian_threshold(sigma2, stability), delta=d_gauss,
+                      sigma2=sigma2, stability=stability)
+    # Pareto: the Gaussian only when no decision gets worse — a lower threshold (the established
+    # kinds and tokens) AND no larger noise per cell (a small column's type, the larger of two
+    # noisy sums, when nothing is established: at m = 4 the Gaussian's σ is 1.4× the Laplace's
+    # standard deviation √2/ε_j and Iris's columns flipped to categorical)
+    lap_sd = math.sqrt(2) / lap.epsilon_j
+    return gauss if gauss.threshold < lap.threshold and math.sqrt(sigma2) <= lap_sd else lap
 
 
 @dataclass(frozen=True)
@@ -135,6 +259,10 @@ class Metadata:
     epsilon: float = 0.0
     #: token -> the columns where it was learned as missing (public: a DP outcome)
     token_columns: dict[str, list[str]] = field(default_factory=dict)
+    #: the δ spent (the Gaussian plan's; 0 under Laplace or with nothing learned)
+    delta: float = 0.0
+    #: how the counts were noised (None: nothing learned)
+    plan: NoisePlan | None = None
 
 
 def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
@@ -232,17 +360,22 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     return Decision(kind, integer, learned_tokens, tuple(int(x) for x in noisy))
 
 
-def holds_missing(dec: Decision, kind: str, tokens: Sequence[str], tau: int) -> bool:
+def holds_missing(dec: Decision, kind: str, tokens: Sequence[str], sum_threshold: Callable[[int], int]) -> bool:
     """Does a column of type ``kind`` hold missing values, established from ``dec``'s noisy counts
-    (cells as :func:`shape_counts` over ``tokens``)? The noisy counts of the tokens learned in it
-    (``dec.tokens``) plus those of the cells ``kind`` reads as missing (``unparsable: missing``)
-    reach τ_j. Post-processing of counts already drawn (no ε spent; module docstring)."""
+    (cells as :func:`shape_counts` over ``tokens``)? Yes when a token was learned in it
+    (``dec.tokens``: its own cell reached τ_j), or when the sum of the k cells ``kind`` reads as
+    missing (``unparsable: missing``: a number column's dates and text; a date column's numbers
+    and text) reaches ``sum_threshold(k)`` — the stability threshold of a sum of k noisy cells
+    (:meth:`NoisePlan.sum_threshold`): a sum is noisier than one cell, and against τ_j one stray
+    ``unknown`` in a number column would set its flag with probability above δ/m.
+    Post-processing of counts already drawn (no ε spent; module docstring)."""
+    if dec.tokens:
+        return True
     k = len(tokens)
     whole, frac, date, text, zero = dec.noisy[k:k + 5]
-    unparsable = {"numeric": date + text, "date": whole + frac + zero + text,
-                  "timestamp": whole + frac + zero + text}.get(kind, 0)
-    learned = sum(n for t, n in zip(tokens, dec.noisy[:k], strict=True) if t in dec.tokens)
-    return learned + unparsable >= tau
+    cells = {"numeric": (date, text), "date": (whole, frac, zero, text),
+             "timestamp": (whole, frac, zero, text)}.get(kind, ())
+    return bool(cells) and sum(cells) >= sum_threshold(len(cells))
 
 
 def resolve_declarations(columns: Sequence[str], target: str | None, declared: Declarations
@@ -314,11 +447,12 @@ def learn_metadata(
     step: str = "domain",
 ) -> Metadata:
     """Every column's metadata: as declared, else learned from noisy shape counts under
-    ε-DP (module docstring). Spends ``epsilon`` over the columns that learn something (nothing
-    when every part is declared); ``delta`` sets the stability thresholds only (nothing of it
-    is spent: the counts are of public cells). Usage errors come before any spend."""
+    DP (module docstring). Spends ``epsilon`` over the columns that learn something (nothing
+    when every part is declared); ``delta`` sets the stability thresholds (δ/m per column), and
+    under the Gaussian plan (:func:`noise_plan`, m ≥ 3 or so) :data:`GAUSSIAN_DELTA_SHARE` of it
+    is spent (``Metadata.delta``: the caller leaves it out of the steps that follow); under the
+    Laplace plan none (pure ε: the counts are of public cells). Usage errors come before any spend."""
     from dpkit.privacy.mechanisms import discrete_laplace
-    from dpkit.privacy.partition import threshold
 
     columns = list(summaries)
     if target is not None and target not in columns:
@@ -344,14 +478,28 @@ def learn_metadata(
 
     plans = {name: plan(name) for name in columns}
     profiled = [name for name in columns if plans[name]]
-    eps_j = epsilon / len(profiled) if profiled else 0.0
-    tau = threshold(eps_j, delta / len(profiled)) if profiled else None
+    noise = noise_plan(len(profiled), epsilon, delta) if profiled else None
+    eps_j = noise.epsilon_j if noise is not None else 0.0
+    tau = noise.threshold if noise is not None else None
     decisions: dict[str, Decision] = {}
-    for name in profiled:
-        counts = shape_counts(summaries[name], cells)
-        noisy = discrete_laplace(counts, epsilon=eps_j, rng=rng, accountant=accountant,
-                                 step=f"{step}: type and missing tokens of {name}")
-        decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
+    exact_counts = {name: shape_counts(summaries[name], cells) for name in profiled}
+    if noise is not None and noise.mechanism == "gaussian":
+        from dpkit.privacy import exact
+
+        # one step for the m columns at once: L2 sensitivity √m, (ε, δ_G) by zCDP (NoisePlan)
+        accountant.spend(f"{step}: types and missing tokens of {len(profiled)} columns",
+                         f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
+                         f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})",  # type: ignore[arg-type]
+                         epsilon, math.sqrt(len(profiled)), delta=noise.delta)
+        for name in profiled:
+            c = exact_counts[name]
+            noisy = c + exact.discrete_gaussian(rng, noise.sigma2, int(c.size))  # type: ignore[arg-type]
+            decisions[name] = decide(noisy, cells, noise.threshold)
+    else:
+        for name in profiled:
+            noisy = discrete_laplace(exact_counts[name], epsilon=eps_j, rng=rng, accountant=accountant,
+                                     step=f"{step}: type and missing tokens of {name}")
+            decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
     metas: list[ColumnMeta] = []
     for name in columns:
         kind = given.get(name)
@@ -383,7 +531,7 @@ def learn_metadata(
                                 threshold=tau if dec is not None else None,
                                 # declared tokens: the user says what missing is, every column
                                 # keeps its (missing) cell (no flag, as a hand-written schema)
-                                missing=(holds_missing(dec, final, cells, tau)  # type: ignore[arg-type]
+                                missing=(holds_missing(dec, final, cells, noise.sum_threshold)  # type: ignore[union-attr]
                                          if dec is not None and not tokens_declared else None)))
     token_columns: dict[str, list[str]] = {}
     if not tokens_declared:
@@ -392,7 +540,8 @@ def learn_metadata(
                 token_columns.setdefault(t, []).append(name)
     tokens = (declared.missing if tokens_declared else
               tuple(t for t in MISSING_CANDIDATES if t in token_columns))
-    return Metadata(metas, tuple(tokens or ()), tokens_declared, eps_j * len(profiled), token_columns)
+    return Metadata(metas, tuple(tokens or ()), tokens_declared, eps_j * len(profiled), token_columns,
+                    delta=noise.delta if noise is not None else 0.0, plan=noise)
 
 
 def numeric_summary(summary: Summary, tokens: Sequence[str]) -> Summary:

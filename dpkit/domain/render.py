@@ -100,7 +100,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
     lines += ["LEARNED UNDER DP (a function of noisy statistics only):"]
     if typed or flagged or token_learners:
         lines += [
-            f"  - the metadata (epsilon {metadata.epsilon:.3g} in all, discrete Laplace noise on public cells, "
+            f"  - the metadata (epsilon {metadata.epsilon:.3g} in all"
+            + (f", delta {metadata.delta:.3g}, discrete Gaussian" if metadata.delta else ", discrete Laplace")
+            + " noise on public cells, "
             f"stability threshold {', '.join(map(str, taus))} records):",
         ]
         if typed:
@@ -120,7 +122,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
         *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
-           "    a value that is not an ISO date is read as missing (unparsable: missing)."]
+           "    bounds at most 3 years apart, with enough dates (a noisy count), are drawn again on the",
+           "    month starts inside them; a value that is not an ISO date is read as missing",
+           "    (unparsable: missing)."]
           if any(n.kind in ("date", "timestamp") for n in discovery.notes) else []),
         "DECLARED (public, as given; NOT protected):",
         "  - the column names, the target" + (f" ({target})" if target else "") + ";",

@@ -35,7 +35,7 @@ def load(options: Any, schema: Any, columns: Sequence[str] | None = None, *, eng
     """Read and encode ``columns`` of the table ``options`` describes, on ``engine``."""
     name = engine_name(engine)
     if name == "spark":
-        from dpkit.engine.spark_frame import load_spark
+        from dpkit.engine.spark.read import load_spark
 
         return load_spark(options, schema, columns, **engine_options)
     from dpkit.data.table import load as load_encoded

@@ -7,7 +7,7 @@ the driver. Everything returned is exact and therefore private: it must flow onl
 
 Two engines implement it: :class:`~dpkit.engine.numpy_frame.NumpyFrame` (in process, over
 the arrays of an :class:`~dpkit.data.table.EncodedTable`, scanning through
-:mod:`dpkit.data.counting`) and the Spark frame (``dpkit.engine.spark_frame``, one Spark
+:mod:`dpkit.data.counting`) and the Spark frame (``dpkit.engine.spark``, one Spark
 aggregation per call, nothing row-level collected).
 """
 

@@ -265,7 +265,9 @@ class Route(Key):
     For each node i: ``column[i]`` is the attribute it splits on ('' for a leaf: the record
     leaves the tree, key −1); numeric splits send ``value > threshold[i]`` to child
     ``offset[i] + 1`` and the rest to ``offset[i]``; categorical splits send code c to
-    ``offset[i] + c``.
+    ``offset[i] + c``. A numeric split with ``missing[i]`` (a third child for the missing
+    values: dpkit.learn.dprf, "Missing values") sends a missing value (NaN) to
+    ``offset[i] + 2``; without it a NaN goes to ``offset[i]`` (NaN > t is false).
     """
 
     node: Key
@@ -273,6 +275,7 @@ class Route(Key):
     threshold: np.ndarray
     offset: np.ndarray
     numeric: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def evaluate(self, columns: Mapping[str, np.ndarray], start: int = 0, n: int | None = None) -> np.ndarray:
         node = self.node.evaluate(columns, start, n)
@@ -286,7 +289,10 @@ class Route(Key):
             nd = node[rows]
             v = np.asarray(columns[name])[rows]
             if self.numeric[nd].any():
-                step = (v.astype(float) > self.threshold[nd]).astype(np.int64)
+                vf = v.astype(float)
+                step = (vf > self.threshold[nd]).astype(np.int64)
+                if self.missing.size and self.missing[nd].any():
+                    step[np.isnan(vf) & self.missing[nd]] = 2
             else:
                 step = v.astype(np.int64)
             out[rows] = self.offset[nd] + step

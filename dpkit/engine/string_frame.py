@@ -15,7 +15,7 @@ selection over rows needs:
 
 Nothing here is private-data-safe in the DP sense: a string frame serves k-anonymity, whose
 output is the rows themselves. The numpy engine's is :class:`NumpyStringFrame`; the Spark
-engine's is ``dpkit.engine.spark_strings.SparkStringFrame``.
+engine's is ``dpkit.engine.spark.strings.SparkStringFrame``.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def load_strings(data: Any, columns: Sequence[str] | None, *, engine: str | None
     from dpkit.engine import engine_name
 
     if engine_name(engine) == "spark":
-        from dpkit.engine.spark_strings import load_spark_strings
+        from dpkit.engine.spark.strings import load_spark_strings
 
         return load_spark_strings(data, columns, master=master)
     from dpkit.data.source import ReadOptions

@@ -153,6 +153,13 @@ def default_positive(y: Sequence[Any], labels: Sequence[Any] | None = None) -> A
     return min(labels, key=lambda lab: (counts[lab], -labels.index(lab)))
 
 
+def majority_rate(y: Sequence[Any]) -> float:
+    """The share of ``y`` in its most frequent label: the accuracy of always predicting the
+    majority class of ``y`` itself (the sweeps' ``floor_accuracy``); 0 if empty."""
+    _, counts = np.unique(np.asarray(y), return_counts=True)
+    return float(counts.max() / counts.sum()) if counts.size else 0.0
+
+
 def majority_class(y: Sequence[Any], sample_weight: Sequence[float] | None = None) -> Any:
     """The most frequent (weighted) label of ``y``; ties go to the earlier sorted label."""
     t = np.asarray(y, dtype=object)

@@ -56,7 +56,7 @@ class Assigner:
     def __call__(self, df: Any) -> Any:
         import warnings
 
-        from dpkit.data.table import encode
+        from dpkit.data.encode import encode
 
         with warnings.catch_warnings():
             if self.quiet:

@@ -29,11 +29,11 @@ def check_bounds(lows: object, highs: object) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def check_k(k: object) -> int:
-    """``k`` as an int >= 1 (:func:`dpkit.validate.k`)."""
+def check_k(k: object, name: str = "k") -> int:
+    """``k`` as an int >= 1 (:func:`dpkit.validate.k`); ``name``: the parameter's, for the message."""
     from dpkit import validate
 
-    return validate.k(k)
+    return validate.k(k, name)
 
 
 def check_points(points: object, lows: np.ndarray) -> np.ndarray:

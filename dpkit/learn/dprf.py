@@ -47,6 +47,31 @@ Where dpkit departs from the paper (docs/algorithms.md §2):
   data sets, and it equals the paper's utility whenever the node has at most n̂ records.
 * **Stopping only on noisy values.** The paper also stops when "all records of the node
   have one class"; that exact test leaks, so only the depth and the noisy size decide.
+* **Missing values are values** (``missing_policy: keep``, the default of a run without a
+  schema; issue 36; docs/algorithms.md §2). A numeric attribute whose schema keeps its missing
+  values (:func:`dpkit.learn.model.missing_rule` ``branch``: the column's ``missing: true``, or
+  every column when the tokens are declared — the cells of publish's missing bucket) splits
+  into *three* children at the first split on it along a path: ``x <= t``, ``x > t`` and
+  *missing*. Below, the attribute splits in two in the first two children (its missing values
+  are apart) and not at all in the missing child. The utility of a split point s extends the
+  paper's two-child utility u(D, A_s) (DiffPRFs step 10, the exponential mechanism
+  Pr[s] ∝ exp(ε·u(D, s)/(2Δu)) over the public domain) by the missing child's counts, the same
+  for every s: ``u(D, s) = Σ_{child ∈ {≤s, >s, missing}} g(n_child,·)``. So the draw of s is
+  the paper's over the records with a value (a constant term), and the attribute's selection
+  (step 11) sees how well the missing values separate the classes. Why a third child, and
+  not the missing value as a point below the lower bound, a candidate ``missing vs the rest``
+  of the continuous mechanism: that candidate's weight there is the length of [lo, v₁) — zero
+  when a value sits at the bound (a column of zeros and positives, as learned bounds start at
+  0) — and the missing values would always go with the lowest ones; a child of their own needs
+  no public width to invent and keeps them apart from every value, as publish's bucket does
+  (Patil & Singh's DiffPRF, 2014, splits a categorical attribute into one child per value of
+  its public domain: the missing child is one more such public value). The structure is
+  public (it exists whatever the data holds); sensitivities are unchanged (see
+  :meth:`DiffPRFs._choose_split`). A column whose learned ``missing: false`` gives publish no
+  bucket reads a missing value as its lower bound (``low``: always on the ``x <= t`` side),
+  as publish puts it in the lowest interval; a categorical column's ``(missing)`` leaf is one
+  of its values, a child like the others. Prediction follows the same rule (the missing
+  child, the lower bound, the leaf).
 * **Leaves spend what is left.** The paper gives every level ε_l; a leaf above the last
   level would leave the budget of the levels below it unspent. Here it spends that budget
   on its counts (the deepest leaves get the paper's ε_l), and the noisy counts released
@@ -391,7 +416,7 @@ class DiffPRFs:
             if f.kind == "categorical":
                 if j not in used and len(f.categories) > 1:
                     out.append(j)
-            else:
+            elif j not in used:  # a numeric j is used only in its missing child (every value missing)
                 lo, hi = ranges[j]
                 if (math.floor(hi) - math.ceil(lo) >= 1) if f.integer else hi > lo:
                     out.append(j)
@@ -414,8 +439,9 @@ class DiffPRFs:
 
         ``chosen`` are the attributes drawn for the node (:func:`choose_features`) and
         ``stats[j]`` the node's exact counts for attribute j: a (value × class) matrix for
-        a categorical attribute, ``(distinct values, class counts <= each)`` for a numeric
-        one. Nothing is spent when a single categorical attribute was drawn: the choice is
+        a categorical attribute, ``(distinct values, class counts <= each, class counts of the
+        missing values or None)`` for a numeric one — not None when the split has a missing
+        child (module docstring, "Missing values"). Nothing is spent when a single categorical attribute was drawn: the choice is
         then data-independent, and the caller passes the unspent ε on to the children.
         """
         n_numeric = sum(feats[j].kind == "numeric" for j in chosen)
@@ -433,11 +459,21 @@ class DiffPRFs:
                 utilities[a] = split_utility(stats[j][None], self.utility, cap, self.class_weights_)[0]
                 continue
             lo, hi = ranges[j]
-            distinct, left = stats[j]
+            distinct, left, missing = stats[j]
             total = left[-1] if len(left) else np.zeros(n_classes, dtype=np.int64)
             # candidate intervals: [lo, v1) (nothing left), [v_i, v_i+1), [v_k, hi] (all left)
             lefts = np.vstack([np.zeros((1, n_classes), dtype=np.int64), left])
-            counts = np.stack([lefts, total[None, :] - lefts], axis=1)
+            children = [lefts, total[None, :] - lefts]
+            if missing is not None:
+                # The missing child: the same counts at every split point. Why the analysis is
+                # unchanged: u(D, s) is still a function of a child × class count matrix whose
+                # cells are disjoint (a record is in the missing child or on one side of s), so
+                # one record added or removed moves one cell by 1 — the case each Δ of
+                # utility_sensitivity covers for any number of children (max/balanced: one
+                # child's max rises by <= 1; gini and the capped info-gain: one child's term).
+                # The children's histogram and the leaves are disjoint cells too (Δ = 1 each).
+                children.append(np.broadcast_to(missing, lefts.shape))
+            counts = np.stack(children, axis=1)
             u = split_utility(counts, self.utility, cap, self.class_weights_)
             # For integers the mechanism counts the integers of [e_i, e_i+1): the last edge
             # hi + 1 makes hi itself a candidate ("x <= hi", all left).
@@ -552,6 +588,11 @@ class _Open:
     used: frozenset[int]
     acc: Accountant
     path_spent: float
+    #: the node's exact class counts (private: they only feed the utilities, as every count here)
+    counts: np.ndarray
+    #: numeric features whose missing values were set apart above (by a split's missing child):
+    #: a split on them here has two children. Public: a function of the released tree
+    apart: frozenset[int] = frozenset()
     chosen: list[int] = field(default_factory=list)
 
 
@@ -636,7 +677,7 @@ class _Growth:
                     self.leaves(tree, [0], exact[i:i + 1], tree.epsilon - eps_size, tree.accountant,
                                 f"{step}: leaf class counts", (first, eps_size), 0)
                 else:
-                    pending.append(_Open(tree, 0, i, root_ranges, frozenset(), tree.accountant, eps_size))
+                    pending.append(_Open(tree, 0, i, root_ranges, frozenset(), tree.accountant, eps_size, exact[i]))
             level, n_slots = 0, len(self.trees)
             while pending:
                 pending, n_slots = self.expand_level(pending, n_slots, level, stack)
@@ -670,12 +711,31 @@ class _Growth:
                 for r, k in enumerate(mine):
                     stats[k][j] = got[r]
             else:
+                f = self.feats[j]
                 values, m = got
+                values = np.asarray(values, dtype=float)
+                known = ~np.isnan(values)  # a missing value (NaN, missing_policy: keep) is no split point
+                values, m = values[known], m[known]
                 for r, k in enumerate(mine):
+                    p = pending[k]
                     per_value = m[:, r, :]
                     present = per_value.sum(axis=1) > 0
-                    # the node's distinct values and its class counts <= each of them
-                    stats[k][j] = (np.asarray(values, dtype=float)[present], np.cumsum(per_value[present], axis=0))
+                    distinct, per = values[present], per_value[present]
+                    # the node's records whose value is missing, per class
+                    missing = np.asarray(p.counts, dtype=np.int64) - per.sum(axis=0)
+                    if f.missing == "low" and missing.any():
+                        # read as the lower bound (learned ``missing: false``), as the Route and
+                        # prediction read it: NaN > t is false for every threshold t >= lo
+                        if len(distinct) and distinct[0] <= f.lo:
+                            per = per.copy()
+                            per[0] += missing
+                        else:
+                            distinct = np.concatenate([[f.lo], distinct])
+                            per = np.vstack([missing[None, :], per])
+                    branch = f.missing == "branch" and j not in p.apart
+                    # the node's distinct values, its class counts <= each of them, and (a split
+                    # with a missing child) the class counts of its missing values
+                    stats[k][j] = (distinct, np.cumsum(per, axis=0), missing if branch else None)
         return stats
 
     def expand_level(self, pending: list[_Open], n_slots: int, level: int,
@@ -691,7 +751,9 @@ class _Growth:
         threshold = np.zeros(n_slots)
         offset = np.zeros(n_slots, dtype=np.int64)
         numeric = np.zeros(n_slots, dtype=bool)
-        kids: list[tuple[int, int, list[dict[int, tuple[float, float]]], frozenset[int], float]] = []
+        missing = np.zeros(n_slots, dtype=bool)
+        kids: list[tuple[int, int, list[tuple[dict[int, tuple[float, float]], frozenset[int], frozenset[int]]],
+                         float]] = []
         next_slot = 0
         for p, st in zip(pending, stats, strict=True):
             tree = p.tree
@@ -705,30 +767,36 @@ class _Growth:
             feat = self.feats[j]
             if feat.kind == "numeric":
                 lo, hi = p.ranges[j]
-                kranges = [{**p.ranges, j: (lo, thr)}, {**p.ranges, j: (thr, hi)}]  # <= thr: child 0
-                kused = p.used
+                # (ranges, used, apart) of each child: <= thr is child 0, > thr child 1
+                kstate = [({**p.ranges, j: (lo, thr)}, p.used, p.apart), ({**p.ranges, j: (thr, hi)}, p.used, p.apart)]
                 numeric[p.slot] = True
+                if feat.missing == "branch" and j not in p.apart:
+                    # the missing child (child 2), decided from the schema and the released tree
+                    # only — never from whether a record is missing here: a public cell, like a
+                    # category's child. Every value of j in it is missing, so j cannot split it;
+                    # below the other two, j's missing values are already apart
+                    kstate = [(r, u, a | {j}) for r, u, a in kstate] + [(p.ranges, p.used | {j}, p.apart)]
+                    missing[p.slot] = True
             else:
                 # one child per public category, empty or not: the structure is public
-                kranges = [p.ranges] * len(feat.categories)
-                kused = p.used | {j}
+                kstate = [(p.ranges, p.used | {j}, p.apart)] * len(feat.categories)
             column[p.slot] = feat.name
             threshold[p.slot] = thr
             offset[p.slot] = next_slot
             first = len(tree.nodes)
-            node.children = list(range(first, first + len(kranges)))
-            tree.nodes.extend(Node(size=0) for _ in kranges)
-            kids.append((next_slot, first, kranges, kused, spent))
-            next_slot += len(kranges)
+            node.children = list(range(first, first + len(kstate)))
+            tree.nodes.extend(Node(size=0) for _ in kstate)
+            kids.append((next_slot, first, kstate, spent))
+            next_slot += len(kstate)
         # every record moves one level down (records of leaves get −1)
         self.frame = self.frame.with_column(
-            NODE, Route(Col(NODE), tuple(column), threshold, offset, numeric))
+            NODE, Route(Col(NODE), tuple(column), threshold, offset, numeric, missing))
         exact = self._class_counts(next_slot)
         out: list[_Open] = []
-        for p, (slot0, first, kranges, kused, spent) in zip(pending, kids, strict=True):
+        for p, (slot0, first, kstate, spent) in zip(pending, kids, strict=True):
             tree = p.tree
             eps_size = self.eps_size(tree)
-            block = exact[slot0:slot0 + len(kranges)]
+            block = exact[slot0:slot0 + len(kstate)]
             # the children's class counts: one histogram of disjoint child × class cells (Δ = 1)
             sizes = discrete_laplace(
                 block, epsilon=eps_size, rng=self.rng, accountant=p.acc,
@@ -740,9 +808,9 @@ class _Growth:
             path_spent = p.path_spent + spent + eps_size
             remaining = tree.epsilon - path_spent
             leaf_kids, inner_kids = [], []
-            for c, kr in enumerate(kranges):
+            for c, (kr, ku, _) in enumerate(kstate):
                 tree.nodes[first + c].size = max(int(sizes[c].sum()), 0)
-                if self.is_leaf(tree, level + 1, tree.nodes[first + c].size, kr, kused):
+                if self.is_leaf(tree, level + 1, tree.nodes[first + c].size, kr, ku):
                     leaf_kids.append(c)
                 else:
                     inner_kids.append(c)
@@ -757,7 +825,8 @@ class _Growth:
                     (sizes[leaf_kids], eps_size), level + 1,
                 )
             for c in inner_kids:
-                out.append(_Open(tree, first + c, slot0 + c, kranges[c], kused, scope.part(), path_spent))
+                kr, ku, ka = kstate[c]
+                out.append(_Open(tree, first + c, slot0 + c, kr, ku, scope.part(), path_spent, block[c], ka))
         return out, next_slot
 
     def leaves(self, tree: _Tree, idx: list[int], exact: np.ndarray, eps: float, acc: Accountant, step: str,

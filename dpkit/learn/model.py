@@ -8,7 +8,7 @@ data (``dpkit forest predict``). Prediction is post-processing and spends no bud
 
 File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`)::
 
-    {"format": "dpkit-forest", "format_version": 1, "dpkit_version": "0.5.0",
+    {"format": "dpkit-forest", "format_version": 1, "dpkit_version": "0.6.0",
      "algorithm": "diffprfs", "target": "income", "classes": ["<=50K", ">50K"],
      "missing": "?", "target_dtype": "int64",
      "features": [{"name": "age", "type": "numeric", "bounds": [15, 95], "integer": true},
@@ -23,8 +23,11 @@ File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`
 
 ``size`` is the node's noisy record count (the sum of the leaf's noisy counts at the last
 level); ``counts`` are the leaf's noisy class counts, negatives set to 0, in the order of
-``classes``. A record whose value of a split attribute is a ``missing`` token follows the
-child with the largest noisy size. ``missing`` is the schema's token, or the list of its
+``classes``. A feature of a ``missing_policy: keep`` schema says where a missing value goes
+(``"missing"``: ``"branch"`` — the numeric split has a third child, ``[<= t, > t, missing]`` —,
+``"low"`` — read as the lower bound —, or a categorical feature's leaf such as
+``"(missing)"``; :func:`missing_rule`); in a model without it, a record whose value of a split
+attribute is a ``missing`` token follows the child with the largest noisy size. ``missing`` is the schema's token, or the list of its
 tokens when it has several (``missing: ['', 'n/a', '?']``). ``target_dtype`` (only in a model
 trained on a DataFrame whose target column was of integers, booleans or floats) is that
 column's pandas dtype: schema-level metadata the caller gave, not data, so that predictions
@@ -74,6 +77,13 @@ class Feature:
     #: the schema's ``unparsable: missing`` (a learned type): a value that does not parse is
     #: missing, as the release and ``generalize`` read it, not an error
     lenient: bool = False
+    #: where a missing value goes (``missing_policy: keep``; :func:`missing_rule`): for a
+    #: categorical feature the category it is read as (the ``(missing)`` leaf, or the catch-all of
+    #: a column whose learned ``missing: false`` gives it no leaf); for a numeric one ``branch``
+    #: (the first split on it along a path has a third child, the missing values) or ``low`` (read
+    #: as the lower bound: learned ``missing: false``). None: not in the domain (such rows were
+    #: dropped in training; a missing value follows the largest child when predicting)
+    missing: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.kind == "numeric":
@@ -83,11 +93,41 @@ class Feature:
                 out_n["time"] = self.time
             if self.lenient:  # only then: a model from a hand-written schema keeps its bytes
                 out_n["unparsable"] = "missing"
+            if self.missing is not None:  # only under missing_policy: keep (same bytes otherwise)
+                out_n["missing"] = self.missing
             return out_n
         out: dict[str, Any] = {"name": self.name, "type": "categorical", "values": list(self.categories)}
         if self.other is not None:
             out["other"] = self.other
+        if self.missing is not None:
+            out["missing"] = self.missing
         return out
+
+
+#: a numeric feature's missing values: a child of their own, or read as the lower bound
+MISSING_RULES = ("branch", "low")
+
+
+def missing_rule(col: Any) -> str | None:
+    """A schema column's :attr:`Feature.missing` (public: a function of the schema only).
+
+    Numeric: ``branch`` when its missing values are values of the domain (``missing_policy:
+    keep``) and the column holds them (``missing: true``, or no flag: tokens declared or a
+    hand-written ``keep`` schema) — the same rule as publish's missing bucket
+    (dpkit.release.cut.NumericCut.has_bucket); ``low`` when a learned ``missing: false`` column
+    keeps its rows with the missing value read as its lowest value (publish: the lowest
+    interval). Categorical: the leaf its missing values are encoded as (``(missing)``, or the
+    catch-all), else None."""
+    from dpkit.data.schema import CategoricalColumn, NumericColumn
+
+    if isinstance(col, NumericColumn):
+        if not col.missing:
+            return None
+        return "low" if col.holds_missing is False else "branch"
+    if isinstance(col, CategoricalColumn):
+        code = col.missing_code
+        return col.leaves[code] if code >= 0 else None
+    return None
 
 
 def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
@@ -100,10 +140,10 @@ def features_from_schema(schema: Schema, names: Sequence[str]) -> list[Feature]:
         col = schema.column(name)
         if isinstance(col, NumericColumn):
             out.append(Feature(name, "numeric", float(col.lo), float(col.hi), bool(col.integer), time=col.time,
-                               lenient=col.unparsable == "missing"))
+                               lenient=col.unparsable == "missing", missing=missing_rule(col)))
         elif isinstance(col, CategoricalColumn):
             out.append(Feature(name, "categorical", categories=tuple(col.leaves),
-                               other=col.other if col.unlisted == "other" else None))
+                               other=col.other if col.unlisted == "other" else None, missing=missing_rule(col)))
         else:
             raise DpkitUsageError(f"column {name!r} is declared 'ignore' in {schema.path}")
     return out
@@ -114,8 +154,9 @@ class Node:
     """One node of a fitted tree; trees are flat lists with the root at index 0.
 
     The children of a node are consecutive in the list (numeric: ``x <= threshold`` then
-    ``x > threshold``; categorical: one per category, in the feature's order), which lets
-    prediction step from node to child by ``children[0] + offset``.
+    ``x > threshold``, then the missing values when the split has a third child — a feature
+    whose missing values are a ``branch``; categorical: one per category, in the feature's
+    order), which lets prediction step from node to child by ``children[0] + offset``.
     """
 
     size: int
@@ -172,8 +213,11 @@ class ForestModel:
                 feat[i] = node.feature
                 thr[i] = node.threshold if self.features[node.feature].kind == "numeric" else 0.0
                 first[i] = node.children[0]
-                sizes = [tree[c].size for c in node.children]
-                default[i] = node.children[int(np.argmax(sizes))]
+                if self.features[node.feature].kind == "numeric" and len(node.children) == 3:
+                    default[i] = node.children[2]  # the missing values' own child
+                else:  # a value outside the domain: the child with the most noisy records
+                    sizes = [tree[c].size for c in node.children]
+                    default[i] = node.children[int(np.argmax(sizes))]
             out.append((feat, thr, first, default, proba))
         self._compiled = out
         return out
@@ -182,7 +226,8 @@ class ForestModel:
         """Mean of the trees' leaf class probabilities for each row of ``X``.
 
         ``X`` is the ``(n, n_features)`` float matrix of :meth:`encode_frame` (categorical
-        columns hold category codes, NaN marks a missing value). DiffPRFs §2.2: the class
+        columns hold category codes, NaN marks a missing value: it goes to a numeric split's
+        missing child, else to the child with the most noisy records). DiffPRFs §2.2: the class
         with the largest summed probability is the forest's prediction.
         """
         X = np.asarray(X, dtype=float)
@@ -308,7 +353,8 @@ class ForestModel:
                         f"does not know ({', '.join(map(repr, uniq))}); {known}",
                         f"{source}: column {feat.name!r} has values the model does not know; {known}",
                     ))
-                codes[is_missing] = np.nan
+                # the category a missing value is (missing_policy: keep), else NaN (the largest child)
+                codes[is_missing] = feat.categories.index(feat.missing) if feat.missing is not None else np.nan
                 X[:, j] = codes
             else:
                 if feat.time is not None:  # ISO dates (dpkit.data.dates: the readers' one parse function)
@@ -333,10 +379,11 @@ class ForestModel:
                 if outside.any():
                     clips.append((feat, int(outside.sum())))
                 nums = np.clip(nums, feat.lo, feat.hi)
-                nums[is_missing] = np.nan
+                # "low": read as the lower bound, as in training; else NaN (the missing child)
+                nums[is_missing] = feat.lo if feat.missing == "low" else np.nan
                 X[:, j] = nums
         if clips:  # one warning naming every clipped column
-            from dpkit.data.columnar import clips_warning
+            from dpkit.data.encoded import clips_warning
 
             warn(clips_warning(source, clips, "the model"))
         return X
@@ -346,8 +393,13 @@ class ForestModel:
         absent = [f.name for f in self.features if f.name not in table.columns]
         if absent:
             raise DataError(f"{table.source}: the model needs column(s) {', '.join(map(repr, absent))}")
-        return np.column_stack([np.asarray(table.columns[f.name], dtype=float) for f in self.features]) \
-            if self.features else np.zeros((table.n_rows, 0))
+        if not self.features:
+            return np.zeros((table.n_rows, 0))
+        X = np.column_stack([np.asarray(table.columns[f.name], dtype=float) for f in self.features])
+        for j, f in enumerate(self.features):
+            if f.missing == "low":  # a kept missing value (NaN) reads as the lower bound, as in training
+                X[np.isnan(X[:, j]), j] = f.lo
+        return X
 
     # ------------------------------------------------------------------ (de)serialization
 
@@ -499,8 +551,10 @@ class _Reader:
                 raise self.fail(where, "a numeric feature's time is date or timestamp")
             if f.get("unparsable", "error") not in ("error", "missing"):
                 raise self.fail(where, "a numeric feature's unparsable is error or missing")
+            if f.get("missing") not in (None, *MISSING_RULES):
+                raise self.fail(where, f"a numeric feature's missing is {' or '.join(MISSING_RULES)}")
             return Feature(f["name"], "numeric", float(b[0]), float(b[1]), bool(f.get("integer", False)), time=time,
-                           lenient=f.get("unparsable") == "missing")
+                           lenient=f.get("unparsable") == "missing", missing=f.get("missing"))
         if f.get("type") == "categorical":
             v = f.get("values")
             if not (isinstance(v, list) and v and all(isinstance(x, str) for x in v)):
@@ -508,7 +562,9 @@ class _Reader:
             other = f.get("other")
             if other is not None and other not in v:
                 raise self.fail(where, "a categorical feature's other must be one of its values")
-            return Feature(f["name"], "categorical", categories=tuple(v), other=other)
+            if f.get("missing") is not None and f.get("missing") not in v:
+                raise self.fail(where, "a categorical feature's missing must be one of its values")
+            return Feature(f["name"], "categorical", categories=tuple(v), other=other, missing=f.get("missing"))
         raise self.fail(where, f"unknown type {f.get('type')!r} (numeric or categorical)")
 
     def tree(self, node: Any, where: str, features: list[Feature], index: dict[str, int],
@@ -534,8 +590,10 @@ class _Reader:
         if feat.kind == "numeric":
             if not _is_num(node.get("threshold")):
                 raise self.fail(where, "a numeric split needs a threshold")
-            if not (isinstance(children, list) and len(children) == 2):
-                raise self.fail(where, "a numeric split needs 2 children")
+            arity = (2, 3) if feat.missing == "branch" else (2,)
+            if not (isinstance(children, list) and len(children) in arity):
+                raise self.fail(where, "a numeric split needs 2 children"
+                                + (" (3 with the missing values')" if len(arity) > 1 else ""))
             entry.threshold = float(node["threshold"])
             items = [(f"{where}.children[{k}]", c) for k, c in enumerate(children)]
         else:

@@ -437,7 +437,7 @@ def _units(nats: float, s: int, t: int) -> int:
 def bounds_on_grid(
     profile: Profile, grid: np.ndarray, *, epsilon: float, rng: np.random.Generator,
     accountant: Accountant, step: str, gamma: float = BOUND_PRIOR, zero_bonus: float = 0.0,
-    negative_lower: float = 0.0,
+    negative_lower: float = 0.0, point_bonus: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """Both bounds at once: a pair lo < hi of the public ``grid`` by one exponential mechanism.
 
@@ -455,7 +455,9 @@ def bounds_on_grid(
     (:data:`ZERO_BONUS`); ``negative_lower`` (nats, ≥ 0): its extra cost e^{−cost} on every
     lo < 0 (:data:`NEGATIVE_LOWER`). Both are public and the same for every data set: a prior,
     so the mechanism's privacy is unchanged (the weight is still separable, and exact: folded
-    into the integer scores as ⌊nats/(s/t)⌋ score units).
+    into the integer scores as ⌊nats/(s/t)⌋ score units). ``point_bonus`` (nats ≥ 0, one per
+    grid point, public): the prior's extra weight on a point as either bound (a calendar grid's
+    quarter and year starts, :func:`dpkit.data.dates.refine_grid`).
     """
     g = np.asarray(grid, dtype=np.float64)
     below = profile.below(g)
@@ -471,6 +473,12 @@ def bounds_on_grid(
     # score(i, j) = −below_i − above_j − k·(j − i) = (−below_i + k·i) + (−above_j − k·j)
     a, b = -below + k * idx, -above - k * idx
     a = a + _units(zero_bonus, s, t) * (g == 0.0) - _units(negative_lower, s, t) * (g < 0.0)
+    if point_bonus is not None:
+        pb = np.asarray(point_bonus, dtype=np.float64)
+        if pb.shape != g.shape or not (np.all(np.isfinite(pb)) and np.all(pb >= 0)):
+            raise DpkitUsageError("point_bonus must be one finite number >= 0 per grid point")
+        units = np.array([_units(float(x), s, t) for x in pb], dtype=np.int64)
+        a, b = a + units, b + units
     i, j = sample_pairs(rng, a, b, s, t)
     return float(g[i]), float(g[j])
 

@@ -1,7 +1,7 @@
 """Records mapped onto a released cut (`dpkit generalize`): the one function both engines run.
 
 The numpy engine applies :class:`Generalizer` to its whole encoded table; the Spark engine
-applies the same object to every Arrow batch on the executors (dpkit/engine/spark_write.py),
+applies the same object to every Arrow batch on the executors (dpkit/engine/spark/write.py),
 so a record's output row is the same on either engine.
 """
 

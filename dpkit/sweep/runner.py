@@ -88,20 +88,28 @@ def run_sweep(
     *,
     jobs: int | None = None,
     repeats: int | None = None,
-    progress: Callable[[int, int], Any] | None = None,
+    progress: bool | Callable[[int, int], Any] | None = None,
     on_run: Callable[[Run], Any] | None = None,
     plots: bool = True,
 ) -> SweepOutcome:
     """Execute the runs missing from ``out_dir/results.csv``, then write the summary files.
 
     ``jobs`` worker processes (default: the CPU count; 1 = in this process, no pool).
-    ``progress(done, total)`` is called once the workers are up and as runs finish (a
+    ``progress=True`` shows a progress bar on stderr when it is a terminal; a callable
+    ``progress(done, total)`` is called instead once the workers are up and as runs finish (a
     caller may start a progress bar's thread at its first call); ``on_run(run)`` before each run is
     submitted (tests count executions with it). ``plots=False`` skips the PNGs.
     """
+    from dpkit.console import progress_bar
+
     out = prepare_output(out_dir)
-    with _lock(out):
-        return _run_locked(exp, out, jobs=jobs, repeats=repeats, progress=progress, on_run=on_run, plots=plots)
+    bar, update = progress_bar(exp.name) if progress is True else (None, progress or None)
+    try:
+        with _lock(out):
+            return _run_locked(exp, out, jobs=jobs, repeats=repeats, progress=update, on_run=on_run, plots=plots)
+    finally:
+        if bar is not None and bar.live.is_started:
+            bar.stop()
 
 
 def prepare_output(out_dir: str | Path) -> Path:

@@ -23,11 +23,11 @@ def results() -> dict[str, object]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
-            "Release": dpkit.publish(small, schema=SCHEMA, epsilon=1.0, seed=KEY),
-            "Forest": dpkit.forest(small, schema=SCHEMA, epsilon=1.0, trees=3, depth=3, seed=KEY),
-            "Clustering": dpkit.cluster(S1, columns=["x", "y"], k=15, epsilon=1.0, seed=KEY),
+            "Release": dpkit.publish(small, schema=SCHEMA, epsilon=1.0, random_state=KEY),
+            "Forest": dpkit.forest(small, schema=SCHEMA, epsilon=1.0, n_estimators=3, max_depth=3, random_state=KEY),
+            "Clustering": dpkit.cluster(S1, columns=["x", "y"], n_clusters=15, epsilon=1.0, random_state=KEY),
             "KAnonymousTable": dpkit.kanon_select(small, k=10, schema=SCHEMA, target="income", generalize=True),
-            "LearnedSchema": dpkit.infer_schema(small, target="income", epsilon=0.5, delta=1e-6, seed=KEY),
+            "LearnedSchema": dpkit.infer_schema(small, target="income", epsilon=0.5, delta=1e-6, random_state=KEY),
         }
 
 

@@ -60,7 +60,7 @@ def test_evaluate_classifier_takes_dataframes_and_prints_tables_and_lines() -> N
 def test_learn_schema_writes_schema_and_report_beside_it(tmp_path: Path) -> None:
     out = tmp_path / "iris.learned.yaml"
     learned, report = learn_schema(str(IRIS), output=str(out), epsilon=2, delta=1e-6, target="species",
-                                   bounds={"sepal_length_cm": "4:8"}, seed=7)
+                                   bounds={"sepal_length_cm": "4:8"}, random_state=7)
     assert report == str(tmp_path / "iris.learned.report.json") and Path(report).is_file() and out.is_file()
     assert learned.report["privacy"]["epsilon_spent"] <= 2
     assert learned.summary.startswith("5 columns (") and learned.summary.endswith("target species")

@@ -26,7 +26,7 @@ KEY = "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42"
 
 @pytest.fixture(scope="module")
 def trained() -> dpkit.Forest:
-    return dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, trees=5, depth=3, seed=11)
+    return dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, n_estimators=5, max_depth=3, random_state=11)
 
 
 def test_forest_report_and_predictions(trained: dpkit.Forest, tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_forest_report_and_predictions(trained: dpkit.Forest, tmp_path: Path) ->
     labels = trained.predict(ADULT_TEST)
     assert labels.name == "income" and set(labels) <= {"<=50K", ">50K"}
     assert (labels == np.where(proba["p_>50K"] > proba["p_<=50K"], ">50K", "<=50K")).mean() > 0.999
-    trained.save(tmp_path / "m.json")
+    trained.write(tmp_path / "m.json")
     back = dpkit.load_forest(tmp_path / "m.json")
     assert back.report is None and back.privacy["epsilon_budget"] == 1.0
     pd.testing.assert_frame_equal(back.predict_proba(ADULT_TEST), proba)
@@ -49,28 +49,28 @@ def test_forest_defaults_live_in_the_estimator() -> None:
     from dpkit.learn.dprf import DiffPRFs
 
     small = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(400)
-    f = dpkit.forest(small, schema=SCHEMA, epsilon=1.0, seed=1)
+    f = dpkit.forest(small, schema=SCHEMA, epsilon=1.0, random_state=1)
     # the default shape is the estimator's "auto": resolved from noisy class counts, reported
     assert DiffPRFs(epsilon=1).n_trees == DiffPRFs(epsilon=1).max_depth == "auto"
     shape = f.report["release"]["shape"]
     assert shape["trees"] == shape["depth"] == "auto" and len(shape["noisy_class_counts"]) == 2
     assert [f.report["parameters"]["trees"], f.report["parameters"]["depth"]] == shape["resolved"]
-    with pytest.raises(TypeError, match="unexpected keyword argument 'tree'; did you mean 'trees'") as info:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tree'; did you mean 'n_estimators'") as info:
         dpkit.forest(small, schema=SCHEMA, epsilon=1.0, tree=3)
     assert info.value.param == "tree"
 
 
 def test_cluster_returns_centroids_histogram_and_assignment() -> None:
-    c = dpkit.cluster(S1, columns=["x", "y"], k=15, epsilon=1.0, bounds="0:1e6,0:1e6", seed=2)
+    c = dpkit.cluster(S1, columns=["x", "y"], n_clusters=15, epsilon=1.0, bounds="0:1e6,0:1e6", random_state=2)
     assert list(c.centroids.columns) == ["cluster_not_private", "x", "y"] and len(c.centroids) == 15
     assert c.report["parameters"]["bounds_source"] == "--bounds" and c.histogram is not None
     assigned = c.assign(S1)
     assert len(assigned) == len(pd.read_csv(S1)) and set(assigned[c.label]) <= {str(i) for i in range(15)}
     df = pd.read_csv(S1)
-    same = dpkit.cluster(df, columns=["x", "y"], k=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], seed=2)
-    np.testing.assert_array_equal(same.centres, c.centres)  # a plain seed: same noise whatever the input form
+    same = dpkit.cluster(df, columns=["x", "y"], n_clusters=15, epsilon=1.0, bounds=[(0, 1e6), (0, 1e6)], random_state=2)
+    np.testing.assert_array_equal(same.centroids, c.centroids)  # a plain seed: same noise whatever the input form
     # no bounds, no schema: a share of ε learns them (pure ε-DP), the report says how
-    learned = dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, seed=KEY)
+    learned = dpkit.cluster(S1, columns=["x", "y"], n_clusters=3, epsilon=1.0, random_state=KEY)
     params = learned.report["parameters"]
     assert params["bounds_source"].startswith("learned under DP") and params["domain_share"] == 0.1
     assert learned.report["privacy"]["model"] == "epsilon-dp" and learned.report["privacy"]["delta"] == 0
@@ -81,14 +81,15 @@ def test_cluster_returns_centroids_histogram_and_assignment() -> None:
     (xlo, xhi), (ylo, yhi) = params["bounds"]
     assert xlo < xhi and ylo < yhi and learned.label == "cluster"
     lo, hi = np.array([xlo, ylo]), np.array([xhi, yhi])
-    assert np.all(learned.centres >= lo) and np.all(learned.centres <= hi)  # the points were clipped
+    centres = learned.centroids[learned.columns].to_numpy()
+    assert np.all(centres >= lo) and np.all(centres <= hi)  # the points were clipped
     with pytest.raises(dpkit.DpkitUsageError, match="domain_share applies only"):
-        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, bounds="0:1e6,0:1e6", domain_share=0.2)
+        dpkit.cluster(S1, columns=["x", "y"], n_clusters=3, epsilon=1.0, bounds="0:1e6,0:1e6", domain_share=0.2)
     with pytest.raises(dpkit.DpkitUsageError, match="domain_share must be a number between 0"):
-        dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, domain_share=1)
+        dpkit.cluster(S1, columns=["x", "y"], n_clusters=3, epsilon=1.0, domain_share=1)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        leaky = dpkit.cluster(S1, columns=["x", "y"], k=3, epsilon=1.0, allow_data_bounds=True, seed=1)
+        leaky = dpkit.cluster(S1, columns=["x", "y"], n_clusters=3, epsilon=1.0, allow_data_bounds=True, random_state=1)
     assert any(issubclass(w.category, dpkit.PrivacyLeakWarning) for w in seen)
     assert leaky.report["privacy"]["model"] == "none" and leaky.label == "cluster_not_private"
 

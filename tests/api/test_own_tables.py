@@ -43,12 +43,12 @@ def test_a_forest_without_schema_predicts_rows_with_empty_cells(hr, tmp_path) ->
     and generalize read it — not an error that refuses the whole test set."""
     train, test = hr.iloc[:3000], hr.iloc[3000:]
     model = dpkit.forest(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"],
-                         trees=3, depth=2, seed=KEY)
+                         n_estimators=3, max_depth=2, random_state=KEY)
     assert (test["hire_date"] == "").any() and (test["bonus"] == "N/A").any()
     pred = model.predict(test)
     assert pred.index.equals(test.index) and pred.notna().all()
     # the same after a save and a load (the model file keeps the rule) and from a file
-    model.save(tmp_path / "m.json")
+    model.write(tmp_path / "m.json")
     test.to_csv(tmp_path / "test.csv", index=False)
     again = dpkit.load_forest(tmp_path / "m.json").predict(tmp_path / "test.csv")
     assert (again.to_numpy() == pred.to_numpy()).all()
@@ -69,7 +69,7 @@ def test_evaluate_classifier_takes_the_release_schema(hr) -> None:
     from dpkit.api.evaluate import evaluate_classifier
 
     train, test = hr.iloc[:3000], hr.iloc[3000:]
-    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], random_state=KEY)
     scores = evaluate_classifier(release.generalize(test), target="left", train=release.table,
                                  schema=release.schema)
     assert scores["accuracy"] > scores.get("floor_accuracy", 0.5) - 0.1, scores
@@ -80,20 +80,20 @@ def test_a_parsed_date_column_is_read_as_its_iso_text(hr) -> None:
     ``(missing)`` (numpy turns datetime64[ns] into integers on the way to object) and a forest
     read them as missing. A parsed column gives what its ISO text gives, NaT as the empty cell."""
     train, test = hr.iloc[:3000], hr.iloc[3000:]
-    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+    release = dpkit.publish(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], random_state=KEY)
     parsed = test.assign(hire_date=pd.to_datetime(test["hire_date"].replace("", None)))
     assert parsed["hire_date"].isna().any() and parsed["hire_date"].dtype.kind == "M"
     text_cut, parsed_cut = release.generalize(test), release.generalize(parsed)
     assert (parsed_cut["hire_date"].astype(str) != "(missing)").mean() > 0.8
     pd.testing.assert_frame_equal(parsed_cut, text_cut)
     model = dpkit.forest(train, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"],
-                         trees=3, depth=3, seed=KEY)
+                         n_estimators=3, max_depth=3, random_state=KEY)
     pd.testing.assert_frame_equal(model.predict_proba(parsed), model.predict_proba(test))
 
 
 def test_a_misspelt_keyword_of_predict_names_the_closest(hr) -> None:
     """``predict(test, decison=...)`` listed only the reading options, not ``decision``."""
-    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, trees=2, depth=2, seed=KEY)
+    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, n_estimators=2, max_depth=2, random_state=KEY)
     for call in (model.predict, model.predictions):
         with pytest.raises(TypeError, match="did you mean 'decision'"):
             call(hr, decison="balanced")
@@ -103,7 +103,7 @@ def test_the_learned_schema_of_a_publish_does_not_claim_taxonomy_infer(hr, tmp_p
     """The YAML a run without a schema writes beside its output said it was learned "by `dpkit
     taxonomy infer`" — a command the user never ran (and a CLI word in library output)."""
     out = tmp_path / "r.csv"
-    dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY, output=out)
+    dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], random_state=KEY, output=out)
     text = (tmp_path / "r.schema.yaml").read_text()
     assert text.startswith("# Schema learned under differential privacy by dpkit ")
     assert "taxonomy infer" not in text.splitlines()[0]
@@ -115,9 +115,9 @@ def test_duplicate_column_names_of_a_dataframe_are_refused_in_one_line(hr) -> No
     dup = hr.copy()
     dup.columns = ["hire_date", "hire_date", "bonus", "level", "left"]
     with pytest.raises(dpkit.DataError, match="duplicate column name 'hire_date'"):
-        dpkit.publish(dup, target="left", epsilon=1.0, delta=1e-6, seed=KEY)
-    release = dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, seed=KEY)
-    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, trees=2, depth=2, seed=KEY)
+        dpkit.publish(dup, target="left", epsilon=1.0, delta=1e-6, random_state=KEY)
+    release = dpkit.publish(hr, target="left", epsilon=1.0, delta=1e-6, random_state=KEY)
+    model = dpkit.forest(hr, target="left", epsilon=1.0, delta=1e-6, n_estimators=2, max_depth=2, random_state=KEY)
     for call in (release.generalize, model.predict):
         with pytest.raises(dpkit.DataError, match="duplicate column name"):
             call(dup)
@@ -156,6 +156,6 @@ def test_an_empty_target_cell_is_not_a_class(hr) -> None:
     class '' beside 'no' and 'yes'; a missing class is missing: those records are dropped."""
     gaps = hr.assign(left=hr["left"].where(np.arange(len(hr)) % 12 != 0, np.nan))
     with pytest.warns(dpkit.DpkitWarning, match="dropped rows"):
-        release = dpkit.publish(gaps, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], seed=KEY)
+        release = dpkit.publish(gaps, target="left", epsilon=1.0, delta=1e-6, date=["hire_date"], random_state=KEY)
     assert set(release.table["left"].astype(str)) == {"no", "yes"}
     assert release.schema.columns["left"].leaves == ("no", "yes")

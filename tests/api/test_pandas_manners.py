@@ -22,7 +22,7 @@ KEY = "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42"
 def split() -> tuple[pd.DataFrame, pd.DataFrame, dpkit.Forest]:
     df = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(3000)
     train, test = train_test_split(df, test_size=0.3, random_state=0)
-    model = dpkit.forest(train, schema=SCHEMA, epsilon=2.0, trees=5, depth=3, seed=KEY)
+    model = dpkit.forest(train, schema=SCHEMA, epsilon=2.0, n_estimators=5, max_depth=3, random_state=KEY)
     return train, test, model
 
 
@@ -68,7 +68,7 @@ SMALL = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(200)
 @pytest.mark.parametrize("call", [
     lambda kw: dpkit.publish(SMALL, schema=SCHEMA, epsilon=1.0, **kw),
     lambda kw: dpkit.forest(SMALL, schema=SCHEMA, epsilon=1.0, **kw),
-    lambda kw: dpkit.cluster(SMALL, columns=["age"], k=2, epsilon=1.0, bounds="0:100", **kw),
+    lambda kw: dpkit.cluster(SMALL, columns=["age"], n_clusters=2, epsilon=1.0, bounds="0:100", **kw),
 ])
 @pytest.mark.parametrize("value", [None, 3, "x"])
 def test_an_unknown_keyword_is_refused_whatever_its_value(call, value) -> None:
@@ -81,8 +81,8 @@ def test_an_unknown_keyword_is_refused_whatever_its_value(call, value) -> None:
 def test_the_closest_keyword_is_named(split) -> None:
     with pytest.raises(TypeError, match="'levls'; did you mean 'levels'"):
         dpkit.publish(SMALL, schema=SCHEMA, epsilon=1.0, levls=None)
-    with pytest.raises(TypeError, match="'seeds'; did you mean 'seed'"):
-        dpkit.cluster(SMALL, columns=["age"], k=2, epsilon=1.0, bounds="0:100", seeds=None)
+    with pytest.raises(TypeError, match="'seeds'; did you mean 'random_state'"):
+        dpkit.cluster(SMALL, columns=["age"], n_clusters=2, epsilon=1.0, bounds="0:100", seeds=None)
     _, test, model = split
     # a DataFrame ignores the reading options, but a misspelt one is not silently dropped
     with pytest.raises(TypeError, match="'delimeter'; did you mean 'delimiter'"):
@@ -95,7 +95,7 @@ def test_the_closest_keyword_is_named(split) -> None:
 @pytest.mark.parametrize(("kw", "name"), [
     (dict(epsilon=0), "epsilon"), (dict(epsilon=-1), "epsilon"), (dict(epsilon=float("nan")), "epsilon"),
     (dict(epsilon="lots"), "epsilon"), (dict(epsilon=1.0, delta=2, schema=None, target="income"), "delta"),
-    (dict(epsilon=1.0, seed=-3), "seed")])
+    (dict(epsilon=1.0, random_state=-3), "random_state")])
 def test_bad_values_are_value_errors(kw, name) -> None:
     with pytest.raises(ValueError, match=f"^{name} must be") as info:
         dpkit.publish(SMALL, **{"schema": SCHEMA, **kw})
@@ -159,11 +159,11 @@ def test_the_package_is_typed() -> None:
     assert {"DataLike", "SeedLike", "LedgerLike", "ReadOptions"} <= set(dpkit.__all__)
     for fn in (dpkit.publish, dpkit.forest, dpkit.cluster, dpkit.infer_schema):
         params = inspect.signature(fn).parameters
-        assert params["data"].annotation == "DataLike" and params["seed"].annotation == "SeedLike"
+        assert params["data"].annotation == "DataLike" and params["random_state"].annotation == "SeedLike"
         assert params["ledger"].annotation == "LedgerLike"
     # one ReadOptions, read by every function
     opts = dpkit.ReadOptions(str(ADULT))
-    assert len(dpkit.publish(opts, schema=SCHEMA, epsilon=1.0, seed=KEY).table) > 0
+    assert len(dpkit.publish(opts, schema=SCHEMA, epsilon=1.0, random_state=KEY).table) > 0
 
 
 # ------------------------------------------------------------------------- messages
@@ -193,7 +193,7 @@ def test_an_empty_dataframe_is_refused_clearly() -> None:
     for call in (lambda: dpkit.publish(empty, target="income", epsilon=1.0, delta=1e-6),
                  lambda: dpkit.publish(empty, schema=SCHEMA, epsilon=1.0),
                  lambda: dpkit.forest(empty, schema=SCHEMA, epsilon=1.0),
-                 lambda: dpkit.cluster(empty, columns=["age"], k=2, epsilon=1.0, bounds="0:100")):
+                 lambda: dpkit.cluster(empty, columns=["age"], n_clusters=2, epsilon=1.0, bounds="0:100")):
         with pytest.raises(dpkit.DataError, match=r"^<DataFrame>: has no rows .*nothing to release"):
             call()
 

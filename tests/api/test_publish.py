@@ -21,7 +21,7 @@ KEY = "0xb2a95fa64d14dd085f47e420ccf8040e"
 
 @pytest.fixture(scope="module")
 def release() -> dpkit.Release:
-    return dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, seed=KEY)
+    return dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, random_state=KEY)
 
 
 def test_import_is_light() -> None:
@@ -43,7 +43,7 @@ def test_release_holds_table_and_report(release: dpkit.Release) -> None:
 
 
 def test_same_key_same_release_and_written_files_match_table(release: dpkit.Release, tmp_path: Path) -> None:
-    again = dpkit.publish(str(ADULT), schema=str(SCHEMA), epsilon=1, seed=KEY)
+    again = dpkit.publish(str(ADULT), schema=str(SCHEMA), epsilon=1, random_state=KEY)
     assert again.report == release.report
     release.write(tmp_path / "r.csv")
     release.write_report(tmp_path / "r.report.json")
@@ -55,13 +55,13 @@ def test_same_key_same_release_and_written_files_match_table(release: dpkit.Rele
 def test_dataframe_input_is_read_as_the_csv_is() -> None:
     # a plain seed draws the same stream whatever the input; a key would not: a run's key is
     # derived from the input's fingerprint, and a file's bytes are not a DataFrame's values
-    release = dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, seed=7)
+    release = dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, random_state=7)
     df = pd.read_csv(ADULT, dtype=str, keep_default_na=False)
-    from_frame = dpkit.publish(df, schema=dpkit.load_schema(SCHEMA), epsilon=1.0, seed=7)
+    from_frame = dpkit.publish(df, schema=dpkit.load_schema(SCHEMA), epsilon=1.0, random_state=7)
     assert from_frame.report["release"] == release.report["release"]
     # typed columns (ints, NaN) are read as their text: the same release
     typed = pd.read_csv(ADULT, na_values=["?"], skipinitialspace=True)
-    typed_release = dpkit.publish(typed.fillna("?"), schema=SCHEMA, epsilon=1.0, seed=7)
+    typed_release = dpkit.publish(typed.fillna("?"), schema=SCHEMA, epsilon=1.0, random_state=7)
     assert typed_release.report["release"]["cut"] == release.report["release"]["cut"]
 
 
@@ -81,7 +81,7 @@ def test_a_release_without_schema_generalizes_from_its_report_alone(tmp_path: Pa
     the saved report generalizes new data with no schema passed, from any directory."""
     train = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(3000)
     test = pd.read_csv(ADULT_TEST, dtype=str, keep_default_na=False).head(200)
-    release = dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, seed=KEY)
+    release = dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, random_state=KEY)
     assert release.report["parameters"]["schema"] == "<learned>"
     release.write(tmp_path / "out.csv")
     release.write_report(tmp_path / "r.json")
@@ -92,7 +92,7 @@ def test_a_release_without_schema_generalizes_from_its_report_alone(tmp_path: Pa
     pd.testing.assert_frame_equal(dpkit.generalize(test, tmp_path / "r.json"), release.generalize(test))
     # publish(report=) without an output does the same, inside the run
     monkeypatch.chdir(tmp_path)
-    dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, seed=KEY, report="r2.json")
+    dpkit.publish(train, target="income", epsilon=1.0, delta=1e-6, random_state=KEY, report="r2.json")
     assert json.loads(Path("r2.json").read_text())["parameters"]["schema"] == "r2.schema.yaml"
     pd.testing.assert_frame_equal(dpkit.generalize(test, "r2.json"), release.generalize(test))
 

@@ -18,7 +18,7 @@ KEY = "0x4be1a07c93d25f68e0b7c1d94a3f2e65"
 
 def test_plain_seed_marks_cluster_outputs(tmp_path: Path) -> None:
     out, hist = tmp_path / "c.csv", tmp_path / "h.csv"
-    c = dpkit.cluster(S1, columns=["x", "y"], k=5, epsilon=1.0, bounds="0:1e6,0:1e6", seed=4, output=out,
+    c = dpkit.cluster(S1, columns=["x", "y"], n_clusters=5, epsilon=1.0, bounds="0:1e6,0:1e6", random_state=4, output=out,
                       histogram=hist)
     assert out.read_text().splitlines()[0] == "cluster_not_private,x,y"
     assert hist.read_text().splitlines()[0].split(",")[-1].endswith("_not_private")
@@ -29,7 +29,7 @@ def test_plain_seed_marks_cluster_outputs(tmp_path: Path) -> None:
 def test_private_runs_are_not_marked(tmp_path: Path) -> None:
     for seed in (None, KEY):
         out = tmp_path / "c.csv"
-        c = dpkit.cluster(S1, columns=["x", "y"], k=5, epsilon=1.0, bounds="0:1e6,0:1e6", seed=seed, output=out)
+        c = dpkit.cluster(S1, columns=["x", "y"], n_clusters=5, epsilon=1.0, bounds="0:1e6,0:1e6", random_state=seed, output=out)
         assert out.read_text().splitlines()[0] == "cluster,x,y"
         assert "not_private_outputs" not in c.report["release"]
 
@@ -37,7 +37,7 @@ def test_private_runs_are_not_marked(tmp_path: Path) -> None:
 def test_forest_model_file_says_what_the_report_says(tmp_path: Path) -> None:
     for seed, model in ((4, "none"), (KEY, "epsilon-dp")):
         out = tmp_path / "m.json"
-        f = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, trees=2, depth=1, seed=seed, output=out)
+        f = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, n_estimators=2, max_depth=1, random_state=seed, output=out)
         privacy = json.loads(out.read_text())["privacy"]
         assert privacy["model"] == model == f.report["privacy"]["model"]
         assert privacy["guarantee"] == f.report["privacy"]["guarantee"]

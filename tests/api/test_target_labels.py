@@ -33,7 +33,7 @@ def _table(n: int = 1500) -> pd.DataFrame:
 def test_predictions_in_the_targets_dtype(dtype: str, tmp_path: Path) -> None:
     df = _table()
     df["y"] = df["y"].astype(dtype)
-    model = dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, trees=5, depth=3, seed=KEY,
+    model = dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, n_estimators=5, max_depth=3, random_state=KEY,
                          output=tmp_path / "m.json")
     pred = model.predict(df)
     assert str(pred.dtype) == dtype
@@ -49,19 +49,19 @@ def test_predictions_in_the_targets_dtype(dtype: str, tmp_path: Path) -> None:
 
 
 def test_text_target_and_csv_model_stay_text(tmp_path: Path) -> None:
-    model = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, trees=3, depth=2, seed=KEY, output=tmp_path / "m.json")
+    model = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, n_estimators=3, max_depth=2, random_state=KEY, output=tmp_path / "m.json")
     assert model.model.target_dtype is None
     assert "target_dtype" not in json.loads((tmp_path / "m.json").read_text())
     assert model.predict(ADULT).dtype == object
     assert all(c.startswith("p_") for c in model.predict_proba(ADULT).columns)
     df = _table().assign(y=lambda d: d["y"].map({0: "no", 1: "yes"}))
-    text = dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, trees=3, depth=2, seed=KEY)
+    text = dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, n_estimators=3, max_depth=2, random_state=KEY)
     assert text.model.target_dtype is None and set(text.predict(df)) <= {"no", "yes"}
 
 
 def test_a_bad_target_dtype_in_a_model_file_is_refused(tmp_path: Path) -> None:
     df = _table()
-    dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, trees=3, depth=2, seed=KEY, output=tmp_path / "m.json")
+    dpkit.forest(df, target="y", epsilon=2.0, delta=1e-6, n_estimators=3, max_depth=2, random_state=KEY, output=tmp_path / "m.json")
     doc = json.loads((tmp_path / "m.json").read_text())
     doc["target_dtype"] = "datetime64[ns]"
     (tmp_path / "bad.json").write_text(json.dumps(doc))

@@ -22,7 +22,7 @@ KEY = "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42"
 def model() -> dpkit.Forest:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, trees=2, depth=2, seed=KEY)
+        return dpkit.forest(ADULT, schema=SCHEMA, epsilon=1.0, n_estimators=2, max_depth=2, random_state=KEY)
 
 
 def _caught(call):
@@ -34,9 +34,9 @@ def _caught(call):
 
 def test_warnings_point_at_the_callers_line(model) -> None:
     df = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(3000)  # holds '?': rows dropped
-    seen = _caught(lambda: dpkit.publish(df, schema=SCHEMA, epsilon=1.0, seed=KEY))
+    seen = _caught(lambda: dpkit.publish(df, schema=SCHEMA, epsilon=1.0, random_state=KEY))
     seen += _caught(lambda: model.predict(df.assign(age="200")))  # clipped at prediction
-    seen += _caught(lambda: dpkit.cluster(df, columns=["age"], k=2, epsilon=1.0, allow_data_bounds=True, seed=1))
+    seen += _caught(lambda: dpkit.cluster(df, columns=["age"], n_clusters=2, epsilon=1.0, allow_data_bounds=True, random_state=1))
     assert len(seen) >= 3
     for w in seen:
         assert w.filename == __file__, (w.filename, str(w.message))
@@ -49,7 +49,7 @@ def test_one_clipping_warning_names_every_column(model) -> None:
     assert len(clips) == 1
     text = str(clips[0].message)
     assert all(f"'{c}'" in text for c in ("age", "hours-per-week", "capital-loss"))
-    loaded = _caught(lambda: dpkit.publish(wide.assign(income=df["income"]), schema=SCHEMA, epsilon=1.0, seed=KEY))
+    loaded = _caught(lambda: dpkit.publish(wide.assign(income=df["income"]), schema=SCHEMA, epsilon=1.0, random_state=KEY))
     assert len([w for w in loaded if "clipped" in str(w.message)]) == 1
 
 

@@ -68,8 +68,8 @@ def selection_tables():
     import pandas as pd
 
     pytest.importorskip("dpkit.release.maxgddp")
+    from dpkit.data.encode import encode
     from dpkit.data.schema import parse_schema
-    from dpkit.data.table import encode
 
     s = parse_schema(SELECT_SCHEMA, "audit.yaml")
     rows = [("u", "s", "p"), ("v", "t", "q")]

@@ -40,7 +40,7 @@ def _publish(df: pd.DataFrame, rng: np.random.Generator):  # noqa: ANN202
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return dpkit.publish(df, target="label", epsilon=EPS, delta=DELTA, domain_share=SHARE,
-                             seed="0x" + rng.bytes(16).hex())
+                             random_state="0x" + rng.bytes(16).hex())
 
 
 def _total(df: pd.DataFrame, rng: np.random.Generator) -> float:

@@ -140,8 +140,8 @@ columns:
 
 
 def _tables(rows_d, extra):  # noqa: ANN001, ANN202
+    from dpkit.data.encode import encode
     from dpkit.data.schema import parse_schema
-    from dpkit.data.table import encode
 
     s = parse_schema(PUBLISH_SCHEMA, "audit.yaml")
     return (encode(pd.DataFrame(rows_d, columns=["a", "label"]), s),

@@ -39,8 +39,8 @@ columns:
 
 
 def _tables(rows_d: list[tuple[str, str]], extra: tuple[str, str]):  # noqa: ANN202
+    from dpkit.data.encode import encode
     from dpkit.data.schema import parse_schema
-    from dpkit.data.table import encode
 
     s = parse_schema(SCHEMA, "audit.yaml")
     return (encode(pd.DataFrame(rows_d, columns=["a", "label"]), s),

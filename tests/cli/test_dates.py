@@ -85,7 +85,7 @@ def test_publish_releases_calendar_intervals_and_generalize_maps_test_dates(file
 def test_the_library_generalize_maps_dates_the_same(files):
     import dpkit
 
-    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, seed=3)
+    rel = dpkit.publish(files["train"], schema=files["schema"], epsilon=2, random_state=3)
     out = dpkit.generalize(files["test"], rel)
     assert out["signup_date"].map(lambda v: bool(INTERVAL.match(v))).all()
 
@@ -124,7 +124,7 @@ def test_no_schema_learns_date_bounds_on_the_calendar_grid(files):
     out = str(Path(files["tmp"]) / "ns.csv")
     with warnings.catch_warnings(record=True) as caught:  # a kept row (missing: keep) warns of nothing
         warnings.simplefilter("always")
-        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=5,
+        rel = dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], random_state=5,
                             output=out)
     assert not any("not-a-date-zq" in str(w.message) for w in caught)
     steps = [s["step"] for s in rel.report["spends"]]
@@ -168,9 +168,8 @@ def test_forest_and_cluster_read_a_date_as_its_day_number(files):
     code, _, err = invoke(["cluster", files["train"], "--schema", files["schema"], "--columns", "signup_date",
                            "-k", "2", "--epsilon", "1", "--seed", "1", "-o", out])
     assert code == 0, err
-    centres = [float(r["signup_date"]) for r in csv.DictReader(open(out))]
-    lo, hi = (dt.date(y, 1, 1).toordinal() - dt.date(1970, 1, 1).toordinal() for y in (2019, 2025))
-    assert all(lo <= c <= hi for c in centres)  # days since 1970, inside the schema's bounds
+    centres = [r["signup_date"] for r in csv.DictReader(open(out))]
+    assert all("2019-01-01" <= c <= "2025-01-01" and dt.date.fromisoformat(c) for c in centres)  # ISO, in bounds
 
 
 def test_validate_and_kanon_read_date_columns(files, monkeypatch):
@@ -206,3 +205,76 @@ def test_cli_no_schema_run_keeps_the_date(files, declared):
     # (missing): the public missing bucket of missing_policy: keep, which noise may fill
     released = {r["signup_date"] for r in csv.DictReader(open(out))} - {"(missing)"}
     assert len(released) > 1 and all(INTERVAL.match(v) for v in released), released
+
+
+def _day_month_year(tmp: str) -> str:
+    """A column declared a date whose values are all day/month/year (never ISO 8601)."""
+    path = Path(tmp) / "dmy.csv"
+    lines = ["d,y", *(f"{1 + i % 28}/{1 + i % 12}/2021,{'ab'[i % 2]}" for i in range(3000))]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_a_declared_date_column_with_no_iso_date_warns_once_at_the_caller(files):
+    """A column declared a date whose values never parse: one warning naming the column and ISO
+    8601, pointing at the caller's line, decided on the noisy count (nothing more spent)."""
+    import dpkit
+
+    data = _day_month_year(files["tmp"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rel = dpkit.publish(data, target="y", epsilon=1, delta=1e-6, date=["d"], seed=3,
+                            output=str(Path(files["tmp"]) / "dmy-rel.csv"))
+    mine = [w for w in caught if "ISO 8601" in str(w.message)]
+    assert len(mine) == 1 and "'d'" in str(mine[0].message) and "date=" in str(mine[0].message)
+    assert mine[0].filename == __file__  # stacklevel: the user's line, not dpkit's
+    assert "--" not in str(mine[0].message)  # the library names no flag
+    assert "domain: d size" in [s["step"] for s in rel.report["spends"]]
+    # a column of ISO dates, declared the same way, does not warn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dpkit.publish(files["train"], target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=3,
+                      output=str(Path(files["tmp"]) / "ok-rel.csv"))
+    assert not [w for w in caught if "ISO 8601" in str(w.message)]
+
+
+def test_cli_warns_of_a_declared_date_column_with_no_iso_date(files):
+    out = str(Path(files["tmp"]) / "dmy-cli.csv")
+    code, _, err = invoke(["publish", _day_month_year(files["tmp"]), "--target", "y", "--date", "d",
+                           "--epsilon", "1", "--delta", "1e-6", "-o", out])
+    assert code == 0, err
+    lines = [x for x in err.splitlines() if "ISO 8601" in x]
+    assert len(lines) == 1 and lines[0].startswith("dpkit: warning: column 'd'") and "(--date)" in lines[0]
+
+
+def test_cluster_date_learns_calendar_bounds_and_writes_iso_centroids(files):
+    """cluster --date: the date is clustered as its day number with bounds learned on the
+    calendar grid (a domain step), and the centroids are ISO dates; --date needs learned bounds."""
+    out = str(Path(files["tmp"]) / "cd.csv")
+    code, _, err = invoke(["cluster", files["train"], "--columns", "signup_date", "--date", "signup_date", "-k", "2",
+                           "--epsilon", "1", "-o", out])
+    assert code == 0, err
+    centres = [r["signup_date"] for r in csv.DictReader(open(out))]
+    assert len(centres) == 2 and all("2015-01-01" <= dt.date.fromisoformat(c).isoformat() <= "2030-01-01"
+                                     for c in centres)
+    report = json.loads(Path(out).with_suffix(".report.json").read_text())
+    steps = [s["step"] for s in report["spends"]]
+    assert any(s.startswith("domain: signup_date bounds") for s in steps)
+    lo, hi = report["parameters"]["bounds"][0]
+    first = dt.date(1970, 1, 1).toordinal()
+    assert dt.date.fromordinal(first + int(lo)).day == 1 and dt.date.fromordinal(first + int(hi)).day == 1
+    code, _, err = invoke(["cluster", files["train"], "--columns", "signup_date", "--date", "signup_date", "-k", "2",
+                           "--bounds", "0:20000", "--epsilon", "1", "-o", out])
+    assert code != 0 and "--date applies only when the bounds are learned" in err and "Traceback" not in err
+
+
+def test_the_library_cluster_date_keyword(files):
+    import dpkit
+
+    res = dpkit.cluster(files["train"], columns=["signup_date"], date=["signup_date"], n_clusters=2, epsilon=1, random_state=None)
+    assert all(isinstance(c, str) and dt.date.fromisoformat(c) for c in res.centroids["signup_date"])
+    days = res._centres()[:, 0]
+    assert all(dt.date.fromordinal(dt.date(1970, 1, 1).toordinal() + int(d)).isoformat() == c
+               for d, c in zip(days, res.centroids["signup_date"], strict=True))
+    labels = res.assign(files["test"])
+    assert len(labels) == 400 and labels[res.label].notna().all()

@@ -49,7 +49,7 @@ def test_row_outputs_refused_where_executors_cannot_write(tmp_path):
     """A local -o with a cluster master: the executors would write to their own disks."""
     from types import SimpleNamespace
 
-    from dpkit.engine.spark_write import check_output
+    from dpkit.engine.spark.write import check_output
     from dpkit.errors import DataError, DpkitUsageError
 
     yarn = SimpleNamespace(sparkContext=SimpleNamespace(master="yarn"))
@@ -68,7 +68,7 @@ def test_row_outputs_refused_where_executors_cannot_write(tmp_path):
 
 
 def test_output_kinds():
-    from dpkit.engine.spark_write import output_kind
+    from dpkit.engine.spark.write import output_kind
 
     assert output_kind("a.csv") == "file" and output_kind("-") == "file"
     assert output_kind("file:///x/a.csv") == "file"

@@ -286,7 +286,7 @@ def test_taxonomy_validate_json() -> None:
 
 def test_ctrl_c_after_a_complete_run_exits_0(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """errors.md row: ctrl-c-after-complete"""
-    import dpkit.cli.results as results
+    import dpkit.cli.options as results
     from dpkit.ledger import Ledger
 
     ledger = tmp_path / "l.db"
@@ -374,11 +374,11 @@ def test_infer_keeps_a_mostly_numeric_column_numeric_and_lists_the_strays(tmp_pa
 def test_infer_a_text_column_stays_text() -> None:
     import pandas as pd
 
-    from dpkit.data.infer import infer_schema
+    from dpkit.data.infer import draft_from_data
 
     df = pd.DataFrame({"x": [str(i) for i in range(50)] + ["a", "b", "c", "d", "e", "f"]})
     with pytest.warns(Warning):
-        spec = infer_schema(df)["columns"]["x"]
+        spec = draft_from_data(df)["columns"]["x"]
     assert spec["type"] != "numeric"  # 6 distinct strays in 56 values: not "a few"
 
 

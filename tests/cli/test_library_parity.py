@@ -28,7 +28,7 @@ def test_publish_cli_and_library_write_the_same_bytes(tmp_path: Path, extra: lis
     _cli(["publish", ADULT, "--schema", SCHEMA, "--epsilon", "1", "--seed", KEY, *extra, "-o", str(out),
           "--report", str(tmp_path / "cli.json")])
     options = {"levels": 13} if "--levels" in extra else {}
-    release = dpkit.publish(ADULT, schema=SCHEMA, epsilon="1", seed=KEY, output=tmp_path / f"lib{suffix}",
+    release = dpkit.publish(ADULT, schema=SCHEMA, epsilon="1", random_state=KEY, output=tmp_path / f"lib{suffix}",
                             report=tmp_path / "lib.json", counts="--counts" in extra, **options)
     assert (tmp_path / f"lib{suffix}").read_bytes() == out.read_bytes()
     assert (tmp_path / "lib.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
@@ -37,7 +37,7 @@ def test_publish_cli_and_library_write_the_same_bytes(tmp_path: Path, extra: lis
 
 
 def test_generalize_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None:
-    rel = dpkit.publish(ADULT, schema=SCHEMA, epsilon=1, seed=KEY, report=tmp_path / "r.json")
+    rel = dpkit.publish(ADULT, schema=SCHEMA, epsilon=1, random_state=KEY, report=tmp_path / "r.json")
     _cli(["generalize", ADULT_TEST, "--cut", str(tmp_path / "r.json"), "-o", str(tmp_path / "cli.csv")])
     dpkit.generalize(ADULT_TEST, tmp_path / "r.json", output=tmp_path / "lib.csv")
     assert (tmp_path / "lib.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
@@ -48,7 +48,7 @@ def test_generalize_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None
 def test_forest_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None:
     _cli(["forest", "train", ADULT, "--schema", SCHEMA, "--epsilon", "1", "--trees", "3", "--depth", "2",
           "--seed", KEY, "-o", str(tmp_path / "cli.json"), "--report", str(tmp_path / "cli.report.json")])
-    f = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1, trees=3, depth=2, seed=KEY, output=tmp_path / "lib.json",
+    f = dpkit.forest(ADULT, schema=SCHEMA, epsilon=1, n_estimators=3, max_depth=2, random_state=KEY, output=tmp_path / "lib.json",
                      report=tmp_path / "lib.report.json")
     assert (tmp_path / "lib.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
     cli_report = (tmp_path / "cli.report.json").read_text().replace(str(tmp_path / "cli.json"), "MODEL")
@@ -64,7 +64,7 @@ def test_cluster_cli_and_library_write_the_same_bytes(tmp_path: Path) -> None:
     _cli(["cluster", s1, "--columns", "x,y", "-k", "5", "--epsilon", "1", "--bounds", "0:1e6,0:1e6", "--seed", KEY,
           "--histogram", str(tmp_path / "ch.csv"), "--assign", str(tmp_path / "ca.csv"), "-o", str(tmp_path / "c.csv"),
           "--report", str(tmp_path / "c.json")])
-    dpkit.cluster(s1, columns=["x", "y"], k=5, epsilon=1, bounds="0:1e6,0:1e6", seed=KEY,
+    dpkit.cluster(s1, columns=["x", "y"], n_clusters=5, epsilon=1, bounds="0:1e6,0:1e6", random_state=KEY,
                   histogram=tmp_path / "lh.csv", assign=tmp_path / "la.csv", output=tmp_path / "l.csv",
                   report=tmp_path / "l.json")
     for a, b in (("c.csv", "l.csv"), ("ch.csv", "lh.csv"), ("ca.csv", "la.csv"), ("c.json", "l.json")):

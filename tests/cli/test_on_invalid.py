@@ -60,8 +60,8 @@ def test_library_drop_reads_like_the_rows_without_it(stray: Path) -> None:
     import pandas as pd
 
     df = pd.read_csv(stray, dtype=str, keep_default_na=False)
-    a = dpkit.publish(df, schema=SCHEMA, epsilon=1.0, seed=3, on_invalid="drop", levels=2)
-    b = dpkit.publish(df.iloc[:-1], schema=SCHEMA, epsilon=1.0, seed=3, levels=2)
+    a = dpkit.publish(df, schema=SCHEMA, epsilon=1.0, random_state=3, on_invalid="drop", levels=2)
+    b = dpkit.publish(df.iloc[:-1], schema=SCHEMA, epsilon=1.0, random_state=3, levels=2)
     pd.testing.assert_frame_equal(a.table, b.table)
 
 

@@ -17,14 +17,7 @@ CLI = Path(dpkit.__file__).parent / "cli"
 PUBLIC_MODULES = {"dpkit.errors"}
 
 #: internal module -> why the CLI still imports it (remove the entry when the import goes)
-INTERNAL = {
-    "dpkit.config": "--config files",
-    "dpkit.console": "-q/-v state and the progress bar",
-    "dpkit.data.table": "resolve (the delimiter of a path)",
-    "dpkit.engine": "engine_name",
-    "dpkit.release": "MAXGDDP_ONLY",
-    "dpkit.run": "check_distinct_paths; the run outcomes behind the exit status (boundary.py)",
-}
+INTERNAL: dict[str, str] = {}
 
 
 def imports_of(path: Path) -> list[tuple[str, str | None, int]]:
@@ -39,9 +32,17 @@ def imports_of(path: Path) -> list[tuple[str, str | None, int]]:
     return found
 
 
+def attributes_of(path: Path) -> list[tuple[str, int]]:
+    """(name, line) of every ``dpkit.name`` in ``path`` (the CLI calls the library as ``dpkit.publish``)."""
+    return [(node.attr, node.lineno) for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dpkit"]
+
+
 def offences() -> tuple[list[str], set[str]]:
     bad, used = [], set()
     for path in sorted(CLI.glob("*.py")):
+        bad += [f"{path.name}:{line}: dpkit.{name} is not a public name" for name, line in attributes_of(path)
+                if name not in dpkit.__all__]
         for module, name, line in imports_of(path):
             where = f"{path.name}:{line}"
             if module == "dpkit.cli" or module.startswith("dpkit.cli.") or module in PUBLIC_MODULES:
@@ -77,6 +78,12 @@ def test_checker_sees_an_internal_import(tmp_path: Path) -> None:
                                           ("dpkit.ledger", None, 3)]
 
 
+def test_checker_sees_an_attribute(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import dpkit\n\ndef f():\n    return dpkit.engine.load, dpkit.publish\n")
+    assert sorted(attributes_of(module)) == [("engine", 4), ("publish", 4)]
+
+
 def test_cluster_passes_on_every_algorithm_flag() -> None:
     """The CLI lists its algorithm flags itself (not dpkit.kmeans.OPTIONS): none may be left out."""
     from dpkit.cli.cluster import ALGORITHM_OPTIONS, command
@@ -85,3 +92,11 @@ def test_cluster_passes_on_every_algorithm_flag() -> None:
     flags = {p.name for p in command.params}
     algorithm_options = {o for opts in OPTIONS.values() for o in opts}
     assert set(ALGORITHM_OPTIONS) == flags & algorithm_options
+
+
+def test_publish_knows_every_maxgddp_only_option() -> None:
+    """The CLI lists publish's MAXGDDP-only flags itself (not dpkit.release): the same list."""
+    from dpkit.cli.publish import MAXGDDP_ONLY as CLI_LIST
+    from dpkit.release import MAXGDDP_ONLY
+
+    assert set(CLI_LIST) == set(MAXGDDP_ONLY)

@@ -136,6 +136,30 @@ def test_forest_is_the_same_on_spark(tmp_path, spark, parquet):
     _both(tmp_path, spark, args, "model.json", ADULT, parquet["adult"])  # CSV and Parquet
 
 
+def test_forest_keeping_missing_numbers_is_the_same_on_spark(tmp_path, spark):
+    """missing_policy: keep, '?' in age for 30 % of the rows: the missing child (a NaN routed by
+    dpkit.engine.keys.Route, its counts from the node's totals) is the same on both engines."""
+    import pandas as pd
+
+    df = pd.read_csv(ADULT, dtype=str, keep_default_na=False).iloc[:4000]
+    df.loc[np.random.default_rng(0).random(len(df)) < 0.3, "age"] = "?"
+    data = tmp_path / "holes.csv"
+    df.to_csv(data, index=False)
+    schema = tmp_path / "keep.yaml"
+    schema.write_text(SCHEMA.read_text().replace("missing_policy: drop", "missing_policy: keep"))
+
+    def args(data, out):
+        return ["forest", "train", data, "--schema", schema, "--target", "income", "--epsilon", "2",
+                "--trees", "2", "--depth", "2", "--columns", "age,education,sex", "--features-per-node", "all",
+                "-o", out, "-q"]
+
+    pq = tmp_path / "holes.parquet"
+    df.to_parquet(pq, index=False)
+    _both(tmp_path, spark, args, "model.json", data, pq)
+    model = json.loads((tmp_path / "numpy" / "model.json").read_text())
+    assert model["features"][0]["missing"] == "branch"
+
+
 @pytest.mark.parametrize("algorithm", ["dpqt", "dpkmeans"])
 def test_cluster_is_the_same_on_spark(tmp_path, spark, parquet, algorithm):
     def args(data, out):
@@ -162,17 +186,17 @@ def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
     import warnings
 
     import dpkit
-    import dpkit.engine.spark_frame as spark_frame
+    import dpkit.engine.spark.read as spark_read
 
     kw = {"columns": ["x", "y"], "k": 15, "epsilon": 1.0, "seed": "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"}
     got = {}
-    real, calls = spark_frame.load_spark, []
-    monkeypatch.setattr(spark_frame, "load_spark", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real, calls = spark_read.load_spark, []
+    monkeypatch.setattr(spark_read, "load_spark", lambda *a, **k: calls.append(1) or real(*a, **k))
     for engine in ("numpy", "spark"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = dpkit.cluster(str(S1), engine=engine, **kw)
-        got[engine] = (result.centres, sorted(str(w.message) for w in caught))
+        got[engine] = (result.centroids[result.columns].to_numpy(), sorted(str(w.message) for w in caught))
     assert len(calls) == 1
     assert np.array_equal(got["numpy"][0], got["spark"][0])
     assert got["numpy"][1] == got["spark"][1]  # no clipping warning on either: np.clip is silent
@@ -283,7 +307,7 @@ def test_no_schema_run_reads_its_input_once(spark, monkeypatch):
     import warnings
 
     import dpkit
-    import dpkit.engine.spark_frame as spark_frame
+    import dpkit.engine.spark.read as spark_read
 
     key = "0x3f9a2c71d4e8b6059a1c7e3d2b8f4a60"
     kw = {"target": "income", "epsilon": 1.0, "delta": 1e-6, "ignore": ["fnlwgt"], "seed": key}
@@ -294,7 +318,7 @@ def test_no_schema_run_reads_its_input_once(spark, monkeypatch):
         def second_read(*args, **kwargs):
             raise AssertionError("the input was read a second time")
 
-        monkeypatch.setattr(spark_frame, "load_spark", second_read)
+        monkeypatch.setattr(spark_read, "load_spark", second_read)
         spark_release = dpkit.publish(str(ADULT), engine="spark", **kw)
     assert spark_release.table.equals(numpy_release.table)
 
@@ -326,7 +350,7 @@ def test_string_frame_encodes_as_a_load_does(tmp_path, spark):
     from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.keys import Col
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
 
     schema = load_schema(SCHEMA)
     path, _ = _adult_head(tmp_path, header=True)
@@ -354,7 +378,7 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     from dpkit.data.schema import load_schema
     from dpkit.data.source import ReadOptions
     from dpkit.engine import load
-    from dpkit.engine.spark_strings import load_spark_strings
+    from dpkit.engine.spark.strings import load_spark_strings
     from dpkit.errors import DataError
 
     schema = load_schema(SCHEMA)

@@ -62,7 +62,7 @@ def test_publish_with_a_date_is_the_same_on_spark(tmp_path, spark):
     out = {}
     for engine in ("numpy", "spark"):
         o = tmp_path / f"{engine}.csv"
-        dpkit.publish(str(data), schema=str(schema), epsilon=1, seed=KEY, engine=engine, output=str(o))
+        dpkit.publish(str(data), schema=str(schema), epsilon=1, random_state=KEY, engine=engine, output=str(o))
         out[engine] = o.read_bytes()
     assert out["numpy"] == out["spark"] and b"[2019-01-01," in out["numpy"]
 
@@ -76,7 +76,7 @@ def test_no_schema_date_is_the_same_on_spark(tmp_path, spark):
     for engine in ("numpy", "spark"):
         o = tmp_path / engine / "rel.csv"
         o.parent.mkdir()
-        dpkit.publish(str(data), target="churn", epsilon=1, delta=1e-6, date=["signup_date"], seed=KEY,
+        dpkit.publish(str(data), target="churn", epsilon=1, delta=1e-6, date=["signup_date"], random_state=KEY,
                       engine=engine, output=str(o))
         out[engine] = (o.read_bytes(), o.with_suffix(".schema.yaml").read_bytes())
     assert out["numpy"] == out["spark"] and b"type: date" in out["numpy"][1]

@@ -43,7 +43,7 @@ def test_generalize_is_the_same_on_spark(tmp_path, spark, parquet, cut):  # noqa
 
 
 def test_generalize_to_a_directory_and_parquet(tmp_path, spark, cut):  # noqa: F811
-    from dpkit.engine.spark_write import part_files
+    from dpkit.engine.spark.write import part_files
 
     _run(_generalize(ADULT, cut, tmp_path / "numpy.csv", "numpy"))
     want = (tmp_path / "numpy.csv").read_text().splitlines(keepends=True)
@@ -85,7 +85,7 @@ def test_generalize_bad_input_leaves_no_output(tmp_path, spark, cut):  # noqa: F
 
 def test_failed_write_job_leaves_no_output(tmp_path, spark):  # noqa: F811
     """A job that fails while Spark writes: neither the output nor the part files remain."""
-    from dpkit.engine.spark_write import write_rows
+    from dpkit.engine.spark.write import write_rows
 
     df = spark.range(0, 50_000, numPartitions=4)
 
@@ -182,7 +182,7 @@ def test_taxonomy_validate_is_the_same_on_spark(tmp_path, spark):  # noqa: F811
 def test_uri_outputs_are_renamed_into_place(tmp_path, spark):  # noqa: F811
     """The hdfs:// / s3a:// path (Hadoop FileSystem: write under a hidden name, rename), run on
     a file: URI; a failed job leaves nothing."""
-    from dpkit.engine.spark_write import _text_job, _write_remote, part_files
+    from dpkit.engine.spark.write import _text_job, _write_remote, part_files
 
     df = spark.range(0, 30_000, numPartitions=3)
 

@@ -155,7 +155,7 @@ def test_cli_and_library_learn_the_same_bytes(capsys, small, tmp_path):
     code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--target", "y", "--epsilon", "1", "--delta", "1e-6",
                          "--ignore", "id_text", "--seed", KEY, "-o", tmp_path / "cli.yaml", "-q")
     assert code == 0, err
-    learned = library.infer_schema(str(small), target="y", epsilon=1, delta=1e-6, ignore="id_text", seed=KEY)
+    learned = library.infer_schema(str(small), target="y", epsilon=1, delta=1e-6, ignore="id_text", random_state=KEY)
     assert learned.yaml == (tmp_path / "cli.yaml").read_text()
     spends = json.loads((tmp_path / "cli.report.json").read_text())["spends"]
     assert spends == learned.report["spends"]
@@ -184,7 +184,9 @@ def test_gaussian_partition_selects_all_categorical_columns_at_once(capsys, tmp_
         lists[mech] = {c: len(col.leaves) for c, col in schema.columns.items() if hasattr(col, "leaves")}
         if mech == "gaussian":
             (spend,) = cats
-            assert "discrete gaussian, 9 columns" in spend["mechanism"] and spend["delta"] == pytest.approx(1e-6)
+            # 0.1 of δ went to the metadata's joint Gaussian (13 profiled columns: dpkit.domain.metadata.noise_plan)
+            assert "discrete gaussian, 9 columns" in spend["mechanism"] and spend["delta"] == pytest.approx(0.9e-6)
+            assert rep["privacy"]["delta_spent"] == pytest.approx(1e-6)
             assert spend["sensitivity"] == pytest.approx(3.0) and "discrete Gaussian" in text
         else:
             assert len(cats) == 9 and "discrete Laplace" in text

@@ -1,11 +1,11 @@
-"""The text the CLI lays out: `budget status|history` (cli/budget_tables.py), `evaluate classify`."""
+"""The text the CLI lays out: `budget status|history` (cli/budget.py), `evaluate classify`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import dpkit
-from dpkit.cli.budget_tables import history_tables, status_table
+from dpkit.cli.budget import history_tables, status_table
 
 IRIS = Path(__file__).resolve().parents[2] / "sample_data" / "iris" / "iris.csv"
 
@@ -21,7 +21,7 @@ def test_status_and_history_tables(tmp_path: Path) -> None:
 def test_classification_tables_and_lines() -> None:
     import pandas as pd
 
-    from dpkit.cli.evaluate_classify import classify_lines, classify_tables
+    from dpkit.cli.evaluate import classify_lines, classify_tables
 
     df = pd.read_csv(IRIS)
     result = dpkit.evaluate_classifier(df, target="species", train=df, model="tree")

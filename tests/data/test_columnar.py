@@ -1,5 +1,6 @@
-"""The columnar load path (dpkit/data/columnar.py): dialect sniffing, headerless files,
-Parquet in and out, several missing tokens, compact codes, and quiet loader messages."""
+"""The columnar load path (dpkit/data/columnar.py, codes.py, source.py, parquet.py): dialect
+sniffing, headerless files, Parquet in and out, several missing tokens, compact codes, and quiet
+loader messages."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from dpkit.data.columnar import code_dtype, sniff_delimiter
 from dpkit.data.coverage import check_coverage
+from dpkit.data.encode import encode
+from dpkit.data.encoded import code_dtype
 from dpkit.data.output import write_csv
 from dpkit.data.schema import parse_schema
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load, read_csv, read_table
+from dpkit.data.source import ReadOptions, sniff_delimiter
+from dpkit.data.table import load, read_csv, read_table
 from dpkit.errors import DataError, SchemaError
 
 SCHEMA_TEXT = """\
@@ -166,7 +168,7 @@ def test_compact_code_types(tmp_path):
 
 
 def test_number_dtype_holds_the_bounds():
-    from dpkit.data.columnar import number_dtype
+    from dpkit.data.encoded import number_dtype
 
     assert number_dtype(15, 95) == np.int8 and number_dtype(-128, 127) == np.int8
     assert number_dtype(0, 128) == np.int16 and number_dtype(0, 100000) == np.int32
@@ -413,17 +415,17 @@ def test_parquet_in_small_batches_reads_dictionaries_and_names_the_row(tmp_path,
     dictionaries, the table equals the one-batch read, and an error names its row."""
     import pandas as pd
 
-    import dpkit.data.columnar as columnar
+    import dpkit.data.parquet as parquet
 
     owner(monkeypatch)
     rows = pd.DataFrame({"a": ["x1", "Y", "x2", "?", "x1", "Y", "x2"], "n": [1.0, 2.0, 3.5, 4.0, 20.0, 6.0, 7.0],
                          "y": ["no", "yes", "no", "no", "yes", "no", "yes"]})
     write_csv(rows, tmp_path / "g.parquet")
     opened = []
-    real_open = columnar._open_parquet
-    monkeypatch.setattr(columnar, "_open_parquet", lambda o, d=(): opened.append(list(d)) or real_open(o, d))
+    real_open = parquet._open_parquet
+    monkeypatch.setattr(parquet, "_open_parquet", lambda o, d=(): opened.append(list(d)) or real_open(o, d))
     whole, msgs = loaded(tmp_path / "g.parquet")
-    monkeypatch.setattr(columnar, "PARQUET_BATCH_ROWS", 2)
+    monkeypatch.setattr(parquet, "PARQUET_BATCH_ROWS", 2)
     small, small_msgs = loaded(tmp_path / "g.parquet")
     assert opened[-1] == ["a", "y"]  # the categorical string columns, as dictionaries
     assert small.n_rows == whole.n_rows == 6 and small_msgs == msgs
@@ -471,7 +473,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     same (first-seen) order, and the same codes as unifying the whole file's dictionaries."""
     import pandas as pd
 
-    from dpkit.data import columnar
+    from dpkit.data import codes, columnar
 
     rng = np.random.default_rng(5)
     n = 3000
@@ -480,7 +482,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     y = rng.choice(["no", "yes"], n)
     p = write(tmp_path, "a,n,y\n" + "".join(f"{x},{m},{z}\n" for x, m, z in zip(a, num, y, strict=True)))
     monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 2048)  # many chunks, parsed in parallel
-    monkeypatch.setattr(columnar, "JOIN_BLOCKS", 3)
+    monkeypatch.setattr(codes, "JOIN_BLOCKS", 3)
     df = read_table(ReadOptions(str(p), delimiter=","), categorical=True)
     old = _old_read_categorical(p)
     for c in ("a", "n", "y"):

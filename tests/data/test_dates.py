@@ -186,7 +186,7 @@ def test_both_readers_encode_days_and_seconds_and_clip(tmp_path: Path, fmt):
     t = dates.parse("2021-05-06T07:08:09", "timestamp")
     assert fast.columns["t"].tolist() == [t, t - 9, dates.parse("2021-01-01", "timestamp")]
     if fmt == "csv":  # the exact path gives the same numbers
-        from dpkit.data.table import encode
+        from dpkit.data.encode import encode
 
         with pytest.warns(Warning, match="clipped"):
             exact = encode(read_table(ReadOptions(str(path))), schema)
@@ -234,11 +234,11 @@ def test_load_schema_file(tmp_path: Path):
 def test_the_draft_types_iso_dates_with_year_bounds():
     import pandas as pd
 
-    from dpkit.data.infer import infer_schema
+    from dpkit.data.infer import draft_from_data
 
     df = pd.DataFrame({"d": ["2019-03-04", "2024-12-31", "2020-01-01"], "t": ["2021-01-01T10:00:00"] * 3,
                        "y": ["a", "b", "a"]}, dtype=object)
     with pytest.warns(Warning):
-        cols = infer_schema(df, target="y")["columns"]
+        cols = draft_from_data(df, target="y")["columns"]
     assert cols["d"]["type"] == "date" and cols["d"]["bounds"] == ["2019-01-01", "2025-01-01"]
     assert cols["t"]["type"] == "timestamp" and cols["t"]["bounds"] == ["2021-01-01T00:00:00", "2022-01-01T00:00:00"]

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode, encode_codes
+from dpkit.data.table import encode_codes
 from dpkit.errors import DataError
 
 SCHEMA_TEXT = """\
@@ -114,13 +115,13 @@ def test_a_run_without_a_schema_reads_a_csv_through_the_columnar_reader(tmp_path
     df.to_csv(path, index=False)
     key = "0x28aa79597b38bd41138f8e7bc7b35aaf"
     with monkeypatch.context() as mp:
-        mp.setattr("dpkit.data.columnar.read_codes", lambda *_a, **_k: None)  # the exact reader
-        exact_read = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, seed=key)
+        mp.setattr("dpkit.data.codes.read_codes", lambda *_a, **_k: None)  # the exact reader
+        exact_read = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
 
     def exact(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("the exact reader (a string per cell) was used")
 
     monkeypatch.setattr("dpkit.data.table._parse_strings", exact)
     monkeypatch.setattr("dpkit.data.table.encode", exact)
-    from_path = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, seed=key)
+    from_path = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
     assert from_path.table.equals(exact_read.table) and from_path.report == exact_read.report

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dpkit.data.importers import dump_schema
-from dpkit.data.infer import DRAFT_HEADER, detect_missing, infer_schema, round_outward
+from dpkit.data.infer import DRAFT_HEADER, detect_missing, draft_from_data, round_outward
 from dpkit.data.schema import parse_schema
 from dpkit.data.table import load_table, read_csv
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
@@ -52,7 +52,7 @@ def test_types_bounds_and_identifiers():
         zip=[f"z{i % 55}" for i in range(n)],
     )
     with pytest.warns(PrivacyLeakWarning, match="NOT PRIVATE"):
-        d = infer_schema(df, target="label", max_categories=50)
+        d = draft_from_data(df, target="label", max_categories=50)
     cols = d["columns"]
     assert cols["id"]["type"] == "ignore"  # integer, all distinct, named like an identifier
     assert cols["name"]["type"] == "ignore"  # text, all distinct
@@ -71,7 +71,7 @@ def test_types_bounds_and_identifiers():
 def test_value_named_any_gets_another_root():
     df = frame(c=["Any", "x", "y", "x"], n=[1, 2, 3, 4])
     with pytest.warns(PrivacyLeakWarning):
-        d = infer_schema(df)
+        d = draft_from_data(df)
     s = parse_schema(dump_schema(d), "d.yaml")
     assert s.columns["c"].root.name == "All" and "Any" in s.columns["c"].leaves
 
@@ -79,11 +79,11 @@ def test_value_named_any_gets_another_root():
 def test_errors():
     df = frame(t=[f"v{i}" for i in range(10)] * 2)
     with pytest.raises(DataError, match="target 't' has more than 5 distinct values"):
-        infer_schema(df, target="t", max_categories=5)
+        draft_from_data(df, target="t", max_categories=5)
     with pytest.raises(DpkitUsageError, match="target 'x' is not a column"):
-        infer_schema(df, target="x")
+        draft_from_data(df, target="x")
     with pytest.raises(DpkitUsageError, match="at least 2"):
-        infer_schema(df, max_categories=1)
+        draft_from_data(df, max_categories=1)
 
 
 def test_detect_missing():
@@ -96,7 +96,7 @@ def test_detect_missing():
 def test_draft_of_sample_data_loads_the_data(name, target, tmp_path):
     path = ROOT / "sample_data" / name
     with pytest.warns(PrivacyLeakWarning):
-        d = infer_schema(read_csv(path), target=target)
+        d = draft_from_data(read_csv(path), target=target)
     p = tmp_path / "draft.yaml"
     p.write_text(dump_schema(d))
     schema = parse_schema(p.read_text(), str(p))
@@ -116,7 +116,7 @@ def test_several_missing_tokens_comma_separated(missing):
     df = frame(amount=[str(i * 10) if i % 7 else ("" if i % 2 else "N/A") for i in range(n)],
                label=["a", "b"] * (n // 2))
     with pytest.warns(PrivacyLeakWarning):
-        d = infer_schema(df, target="label", missing=missing)
+        d = draft_from_data(df, target="label", missing=missing)
     assert d["missing"] == ["", "N/A"]
     assert d["columns"]["amount"]["type"] == "numeric"
     text = dump_schema(d, DRAFT_HEADER)

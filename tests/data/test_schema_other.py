@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from dpkit.data.coverage import check_coverage
+from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load
+from dpkit.data.table import load
 from dpkit.errors import DataError, SchemaError
 
 SCHEMA = """

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from dpkit.data.coverage import check_coverage
+from dpkit.data.encode import encode
 from dpkit.data.output import atomic_output, write_csv
 from dpkit.data.schema import load_schema, parse_schema
-from dpkit.data.table import encode, load_table, read_csv
+from dpkit.data.table import load_table, read_csv
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 
 

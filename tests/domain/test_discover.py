@@ -156,7 +156,7 @@ def test_a_column_with_no_surviving_value_is_refused_naming_it(csv, tmp_path) ->
 def test_the_target_with_no_surviving_class_is_always_refused() -> None:
     df = pd.DataFrame({"y": [f"c{i}" for i in range(500)], "a": ["p"] * 500})
     with pytest.raises(DataError, match="the target 'y'"):
-        infer_schema(df, target="y", epsilon=1.0, delta=1e-6, seed=KEY, empty="ignore")
+        infer_schema(df, target="y", epsilon=1.0, delta=1e-6, random_state=KEY, empty="ignore")
 
 
 def test_a_target_with_one_surviving_class_is_refused_naming_only_that_class() -> None:
@@ -165,9 +165,9 @@ def test_a_target_with_one_surviving_class_is_refused_naming_only_that_class() -
     n = 3000
     df = pd.DataFrame({"y": ["yes"] * 90 + ["no"] * (n - 90), "a": ["p", "q"] * (n // 2)})
     with pytest.raises(DataError, match=r"only one class of the target 'y' \('no'\).*threshold \d+ records") as exc:
-        infer_schema(df, target="y", epsilon=0.1, delta=1e-6, seed=KEY)
+        infer_schema(df, target="y", epsilon=0.1, delta=1e-6, random_state=KEY)
     assert "'yes'" not in str(exc.value)
-    assert infer_schema(df, target="y", epsilon=5.0, delta=1e-6, seed=KEY).columns["y"].leaves == ("no", "yes")
+    assert infer_schema(df, target="y", epsilon=5.0, delta=1e-6, random_state=KEY).columns["y"].leaves == ("no", "yes")
 
 
 @pytest.mark.parametrize("delta", [0, -1e-6, 2e-3, 1.0, "x", None])
@@ -199,17 +199,17 @@ def test_delta_above_one_over_n_warns_with_the_noisy_count() -> None:
     """δ = 1e-3 on ~3,000 records is above 1/N: a warning quoting the noisy count."""
     df = table(3000)
     with pytest.warns(DpkitWarning, match=r"delta=0.001 is above 1/N for this data \(N ≈ \d+, a noisy count\)"):
-        infer_schema(df, target="income", epsilon=5.0, delta=1e-3, seed=KEY, ignore=["note"])
+        infer_schema(df, target="income", epsilon=5.0, delta=1e-3, random_state=KEY, ignore=["note"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", DpkitWarning)
-        infer_schema(df, target="income", epsilon=5.0, delta=1e-6, seed=KEY, ignore=["note"])
+        infer_schema(df, target="income", epsilon=5.0, delta=1e-6, random_state=KEY, ignore=["note"])
 
 
 def test_dataframe_input_with_numbers_and_nan() -> None:
     g = np.random.default_rng(4)
     df = pd.DataFrame({"x": g.normal(100, 10, 2000), "k": g.integers(0, 9, 2000), "c": ["a", "b"] * 1000})
     df.loc[3, "x"] = np.nan
-    s = infer_schema(df, epsilon=2.0, delta=1e-6, seed=KEY)
+    s = infer_schema(df, epsilon=2.0, delta=1e-6, random_state=KEY)
     x, k = s.columns["x"], s.columns["k"]
     assert x.kind == "numeric" and not x.integer and x.lo < 80 and x.hi > 120
     assert k.kind == "numeric" and k.integer
@@ -245,7 +245,7 @@ def test_domain_options_are_checked(kw) -> None:  # noqa: ANN001
 
 def test_the_other_leaf_gets_a_free_name() -> None:
     df = pd.DataFrame({"c": ["(other)"] * 300 + ["a"] * 300})
-    s = infer_schema(df, epsilon=2.0, delta=1e-6, seed=KEY)
+    s = infer_schema(df, epsilon=2.0, delta=1e-6, random_state=KEY)
     assert s.columns["c"].leaves == ("(other)", "a", "(other values)")
     assert s.columns["c"].other == "(other values)"
 
@@ -288,7 +288,7 @@ def test_a_zero_heavy_column_keeps_its_non_zero_values_and_a_split_beside_zero()
     df = pd.DataFrame({"amount": np.where(g.random(n) < 0.2, np.round(g.lognormal(3, 1, n), 2), 0.0).astype(str),
                        **{f"x{j}": g.normal(50, 10, n).round(1).astype(str) for j in range(13)},
                        "y": np.where(g.random(n) < 0.3, "a", "b")})
-    s = infer_schema(df, target="y", epsilon=0.2, delta=1e-6, seed=KEY)
+    s = infer_schema(df, target="y", epsilon=0.2, delta=1e-6, random_state=KEY)
     amount = s.columns["amount"]
     assert amount.lo == 0 and amount.hi >= 50 and not amount.integer
     assert amount.points == (0.1,) if amount.hi < 1000 else amount.points == (1.0,)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpkit.api.domain import infer_schema, learn_schema, read_strings
+from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode
 from dpkit.domain.metadata import (
     MISSING_CANDIDATES,
     SHAPES,
@@ -154,7 +154,7 @@ def _stray_table(n: int = 20000) -> pd.DataFrame:
 
 def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
     df = _stray_table()
-    s = infer_schema(df, target="y", epsilon=1.0, delta=1e-6, seed=KEY)
+    s = infer_schema(df, target="y", epsilon=1.0, delta=1e-6, random_state=KEY)
     amount = s.columns["amount"]
     assert (amount.kind, amount.integer, amount.unparsable, s.missing_tokens) == ("numeric", True, "missing", ())
     meta = s.report["parameters"]["metadata"]
@@ -191,7 +191,7 @@ def test_a_date_column_is_learned_as_a_date() -> None:
     df = pd.DataFrame({"signup": [f"2021-{m:02d}-{d:02d}" for m, d in zip(g.integers(1, 13, n), g.integers(1, 29, n),
                                                                           strict=True)],
                        "c": np.where(g.random(n) < 0.5, "u", "v"), "y": np.where(g.random(n) < 0.5, "p", "q")})
-    s = infer_schema(df, target="y", epsilon=2.0, delta=1e-6, seed=KEY)
+    s = infer_schema(df, target="y", epsilon=2.0, delta=1e-6, random_state=KEY)
     signup = s.columns["signup"]
     assert (signup.kind, signup.time, signup.unparsable) == ("numeric", "date", "missing")
     assert s.report["parameters"]["metadata"]["columns"]["signup"]["type"] == "date"

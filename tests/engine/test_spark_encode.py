@@ -1,6 +1,6 @@
 """The Spark engine's executor-side pieces, without Spark (docs/spark.md, "What runs where").
 
-The columnar batch encoder must agree with the exact ``dpkit.data.table.encode`` whenever it
+The columnar batch encoder must agree with the exact ``dpkit.data.encode.encode`` whenever it
 does not hand the batch over; packed batches must unpack to the same bits; a batch's cells
 counted by flat index must equal the sorted rows; the rows before a byte range are counted
 as the readers count lines.
@@ -15,21 +15,24 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
+from dpkit.data.encode import encode  # noqa: E402
 from dpkit.data.schema import CategoricalColumn, load_schema  # noqa: E402
-from dpkit.data.table import encode  # noqa: E402
-from dpkit.engine import spark_frame as sf  # noqa: E402
+from dpkit.engine.spark import encode as spark_encode  # noqa: E402
+from dpkit.engine.spark import frame as spark_frame  # noqa: E402
+from dpkit.engine.spark import packed as spark_packed  # noqa: E402
+from dpkit.engine.spark import read as spark_read  # noqa: E402
 
 SCHEMA = "taxonomies/adult.yaml"
 COLS = ["age", "workclass", "hours-per-week", "income"]
 
 
 def _fast(schema, values: dict[str, list]):
-    from dpkit.data.columnar import leaf_index
+    from dpkit.data.encoded import leaf_index
 
     cols = [schema.columns[c] for c in COLS]
     batch = pa.RecordBatch.from_arrays([pa.array(values[c], pa.string()) for c in COLS], names=COLS)
     indexes = {c.name: leaf_index(c) for c in cols if isinstance(c, CategoricalColumn)}
-    return sf._fast_batch(batch, schema, cols, list(schema.missing_tokens), indexes)
+    return spark_encode._fast_batch(batch, schema, cols, list(schema.missing_tokens), indexes)
 
 
 def _exact(schema, values: dict[str, list]):
@@ -96,13 +99,13 @@ def test_pack_round_trip_keeps_bits():
         "d": np.array([1, 2, 3, 4], dtype=np.int8),
         "e": np.array([3e9, 1.0, 2.0, 3.0]),  # out of int32
     }
-    packed = sf._pack(cols)
-    got, n = sf._unpack(packed)
+    packed = spark_packed._pack(cols)
+    got, n = spark_packed._unpack(packed)
     assert n == 4
     for k, v in cols.items():
         assert got[k].dtype == v.dtype
         assert got[k].tobytes() == v.tobytes(), k
-    sub, _ = sf._unpack(packed, ["b"])
+    sub, _ = spark_packed._unpack(packed, ["b"])
     assert list(sub) == ["b"]
 
 
@@ -113,8 +116,8 @@ def test_batch_cells_by_flat_index_equals_sorted_rows():
         shape = [int(rng.integers(1, 6)) for _ in range(int(rng.integers(0, 4)))]
         codes = [rng.integers(-1, s, n).astype(np.int8) for s in shape]
         values = rng.choice([0.0, -0.0, 1.5, 3.0], n) if rng.random() < 0.5 else None
-        a = sf._batch_cells(codes, values, shape, n)
-        b = sf._batch_cells(codes, values, None, n)
+        a = spark_frame._batch_cells(codes, values, shape, n)
+        b = spark_frame._batch_cells(codes, values, None, n)
         assert (a is None) == (b is None)
         if a is not None:
             assert dict(zip(map(tuple, a[0].tolist()), a[1].tolist(), strict=True)) == \
@@ -128,11 +131,11 @@ def test_rows_before_skips_blank_lines(tmp_path):
     for end in range(2, len(data) + 1):
         text = data[2:end]
         lines = text.split(b"\n")[:-1]  # complete lines
-        assert sf._rows_before(str(path), 2, end) == sum(1 for ln in lines if ln not in (b"", b"\r")), end
+        assert spark_read._rows_before(str(path), 2, end) == sum(1 for ln in lines if ln not in (b"", b"\r")), end
 
 
 def test_splits_cover_the_data():
-    for size in (10, 1000, 5 * sf.SPLIT_BYTES + 7):
-        splits = sf._splits(3, size, 2)
+    for size in (10, 1000, 5 * spark_read.SPLIT_BYTES + 7):
+        splits = spark_read._splits(3, size, 2)
         assert splits[0][0] == 3 and splits[-1][1] == size and len(splits) >= 4
         assert all(a == b for (_, a), (b, _) in zip(splits[:-1], splits[1:], strict=True))

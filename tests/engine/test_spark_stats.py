@@ -7,18 +7,18 @@ import json
 
 import pytest
 
-spark_frame = pytest.importorskip("dpkit.engine.spark_frame")
+spark_session = pytest.importorskip("dpkit.engine.spark.session")
 
 
 def _printed(capsys: pytest.CaptureFixture) -> dict:
-    spark_frame._print_stats()
+    spark_session._print_stats()
     line = capsys.readouterr().err.strip()
     assert line.startswith("dpkit-spark-stats ")
     return json.loads(line.split(" ", 1)[1])
 
 
 def test_rows_only_for_the_owner(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    monkeypatch.setattr(spark_frame, "STATS", {"aggregate": [0.5], "aggregate rows": [3017.0]})
+    monkeypatch.setattr(spark_session, "STATS", {"aggregate": [0.5], "aggregate rows": [3017.0]})
     assert _printed(capsys) == {"aggregate": [0.5]}  # stderr is not a terminal: a log
     monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
     assert _printed(capsys) == {"aggregate": [0.5], "aggregate rows": [3017.0]}

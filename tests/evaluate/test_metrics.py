@@ -139,3 +139,11 @@ def test_classification_report_shape():
     assert multi["average"] == "macro" and multi["positive"] is None
     one = classification_report(T, P, positive="b")
     assert one["average"] == "binary" and one["precision"] == pytest.approx(0.5)
+
+
+def test_majority_rate_is_the_share_of_the_most_frequent_label() -> None:
+    from dpkit.evaluate.metrics import majority_rate
+
+    assert majority_rate([0, 1, 1, 2]) == 0.5
+    assert majority_rate(["a", "b", "b"]) == 2 / 3
+    assert majority_rate([]) == 0.0

@@ -22,8 +22,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema
-from dpkit.data.table import encode, read_csv
+from dpkit.data.table import read_csv
 from dpkit.privacy import Accountant, make_rng
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -21,9 +21,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpkit.data.encode import encode
 from dpkit.data.output import write_csv
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
-from dpkit.data.table import encode, read_csv
+from dpkit.data.table import read_csv
 from dpkit.errors import DpkitError
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import load_schema
-from dpkit.data.table import encode
 
 SCHEMA = """\
 target: label

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.data.table import encode
+from dpkit.data.encode import encode
 from dpkit.errors import DpkitUsageError
 from dpkit.learn import dprf
 from dpkit.learn.dprf import (

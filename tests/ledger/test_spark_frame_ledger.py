@@ -17,7 +17,7 @@ IRIS = REPO / "sample_data" / "iris" / "iris.csv"
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
-    from dpkit.engine.spark_frame import session
+    from dpkit.engine.spark.session import session
 
     return session("local[1]")
 

@@ -61,15 +61,15 @@ def test_neighbouring_releases_do_not_differ_by_the_record(adult: pd.DataFrame) 
     the one removed record. Over 5 neighbouring pairs the differences now spread like noise."""
     diffs = []
     for i in range(5):
-        a = dpkit.publish(adult, schema=SCHEMA, epsilon=1.0, levels=2, seed=KEY)
-        b = dpkit.publish(adult.drop(index=adult.index[i]), schema=SCHEMA, epsilon=1.0, levels=2, seed=KEY)
+        a = dpkit.publish(adult, schema=SCHEMA, epsilon=1.0, levels=2, random_state=KEY)
+        b = dpkit.publish(adult.drop(index=adult.index[i]), schema=SCHEMA, epsilon=1.0, levels=2, random_state=KEY)
         diffs.append(a.report["release"]["released_records"] - b.report["release"]["released_records"])
     assert diffs.count(1) < 5 and len(set(diffs)) > 1, diffs
 
 
 def test_same_key_same_run_same_bytes(adult: pd.DataFrame) -> None:
-    a = dpkit.publish(adult, schema=SCHEMA, epsilon=1.0, levels=2, seed=KEY)
-    b = dpkit.publish(adult.copy(), schema=SCHEMA, epsilon=1.0, levels=2, seed=KEY)
+    a = dpkit.publish(adult, schema=SCHEMA, epsilon=1.0, levels=2, random_state=KEY)
+    b = dpkit.publish(adult.copy(), schema=SCHEMA, epsilon=1.0, levels=2, random_state=KEY)
     pd.testing.assert_frame_equal(a.table, b.table)
 
 

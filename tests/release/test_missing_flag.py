@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpkit.data.encode import encode
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load
+from dpkit.data.table import load
 from dpkit.domain.metadata import SHAPES, Decision, decide, holds_missing
 from dpkit.release.cut import Cut
 
@@ -77,7 +78,7 @@ def test_a_column_with_established_missingness_gets_its_bucket() -> None:
     assert cut.labels() == ["[0,50)", "[50,100]", "(missing)"]
 
 
-def test_holds_missing_sums_the_token_and_unparsable_noisy_cells() -> None:
+def test_holds_missing_takes_a_learned_token_or_the_unparsable_sum_against_its_own_threshold() -> None:
     tokens = ("?", "")
     k = len(tokens)
 
@@ -88,14 +89,20 @@ def test_holds_missing_sums_the_token_and_unparsable_noisy_cells() -> None:
         return out
 
     tau = 10
+
+    def sums(n: int) -> int:  # a sum of n cells has a higher threshold than one cell
+        return {1: tau, 2: 14, 4: 20}[n]
+
     dec = decide(noisy((12, 3), whole=500), tokens, tau)
-    assert dec.tokens == ("?",) and holds_missing(dec, "numeric", tokens, tau)  # a token learned in it
-    dec = decide(noisy((4, 3), whole=500, text=7), tokens, tau)
-    assert dec.kind == "numeric" and holds_missing(dec, "numeric", tokens, tau) is False  # 7 < 10
-    dec = decide(noisy((4, 3), whole=500, date=3, text=7), tokens, tau)
-    assert holds_missing(dec, "numeric", tokens, tau)  # 3 + 7 non-numbers reach τ
+    assert dec.tokens == ("?",) and holds_missing(dec, "numeric", tokens, sums)  # a token learned in it
+    dec = decide(noisy((4, 3), whole=500, text=12), tokens, tau)
+    assert dec.kind == "numeric" and holds_missing(dec, "numeric", tokens, sums) is False  # 12 < 14
+    dec = decide(noisy((4, 3), whole=500, date=3, text=11), tokens, tau)
+    assert holds_missing(dec, "numeric", tokens, sums)  # 3 + 11 non-numbers reach the sum's 14
+    dec = decide(noisy((4, 3), date=500, whole=6, text=13), tokens, tau)
+    assert dec.kind == "date" and not holds_missing(dec, "date", tokens, sums)  # 19 < 20 (four cells)
     # a categorical column reads text as values; tokens not learned in it do not count
     dec = decide(noisy((9, 9), text=500), tokens, tau)
-    assert dec.kind == "categorical" and not holds_missing(dec, "categorical", tokens, tau)
+    assert dec.kind == "categorical" and not holds_missing(dec, "categorical", tokens, sums)
     assert holds_missing(Decision("categorical", False, ("",), tuple(noisy((6, 10), text=500))), "categorical",
-                         tokens, tau)
+                         tokens, sums)

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 
 import dpkit
+from dpkit.data.encode import encode
 from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
-from dpkit.data.table import encode, load
+from dpkit.data.table import load
 from dpkit.engine.numpy_frame import NumpyFrame
 from dpkit.release.cut import Cut
 from dpkit.release.scoring import Marginals, numeric_candidates
@@ -123,7 +124,7 @@ def test_publish_keep_releases_every_record_and_generalize_keeps_every_row(tmp_p
     (tmp_path / "s.yaml").write_text(KEEP)
     df = rows(2000)
     df.to_csv(tmp_path / "d.csv", index=False)
-    rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, seed=1, levels=4,
+    rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, random_state=1, levels=4,
                         raw=True)
     cut = rel.report["release"]["cut"]
     assert "(missing)" in cut["age"]  # the missing bucket carries the signal: selected
@@ -145,7 +146,7 @@ def test_generalize_never_drops_a_row_of_a_drop_schema(tmp_path: Path) -> None:
     df.to_csv(tmp_path / "d.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, seed=1, levels=4)
+        rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=5.0, random_state=1, levels=4)
     test = rows(300, seed=7)
     out = dpkit.generalize(test, rel)
     assert len(out) == len(test) and list(out.index) == list(test.index)
@@ -167,7 +168,7 @@ def test_no_schema_publish_keeps_missing_rows_and_every_test_row_is_scored(tmp_p
     df.to_csv(tmp_path / "d.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = dpkit.publish(str(tmp_path / "d.csv"), target="label", epsilon=2.0, delta=1e-6, seed=3,
+        rel = dpkit.publish(str(tmp_path / "d.csv"), target="label", epsilon=2.0, delta=1e-6, random_state=3,
                             output=str(tmp_path / "r.csv"))
     assert rel.schema.missing_policy == "keep"
     assert "missing_policy: keep" in (tmp_path / "r.schema.yaml").read_text()
@@ -196,8 +197,8 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
     """The Spark executors' columnar encoder (no Spark needed) gives encode's codes under keep:
     the (missing) leaf, NaN in the bucket, no row dropped."""
     pa = pytest.importorskip("pyarrow")
-    from dpkit.data.columnar import leaf_index
-    from dpkit.engine import spark_frame as sf
+    from dpkit.data.encoded import leaf_index
+    from dpkit.engine.spark import encode as sf
 
     s = parse_schema(KEEP)
     df = rows(200)
@@ -214,18 +215,23 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
         assert np.array_equal(np.asarray(o, dtype=float), np.asarray(want.columns[c], dtype=float), equal_nan=True), c
 
 
-def test_forest_and_cluster_drop_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
-    """Their numbers have no missing bucket: a keep schema's categorical (missing) leaf stays, a
-    row with a missing number is dropped (with the warning), and both run."""
+def test_forest_keeps_and_cluster_drops_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
+    """A forest's numeric split has a missing child (dpkit.learn.dprf): under keep every row is
+    kept, nothing dropped; k-means points have no missing bucket: a keep schema's row with a
+    missing number is dropped there (with the warning)."""
     s = parse_schema(KEEP).dropping_missing_numbers()
     assert s.missing_policy == "drop" and not s.columns["age"].missing
     assert s.columns["color"].missing_leaf == "(missing)"
     (tmp_path / "s.yaml").write_text(KEEP)
     rows(600).to_csv(tmp_path / "d.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing dropped
+        f = dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, random_state=1, n_estimators=2)
+    kept = f.report["release"]["missing_values"]
+    assert kept["features"] == {"age": "branch", "color": "(missing)"}
+    assert abs(kept["noisy_records"] - 600) < 60
     with pytest.warns(dpkit.DpkitWarning, match="dropped"):
-        dpkit.forest(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, trees=2)
-    with pytest.warns(dpkit.DpkitWarning, match="dropped"):
-        dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, seed=1, k=2,
+        dpkit.cluster(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), epsilon=1.0, random_state=1, n_clusters=2,
                       columns=["age"])
 
 
@@ -276,5 +282,5 @@ def test_a_target_other_than_the_schemas_has_no_missing_class(tmp_path: Path) ->
     (tmp_path / "s.yaml").write_text(KEEP.replace("target: label\n", "target: color\n"))
     rows(500).to_csv(tmp_path / "d.csv", index=False)
     rel = dpkit.publish(str(tmp_path / "d.csv"), schema=str(tmp_path / "s.yaml"), target="label", epsilon=2.0,
-                        seed=1, levels=2)
+                        random_state=1, levels=2)
     assert set(rel.table["label"]) <= {"a", "b"}

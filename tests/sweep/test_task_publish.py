@@ -46,3 +46,33 @@ def test_the_baseline_scores_a_kept_missing_number(tmp_path):
     r = run_experiment({"data": str(tmp_path / "t.csv"), "schema": str(tmp_path / "s.yaml"), "split": "stratified",
                         "epsilon": 1.0}, seed=1)
     assert r["baseline_accuracy"] > 0.9 and 0 <= r["accuracy"] <= 1
+
+
+def test_a_cell_is_one_dpkit_publish_run(tmp_path, monkeypatch):
+    """The cell is a dpkit.publish run (issue 37 item 9), not a second copy of it: it books on
+    $DPKIT_LEDGER as every library call does, and its tree is seeded from the run
+    (Release.postprocessing_seed), so the same seed gives the same metrics."""
+    import dpkit
+
+    book = tmp_path / "ledger.db"
+    dpkit.Ledger(book).register("iris", IRIS["data"], 5)
+    monkeypatch.setenv("DPKIT_LEDGER", str(book))
+    given = {**IRIS, "split": "given", "test": IRIS["data"], "epsilon": 0.5}
+    first = run_experiment(given, seed=7)
+    status = dpkit.Ledger(book).status()[0]
+    assert status.spent == pytest.approx(0.5) and status.runs == 1
+    assert run_experiment(given, seed=7) == first
+
+
+def test_release_postprocessing_seed_follows_the_run_seed():
+    """The seed is drawn after the release: the release is the same bytes with or without it,
+    and the same run seed gives the same post-processing seed."""
+    import dpkit
+
+    data, schema = IRIS["data"], IRIS["schema"]
+    a = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=3, levels=3)
+    b = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=3, levels=3)
+    c = dpkit.publish(data, schema=schema, target="species", epsilon=1.0, random_state=4, levels=3)
+    assert a.postprocessing_seed == b.postprocessing_seed != c.postprocessing_seed
+    assert a.table.equals(b.table)
+    assert round(a.expected_noise_share, 4) == a.report["release"]["expected_noise_share"]

@@ -72,10 +72,10 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = cluster(str(_path(str(params["data"]))), k=k, epsilon=float(params["epsilon"]),
-                         columns=list(columns), bounds=params["bounds"], algorithm=algorithm, seed=seed, **options)
+        result = cluster(str(_path(str(params["data"]))), n_clusters=k, epsilon=float(params["epsilon"]),
+                         columns=list(columns), bounds=params["bounds"], algorithm=algorithm, random_state=seed, **options)
     seconds = time.perf_counter() - start
-    centers = result.centres
+    centers = result.centroids[result.columns].to_numpy(dtype=float)
     value = nicv(x, centers)
     out = {
         "nicv": value,

@@ -36,8 +36,9 @@ def _load(path: str, schema_path: str) -> Any:
 @lru_cache(maxsize=8)
 def _floor(path: str, schema_path: str, target: str) -> float:
     """The accuracy of always predicting the test set's majority class (computed once per file)."""
-    test = _load(path, schema_path)
-    return float(np.bincount(test.columns[target]).max() / max(test.n_rows, 1))
+    from dpkit.evaluate.metrics import majority_rate
+
+    return majority_rate(_load(path, schema_path).columns[target])
 
 
 def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
@@ -66,7 +67,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows, every time
         forest = dp_forest(
             str(p["data"]), schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
-            trees=int(p["trees"]), depth=int(p["depth"]), seed=seed,
+            n_estimators=int(p["trees"]), max_depth=int(p["depth"]), random_state=seed,
             features_per_node=p["features_per_node"], utility=str(p["utility"]),
             sampling=str(p["sampling"]), size_share=float(p["size_share"]),
             leaf_factor=float(p["leaf_factor"]),

@@ -85,7 +85,7 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
         warnings.simplefilter("ignore")
         sel = kanon_select(
             train, target=target, k=int(params["k"]), quasi_identifiers=qis,
-            schema=select_schema, ranker=str(params.get("ranker", "xgboost")), seed=seed,
+            schema=select_schema, ranker=str(params.get("ranker", "xgboost")), random_state=seed,
         )
     seconds = time.perf_counter() - start
     selected = sel.selected

@@ -1,7 +1,9 @@
 """One cell of a ``publish`` sweep: release, generalize the test split, classify, score.
 
 The evaluation protocol of docs/algorithms.md §1 (the papers'): run the release on the training
-split, map the test split onto the released cut (``dpkit generalize``), train a decision tree
+split with :func:`dpkit.publish` (the run of ``dpkit publish``: it books on ``$DPKIT_LEDGER``
+when that is set, as every library call does), map the test split onto the released cut
+(``dpkit generalize``), train a decision tree
 with the entropy criterion (C4.5-like) on one-hot features of the released table and report
 its accuracy on the generalized test split. Beside it: ``baseline_accuracy`` (the same
 classifier on the raw splits, one-hot categories and numbers as they are) and
@@ -13,8 +15,8 @@ The released table is used through its cell counts as sample weights, which for 
 Iris has no published split: with ``split: stratified`` (or no ``test``), each class is
 shuffled with ``numpy.random.default_rng(split_seed)`` (default 0, the same for every repeat,
 so repeats vary only the noise) and round(2/3) of it trains, the rest tests — 99/51 on Iris,
-the nearest to the paper's balanced 100/50 split. The split is an evaluation device, not part
-of any release.
+the nearest to the paper's balanced 100/50 split; the training rows go to :func:`dpkit.publish`
+as a DataFrame of the file's text. The split is an evaluation device, not part of any release.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ import numpy as np
 from dpkit.data.schema import CategoricalColumn, Schema, load_schema
 from dpkit.data.table import EncodedTable, load_table
 from dpkit.errors import DpkitUsageError
-from dpkit.privacy import Accountant, derive_seed, make_rng
 
-#: the evaluation's own defaults; the release's are the estimators' (dpkit.release.make_model)
+#: the evaluation's own defaults; the release's are dpkit.publish's
 DEFAULTS: dict[str, Any] = {
     "epsilon": 1.0,
     "min_samples_leaf": 10,
@@ -61,8 +62,13 @@ def _splits(data: str, test: str | None, schema_path: str, split_seed: int) -> t
     full = _table(data, schema_path)
     if test:
         return full, _table(test, schema_path)
-    schema = full.schema
-    y = full.columns[schema.target] if schema.target else next(iter(full.columns.values()))
+    train_rows, test_rows = _split_rows(full, split_seed)
+    return _subset(full, train_rows), _subset(full, test_rows)
+
+
+def _split_rows(full: EncodedTable, split_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (train, test) rows of the stratified split: round(2/3) of each class trains."""
+    y = full.columns[full.schema.target] if full.schema.target else next(iter(full.columns.values()))
     # public, data-independent shuffle for the evaluation split (not part of any release)
     rng = np.random.default_rng(split_seed)
     train_rows, test_rows = [], []
@@ -71,7 +77,23 @@ def _splits(data: str, test: str | None, schema_path: str, split_seed: int) -> t
         k = int(round(rows.size * 2 / 3))
         train_rows.append(rows[:k])
         test_rows.append(rows[k:])
-    return _subset(full, np.sort(np.concatenate(train_rows))), _subset(full, np.sort(np.concatenate(test_rows)))
+    return np.sort(np.concatenate(train_rows)), np.sort(np.concatenate(test_rows))
+
+
+@functools.lru_cache(maxsize=8)
+def _stratified_train(data: str, schema_path: str, split_seed: int) -> Any:
+    """The training rows of the stratified split as the file holds them (a DataFrame of its
+    text), for :func:`dpkit.publish`. The split indexes the encoded table, so the file must have
+    no row its schema drops (Iris has none)."""
+    from dpkit.data.source import ReadOptions
+    from dpkit.data.table import read_table
+
+    full = _table(data, schema_path)
+    raw = read_table(ReadOptions(data))
+    if len(raw) != full.n_rows:
+        raise DpkitUsageError(f"split: stratified: {data} has rows its schema drops (missing values); "
+                              "give a test split instead")
+    return raw.iloc[_split_rows(full, split_seed)[0]]
 
 
 def _one_hot(codes: list[np.ndarray], sizes: list[int]) -> Any:
@@ -102,6 +124,8 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
     """Raw-data accuracy of the same classifier, and the majority-class floor."""
     from scipy import sparse
 
+    from dpkit.evaluate.metrics import majority_rate
+
     train, test_t = _splits(data, test, schema_path, split_seed)
     schema = train.schema
 
@@ -124,7 +148,7 @@ def _baseline(data: str, test: str | None, schema_path: str, target: str, split_
     yt = test_t.columns[target]
     pred = clf.predict(x_test)
     acc = float(np.mean(pred == yt))
-    floor = float(np.bincount(yt).max() / yt.size)
+    floor = majority_rate(yt)
     n_classes = len(schema.columns[target].leaves)
     bal, auc = _ranking(yt, pred, _scores(clf, x_test, n_classes), n_classes)
     return acc, floor, bal, auc
@@ -152,14 +176,19 @@ def _ranking(yt: np.ndarray, pred: np.ndarray, scores: np.ndarray, n_classes: in
 
 
 def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] | None = None) -> dict[str, float]:
-    """Run one release + evaluation; ``params``: data, schema, [test], [target], epsilon,
-    levels, algorithm, allocation, selection_share, selector, grid, min_samples_leaf.
+    """Run one release with :func:`dpkit.publish` and evaluate it; ``params``: data, schema,
+    [test], [target], epsilon, levels, algorithm, allocation, selection_share, selector, grid,
+    min_samples_leaf.
 
     Returns accuracy, balanced_accuracy, roc_auc (of the tree's probabilities; binary: the
     test split's rarer class), their ``baseline_`` twins, floor_accuracy, epsilon_spent,
-    released_records (noisy) and cells (size of the released table's domain).
+    released_records (noisy) and cells (size of the released table's domain). The tree is
+    seeded with :attr:`dpkit.Release.postprocessing_seed`; ``timing["seconds"]``: the wall
+    seconds of the :func:`dpkit.publish` call (benchmarks; not a result: it varies).
     """
-    from dpkit.release import DEFAULT_ALGORITHM, OPTIONS, make_model
+    from dpkit.api.publish import publish
+    from dpkit.errors import DpkitWarning
+    from dpkit.release import DEFAULT_ALGORITHM, OPTIONS
 
     p = {**DEFAULTS, **{k.replace("-", "_"): v for k, v in params.items()}}
     for key in ("data", "schema"):
@@ -172,23 +201,25 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     test = p.get("test") if p.get("split", "given") != "stratified" else None
     split_seed = int(p["split_seed"])
     train, test_t = _splits(str(p["data"]), test, str(p["schema"]), split_seed)
-    eps = float(p["epsilon"])
-    acc = Accountant(eps)
-    rng = make_rng(int(seed))
-    model = make_model(str(p.get("algorithm") or DEFAULT_ALGORITHM), eps, {k: p[k] for k in OPTIONS if k in p})
+    data = str(p["data"]) if test else _stratified_train(str(p["data"]), str(p["schema"]), split_seed)
     t0 = time.perf_counter()
-    model.fit(train, target, accountant=acc, rng=rng)
-    if timing is not None:  # wall seconds of the release alone (benchmarks); not a result: it varies
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DpkitWarning)  # the dropped '?' rows and the noise share, every run
+        release = publish(data, schema=str(p["schema"]), target=target, epsilon=float(p["epsilon"]),
+                                algorithm=str(p.get("algorithm") or DEFAULT_ALGORITHM), random_state=int(seed),
+                                engine="numpy", **{k: p[k] for k in OPTIONS if k in p})
+    if timing is not None:
         timing["seconds"] = time.perf_counter() - t0
-    rel = model.release_
-    cut = model.cut_
+    rel = release.noisy
+    cut = rel.cut
     sizes = cut.shape()
     yt = test_t.columns[target]
     msl = int(p["min_samples_leaf"])
     n_classes = len(rel.class_labels)
     if rel.counts.size:
         x_train = _one_hot([rel.cells[:, j] for j in range(len(sizes))], sizes)
-        clf = _tree(derive_seed(rng), msl, float(rel.counts.sum())).fit(x_train, rel.cells[:, -1], sample_weight=rel.counts.astype(float))
+        clf = _tree(release.postprocessing_seed, msl, float(rel.counts.sum())).fit(
+            x_train, rel.cells[:, -1], sample_weight=rel.counts.astype(float))
         x_test = _one_hot(cut.codes(test_t.columns), sizes)
         pred = clf.predict(x_test)
         scores = _scores(clf, x_test, n_classes)
@@ -205,10 +236,10 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
         "baseline_balanced_accuracy": base_bal,
         "baseline_roc_auc": base_auc,
         "floor_accuracy": floor,
-        "epsilon_spent": acc.spent,
+        "epsilon_spent": float(release.report["privacy"]["epsilon_spent"]),
         "released_records": float(rel.n_records),
         "cells": float(cut.n_cells() * len(rel.class_labels)),
-        "levels_used": float(len(model.selections_)),
+        "levels_used": float(len(release.report["release"]["selections"])),
         "row_ratio": float(rel.n_records) / max(train.n_rows, 1),
-        "expected_noise_share": float(model.noise_share_),
+        "expected_noise_share": release.expected_noise_share,
     }

@@ -61,7 +61,7 @@ def raw_strings(batch: Any, names: Sequence[str], parquet: bool) -> Any:
     """An Arrow batch of the raw input as the numpy engine reads it: a DataFrame of strings.
 
     CSV (:func:`dpkit.data.table.read_table`): every field stripped, an empty field ''.
-    Parquet (:func:`dpkit.data.columnar.read_parquet_strings`): floats written as a CSV
+    Parquet (:func:`dpkit.data.parquet.read_parquet_strings`): floats written as a CSV
     writer of integers would (39.0 → '39'), other types cast to string, nulls ''.
     """
     import numpy as np
@@ -209,7 +209,7 @@ def _run_write(spark: Any, writer: Callable[[], None]) -> None:
     Interrupted (Ctrl-C): Spark's jobs are cancelled, so that no task writes on."""
     import time
 
-    from dpkit.engine.spark_frame import STATS, _data_error
+    from dpkit.engine.spark.session import STATS, _data_error
 
     start = time.perf_counter()
     try:
@@ -267,7 +267,7 @@ def _write_file(spark: Any, df: Any, render: Callable[[Any], Any], columns: Sequ
         _run_write(spark, lambda: job.write.option("lineSep", "\n").text(parts.resolve().as_uri()))
         import time
 
-        from dpkit.engine.spark_frame import STATS
+        from dpkit.engine.spark.session import STATS
 
         start = time.perf_counter()
         with atomic_output(local if output != "-" else "-", binary=True, mode=mode) as fh:

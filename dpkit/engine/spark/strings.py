@@ -3,7 +3,7 @@
 Spark reads the input; every loaded column's distinct strings come to the driver with the
 position of their first row (one aggregation), which numbers them as the numpy engine does
 (order of first appearance over every row); the executors then encode each batch to those
-codes and pack it as :class:`~dpkit.engine.spark_frame.SparkFrame`'s cached batches, so every
+codes and pack it as :class:`~dpkit.engine.spark.frame.SparkFrame`'s cached batches, so every
 primitive of the frame protocol is SparkFrame's own. The rows themselves never reach the
 driver, except those :meth:`SparkStringFrame.take` asks for (a ranker's training sample).
 """
@@ -17,18 +17,9 @@ import numpy as np
 
 from dpkit.data.schema import Schema
 from dpkit.engine.keys import Key, evaluate
-from dpkit.engine.spark_frame import (
-    _BLOBS,
-    _DATA,
-    _PID,
-    _START,
-    SparkFrame,
-    _blob_row,
-    _collect,
-    _pack,
-    _unpack,
-    session,
-)
+from dpkit.engine.spark.frame import SparkFrame
+from dpkit.engine.spark.packed import _BLOBS, _DATA, _PID, _START, _blob_row, _pack, _unpack
+from dpkit.engine.spark.session import _collect, session
 from dpkit.errors import DataError, DpkitUsageError
 
 _SEEN, _POS = "__seen", "__pos"
@@ -168,10 +159,10 @@ class SparkStringFrame(SparkFrame):
 
     def encode(self, schema: Schema, columns: Sequence[str], *, first_line: int = 2) -> SparkFrame:
         """``columns`` encoded against ``schema`` from the cached codes, without reading the
-        input again: what :func:`~dpkit.engine.spark_frame.load_spark` gives for it.
+        input again: what :func:`~dpkit.engine.spark.read.load_spark` gives for it.
 
         Each cached batch's codes become its strings again on the executors and go through
-        load_spark's own encoder (:func:`~dpkit.engine.spark_frame.encoding`), so messages,
+        load_spark's own encoder (:func:`~dpkit.engine.spark.encode.encoding`), so messages,
         dropped rows and clipping are a load's. The strings are the numpy reader's (stripped,
         an empty field ''), and every row's input position is known here, so an error's line
         is exact (``first_line``: the line of the first data row, 1 without a header). A run
@@ -180,7 +171,7 @@ class SparkStringFrame(SparkFrame):
 
         import pyarrow as pa
 
-        from dpkit.engine.spark_frame import encoding
+        from dpkit.engine.spark.encode import encoding
 
         wanted = list(columns)
         absent = [c for c in wanted if c not in self.fields]
@@ -217,12 +208,12 @@ class SparkStringFrame(SparkFrame):
         return frame
 
     def write_rows(self, columns: Sequence[str], output: str, *, delimiter: str = ",", mode: int = 0o644) -> None:
-        """Written by Spark (:func:`dpkit.engine.spark_write.write_rows`): each batch's codes
+        """Written by Spark (:func:`dpkit.engine.spark.write.write_rows`): each batch's codes
         decoded to its strings on the executors; a local file is the part files' ordered
         concatenation, written atomically."""
         import pandas as pd
 
-        from dpkit.engine.spark_write import write_rows as spark_write_rows
+        from dpkit.engine.spark.write import write_rows as spark_write_rows
 
         fields = [self.fields[c] for c in columns]
         values = [self._values[c] for c in columns]
@@ -241,14 +232,14 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from dpkit.engine.spark_rows import raw_input
-    from dpkit.engine.spark_write import raw_strings
+    from dpkit.engine.spark.read import raw_input
+    from dpkit.engine.spark.write import raw_strings
 
     if not hasattr(options, "path"):
         raise DpkitUsageError("the Spark engine reads files or URIs, not a pandas DataFrame", param="engine")
     if options.path == "-":
         raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
-    from dpkit.data.table import resolve
+    from dpkit.data.source import resolve
 
     options = resolve(options)
     spark = spark or session(master)

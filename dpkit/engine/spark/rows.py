@@ -5,7 +5,7 @@ and ``taxonomy validate`` (the values the schema does not cover).
 Each job runs the numpy engine's own function on the executors, an Arrow batch at a time,
 and lets Spark add the partial results up; the driver collects aggregates only (a min and
 max per column; per column the first uncovered values and counts; a row count per
-partition) — or, for ``--assign``, nothing: Spark writes the rows (:mod:`.spark_write`).
+partition) — or, for ``--assign``, nothing: Spark writes the rows (:mod:`.write`).
 """
 
 from __future__ import annotations
@@ -15,23 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.engine.spark.read import raw_input
 from dpkit.errors import DataError
-
-
-def raw_input(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
-    """The raw input on Spark (all columns), its column names, and whether it is Parquet."""
-    from dpkit.engine.spark_frame import _is_dir, _read
-
-    path = str(options.path).rstrip("/").lower()
-    parquet = (options.fmt or ("parquet" if path.endswith((".parquet", ".pq")) or _is_dir(options.path)
-                               else "csv")) == "parquet"
-    try:
-        df, names = _read(spark, options)
-    except Exception as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{options.name}: cannot read with Spark: {msg}") from None
-    return df, [str(n).strip() for n in names], parquet  # the numpy reader strips names too
-
 
 # --------------------------------------------------------------------------- cluster
 
@@ -43,7 +28,7 @@ def extremes(frame: Any, columns: Sequence[str]) -> np.ndarray:
     min and max of its points: :func:`dpkit.kmeans.common.data_bounds`)."""
     from pyspark.sql import functions as F
 
-    from dpkit.engine.spark_frame import _collect
+    from dpkit.engine.spark.session import _collect
 
     fields = [frame.fields[c] for c in columns]
     aggs = [F.min(f) for f in fields] + [F.max(f) for f in fields]
@@ -59,7 +44,7 @@ def label_rows(frame: Any, options: Any, labeller: Any, column: str, output: str
     engine's raw table) and apply ``labeller`` — a picklable callable from a DataFrame of raw
     rows to the same rows with ``column`` added, the one function the numpy engine applies to
     its whole table — to every batch."""
-    from dpkit.engine.spark_write import raw_strings, write_rows
+    from dpkit.engine.spark.write import raw_strings, write_rows
 
     spark = frame.spark
     raw, names, parquet = raw_input(spark, options)
@@ -75,7 +60,7 @@ def label_rows(frame: Any, options: Any, labeller: Any, column: str, output: str
 
 
 def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_listed: int = 5) -> tuple[Any, list[str]]:
-    """``taxonomy validate``'s scan on Spark: (a :class:`~dpkit.data.table.Coverage` equal to
+    """``taxonomy validate``'s scan on Spark: (a :class:`~dpkit.data.coverage.Coverage` equal to
     the numpy engine's, the column names). One job: every batch lists its uncovered values
     (first row, count), values out of bounds and rows with a missing token; Spark groups
     them by (column, value) and keeps, per column, the first ``max_listed`` values by first
@@ -86,8 +71,8 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     from pyspark.sql import functions as F
 
     from dpkit.data.coverage import Coverage, batch_coverage
-    from dpkit.engine.spark_frame import _collect
-    from dpkit.engine.spark_write import raw_strings
+    from dpkit.engine.spark.session import _collect
+    from dpkit.engine.spark.write import raw_strings
 
     raw, names, parquet = raw_input(spark, options)
     wanted = schema.used_columns()
@@ -170,4 +155,4 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     return cov, names
 
 
-__all__ = ["coverage", "extremes", "label_rows", "raw_input"]
+__all__ = ["coverage", "extremes", "label_rows"]

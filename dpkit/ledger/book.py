@@ -32,149 +32,30 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dpkit import validate
-from dpkit.data.fingerprint import directory_digest as _directory_fingerprint  # noqa: F401 (tests)
-from dpkit.data.fingerprint import file_digest, row_hashes
-from dpkit.errors import BudgetExceeded, DataError, DpkitUsageError, LedgerError, warn
+from dpkit.data.fingerprint import row_hashes
+from dpkit.errors import BudgetExceeded, DpkitUsageError, LedgerError, warn
+from dpkit.ledger.identity import _label, fingerprint
+from dpkit.ledger.reservation import LEDGER_ENV, RESERVATION_ENV, Group, _start_time, refuse_nested
+from dpkit.ledger.schema import (
+    _COUNTED,
+    _DELTA_COUNTED,
+    _ROWSETS,
+    ABORTED,
+    COMPLETE,
+    LOST,
+    RESERVED,
+    _now,
+)
+from dpkit.ledger.views import LedgerViews
 
 #: relative tolerance when comparing ε sums against a cap (as the accountant's).
 TOLERANCE = 1e-9
-#: how long a run waits for another run's reservation transaction (cron jobs overlapping).
-BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 3  # 2: reservation groups (budget run, Ledger.reserve as a context), refusals;
-#                    3: δ per run and an optional δ cap per data set (issue 22)
-#: the environment variable naming the reservation a run draws from: "<id>@<ledger path>"
-RESERVATION_ENV = "DPKIT_RESERVATION"
-#: the environment variable naming the ledger a run books on when ``ledger=`` is not given
-#: (the command line's ``--ledger`` and the library read it alike)
-LEDGER_ENV = "DPKIT_LEDGER"
-
-#: run statuses and whether/which ε they count against the cap
-RESERVED = "reserved"  # in flight, or the process died: the whole reservation counts
-COMPLETE = "complete"  # output written: the ε actually spent counts
-LOST = "lost"  # exception after noise was drawn ("spent, output lost"): reservation counts
-ABORTED = "aborted"  # exception before any noise: counts 0
-STATUSES = (RESERVED, COMPLETE, LOST, ABORTED)
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS datasets (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    cap REAL NOT NULL CHECK (cap > 0),
-    created TEXT NOT NULL,
-    delta_cap REAL CHECK (delta_cap IS NULL OR (delta_cap > 0 AND delta_cap < 1))
-);
-CREATE TABLE IF NOT EXISTS fingerprints (
-    sha256 TEXT PRIMARY KEY,
-    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-    path TEXT NOT NULL,
-    added TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-    command TEXT NOT NULL,
-    epsilon_reserved REAL NOT NULL CHECK (epsilon_reserved > 0),
-    epsilon_spent REAL,
-    status TEXT NOT NULL CHECK (status IN ('reserved', 'complete', 'lost', 'aborted')),
-    started TEXT NOT NULL,
-    finished TEXT,
-    data_path TEXT NOT NULL,
-    outputs TEXT NOT NULL,
-    report TEXT,
-    reason TEXT,
-    pid INTEGER,
-    host TEXT,
-    group_id INTEGER REFERENCES groups(id),
-    delta_reserved REAL NOT NULL DEFAULT 0 CHECK (delta_reserved >= 0),
-    delta_spent REAL
-);
-CREATE INDEX IF NOT EXISTS runs_dataset ON runs(dataset_id);
-"""
-
-#: added in schema version 2 (a version-1 ledger is migrated on first open, in place)
-_DDL_V2 = """
-CREATE TABLE IF NOT EXISTS groups (
-    id INTEGER PRIMARY KEY,
-    dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-    command TEXT NOT NULL,
-    epsilon_reserved REAL NOT NULL CHECK (epsilon_reserved > 0),
-    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
-    started TEXT NOT NULL,
-    finished TEXT,
-    reason TEXT,
-    pid INTEGER,
-    pid_start TEXT,
-    host TEXT,
-    delta_reserved REAL NOT NULL DEFAULT 0 CHECK (delta_reserved >= 0)
-);
-CREATE TABLE IF NOT EXISTS refusals (
-    id INTEGER PRIMARY KEY,
-    dataset TEXT,
-    at TEXT NOT NULL,
-    command TEXT NOT NULL,
-    epsilon REAL,
-    reason TEXT NOT NULL
-);
-"""
-
-#: the row hashes of data registered in memory (added in 0.5 without a version change: older
-#: dpkit ignores the table, and refuses a subset of rows as unregistered data)
-_ROWSETS = """CREATE TABLE IF NOT EXISTS rowsets (
-    sha256 TEXT PRIMARY KEY REFERENCES fingerprints(sha256),
-    signature TEXT NOT NULL,
-    rows BLOB NOT NULL
-)"""
-
-#: ε a run counts against its data set's cap, by status (SQL, used in every sum)
-_COUNTED = """CASE status
-    WHEN 'complete' THEN COALESCE(epsilon_spent, epsilon_reserved)
-    WHEN 'aborted' THEN 0.0
-    ELSE epsilon_reserved END"""
-#: δ a run counts against its data set's δ cap: the same rule as ε (δ composes additively,
-#: basic composition; a lost or killed run counts what it reserved)
-_DELTA_COUNTED = """CASE status
-    WHEN 'complete' THEN COALESCE(delta_spent, delta_reserved)
-    WHEN 'aborted' THEN 0.0
-    ELSE delta_reserved END"""
-#: per budget: what a run counts, and the column a reservation holds it in
-_BUDGETS = {"epsilon": (_COUNTED, "epsilon_reserved"), "delta": (_DELTA_COUNTED, "delta_reserved")}
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def fingerprint(data: Any) -> str:
-    """The data set's fingerprint (the only thing read before the check): the sha256 of a
-    file's bytes or of a directory's files; of a pandas DataFrame's or a numpy array's values,
-    column names and types; of a Spark DataFrame's content (dpkit/data/fingerprint.py)."""
-    from dpkit.data.fingerprint import in_memory, input_digest, is_spark
-
-    if in_memory(data) or is_spark(data):
-        return input_digest(data)
-    if not isinstance(data, str | os.PathLike):
-        raise DpkitUsageError(f"data must be a path, a pandas DataFrame, a numpy array or a Spark DataFrame, got "
-                              f"{type(data).__name__}", param="data")
-    path = data
-    if str(path) == "-":
-        raise DpkitUsageError(
-            "ledger needs the data as a file, not stdin: the ledger identifies a data set by "
-            "its bytes before reading it", param="ledger"
-        )
-    if "://" in str(path):
-        raise DpkitUsageError(
-            f"ledger needs the data as a local file or directory, not the URI {path}: the ledger "
-            "identifies a data set by its bytes (a file's or a directory's) before reading it"
-        )
-    return file_digest(path)
 
 
 def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
@@ -198,13 +79,6 @@ def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
     return (data, name) if data_path is None else (name, data_path)
 
 
-def _label(data: Any) -> str:
-    """How the ledger records where a run's data came from: a path, or what kind of object."""
-    if isinstance(data, str | os.PathLike):
-        return os.path.realpath(data)
-    return f"<{type(data).__module__.split('.')[0]} {type(data).__name__}>"
-
-
 @dataclass(frozen=True)
 class Entry:
     """A reservation made by :meth:`Ledger.reserve`; passed back to complete/fail."""
@@ -213,25 +87,6 @@ class Entry:
     dataset: str
     epsilon: float
     delta: float = 0.0
-
-
-@dataclass(frozen=True)
-class DatasetStatus:
-    name: str
-    cap: float
-    spent: float  # complete runs (actual ε) + lost runs (their reservation)
-    reserved: float  # runs in flight or killed
-    remaining: float
-    runs: int
-    delta_cap: float | None = None  # None: δ is recorded, not capped
-    delta_spent: float = 0.0  # δ counted by the same rule as ε (reserved and lost runs included)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name, "cap": self.cap, "spent": self.spent, "reserved": self.reserved,
-            "remaining": self.remaining, "runs": self.runs,
-            "delta_cap": self.delta_cap, "delta_spent": self.delta_spent,
-        }
 
 
 def _fits(used: float, epsilon: float, cap: float) -> bool:
@@ -252,161 +107,10 @@ def _check_cap(cap: Any) -> float:
     return validate.cap(cap)
 
 
-class Ledger:
-    """One ledger file. Every method opens its own short connection (safe across forks)."""
-
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise DpkitUsageError(f"ledger {self.path} is a directory; give a file name")
-        if create:
-            self._create()
-
-    def __repr__(self) -> str:
-        return f"Ledger({str(self.path)!r})"
-
-    def _create(self) -> None:
-        """Create the file (mode 0600) and its tables, if needed; as sqlite3.connect creates a
-        database, a new ledger is made by its first :meth:`register` (or ``create=True``)."""
-        if not self.path.exists():
-            if not self.path.parent.is_dir():
-                raise DataError(f"ledger {self.path}: directory {self.path.parent} does not exist")
-            try:
-                # private to the data owner: it holds fingerprints of the private inputs
-                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            except FileExistsError:
-                pass  # another process created it first
-            except OSError as exc:
-                raise DataError(f"ledger {self.path}: cannot create: {exc.strerror}") from None
-        if self._empty_or_sqlite():
-            # idempotent (CREATE IF NOT EXISTS, in one write transaction), so concurrent
-            # `budget init`s, or one that finds a file another has just created, all finish
-            # the set-up; a file that is something else is left alone (and refused later)
-            with self._connect(setup=True):
-                pass
-
-    def _empty_or_sqlite(self) -> bool:
-        """True for a new (empty) file or any SQLite file: set-up is then safe to (re)run.
-
-        Not "is it a ledger yet": another `budget init` may be half-way through creating it,
-        and this one must finish the (idempotent) set-up too rather than refuse the file.
-        """
-        try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(16)
-        except OSError:
-            return False
-        return head == b"" or head == b"SQLite format 3\x00"
-
-    def _is_ledger(self) -> bool:
-        try:
-            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
-            try:
-                return con.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone() is not None
-            finally:
-                con.close()
-        except sqlite3.DatabaseError:
-            return False
-
-    # ------------------------------------------------------------------ connection
-
-    @contextlib.contextmanager
-    def _connect(self, *, setup: bool = False) -> Iterator[sqlite3.Connection]:
-        if not self.path.exists():  # sqlite3 would create it, world-readable and empty
-            raise LedgerError(
-                f"ledger {self.path} does not exist; register the data set first "
-                f"('dpkit budget init' on the command line, Ledger.register in Python)"
-            )
-        try:
-            con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise LedgerError(f"ledger {self.path}: cannot open: {exc}") from None
-        try:
-            con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            if setup:
-                # WAL is persistent in the file: readers never block the one writer. Switching
-                # the journal mode does not wait on the busy handler, so retry while another
-                # process holds the file (concurrent `budget init`s on a new ledger)
-                _retry_locked(lambda: con.execute("PRAGMA journal_mode = WAL"))
-                con.execute("BEGIN IMMEDIATE")
-                for stmt in (_DDL_V2 + _DDL).split(";"):
-                    if stmt.strip():
-                        con.execute(stmt)
-                con.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-                con.execute("COMMIT")
-            if self._check_is_ledger(con) < SCHEMA_VERSION:
-                self._migrate(con)
-            con.execute("PRAGMA foreign_keys = ON")
-            yield con
-        except sqlite3.DatabaseError as exc:
-            with contextlib.suppress(sqlite3.Error):
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-            raise LedgerError(f"ledger {self.path}: {exc}") from None
-        finally:
-            con.close()
-
-    def _check_is_ledger(self, con: sqlite3.Connection) -> int:
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError:
-            row = None
-        if row is None:
-            raise LedgerError(
-                f"{self.path} is not a dpkit ledger; create one with 'dpkit budget init'"
-            )
-        if int(row[0]) > SCHEMA_VERSION:
-            raise LedgerError(f"ledger {self.path} was written by a newer dpkit; upgrade dpkit")
-        return int(row[0])
-
-    @staticmethod
-    def _migrate(con: sqlite3.Connection) -> None:
-        """Version 1 → 2 → 3, in one write transaction (a concurrent opener waits, then finds
-        3). 2: the reservation groups and refusals tables and the runs' ``group_id``; 3: the
-        runs' δ (0 for every older run: they were all pure ε) and the data sets' δ cap (none).
-        Every older row keeps its meaning."""
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            (version,) = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if int(version) < SCHEMA_VERSION:
-                for stmt in _DDL_V2.split(";"):
-                    if stmt.strip():
-                        con.execute(stmt)
-                columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
-                if "group_id" not in columns:
-                    con.execute("ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES groups(id)")
-                if "delta_reserved" not in columns:
-                    con.execute("ALTER TABLE runs ADD COLUMN delta_reserved REAL NOT NULL DEFAULT 0 "
-                                "CHECK (delta_reserved >= 0)")
-                    con.execute("ALTER TABLE runs ADD COLUMN delta_spent REAL")
-                if "delta_reserved" not in {r[1] for r in con.execute("PRAGMA table_info(groups)")}:
-                    con.execute("ALTER TABLE groups ADD COLUMN delta_reserved REAL NOT NULL DEFAULT 0 "
-                                "CHECK (delta_reserved >= 0)")
-                if "delta_cap" not in {r[1] for r in con.execute("PRAGMA table_info(datasets)")}:
-                    con.execute("ALTER TABLE datasets ADD COLUMN delta_cap REAL "
-                                "CHECK (delta_cap IS NULL OR (delta_cap > 0 AND delta_cap < 1))")
-                con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: takes the write lock up front, so the read of
-        the current total and the insert of a reservation cannot interleave with another run."""
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            con.execute("COMMIT")
+class Ledger(LedgerViews):
+    """One ledger file: data sets registered, runs checked, reserved and booked, reservations
+    opened and closed (the file itself: :class:`~dpkit.ledger.file.LedgerFile`; the counting
+    rules and the views: :class:`~dpkit.ledger.views.LedgerViews`)."""
 
     # ------------------------------------------------------------------ data sets
 
@@ -544,30 +248,6 @@ class Ledger:
                               "on them would spend on each: register the data once")
         return next(iter(found.values()), None)
 
-    @staticmethod
-    def _used(con: sqlite3.Connection, dataset_id: int, budget: str = "epsilon") -> float:
-        """ε (or δ) counted against the cap: every run (by status) plus what open reservations
-        hold beyond the runs already drawn from them."""
-        counted = _BUDGETS[budget][0]
-        (used,) = con.execute(
-            f"SELECT COALESCE(SUM({counted}), 0.0) FROM runs WHERE dataset_id = ?", (dataset_id,)
-        ).fetchone()
-        return float(used) + Ledger._held(con, dataset_id, budget)
-
-    @staticmethod
-    def _held(con: sqlite3.Connection, dataset_id: int, budget: str = "epsilon") -> float:
-        counted, reserved = _BUDGETS[budget]
-        (held,) = con.execute(
-            f"""SELECT COALESCE(SUM(MAX(g.{reserved} - COALESCE(
-                    (SELECT SUM({counted}) FROM runs r WHERE r.group_id = g.id), 0.0), 0.0)), 0.0)
-                FROM groups g WHERE g.dataset_id = ? AND g.status = 'open'""", (dataset_id,)).fetchone()
-        return float(held)
-
-    @staticmethod
-    def _delta_room(con: sqlite3.Connection, dataset_id: int) -> tuple[float | None, float]:
-        """(δ cap or None, δ used) of a data set."""
-        (cap,) = con.execute("SELECT delta_cap FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
-        return (None if cap is None else float(cap)), Ledger._used(con, dataset_id, "delta")
 
     def _verdict(self, con: sqlite3.Connection, ds_id: int, cap: float, group: int | None, epsilon: float,
                  delta: float) -> tuple[str, float, float] | None:
@@ -624,21 +304,6 @@ class Ledger:
 
     # ------------------------------------------------------------------ reservations (groups)
 
-    def _reclaim(self, con: sqlite3.Connection) -> None:
-        """Close the open reservations of this host whose holder process is gone (a
-        ``budget run`` killed with SIGKILL): what they held beyond their runs comes back."""
-        host = socket.gethostname()
-        for gid, pid, start in con.execute(
-                "SELECT id, pid, pid_start FROM groups WHERE status = 'open' AND host = ?", (host,)).fetchall():
-            if pid is not None and not _alive(int(pid), start):
-                con.execute("UPDATE groups SET status = 'closed', finished = ?, reason = ? WHERE id = ?",
-                            (_now(), f"holder process {pid} ended without closing it", gid))
-
-    def reclaim(self) -> None:
-        """Close the reservations whose holder died (see :meth:`_reclaim`)."""
-        with contextlib.suppress(LedgerError):  # a read-only ledger: nothing to reclaim here
-            with self._write() as con:
-                self._reclaim(con)
 
     def _dataset_named(self, con: sqlite3.Connection, name: str | None) -> tuple[int, str, float]:
         if name is None:
@@ -855,91 +520,6 @@ class Ledger:
         else:
             self._finish(entry, ABORTED, 0.0, reason or "error before any noise", 0.0)
 
-    # ------------------------------------------------------------------ reading
-
-    def status(self) -> list[DatasetStatus]:
-        """Cap, spent, reserved and remaining ε of every data set."""
-        self.reclaim()
-        with self._connect() as con:
-            rows = con.execute(
-                f"""SELECT d.id, d.name, d.cap,
-                    COALESCE(SUM(CASE WHEN r.status != 'reserved' THEN {_COUNTED} END), 0.0),
-                    COALESCE(SUM(CASE WHEN r.status = 'reserved' THEN r.epsilon_reserved END), 0.0),
-                    COUNT(r.id), d.delta_cap, COALESCE(SUM({_DELTA_COUNTED}), 0.0)
-                FROM datasets d LEFT JOIN runs r ON r.dataset_id = d.id
-                GROUP BY d.id ORDER BY d.name"""
-            ).fetchall()
-            # an open reservation's unspent part counts as reserved
-            held = {int(i): self._held(con, int(i)) for i, *_ in rows}
-        return [
-            DatasetStatus(n, cap, spent, res + held[i], max(cap - spent - res - held[i], 0.0), int(k),
-                          None if dcap is None else float(dcap), float(dspent))
-            for i, n, cap, spent, res, k, dcap, dspent in rows
-        ]
-
-    def history(self, name: str | None = None) -> list[dict[str, Any]]:
-        """Every run, oldest first (optionally of one data set)."""
-        self.reclaim()
-        with self._connect() as con:
-            if name is not None and con.execute(
-                    "SELECT 1 FROM datasets WHERE name = ?", (name,)).fetchone() is None:
-                raise LedgerError(f"no data set named {name!r} in {self.path}")
-            rows = con.execute(
-                f"""SELECT r.id, d.name, r.started, r.finished, r.command, r.epsilon_reserved,
-                    r.epsilon_spent, {_COUNTED}, r.status, r.outputs, r.report, r.reason, r.pid, r.group_id,
-                    r.delta_reserved, {_DELTA_COUNTED}
-                FROM runs r JOIN datasets d ON d.id = r.dataset_id
-                WHERE (? IS NULL OR d.name = ?) ORDER BY r.id""",
-                (name, name),
-            ).fetchall()
-        keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved",
-                "epsilon_spent", "epsilon_counted", "status", "outputs", "report", "reason", "pid", "group",
-                "delta_reserved", "delta_counted")
-        out = []
-        for row in rows:
-            d = dict(zip(keys, row, strict=True))
-            d["outputs"] = json.loads(d["outputs"])
-            out.append(d)
-        return out
-
-    def reservations(self, name: str | None = None) -> list[dict[str, Any]]:
-        """Every reservation group (``budget run``, ``with ledger.reserve(...)``), oldest first:
-        its command, ε reserved, ε its runs counted, status and, when closed, why."""
-        with self._connect() as con:
-            rows = con.execute(
-                f"""SELECT g.id, d.name, g.started, g.finished, g.command, g.epsilon_reserved,
-                    COALESCE((SELECT SUM({_COUNTED}) FROM runs r WHERE r.group_id = g.id), 0.0),
-                    g.status, g.reason, g.pid, g.delta_reserved
-                FROM groups g JOIN datasets d ON d.id = g.dataset_id
-                WHERE (? IS NULL OR d.name = ?) ORDER BY g.id""", (name, name)).fetchall()
-        keys = ("id", "dataset", "started", "finished", "command", "epsilon_reserved", "epsilon_counted",
-                "status", "reason", "pid", "delta_reserved")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
-
-    def refusals(self, name: str | None = None) -> list[dict[str, Any]]:
-        """Every refused attempt, oldest first: when, command, ε asked, why."""
-        with self._connect() as con:
-            rows = con.execute("SELECT id, dataset, at, command, epsilon, reason FROM refusals "
-                               "WHERE (? IS NULL OR dataset = ?) ORDER BY id", (name, name)).fetchall()
-        keys = ("id", "dataset", "at", "command", "epsilon", "reason")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
-
-
-@dataclass(frozen=True)
-class Group:
-    """An open reservation (:meth:`Ledger.open_group`)."""
-
-    id: int
-    dataset: str
-    epsilon: float
-    ledger: str
-    delta: float = 0.0
-
-    @property
-    def env(self) -> str:
-        """The value of ``$DPKIT_RESERVATION`` that makes runs draw from it."""
-        return f"{self.id}@{os.path.realpath(self.ledger)}"
-
 
 class Reservation:
     """``with ledger.reserve(epsilon, name=...) as group:`` — opens the group on entry (or
@@ -968,65 +548,3 @@ class Reservation:
                 os.environ[key] = value
         if self.group is not None:
             self.ledger.close_group(self.group, "" if exc_type is None else f"ended by {exc_type.__name__}")
-
-
-def active_reservation() -> tuple[int, str] | None:
-    """(id, ledger path) of the reservation this process runs inside (``$DPKIT_RESERVATION``,
-    set by ``budget run`` for its command and by ``with ledger.reserve(...)``), None outside
-    one. A value that names no reservation is refused: a run must not guess it is outside."""
-    value = os.environ.get(RESERVATION_ENV, "")
-    if not value:
-        return None
-    gid, _, path = value.partition("@")
-    if not gid.isdigit() or not path:
-        raise LedgerError(f"${RESERVATION_ENV}={value!r} names no reservation (expected <id>@<ledger path>); "
-                          "nothing was run")
-    return int(gid), path
-
-
-def refuse_nested() -> None:
-    """Refuse to open a reservation inside another (``budget run`` or ``ledger.reserve``): it
-    would draw on the cap, not on the outer reservation (or, on another ledger, escape it), and
-    the outer reservation's ε would no longer bound its runs."""
-    held = active_reservation()
-    if held is not None:
-        raise LedgerError(f"a reservation cannot be opened inside reservation {held[0]} of ledger {held[1]} "
-                          f"(${RESERVATION_ENV}); its runs draw from that one; nothing was run")
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time (Linux: /proc/PID/stat field 22), to tell a live holder from a
-    new process that reuses its pid; None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read().decode(errors="replace")
-        return stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int, start: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    if start is not None:
-        now = _start_time(pid)
-        return now is None or now == start
-    return True
-
-
-def _retry_locked(action: Any, timeout: float = BUSY_TIMEOUT_S) -> Any:
-    """Run ``action`` again while SQLite says the database is locked, up to ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    delay = 0.005
-    while True:
-        try:
-            return action()
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.2)
