@@ -200,7 +200,7 @@ def _write(a: argparse.Namespace, rows: list, models: list[str], minutes: float,
              f"--models {a.models}{' --aim-tables ' + a.aim_tables if 'aim' in models else ''} --tables {a.tables}"
              f"{' --reuse' if a.reuse else ''}{' --no-run' if a.no_run else ''}` ({minutes:.0f} min; load average {load[0]:.1f} at the start). "
              f"ε = {a.epsilon:g}, δ = {DELTA:g} for every method. ROC AUC of the test split's rarer class (mean ± "
-             "standard error where more than one run); seconds: median wall time of a run (dpkit: learn + release, "
+             "standard error where more than one run, the peers' count of runs given then); seconds: median wall time of a run (dpkit: learn + release, "
              "the CSV read once per table not counted; the peers: preprocessing + fit + sample, and in brackets the "
              "worker's CPU seconds, the fairer figure on a shared machine). Protocol: the module docstring of "
              "bench/bench_peers_frontdoor.py.", "", head, "|---|---|---|---|---|---|" + "---|---|" * len(models)]
@@ -221,7 +221,8 @@ def _write(a: argparse.Namespace, rows: list, models: list[str], minutes: float,
             pts = res[m]
             note = " (proc_epsilon " + ", ".join(f"{p['proc_epsilon']:g}" for p in pts if "proc_epsilon" in p) + ")" \
                 if any(p.get("proc_epsilon", PROC_EPSILON) != PROC_EPSILON for p in pts) else ""
-            cells += [_mean([p["auc"] for p in pts]) + note, secs(pts)]
+            runs = f" ({len(pts)} runs)" if len(pts) > 1 else ""
+            cells += [_mean([p["auc"] for p in pts]) + runs + note, secs(pts)]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "## The peers' runs", ""]
     for name, _, _, res in rows:
