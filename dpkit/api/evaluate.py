@@ -22,12 +22,18 @@ else:  # the same names for typing.get_type_hints, imported when it evaluates th
     pd = later("pandas")
     KAnonymityCheck = later("dpkit.anonymity.checks", "KAnonymityCheck")
 
-def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
-    """The columns of ``df`` as an (n, d) float array; one-line errors naming file/line/column."""
+def numeric_columns(df: pd.DataFrame, columns: list[str], name: str,
+                    times: dict[str, str] | None = None) -> np.ndarray:
+    """The columns of ``df`` as an (n, d) float array; one-line errors naming file/line/column.
+
+    A column in ``times`` (column -> ``date``/``timestamp``) is read as ``dpkit cluster`` reads
+    a date column: ISO text as days (seconds) since 1970-01-01 (:func:`dpkit.data.dates.parse_array`).
+    """
     import numpy as np
     import pandas as pd
 
     from dpkit.console import private
+    from dpkit.data.dates import expected, parse_array
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
@@ -36,14 +42,59 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str) -> np.ndarr
         raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(df.columns)}")
     out = np.empty((len(df), len(columns)))
     for j, c in enumerate(columns):
-        v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+        kind = (times or {}).get(c)
+        if kind is not None:
+            v = parse_array(df[c], kind)
+            what = expected(kind)
+        else:
+            v = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+            what = "a finite number"
         bad = ~np.isfinite(v)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise DataError(private(f"{name}:{i + 2}: column {c!r} has {df[c].iloc[i]!r}, not a finite number",
-                                    f"{name}: column {c!r} has a value that is not a finite number"))
+            raise DataError(private(f"{name}:{i + 2}: column {c!r} has {df[c].iloc[i]!r}, not {what}",
+                                    f"{name}: column {c!r} has a value that is not {what}"))
         out[:, j] = v
     return out
+
+
+def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[np.ndarray, dict[str, str]]:
+    """The centroids' columns as a (k, d) float array, and the time kind of each column the file
+    writes as ISO text: ``dpkit cluster`` writes a date column's coordinate as ``YYYY-MM-DD``
+    (a timestamp's as ``YYYY-MM-DDTHH:MM:SS``; :func:`dpkit.api.cluster._as_dates`), so the file
+    says which columns are dates. Each value is a number or an ISO date/timestamp, one kind a
+    column; anything else is a one-line error naming the file, line and column (the centroids
+    are a release: their values may be quoted)."""
+    import numpy as np
+    import pandas as pd
+
+    from dpkit.data.dates import parse
+
+    missing = [c for c in columns if c not in cdf.columns]
+    if missing:
+        from dpkit.data.source import have_columns
+
+        raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(cdf.columns)}")
+    times: dict[str, str] = {}
+    for c in columns:
+        nums = pd.to_numeric(cdf[c], errors="coerce").to_numpy(dtype=float)
+        kinds = set()
+        for i, (raw, x) in enumerate(zip(cdf[c], nums, strict=True)):
+            text = str(raw).strip()
+            if np.isfinite(x):
+                kinds.add("numbers")
+            elif parse(text, "timestamp") is not None:
+                kinds.add("dates")
+                # a time after the day (format_time writes one for every timestamp) makes it one
+                times[c] = "timestamp" if len(text) > len("YYYY-MM-DD") else times.get(c, "date")
+            else:
+                raise DataError(f"{name}:{i + 2}: column {c!r} has {raw!r}, neither a finite number nor an ISO date "
+                                "(YYYY-MM-DD) — give the centroids as dpkit cluster writes them")
+            if len(kinds) > 1:
+                raise DataError(f"{name}:{i + 2}: column {c!r} has {raw!r} among "
+                                f"{'dates' if np.isfinite(x) else 'numbers'} — one kind a column, as dpkit cluster "
+                                "writes them")
+    return numeric_columns(cdf, columns, name, times), times
 
 
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
@@ -56,6 +107,8 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     Centroid files are read as ``dpkit cluster`` writes them (UTF-8, commas); ``reading``
     (``encoding``, ``delimiter``, …) describes ``data`` only, so a TSV or Latin-1 data file still
     pairs with dpkit's own output. ``columns`` default to the centroids' columns but ``cluster``.
+    A centroid column of ISO dates (as ``dpkit.cluster(..., date=[...])`` writes a date column)
+    makes that data column a date column, read as its day numbers, as the run clustered it.
     """
     from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.data.table import read_csv, read_table
@@ -74,9 +127,18 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
         # cell); the whole table, exactly, when the header lacks one (the errors name what it has)
         df = read_table(opts, categorical=True, columns=[*cols, *([labels] if labels else [])])
         name = opts.name
-    points = numeric_columns(df, cols, name)
-    cents = numeric_columns(cdf, cols, centroids)
-    other = numeric_columns(read_csv(compare), cols, compare) if compare else None
+    # the centroids say which columns are dates (ISO text, as cluster writes them); the data's
+    # are read the same way, as the days the run clustered
+    cents, times = centroid_columns(cdf, cols, centroids)
+    points = numeric_columns(df, cols, name, times)
+    other = None
+    if compare:
+        other, other_times = centroid_columns(read_csv(compare), cols, compare)
+        differ = [c for c in cols if other_times.get(c) != times.get(c)]
+        if differ:
+            raise DataError(f"{compare}: column {differ[0]!r} is "
+                            f"{'not ' if times.get(differ[0]) else ''}a date column as in {centroids} — compare "
+                            "centroids written the same way")
     if labels is not None and labels not in df.columns:
         raise DpkitUsageError(f"labels: column {labels!r} is not in {name} (columns: {', '.join(df.columns)})",
                               param="labels")

@@ -139,7 +139,8 @@ def _scalars(result: dict[str, Any]) -> list[tuple[str, Any]]:
 @dpkit_command("cluster", command, config=True)
 @click.argument("data", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--centroids", required=True, type=click.Path(dir_okay=False),
-              help="Centroids CSV (from `dpkit cluster -o`; UTF-8, commas): one row per centroid.")
+              help="Centroids CSV (from `dpkit cluster -o`; UTF-8, commas): one row per centroid; a column of "
+              "ISO dates makes the data's column a date (read as day numbers).")
 @click.option("--columns", "-c", default=None, metavar="A,B",
               help="Data columns, named as in the centroids file [default: its columns but 'cluster'].")
 @click.option("--labels", default=None, metavar="COLUMN", help="Ground-truth cluster column (for the F-measure).")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import dpkit
 
@@ -32,3 +33,38 @@ def test_evaluate_clustering_takes_a_dataframe(tmp_path: Path) -> None:
     mem = dpkit.evaluate_clustering(points, str(cents), reference=False)
     disk = dpkit.evaluate_clustering(str(path), str(cents), reference=False)
     assert mem == disk and mem
+
+
+def test_evaluate_clustering_reads_the_iso_centroids_of_a_date_column(tmp_path: Path) -> None:
+    """cluster(..., date=[...]) writes a date column's centroids as ISO dates; evaluate_clustering
+    reads them (and the data's dates) as the day numbers the run clustered: its NICV is the one
+    computed from those day numbers, for the CSV and for a DataFrame of datetimes alike."""
+    import datetime as dt
+
+    import numpy as np
+
+    days = np.repeat(np.r_[np.arange(0, 300, 3), np.arange(1000, 1300, 3)], 10)  # two clumps of days after 2019
+    first = dt.date(2019, 1, 1).toordinal()
+    dates = [dt.date.fromordinal(first + int(d)).isoformat() for d in days]
+    df = pd.DataFrame({"d": dates, "x": (days % 7).astype(float)})
+    path = tmp_path / "p.csv"
+    df.to_csv(path, index=False)
+    res = dpkit.cluster(str(path), columns=["d", "x"], date=["d"], n_clusters=2, epsilon=2, random_state=None)
+    cents = tmp_path / "c.csv"
+    res.write(cents)
+    assert all(dt.date.fromisoformat(v) for v in pd.read_csv(cents, dtype=str)["d"])  # ISO text in the file
+    epoch = dt.date(1970, 1, 1).toordinal()
+    pts = np.c_[days + first - epoch, df["x"]]
+    c = res._centres()
+    want = float(np.mean(np.min(((pts[:, None, :] - c[None]) ** 2).sum(axis=2), axis=1)))
+    disk = dpkit.evaluate_clustering(str(path), str(cents), reference=False)
+    assert disk["nicv"] == pytest.approx(want, rel=1e-12)
+    mem = dpkit.evaluate_clustering(df.assign(d=pd.to_datetime(df["d"])), str(cents), reference=False)
+    assert mem == disk
+    # a centroid that is neither a number nor an ISO date: one line naming the file, line, column
+    text = cents.read_text().splitlines()
+    text[2] = text[2].replace(text[2].split(",")[1], "2021-3-4")
+    cents.write_text("\n".join(text) + "\n")
+    with pytest.raises(dpkit.DataError, match=r"c\.csv:3: column 'd' has '2021-3-4', neither a finite number "
+                                              r"nor an ISO date"):
+        dpkit.evaluate_clustering(str(path), str(cents), reference=False)

@@ -203,7 +203,7 @@ def test_evaluate_cluster_errors(capsys, tmp_path: Path, small: Path) -> None:
     cents = tmp_path / "c.csv"
     cents.write_text("cluster,x,y\n0,1,oops\n")
     code, _, err = dpkit(capsys, "evaluate", "cluster", small, "--centroids", cents)
-    assert code == 1 and "not a finite number" in err
+    assert code == 1 and "c.csv:2: column 'y' has 'oops', neither a finite number nor an ISO date" in err
     cents.write_text("cluster,x,y\n0,1,2\n")
     code, _, err = dpkit(capsys, "evaluate", "cluster", small, "--centroids", cents, "--labels", "nope")
     assert code == 2 and "'nope'" in err

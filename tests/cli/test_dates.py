@@ -278,3 +278,25 @@ def test_the_library_cluster_date_keyword(files):
                for d, c in zip(days, res.centroids["signup_date"], strict=True))
     labels = res.assign(files["test"])
     assert len(labels) == 400 and labels[res.label].notna().all()
+
+
+def test_evaluate_cluster_reads_the_iso_centroids_cluster_date_writes(files):
+    """evaluate cluster reads the ISO dates cluster --date writes for a date column (and the
+    data's dates as their day numbers); a centroid that is neither a number nor an ISO date is
+    one line naming the file, line and column."""
+    out = str(Path(files["tmp"]) / "cd.csv")
+    code, _, err = invoke(["cluster", files["train"], "--columns", "signup_date", "--date", "signup_date", "-k", "2",
+                           "--epsilon", "1", "--seed", "1", "-o", out])
+    assert code == 0, err
+    code, text, err = invoke(["evaluate", "cluster", files["train"], "--centroids", out, "--labels", "churn",
+                              "--compare", out, "--json"])
+    assert code == 0, err
+    res = json.loads(text)
+    # day numbers: the mean squared distance of 3,000 days spread over six years to 2 centroids
+    assert 1e3 < res["nicv"] < 1e6 and res["nicv_ratio"] >= 0.99 and res["rcp"] == 0 and res["f_measure"] > 0.5
+    lines = Path(out).read_text().splitlines()
+    lines[2] = lines[2].split(",")[0] + ",03/04/2021"
+    Path(out).write_text("\n".join(lines) + "\n")
+    code, _, err = invoke(["evaluate", "cluster", files["train"], "--centroids", out])
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"{out}:3: column 'signup_date' has '03/04/2021', neither a finite number nor an ISO date" in err
