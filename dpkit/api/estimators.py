@@ -109,6 +109,27 @@ def _numeric(df: Any) -> Any:
         raise
 
 
+def _points(frame: Any, dates: Sequence[str]) -> np.ndarray:
+    """The frame as an (n, d) float array: numbers as :func:`_numeric` reads them, each column of
+    ``dates`` as day numbers (:func:`dpkit.data.dates.parse_array`, as :func:`dpkit.cluster`
+    reads a date column); a value there that is not a date is a :class:`DataError` naming it."""
+    from dpkit.api.inputs import datetimes_as_text, is_naive_datetime
+    from dpkit.data.dates import parse_array
+
+    out = _numeric(frame[[c for c in frame.columns if c not in dates]]).reindex(columns=frame.columns)
+    for c in dates:
+        s = frame[c]
+        days = parse_array(datetimes_as_text(s) if is_naive_datetime(s) else s, "date")
+        bad = np.flatnonzero(np.isnan(days))
+        if len(bad):
+            # the value is not quoted: X is the private data, and a message may travel
+            raise DataError(f"X column {c!r} is declared a date but holds a value that is not an ISO date "
+                            "(YYYY-MM-DD): DPQTKMeans does not accept missing values; drop or fix those rows",
+                            param="X")
+        out[c] = days
+    return out.to_numpy(dtype=float)
+
+
 def _check_y(y: Any) -> np.ndarray:
     """``y`` as scikit-learn's classifiers take it: given, of class labels (not continuous), a
     column vector raveled with a ``DataConversionWarning``."""
@@ -412,6 +433,13 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         One public (lo, hi) per column of X. None: learned in each fit (``domain_share``).
     domain_share : float, default=None
         Without ``bounds``: the share of ε that learns them (None: 0.1).
+    date : str or list of str, default=None
+        Without ``bounds``: the columns of X (a DataFrame's names; x0, x1, … for an array) that
+        hold ISO dates (``YYYY-MM-DD`` text, or naive datetimes), declared (public), as
+        :func:`dpkit.cluster`'s ``date``: each is clustered as its day number (days since
+        1970-01-01), its bounds learned on the calendar grid. ``cluster_centers_`` and
+        :meth:`predict` use day numbers; ``clustering_.centroids`` gives them as ISO dates. A
+        value that is not a date is refused before anything is spent, as NaN is.
     gamma : float, default=0.3
         The quadtree's budget decay across levels.
     max_height : int, default=None
@@ -453,7 +481,8 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 8, *, epsilon: float = 1.0, bounds: Sequence[tuple[float, float]] | None = None,
-                 domain_share: float | None = None, gamma: float = DPQT_DEFAULTS["gamma"],
+                 domain_share: float | None = None, date: str | Sequence[str] | None = None,
+                 gamma: float = DPQT_DEFAULTS["gamma"],
                  max_height: int | None = None, threshold: float | None = None,
                  allocation: str = DPQT_DEFAULTS["allocation"], split: str = DPQT_DEFAULTS["split"],
                  n_estimate: int | None = None, random_state: SeedLike = None, ledger: LedgerLike = None) -> None:
@@ -461,6 +490,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self.epsilon = epsilon
         self.bounds = bounds
         self.domain_share = domain_share
+        self.date = date
         self.gamma = gamma
         self.max_height = max_height
         self.threshold = threshold
@@ -483,29 +513,37 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         self : DPQTKMeans
         """
         from dpkit.api.cluster import cluster
+        from dpkit.data.counting import nearest_centre
+        from dpkit.domain.metadata import names
 
-        df = _numeric(_frame(X))
-        _check_fit(df)
-        if df.isna().to_numpy().any():
+        frame = _frame(X)
+        frame.columns = columns = [str(c) for c in frame.columns]
+        if self.date is not None and self.bounds is not None:  # as dpkit.cluster refuses it
+            raise DpkitUsageError("date applies only when the bounds are learned (bounds=None)", param="date")
+        dates = names(self.date, "date", columns)
+        points = _points(frame, dates)
+        _check_fit(points)
+        if np.isnan(points).any():
             # as for an array (_check_X), and before anything is spent: the fit used to drop
             # those rows, spend (and book) its ε, then fail on labels_ (predict refuses NaN)
             raise DataError("Input X contains NaN: DPQTKMeans does not accept missing values, as scikit-learn's "
                             "KMeans; drop those rows (X.dropna()) or impute them", param="X")
-        columns = [str(c) for c in df.columns]
-        df.columns = columns
+        # the numbers as floats, the dates as given (ISO text or datetimes: cluster reads both)
+        df = _numeric(frame[[c for c in columns if c not in dates]]).assign(**{c: frame[c] for c in dates})[columns]
         options = {k: getattr(self, k) for k in ("gamma", "max_height", "threshold", "allocation", "split",
                                                  "n_estimate") if getattr(self, k) is not None}
         self.clustering_ = cluster(df, columns=columns, n_clusters=self.n_clusters, epsilon=self.epsilon,
                                    bounds=None if self.bounds is None else list(self.bounds),
-                                   domain_share=self.domain_share, algorithm="dpqt", random_state=self.random_state,
-                                   ledger=booking(self.ledger, X), **options)
+                                   domain_share=self.domain_share, date=dates or None, algorithm="dpqt",
+                                   random_state=self.random_state, ledger=booking(self.ledger, X), **options)
         self.cluster_centers_ = self.clustering_._centres()
         self.report_ = self.clustering_.report
         note_fit(X, self.report_["privacy"]["epsilon_spent"])
         self.n_features_in_ = len(columns)
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
-        self.labels_ = self.predict(df.to_numpy())
+        self.dates_ = dates
+        self.labels_ = nearest_centre(points, self.cluster_centers_)
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -515,7 +553,9 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
         from dpkit.data.counting import nearest_centre
 
         check_is_fitted(self, "cluster_centers_")
-        points = _numeric(_frame(X)).to_numpy(dtype=float)
+        frame = _frame(X)
+        frame.columns = [str(c) for c in frame.columns]
+        points = _points(frame, [c for c in getattr(self, "dates_", []) if c in frame.columns])
         if points.shape[1] != self.n_features_in_:
             raise DataError(f"X has {points.shape[1]} features, but DPQTKMeans is expecting {self.n_features_in_} "
                             "features as input", param="X")

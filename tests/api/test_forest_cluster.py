@@ -146,3 +146,43 @@ def test_dpqt_kmeans_estimator() -> None:
     learned = dpkit.DPQTKMeans(n_clusters=3, random_state=KEY).fit(pts)
     assert learned.report_["parameters"]["bounds_source"].startswith("learned under DP")
     assert learned.report_["privacy"]["delta"] == 0 and learned.cluster_centers_.shape == (3, 2)
+
+
+def test_dpqt_kmeans_date_keyword_as_cluster_takes_it() -> None:
+    """DPQTKMeans(date=...) means what dpkit.cluster's date= means: the columns of ISO dates are
+    clustered as day numbers with bounds learned on the calendar grid; stored as given (sklearn),
+    validated in fit before anything is spent."""
+    import datetime as dt
+
+    first, epoch = dt.date(2019, 1, 1).toordinal(), dt.date(1970, 1, 1).toordinal()
+    days = np.repeat(np.r_[np.arange(0, 200, 2), np.arange(1500, 1700, 2)], 10)  # two clumps of signups
+    X = pd.DataFrame({"signup": [dt.date.fromordinal(first + int(d)).isoformat() for d in days],
+                      "amount": (days % 11).astype(float)})
+    km = dpkit.DPQTKMeans(2, epsilon=2.0, date="signup", random_state=KEY)
+    assert km.get_params()["date"] == "signup" and clone(km).get_params() == km.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpkit.DpkitWarning)  # the noisy count's format warning (ε_c·ñ small)
+        assert km.fit(X) is km
+    assert km.get_params()["date"] == "signup"  # untouched by fit
+    steps = [s["step"] for s in km.report_["spends"]]
+    assert any(s.startswith("domain: signup bounds") for s in steps)
+    # the centroids: ISO dates in the release, their day numbers in cluster_centers_
+    iso = km.clustering_.centroids["signup"]
+    assert [dt.date.fromordinal(epoch + int(d)).isoformat() for d in km.cluster_centers_[:, 0]] == list(iso)
+    assert sorted(dt.date.fromisoformat(v).year for v in iso) == [2019, 2023]  # one centre in each clump
+    # predict reads the dates as day numbers too, as ISO text or as datetimes
+    np.testing.assert_array_equal(km.predict(X), km.labels_)
+    np.testing.assert_array_equal(km.predict(X.assign(signup=pd.to_datetime(X["signup"]))), km.labels_)
+    assert len(set(km.labels_[:1000])) == 1 and km.labels_[0] != km.labels_[-1]
+    # set_params, and the errors of fit (usage before data, data before any spend)
+    with pytest.raises(dpkit.DpkitUsageError, match="date: column.*'nope'"):
+        clone(km).set_params(date=["nope"]).fit(X)
+    with pytest.raises(dpkit.DpkitUsageError, match="date applies only when the bounds are learned"):
+        clone(km).set_params(bounds=[(17000, 20000), (0, 10)]).fit(X)
+    bad = X.copy()
+    bad.loc[7, "signup"] = "3/4/2021"
+    with pytest.raises(dpkit.DataError, match="X column 'signup' is declared a date") as err:
+        clone(km).fit(bad)
+    assert "3/4/2021" not in str(err.value)  # X's values are not quoted
+    with pytest.raises(dpkit.DataError, match="X column 'signup' is not numeric"):
+        dpkit.DPQTKMeans(2).fit(X)  # without date= a date is no number
