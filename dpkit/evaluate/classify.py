@@ -65,16 +65,27 @@ def is_interval_label(value: str) -> bool:
     return bool(_INTERVAL.match(value))
 
 
-def _parses(series: pd.Series, tokens: Sequence[str] = ()) -> bool:
-    """Is every value a finite number (or one of the missing ``tokens``)?"""
+def numbers(series: pd.Series) -> np.ndarray:
+    """``pd.to_numeric(series, errors="coerce")`` as float64, each distinct value parsed once.
+
+    The tables come as strings (a column holds few distinct values); parsing every cell was a
+    fifth of ``evaluate classify`` on Adult (0.8 of 4.1 s), the distinct values take ~1/20 of
+    that. Value for value the same floats: the parse is element-wise (a missing value, which
+    :func:`pandas.factorize` codes -1, stays NaN)."""
     import pandas as pd
 
+    codes, distinct = pd.factorize(series)
+    parsed = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(dtype=float)
+    return np.append(parsed, np.nan)[codes]  # code -1 (missing) picks the NaN at the end
+
+
+def _parses(series: pd.Series, tokens: Sequence[str] = ()) -> bool:
+    """Is every value a finite number (or one of the missing ``tokens``)?"""
     if tokens:
         series = series[~series.isin(list(tokens))]
     if len(series) == 0:
         return True
-    nums = pd.to_numeric(series, errors="coerce")
-    return bool(np.isfinite(nums.to_numpy(dtype=float)).all())
+    return bool(np.isfinite(numbers(series)).all())
 
 
 def kept_tokens(schema: Schema | None) -> tuple[str, ...]:
@@ -244,7 +255,7 @@ def _to_frame(ds: Dataset, kinds: dict[str, str]) -> pd.DataFrame:
     out = {}
     for c, k in kinds.items():
         # errors="coerce": a numeric column holds numbers and, under keep, missing tokens (NaN)
-        out[c] = pd.to_numeric(ds.X[c], errors="coerce").astype(float) if k == "numeric" else ds.X[c].astype(str)
+        out[c] = numbers(ds.X[c]) if k == "numeric" else ds.X[c].astype(str)
     return pd.DataFrame(out)
 
 

@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpkit.data.schema import parse_schema
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
@@ -158,3 +160,30 @@ def test_ungeneralized_test_file_is_warned():
         fit_predict(tr, te, schema=SCHEMA)
     assert any("generalized" in str(w.message) for w in caught)
     assert majority_floor(tr, te) > 0
+
+
+_CELLS = st.one_of(
+    st.sampled_from(["", " ", "1", "1.0", " 2 ", "1e3", "-0", "nan", "inf", "-inf", "0x10", "1_000", "?", "a", "[1,2)"]),
+    st.text(alphabet="0123456789.-+eE ", max_size=6),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CELLS, max_size=30), st.booleans())
+def test_numbers_parses_each_distinct_value_as_to_numeric_parses_every_cell(cells, categorical) -> None:
+    """classify.numbers (one parse a distinct value) gives, cell for cell, the floats
+    pd.to_numeric(errors="coerce") gives parsing every cell: the model sees the same numbers."""
+    from dpkit.evaluate.classify import numbers
+
+    series = pd.Series(cells, dtype=object)
+    if categorical:  # as read_table(categorical=True) or a user's category column gives it
+        series = series.map(lambda v: v if v is None else str(v)).astype("category")
+    try:
+        want = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return  # pandas refuses the mix outright: nothing to match
+    np.testing.assert_array_equal(numbers(series), want)
