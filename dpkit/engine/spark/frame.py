@@ -36,6 +36,7 @@ from dpkit.engine.spark.packed import (
     _blob_row,
     _blobs,
     _pack,
+    _packed,
     _unpack,
 )
 from dpkit.engine.spark.session import _collect
@@ -317,18 +318,11 @@ class SparkFrame:
         offsets = self.offsets
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
-            for batch in batches:
-                pids = batch.column(0).to_pylist()
-                starts = batch.column(1).to_pylist()
-                datas = batch.column(2)
-                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
-                    cols, n = _unpack(datas[i].as_py())
-                    if not n:
-                        continue
-                    code = evaluate(key, {c: cols[f] for c, f in by_name.items()}, int(offsets[pid]) + start, n)
-                    cols.pop(replaced, None)
-                    cols[field] = np.asarray(code)
-                    yield _blob_row(pid, start, n, 0, None, _pack(cols))
+            for pid, start, cols, n in _packed(batches):
+                code = evaluate(key, {c: cols[f] for c, f in by_name.items()}, int(offsets[pid]) + start, n)
+                cols.pop(replaced, None)
+                cols[field] = np.asarray(code)
+                yield _blob_row(pid, start, n, 0, None, _pack(cols))
 
         blobs = self._scan().mapInArrow(run, _BLOBS).persist()
         fields = {n: f for n, f in self.fields.items() if n != name}
@@ -350,14 +344,10 @@ class SparkFrame:
                if c in schema.columns and not isinstance(schema.columns[c], CategoricalColumn)}
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
-            for batch in batches:
-                pids, starts, datas = batch.column(0).to_pylist(), batch.column(1).to_pylist(), batch.column(2)
-                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
-                    cols, n = _unpack(datas[i].as_py())
-                    if n:
-                        for f, (lo, hi) in box.items():
-                            cols[f] = np.clip(np.asarray(cols[f], dtype=np.float64), lo, hi)
-                        yield _blob_row(pid, start, n, 0, None, _pack(cols))
+            for pid, start, cols, n in _packed(batches):
+                for f, (lo, hi) in box.items():
+                    cols[f] = np.clip(np.asarray(cols[f], dtype=np.float64), lo, hi)
+                yield _blob_row(pid, start, n, 0, None, _pack(cols))
 
         blobs = self._scan().mapInArrow(run, _BLOBS).persist()
         frame = SparkFrame(self.spark, schema, self.source, blobs, dict(self.fields), self.offsets, self.n_rows,

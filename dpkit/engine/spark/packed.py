@@ -3,7 +3,8 @@
 The Spark engine caches the encoded table as one row per encoded batch (:data:`_BLOBS`): its
 partition, its first row's index in the partition, its rows, the rows it dropped, its clipping
 warnings, and the batch itself as Arrow IPC bytes (LZ4). Spark stores and ships opaque bytes,
-never a row; the executors pack (:func:`_pack`) and unpack (:func:`_unpack`, :func:`_blobs`).
+never a row; the executors pack (:func:`_pack`) and unpack (:func:`_unpack`, :func:`_packed`,
+:func:`_blobs`).
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ def _unpack(data: bytes, names: Sequence[str] | None = None) -> tuple[dict[str, 
     return out, batch.num_rows
 
 
-def _blobs(batches: Iterator[Any], names: Sequence[str] | None, offsets: np.ndarray | None
-           ) -> Iterator[tuple[dict[str, np.ndarray], int, int]]:
-    """(fields, first row's 0-based position, rows) of each non-empty packed batch of a job
-    over ``select(_PID, _START, _DATA)`` of the cached table."""
+def _packed(batches: Iterator[Any], names: Sequence[str] | None = None
+            ) -> Iterator[tuple[int, int, dict[str, np.ndarray], int]]:
+    """(partition, first row's index in the partition, fields, rows) of each non-empty packed
+    batch of a job over ``select(_PID, _START, _DATA)`` of the cached table; only ``names``
+    unpacked when given."""
     for batch in batches:
         pids = batch.column(0).to_pylist()
         starts = batch.column(1).to_pylist()
@@ -95,4 +97,12 @@ def _blobs(batches: Iterator[Any], names: Sequence[str] | None, offsets: np.ndar
         for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
             cols, n = _unpack(datas[i].as_py(), names)
             if n:
-                yield cols, (int(offsets[pid]) + int(start)) if offsets is not None else int(start), n
+                yield pid, start, cols, n
+
+
+def _blobs(batches: Iterator[Any], names: Sequence[str] | None, offsets: np.ndarray | None
+           ) -> Iterator[tuple[dict[str, np.ndarray], int, int]]:
+    """(fields, first row's 0-based position, rows) of each non-empty packed batch of a job
+    over ``select(_PID, _START, _DATA)`` of the cached table."""
+    for pid, start, cols, n in _packed(batches, names):
+        yield cols, (int(offsets[pid]) + int(start)) if offsets is not None else int(start), n

@@ -75,6 +75,22 @@ def raw_input(spark: Any, options: Any) -> tuple[Any, list[str], bool]:
     return df, [str(n).strip() for n in names], parquet  # the numpy reader strips names too
 
 
+def numbered(batches: Iterator[Any]) -> Iterator[tuple[int, int, Any]]:
+    """(partition, index of its first row in the partition, batch) of each non-empty Arrow batch
+    of a ``mapInArrow`` job over :func:`raw_input` (on the executors): the one numbering of the
+    raw rows, by which coverage names a value's first row and the string frame orders its rows."""
+    from pyspark import TaskContext
+
+    pid = TaskContext.get().partitionId()
+    seen = 0
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        yield pid, seen, batch
+        seen += n
+
+
 def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = None, *,
                master: str | None = None, spark: Any = None) -> SparkFrame:
     """Read and encode ``columns`` on Spark; returns a :class:`SparkFrame`.

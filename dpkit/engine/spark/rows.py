@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.engine.spark.read import raw_input
+from dpkit.engine.spark.read import numbered, raw_input
 from dpkit.errors import DataError
 
 # --------------------------------------------------------------------------- cluster
@@ -82,14 +82,8 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
     positions = [names.index(c) for c in present]
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        pid = TaskContext.get().partitionId()
-        seen = 0
-        for batch in batches:
+        for pid, seen, batch in numbered(batches):
             n = batch.num_rows
-            if n == 0:
-                continue
             sub = pa.RecordBatch.from_arrays([batch.column(p) for p in positions], names=present)
             found = batch_coverage(raw_strings(sub, present, parquet), schema, present, tokens)
             rows = [("rows", "", "", seen, n)]
@@ -99,7 +93,6 @@ def coverage(spark: Any, options: Any, schema: Any, *, first_line: int = 2, max_
             if found["missing"] is not None:
                 r, c = found["missing"]
                 rows.append(("missing", c, "", seen + r, found["missing_rows"]))
-            seen += n
             cols = list(zip(*rows, strict=True))
             yield pa.RecordBatch.from_pydict({
                 "kind": pa.array(cols[0], pa.string()), "col": pa.array(cols[1], pa.string()),

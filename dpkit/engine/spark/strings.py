@@ -18,7 +18,7 @@ import numpy as np
 from dpkit.data.schema import Schema
 from dpkit.engine.keys import Key, evaluate
 from dpkit.engine.spark.frame import SparkFrame
-from dpkit.engine.spark.packed import _BLOBS, _DATA, _PID, _START, _blob_row, _pack, _unpack
+from dpkit.engine.spark.packed import _BLOBS, _DATA, _PID, _START, _blob_row, _blobs, _pack, _unpack
 from dpkit.engine.spark.session import _collect, session
 from dpkit.errors import DataError, DpkitUsageError
 
@@ -49,15 +49,8 @@ class SparkStringFrame(SparkFrame):
         orig = self.fields[_POS]
 
         def run(batches: Iterator[Any]) -> Iterator[Any]:
-            for batch in batches:
-                pids = batch.column(0).to_pylist()
-                starts = batch.column(1).to_pylist()
-                datas = batch.column(2)
-                for i, (pid, start) in enumerate(zip(pids, starts, strict=True)):
-                    cols, n = _unpack(datas[i].as_py(), [*read, orig])
-                    if n:
-                        first = int(offsets[pid]) + int(start)
-                        yield from fn(cols, np.arange(first, first + n, dtype=np.int64), cols[orig])
+            for cols, first, n in _blobs(batches, [*read, orig], offsets):
+                yield from fn(cols, np.arange(first, first + n, dtype=np.int64), cols[orig])
 
         return self._scan().mapInArrow(run, ddl)
 
@@ -232,7 +225,7 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from dpkit.engine.spark.read import raw_input
+    from dpkit.engine.spark.read import numbered, raw_input
     from dpkit.engine.spark.write import raw_strings
 
     if not hasattr(options, "path"):
@@ -251,18 +244,11 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
 
     # one pass: every row's strings (as the numpy reader gives them), its partition and index
     def annotate(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        pid = TaskContext.get().partitionId()
-        seen = 0
-        for batch in batches:
+        for pid, seen, batch in numbered(batches):
             n = batch.num_rows
-            if n == 0:
-                continue
             df = raw_strings(batch, wanted, parquet)
             arrays = [pa.array(df[c].to_numpy(dtype=object), pa.string()) for c in wanted]
             arrays += [pa.array(np.full(n, pid, dtype=np.int32)), pa.array(np.arange(seen, seen + n, dtype=np.int64))]
-            seen += n
             yield pa.RecordBatch.from_arrays(arrays, names=[*fields.values(), _PID, _SEEN])
 
     ddl = ", ".join([f"{f} string" for f in fields.values()] + [f"{_PID} int", f"{_SEEN} long"])

@@ -162,6 +162,18 @@ def write_rows(spark: Any, df: Any, render: Callable[[Any], Any], columns: Seque
         _write_file(spark, df, render, columns, output, delimiter, mode)
 
 
+def _rendered(batches: Iterator[Any], render: Callable[[Any], Any]) -> Iterator[Any]:
+    """``render(batch)`` of each non-empty Arrow batch, where it holds rows: what the CSV and the
+    Parquet jobs write (one rule, so both outputs hold the same rows)."""
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        out = render(batch)
+        if len(out) == 0:
+            continue
+        yield out
+
+
 def _text_job(df: Any, render: Callable[[Any], Any], columns: Sequence[str], delimiter: str,
               header_per_part: bool) -> Any:
     """A DataFrame of one string column: a CSV chunk (no final newline) per Arrow batch."""
@@ -171,12 +183,7 @@ def _text_job(df: Any, render: Callable[[Any], Any], columns: Sequence[str], del
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         first = True
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            out = render(batch)
-            if len(out) == 0:
-                continue
+        for out in _rendered(batches, render):
             text = (header if first else "") + csv_text(out, delimiter)
             first = False
             # the text writer ends every value with "\n": the chunk's own last "\n"
@@ -191,12 +198,7 @@ def _parquet_job(df: Any, render: Callable[[Any], Any], columns: Sequence[str]) 
     names = list(columns)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            out = render(batch)
-            if len(out) == 0:
-                continue
+        for out in _rendered(batches, render):
             yield pa.RecordBatch.from_pydict({c: pa.array(out[c].to_numpy(dtype=object), pa.string())
                                               for c in names})
 
