@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpkit.api.domain import infer_schema
 from dpkit.cli import cli
@@ -55,6 +57,18 @@ def test_released_tokens_splits_tokens_from_values() -> None:
     assert released_tokens(["unknown", "missing", "E"], MISSING_CANDIDATES) == (["unknown", "missing", "E"], ())
     # tokens declared (no candidates): the user said what missing is; '' stays a value
     assert released_tokens(["", "E"], ()) == (["", "E"], ())
+
+
+@given(st.lists(st.sampled_from([*MISSING_CANDIDATES, "E", "N", "unknown", "NaN", " ", "none"]), unique=True),
+       st.booleans())
+def test_released_tokens_is_a_partition_of_the_released_values(kept, declared) -> None:  # noqa: ANN001
+    """Every released value comes out once, as a value or a token; values keep their order;
+    tokens are exactly the released values of the public list, in the list's order."""
+    candidates = () if declared else MISSING_CANDIDATES
+    values, tokens = released_tokens(kept, candidates)
+    assert sorted([*values, *tokens]) == sorted(kept)
+    assert values == [v for v in kept if v not in candidates]
+    assert tokens == tuple(t for t in candidates if t in kept)
 
 
 def _discover(values: dict[str, dict[str, int]], *, target: str = "y", candidates=MISSING_CANDIDATES,  # noqa: ANN001
