@@ -189,6 +189,15 @@ def test_the_new_users_table_gets_a_missing_leaf_not_an_empty_category(region_cs
     assert np.array_equal(codes == region.leaf_code["(missing)"], (raw["region"] == "").to_numpy())
 
 
+def test_declared_tokens_through_the_library_leave_the_empty_cell_a_value(region_csv) -> None:  # noqa: ANN001
+    """missing="none" declares that nothing is missing: the released '' stays a category."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = infer_schema(str(region_csv), target="y", epsilon=1.0, delta=1e-6, random_state=KEY, missing="none")
+    assert s.columns["region"].leaves == ("", "E", "N", "S", "W", "(other)") and s.missing_tokens == ()
+    assert "missing_tokens_released" not in s.report["parameters"]["metadata"]["columns"]["region"]
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 def dpkit(capsys, *args) -> tuple[int, str, str]:  # noqa: ANN001
