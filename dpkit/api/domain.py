@@ -122,7 +122,9 @@ class Learned:
 
     @property
     def tokens(self) -> tuple[str, ...]:
-        return self.metadata.tokens
+        """The schema's missing tokens: the metadata's, and any public token partition
+        selection released (:attr:`Discovery.released_tokens`)."""
+        return self.schema.missing_tokens
 
     def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
         """The schema as YAML with the provenance header (what was declared, what was learned)."""
@@ -139,7 +141,7 @@ class Learned:
         ``parameters.metadata``; public: the declarations and DP outcomes only)."""
         from dpkit.domain.render import metadata_report
 
-        return metadata_report(self.metadata)
+        return metadata_report(self.metadata, self.discovery)
 
 
 def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
@@ -242,7 +244,13 @@ def learn_schema(
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
     from dpkit.domain.discover import DomainOptions, discover
-    from dpkit.domain.metadata import Declarations, declared_tokens, learn_metadata, numeric_summary
+    from dpkit.domain.metadata import (
+        MISSING_CANDIDATES,
+        Declarations,
+        declared_tokens,
+        learn_metadata,
+        numeric_summary,
+    )
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -279,7 +287,9 @@ def learn_schema(
              if m.kind in ("date", "timestamp")}
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta - meta.delta,
                     rng=rng, accountant=accountant, options=opts,
-                    target_epsilon=target_eps if meta.epsilon > 0 else None)
+                    target_epsilon=target_eps if meta.epsilon > 0 else None,
+                    # tokens learned, not declared: a released token of the public list is missing
+                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES)
     return Learned(disc.schema, disc, meta)
 
 

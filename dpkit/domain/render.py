@@ -64,9 +64,13 @@ def _provenance(m: ColumnMeta) -> str:
     return ", ".join(out)
 
 
-def metadata_report(meta: Metadata) -> dict[str, Any]:
+def metadata_report(meta: Metadata, discovery: Discovery | None = None) -> dict[str, Any]:
     """The report's ``parameters.metadata``: per column its type, what was declared and what was
-    learned (with ε and the stability threshold), and the missing tokens (public outcomes)."""
+    learned (with ε and the stability threshold), and the missing tokens (public outcomes).
+    ``missing_tokens`` are the metadata step's; a column whose partition selection released a
+    public token (``discovery``: :attr:`Discovery.released_tokens`) lists it under
+    ``missing_tokens_released``, and ``schema_missing_tokens`` is the schema's whole list."""
+    released = discovery.released_tokens if discovery is not None else {}
     columns: dict[str, Any] = {}
     for m in meta.metas:
         entry: dict[str, Any] = {"type": m.kind + (" integer" if m.integer and m.kind == "numeric" else ""),
@@ -76,9 +80,14 @@ def metadata_report(meta: Metadata) -> dict[str, Any]:
             entry.update(epsilon=m.epsilon, threshold=m.threshold)
         if m.why:
             entry["why"] = m.why
+        if m.name in released:
+            entry["missing_tokens_released"] = list(released[m.name])
         columns[m.name] = entry
-    return {"columns": columns, "missing_tokens": list(meta.tokens),
-            "missing_tokens_declared": meta.tokens_declared, "epsilon": meta.epsilon}
+    out = {"columns": columns, "missing_tokens": list(meta.tokens),
+           "missing_tokens_declared": meta.tokens_declared, "epsilon": meta.epsilon}
+    if released:
+        out["schema_missing_tokens"] = list(discovery.schema.missing_tokens)  # type: ignore[union-attr]
+    return out
 
 
 def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, target: str | None,
@@ -119,6 +128,8 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
            f" of {cats[0]} records" if cats else "") + "):",
         "    a value held by fewer records is never listed; every unlisted value is read as the",
         "    column's '(other)' leaf (the target's as missing, so its record is dropped);",
+        *([f"    a released value of the public list of missing tokens is its column's missing value: {_released(discovery)};"]
+          if discovery.released_tokens else []),
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
         *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",
@@ -151,6 +162,15 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         lines.append("MISSING VALUES ARE KEPT (missing_policy: keep): a missing value is its column's '(missing)' leaf,")
         lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
     return lines
+
+
+def _released(discovery: Discovery) -> str:
+    """"'' in region, '?' in a, b": the tokens partition selection released, by column."""
+    by_token: dict[str, list[str]] = {}
+    for name, tokens in discovery.released_tokens.items():
+        for t in tokens:
+            by_token.setdefault(t, []).append(name)
+    return "; ".join(f"{t!r} in {', '.join(cols)}" for t, cols in by_token.items())
 
 
 def _wrap(names: Sequence[str]) -> str:
