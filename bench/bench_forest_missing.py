@@ -48,7 +48,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "forest_missing"
 ADULT = {"train": ROOT / "sample_data/adult/train.csv", "test": ROOT / "sample_data/adult/test.csv"}
-TARGETS = {"hr": "left", "adult-missing": "income", "missing-heavy": "edible"}
+TARGETS = {"hr": "left", "adult-missing": "income", "missing-heavy": "edible", "missing-heavy-wide": "edible"}
 IGNORE = {"adult-missing": ["fnlwgt"]}
 
 
@@ -108,6 +108,36 @@ def _heavy(n: int, seed: int) -> Any:
     return df
 
 
+def _wide(n: int, seed: int) -> Any:
+    """Mushroom-like and as wide as the mushroom data (22 categorical predictors): twelve latent
+    species (2–25 % of the rows, each edible or not), each predictor a value list of 2–10 in
+    which a species shows its own typical value 80 % of the time (else any value); odor as in
+    :func:`_heavy`, tied to the species; ``root`` '?' in a third of the rows (more often for the
+    poisonous species). Its many predictors are what a wide table costs partition selection."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(seed)
+    freq = np.array([25, 16, 12, 9, 8, 7, 6, 5, 4, 3, 3, 2], dtype=float)
+    species = g.choice(len(freq), n, p=freq / freq.sum())
+    poison = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1], dtype=bool)
+    odor_of = ["none", "foul", "almond", "fishy", "spicy", "anise", "pungent", "none", "creosote", "foul",
+               "none", "musty"]
+    cols: dict[str, Any] = {"odor": np.where(g.random(n) < 0.9, np.array(odor_of, dtype=object)[species],
+                                             g.choice(ODORS, n))}
+    for j in range(21):
+        k = int(g.integers(2, 11))
+        values = np.array([f"v{i}" for i in range(k)], dtype=object)
+        typical = g.integers(0, k, len(freq))
+        cols[f"c{j + 1:02d}"] = np.where(g.random(n) < 0.8, values[typical[species]], g.choice(values, n))
+    df = pd.DataFrame(cols)
+    df["root"] = g.choice(["bulbous", "club", "equal", "rooted"], n)
+    edible = ~poison[species]
+    df.loc[g.random(n) < np.where(edible, 0.17, 0.50), "root"] = "?"
+    df["edible"] = np.where(edible, "e", "p")
+    return df
+
+
 def build(name: str) -> dict[str, str]:
     """The table's train and test files (built once, seed 0)."""
     import numpy as np
@@ -119,8 +149,8 @@ def build(name: str) -> dict[str, str]:
         return files
     if name == "hr":
         parts = {"train": _hr(15000, 0), "test": _hr(5000, 1)}
-    elif name == "missing-heavy":
-        df = _heavy(8124, 0)
+    elif name in ("missing-heavy", "missing-heavy-wide"):
+        df = (_heavy if name == "missing-heavy" else _wide)(8124, 0)
         parts = {"train": df.iloc[:5416], "test": df.iloc[5416:]}
     else:
         rng = np.random.default_rng(0)
