@@ -137,7 +137,7 @@ def _wide(n: int, seed: int) -> Any:
                "none", "musty"]
     cols: dict[str, Any] = {"odor": np.where(g.random(n) < 0.9, np.array(odor_of, dtype=object)[species],
                                              g.choice(ODORS, n))}
-    for j in range(21):
+    for j in range(20):
         k = int(g.integers(2, 11))
         values = np.array([f"v{i}" for i in range(k)], dtype=object)
         typical = g.integers(0, k, len(freq))

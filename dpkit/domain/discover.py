@@ -20,9 +20,9 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   at once with discrete Gaussian noise (:func:`~dpkit.privacy.partition.joint_partition_selection`),
   their summed ε_j and δ together, which pays the L2 sensitivity √m instead of the L1 m. A
   column's noise s.d. relative to a predictor's is 1/weight in both (the Gaussian's ρ shares
-  are the weights squared). By default (``"auto"``) the Gaussian when it at least halves every
-  column's threshold, a choice from public numbers only
-  (:func:`~dpkit.privacy.partition.choose_partition`): from about 12 categorical predictors.
+  are the weights squared). By default (``"auto"``) the Gaussian when it lowers every column's
+  threshold and at least halves the largest (a predictor's), a choice from public numbers only
+  (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors.
   Below that the Laplace: on Adult the Gaussian lowers every threshold but its longer lists
   made publish's releases worse (docs/domain.md, "Many columns").
 * The released values of a column become a flat ``values:`` list plus a catch-all leaf

@@ -270,12 +270,11 @@ def _plan(w: tuple[float, ...], eps: float, d: float) -> GaussianPlan:
     return GaussianPlan(sigma2, taus, spent)
 
 
-#: how much lower every threshold must be for a run's automatic choice to take the joint
-#: Gaussian (:func:`choose_partition`): it must at least halve them. Measured (docs/domain.md, "Many
-#: columns"): at Adult's 8 categorical predictors the Gaussian's thresholds are 0.55× the
-#: Laplace's and publish loses 0.009 of accuracy with it (30 runs); at 22 predictors (0.34×)
-#: publish gains 0.07 and the forest 0.13. The ratio is a function of m alone at given shares:
-#: ≤ 1/2 from about 12 predictors.
+#: how much lower the largest threshold (a predictor's) must be for a run's automatic choice to
+#: take the joint Gaussian (:func:`choose_partition`): at least halved. Measured (docs/domain.md,
+#: "Many columns"): at Adult's 8 categorical predictors the Gaussian's is 0.55× the Laplace's
+#: and publish loses 0.009 of accuracy with it (30 runs); at 12 predictors (0.45×) the forest
+#: gains 0.07 and publish holds level, at 22 (0.33×) the forest gains 0.10 and publish 0.06.
 PARTITION_GAIN = 2.0
 
 
@@ -286,8 +285,8 @@ def prefer_gaussian(thresholds: Sequence[tuple[float, float]], spreads: Sequence
     Gaussian only when no decision gets worse — every threshold lower by more than the factor
     ``gain`` (1: strictly lower) and every noise spread (a standard deviation) no larger; else
     the Laplace (pure ε on the present values, and the simpler proof). Used for the metadata's
-    shape counts (:func:`dpkit.domain.metadata.noise_plan`, gain 1) and the category lists
-    (:func:`choose_partition`, gain :data:`PARTITION_GAIN`)."""
+    shape counts (:func:`dpkit.domain.metadata.noise_plan`) and the category lists
+    (:func:`choose_partition`)."""
     return bool(thresholds) and all(g * gain < lap for lap, g in thresholds) and all(g <= lap for lap, g in spreads)
 
 
@@ -295,21 +294,23 @@ def choose_partition(budgets: Sequence[tuple[float, float]], weights: Sequence[f
                      delta: float) -> str:
     """``"gaussian"`` or ``"laplace"`` for m categorical columns: per-column Laplace at
     ``budgets`` (ε_j, δ_j) against the joint Gaussian at (``epsilon``, ``delta``) with ρ shares
-    ``weights`` (:func:`gaussian_plan`), by :func:`prefer_gaussian` on each column's threshold
-    with gain :data:`PARTITION_GAIN`: the Gaussian when it at least halves every one.
+    ``weights`` (:func:`gaussian_plan`), by :func:`prefer_gaussian`: the Gaussian when every
+    column's threshold is lower AND the largest (a predictor's: the one that decides which
+    values a table keeps) at least :data:`PARTITION_GAIN` times lower.
 
     Public: a function of m, the weights, ε and δ only — never of the data (the column kinds
     it is called with are themselves declared or DP outcomes). At a run's default shares the
-    Gaussian halves the thresholds from about 12 categorical predictors (a 22-predictor
-    table: 2,661 → 871 records for a predictor); Adult's 8 (1,641 → 895) and the bench table
-    missing-heavy's 5 (1,027 → 696) keep the Laplace (docs/domain.md, "Many columns").
+    ratio of the largest thresholds falls with m: Adult's 8 categorical predictors 1,641 → 895
+    records (Laplace kept), 12 predictors 1,581 → 719 and 22 predictors 2,661 → 871 (the
+    Gaussian); docs/domain.md, "Many columns".
     """
     if not budgets or len(budgets) != len(weights):
         raise DpkitUsageError("choose_partition needs one weight per column, and a column")
     plan = gaussian_plan(weights, epsilon, delta)
     laplace = [threshold(e, d) for e, d in budgets]
     pairs = list(zip(laplace, plan.thresholds, strict=True))
-    return "gaussian" if prefer_gaussian(pairs, gain=PARTITION_GAIN) else "laplace"
+    largest = [(max(laplace), max(plan.thresholds))]
+    return "gaussian" if prefer_gaussian(pairs) and prefer_gaussian(largest, gain=PARTITION_GAIN) else "laplace"
 
 
 def _ceil_step(x: float) -> Fraction:
