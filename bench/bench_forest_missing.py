@@ -18,6 +18,14 @@ Tables (built here, train and test alike, seed 0; written to bench/out/forest_mi
   than a no-schema run's partition-selection threshold (1,027 here), so they are learned as
   ``(other)``: ``--values`` declares them (:data:`ODORS`), to tell that loss from the missing
   values'.
+* ``missing-heavy-wide``: as wide as the mushroom data (22 categorical predictors, 8,124 rows
+  split 5,416 / 2,708): twelve latent species decide the class, each predictor shows its
+  species' typical value 80 % of the time, odor as above, ``root`` ``?`` in a third of the rows
+  (:func:`_wide`). With 23 categorical columns a per-column Laplace threshold is ~2,660
+  records: most predictors keep one value or none; the joint Gaussian's is ~870 (the
+  automatic choice takes it: docs/domain.md, "Many columns"). Tuned on.
+* ``survey-wide``: held out (:func:`_survey`, 8,000 / 4,000 rows): 16 five-point questions in
+  words with 5–25 % ``?``, region, age band; written before it was first measured.
 
 Each run (seed s, a plain integer: reproducible, not private): ``dpkit.forest`` without a schema,
 ε = 1, δ = 1e-6 (``--missing '?,'`` declares the tokens: every column then keeps its missing
@@ -28,6 +36,9 @@ on the release (:func:`dpkit.evaluate_classifier`), as bench_missing does. ``--c
 another checkout (the base commit, which drops the rows) on the same tables. The raw row: an
 entropy tree (scikit-learn, min_samples_leaf 10) on the raw one-hot table, a missing number as
 its own value below every other.
+
+``--partition laplace|gaussian|auto`` fixes the categories' selection (docs/domain.md, "Many
+columns"; the default is the library's, auto).
 
 Run: ``python -m bench.bench_forest_missing [--runs 5] [--tables hr,...] [--code DIR] [--publish]``.
 """
@@ -48,7 +59,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out" / "forest_missing"
 ADULT = {"train": ROOT / "sample_data/adult/train.csv", "test": ROOT / "sample_data/adult/test.csv"}
-TARGETS = {"hr": "left", "adult-missing": "income", "missing-heavy": "edible"}
+TARGETS = {"hr": "left", "adult-missing": "income", "missing-heavy": "edible", "missing-heavy-wide": "edible",
+           "survey-wide": "renewed"}
 IGNORE = {"adult-missing": ["fnlwgt"]}
 
 
@@ -108,6 +120,64 @@ def _heavy(n: int, seed: int) -> Any:
     return df
 
 
+def _wide(n: int, seed: int) -> Any:
+    """Mushroom-like and as wide as the mushroom data (22 categorical predictors): twelve latent
+    species (2–25 % of the rows, each edible or not), each predictor a value list of 2–10 in
+    which a species shows its own typical value 80 % of the time (else any value); odor as in
+    :func:`_heavy`, tied to the species; ``root`` '?' in a third of the rows (more often for the
+    poisonous species). Its many predictors are what a wide table costs partition selection."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(seed)
+    freq = np.array([25, 16, 12, 9, 8, 7, 6, 5, 4, 3, 3, 2], dtype=float)
+    species = g.choice(len(freq), n, p=freq / freq.sum())
+    poison = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1], dtype=bool)
+    odor_of = ["none", "foul", "almond", "fishy", "spicy", "anise", "pungent", "none", "creosote", "foul",
+               "none", "musty"]
+    cols: dict[str, Any] = {"odor": np.where(g.random(n) < 0.9, np.array(odor_of, dtype=object)[species],
+                                             g.choice(ODORS, n))}
+    for j in range(20):
+        k = int(g.integers(2, 11))
+        values = np.array([f"v{i}" for i in range(k)], dtype=object)
+        typical = g.integers(0, k, len(freq))
+        cols[f"c{j + 1:02d}"] = np.where(g.random(n) < 0.8, values[typical[species]], g.choice(values, n))
+    df = pd.DataFrame(cols)
+    df["root"] = g.choice(["bulbous", "club", "equal", "rooted"], n)
+    edible = ~poison[species]
+    df.loc[g.random(n) < np.where(edible, 0.17, 0.50), "root"] = "?"
+    df["edible"] = np.where(edible, "e", "p")
+    return df
+
+
+def _survey(n: int, seed: int) -> Any:
+    """A wide survey (held out: written before it was first measured, and nothing chosen on it):
+    16 five-point questions answered in words (skewed answers, 5–25 % ``?`` non-response), region (8) and age band
+    (6); whether a member renewed depends on four of the questions and on non-response."""
+    import numpy as np
+    import pandas as pd
+
+    g = np.random.default_rng(seed)
+    latent = g.normal(0, 1, n)  # overall satisfaction, which the answers reflect
+    cols: dict[str, Any] = {}
+    answers = {}
+    for j in range(16):
+        load = g.uniform(0.2, 1.2)
+        raw = load * latent + g.normal(0, 1, n) + g.uniform(-0.5, 1.0)
+        a = np.digitize(raw, [-1.5, -0.5, 0.5, 1.5]) + 1  # 1..5, skewed by the offset
+        answers[j] = a
+        col = np.array(["strongly disagree", "disagree", "neutral", "agree", "strongly agree"], dtype=object)[a - 1]
+        col[g.random(n) < g.uniform(0.05, 0.25)] = "?"
+        cols[f"q{j + 1:02d}"] = col
+    cols["region"] = g.choice([f"r{i}" for i in range(8)], n, p=[.3, .2, .15, .1, .1, .07, .05, .03])
+    cols["age_band"] = g.choice(["18-24", "25-34", "35-44", "45-54", "55-64", "65+"], n)
+    z = (-0.4 + 0.9 * (answers[0] >= 4) - 1.1 * (answers[3] <= 2) + 0.6 * (answers[7] == 5)
+         - 0.8 * (cols["q12"] == "?") + 0.5 * (answers[11] >= 3) + 0.3 * (cols["region"] == "r0"))
+    df = pd.DataFrame(cols)
+    df["renewed"] = np.where(g.random(n) < 1 / (1 + np.exp(-z)), "yes", "no")
+    return df
+
+
 def build(name: str) -> dict[str, str]:
     """The table's train and test files (built once, seed 0)."""
     import numpy as np
@@ -119,8 +189,11 @@ def build(name: str) -> dict[str, str]:
         return files
     if name == "hr":
         parts = {"train": _hr(15000, 0), "test": _hr(5000, 1)}
-    elif name == "missing-heavy":
-        df = _heavy(8124, 0)
+    elif name == "survey-wide":
+        df = _survey(12000, 5)
+        parts = {"train": df.iloc[:8000], "test": df.iloc[8000:]}
+    elif name in ("missing-heavy", "missing-heavy-wide"):
+        df = (_heavy if name == "missing-heavy" else _wide)(8124, 0)
         parts = {"train": df.iloc[:5416], "test": df.iloc[5416:]}
     else:
         rng = np.random.default_rng(0)
@@ -166,7 +239,7 @@ def one_run(name: str, files: dict[str, str], seed: int, missing: str | None, pu
         proba = f.predict_proba(test.drop(columns=[target]))
         out["cpu_s"] = round(time.process_time() - t0, 1)
     labels = [str(c)[2:] if str(c).startswith("p_") else str(c) for c in proba.columns]
-    positive = {"left": "yes", "income": ">50K", "edible": "p"}[target]
+    positive = {"left": "yes", "income": ">50K", "edible": "p", "renewed": "yes"}[target]
     out["scored"] = int(proba.notna().all(axis=1).sum())
     out["accuracy"], out["roc_auc"] = _scores(test[target].to_numpy(), proba.to_numpy(), labels, positive)
     shape = f.report["release"].get("shape", {})
@@ -207,9 +280,25 @@ def raw_tree(name: str, files: dict[str, str]) -> tuple[float, float]:
     X = pd.concat(cols, axis=1).to_numpy()
     clf = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=10, random_state=0)
     clf.fit(X[:len(tr)], tr[target].to_numpy())
-    positive = {"left": "yes", "income": ">50K", "edible": "p"}[target]
+    positive = {"left": "yes", "income": ">50K", "edible": "p", "renewed": "yes"}[target]
     proba = clf.predict_proba(X[len(tr):])
     return _scores(te[target].to_numpy(), proba, [str(c) for c in clf.classes_], positive)
+
+
+def use_partition(mode: str) -> None:
+    """Make every learned domain of this process select its categories with ``mode`` ("auto",
+    "laplace", "gaussian"): ``DomainOptions.partition``, a library option of ``learn_schema`` that
+    ``publish`` and ``forest`` leave at its default (auto), set here around the discovery."""
+    import dataclasses
+    import importlib
+
+    mod = importlib.import_module("dpkit.domain.discover")
+    inner = mod.discover
+
+    def discover(*args: Any, options: Any = None, **kw: Any) -> Any:
+        return inner(*args, options=dataclasses.replace(options or mod.DomainOptions(), partition=mode), **kw)
+
+    mod.discover = discover
 
 
 def main() -> None:
@@ -221,9 +310,17 @@ def main() -> None:
     ap.add_argument("--publish", action="store_true", help="also publish + generalize + entropy tree")
     ap.add_argument("--values", help='declared values, JSON: \'{"odor": ["none", "foul", ...]}\'')
     ap.add_argument("--raw", action="store_true", help="only the raw-data tree")
+    ap.add_argument("--ignore", help="more columns to leave out (comma list), e.g. half of missing-heavy-wide's")
+    ap.add_argument("--partition", choices=["auto", "laplace", "gaussian"],
+                    help="the categories' selection in the learned domain (default: the library's, auto)")
     ap.add_argument("--code", help="run another checkout's dpkit (its path) on the same tables")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.ignore:
+        for name in args.tables.split(","):
+            IGNORE[name] = [*IGNORE.get(name, []), *args.ignore.split(",")]
+    if args.partition:
+        use_partition(args.partition)
     if args.worker:  # one run in this process (for --code: PYTHONPATH points at the other checkout)
         import dpkit
 
@@ -246,6 +343,8 @@ def main() -> None:
                 argv += ["--missing", args.missing] if args.missing is not None else []
                 argv += ["--publish"] if args.publish else []
                 argv += ["--values", args.values] if args.values is not None else []
+                argv += ["--partition", args.partition] if args.partition else []
+                argv += ["--ignore", args.ignore] if args.ignore else []
                 got = subprocess.run(argv, cwd=OUT, env=env, capture_output=True, text=True, check=True)
                 r = json.loads(got.stdout.strip().splitlines()[-1])
             else:

@@ -351,7 +351,7 @@ def infer_schema(
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
     empty: str = "error",
-    partition: str = "laplace",
+    partition: str = "auto",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
     output: str | None = None,
@@ -372,9 +372,10 @@ def infer_schema(
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
     (default 4: its rarest class must clear the threshold).
-    ``partition``: the category lists' selection, ``"laplace"`` (per column, the default) or
-    ``"gaussian"`` (all categorical columns at once: lower thresholds with many columns;
-    docs/domain.md, "Many columns").
+    ``partition``: the category lists' selection, ``"laplace"`` (per column), ``"gaussian"``
+    (all categorical columns at once: lower thresholds with many columns) or ``"auto"`` (the
+    default: the Gaussian when it lowers every column's threshold, from public numbers only;
+    docs/domain.md, "Many columns"); the report's ``parameters.partition`` names the one used.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``random_state``: as every private function's (``seed``
@@ -411,7 +412,7 @@ def infer_schema(
                    "noisy_records": disc.noisy_records}
         params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
                   "numeric_weight": options.numeric_weight, "target_weight": options.target_weight,
-                  "partition": options.partition, "missing": list(learned.tokens),
+                  "partition": disc.partition, "partition_rule": options.partition, "missing": list(learned.tokens),
                   "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas},
                   "metadata": learned.metadata_report()}
         rep = run.report(params, release)

@@ -136,10 +136,11 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
               help="Private mode: levels of each numeric column's interval hierarchy of DP medians "
               "(default 0: bounds only; publish then splits on its grid).")
-@click.option("--partition", type=click.Choice(["laplace", "gaussian"]), default=None,
+@click.option("--partition", type=click.Choice(["auto", "laplace", "gaussian"]), default=None,
               help="Private mode: how the category lists are selected: per column with discrete Laplace "
-              "noise (default) or all categorical columns at once with discrete Gaussian noise (lower "
-              "thresholds with many columns; docs/domain.md).")
+              "noise, all categorical columns at once with discrete Gaussian noise (lower thresholds "
+              "with many columns), or auto (default): the Gaussian when it lowers every column's "
+              "threshold, from public numbers only (docs/domain.md).")
 @click.option("--report", default=None, type=click.Path(dir_okay=False),
               help="Private mode: the JSON report (default: OUTPUT.report.json; required with -o -).")
 @click.option("--seed", type=str, default=None, metavar="N",
@@ -184,7 +185,7 @@ def infer(**p: Any) -> None:
             delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
             levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
             ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
-            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
+            spark_master=p["spark_master"], partition=p["partition"] or "auto")
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "

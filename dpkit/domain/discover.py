@@ -20,10 +20,11 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   at once with discrete Gaussian noise (:func:`~dpkit.privacy.partition.joint_partition_selection`),
   their summed ε_j and δ together, which pays the L2 sensitivity √m instead of the L1 m. A
   column's noise s.d. relative to a predictor's is 1/weight in both (the Gaussian's ρ shares
-  are the weights squared). Laplace is the default: on Adult the Gaussian lowers every
-  threshold (1,304 → 776 records for a predictor, 328 → 196 for the target, 0.2 of ε = 1)
-  but the longer lists did not make publish's releases better (docs/domain.md, "Many
-  columns").
+  are the weights squared). By default (``"auto"``) the Gaussian when it lowers every column's
+  threshold and at least halves the largest (a predictor's), a choice from public numbers only
+  (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors.
+  Below that the Laplace: on Adult the Gaussian lowers every threshold but its longer lists
+  made publish's releases worse (docs/domain.md, "Many columns").
 * The released values of a column become a flat ``values:`` list plus a catch-all leaf
   ``(other)`` that every unreleased value is read as (``other: (other)``); the target gets
   no catch-all: a record whose class was not released is read as missing
@@ -77,6 +78,7 @@ from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import discrete_laplace
 from dpkit.privacy.partition import (
     Selection,
+    choose_partition,
     joint_partition_selection,
     partition_selection,
 )
@@ -95,7 +97,7 @@ from dpkit.privacy.quantiles import (
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
 OTHER_NAMES = ("(other)", "(other values)", "(any other value)", "(not listed)")
 EMPTY = ("error", "ignore")
-PARTITIONS = ("laplace", "gaussian")
+PARTITIONS = ("auto", "laplace", "gaussian")
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,10 @@ class DomainOptions:
     negative_lower: float = NEGATIVE_LOWER
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
-    #: the categorical columns' selection: "laplace" (per column) or "gaussian" (all at once)
-    partition: str = "laplace"
+    #: the categorical columns' selection: "laplace" (per column), "gaussian" (all at once) or
+    #: "auto": the Gaussian when it lowers every column's threshold (public numbers only:
+    #: dpkit.privacy.partition.choose_partition; docs/domain.md, "Many columns")
+    partition: str = "auto"
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
@@ -182,6 +186,8 @@ class Discovery:
     noisy_records: int | None = None
     #: the categories' noise: "discrete Laplace" (per column) or "discrete Gaussian" (joint)
     noise: str = "discrete Laplace"
+    #: the selection used: "laplace" or "gaussian" (``DomainOptions.partition``, or its choice)
+    partition: str = "laplace"
 
     @property
     def released_tokens(self) -> dict[str, tuple[str, ...]]:
@@ -313,10 +319,15 @@ def discover(
     learned_cats = [m.name for m in metas if m.kind == "categorical" and m.name in budgets]
     cat_weights = [opts.target_weight if c == target else 1.0 for c in learned_cats]
     cat_eps = math.fsum(budgets[c][0] for c in learned_cats)
+    rho_weights = [w * w for w in cat_weights]
+    mechanism = opts.partition
+    if learned_cats and mechanism == "auto":
+        # public: the learned columns' kinds (declared or DP outcomes), their weights, ε and δ
+        mechanism = choose_partition([budgets[c] for c in learned_cats], rho_weights, cat_eps, delta)
     joint: dict[str, Selection] = {}
-    if learned_cats and opts.partition == "gaussian":
+    if learned_cats and mechanism == "gaussian":
         sels = joint_partition_selection(
-            [categories[c].counts for c in learned_cats], [w * w for w in cat_weights], epsilon=cat_eps,
+            [categories[c].counts for c in learned_cats], rho_weights, epsilon=cat_eps,
             delta=delta, rng=rng, accountant=accountant, step=f"{step}: categories of {', '.join(learned_cats)}",
             public=[categories[c].public for c in learned_cats])
         joint = dict(zip(learned_cats, sels, strict=True))
@@ -460,7 +471,7 @@ def discover(
                     missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
                     path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
-                     "discrete Gaussian" if joint else "discrete Laplace")
+                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace")
 
 
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,

@@ -187,7 +187,7 @@ def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
     ε = 0.02 the Gaussian's τ would be 2,059 against 2,904, but its σ 409 against 283: the
     Laplace is kept. At m ≤ 2 its τ is the lower too (pure ε, the audit of one column)."""
     from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
-    from dpkit.privacy.partition import _ceil_step, gaussian_threshold, threshold
+    from dpkit.privacy.partition import _ceil_step, gaussian_threshold, prefer_gaussian, threshold
 
     stability = delta / columns
     lap = NoisePlan("laplace", epsilon, columns, threshold(epsilon / columns, stability), stability=stability)
@@ -203,7 +203,7 @@ def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
     # noisy sums, when nothing is established: at m = 4 the Gaussian's σ is 1.4× the Laplace's
     # standard deviation √2/ε_j and Iris's columns flipped to categorical)
     lap_sd = math.sqrt(2) / lap.epsilon_j
-    return gauss if gauss.threshold < lap.threshold and math.sqrt(sigma2) <= lap_sd else lap
+    return gauss if prefer_gaussian([(lap.threshold, gauss.threshold)], [(lap_sd, math.sqrt(sigma2))]) else lap
 
 
 @dataclass(frozen=True)

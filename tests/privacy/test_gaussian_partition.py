@@ -17,10 +17,12 @@ from dpkit.privacy import Accountant, exact, make_rng
 from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
 from dpkit.privacy.partition import (
     GAUSSIAN_DELTA_SHARE,
+    choose_partition,
     gaussian_plan,
     gaussian_tail,
     gaussian_threshold,
     joint_partition_selection,
+    prefer_gaussian,
     threshold,
 )
 
@@ -203,6 +205,68 @@ def test_many_columns_get_lower_thresholds_than_per_column_laplace() -> None:
     lap_target = threshold(eps_cat * 4 / 12, delta / 9)
     assert (lap_pred, lap_target) == (1304, 328) and plan.thresholds == (776,) * 8 + (196,)  # docs/domain.md
     assert gaussian_plan([1.0], 0.2, delta).thresholds[0] > threshold(0.2, delta)
+
+
+def _shares(predictors: int, numeric: int, eps: float = 0.2, delta: float = 1e-6) -> tuple:
+    """A no-schema run's categorical budgets: ``predictors`` categorical predictors, ``numeric``
+    numeric columns and a target of weight 4 sharing ``eps`` (dpkit.domain.discover.column_budgets)."""
+    total = predictors + numeric + 4
+    budgets = [(eps / total, delta / (predictors + 1))] * predictors + [(eps * 4 / total, delta / (predictors + 1))]
+    return budgets, [1.0] * predictors + [16.0], eps * (predictors + 4) / total, delta
+
+
+@pytest.mark.parametrize(("predictors", "numeric", "expected"), [
+    (0, 4, "laplace"),    # the target alone (Iris): √m gains nothing, Gaussian tails cost more
+    (1, 3, "laplace"),
+    (5, 2, "laplace"),    # bench missing-heavy's shape: 1,027 -> 696 for a predictor, not halved
+    (8, 5, "laplace"),    # Adult: 1,641 -> 895, where publish loses with the longer lists
+    (12, 2, "gaussian"),  # from about 12 predictors the Gaussian halves every threshold
+    (22, 0, "gaussian"),  # mushroom-wide: 2,661 -> 871
+])
+def test_auto_partition_picks_each_mechanism_where_expected(predictors: int, numeric: int, expected: str) -> None:
+    """The auto choice: the Gaussian exactly when it lowers every column's threshold and at least
+    halves the largest (checked against the two mechanisms' own thresholds), else the Laplace."""
+    budgets, weights, eps, delta = _shares(predictors, numeric)
+    assert choose_partition(budgets, weights, eps, delta) == expected
+    lap = [threshold(e, d) for e, d in budgets]
+    gauss = gaussian_plan(weights, eps, delta).thresholds
+    lower = all(g < x for x, g in zip(lap, gauss, strict=True))
+    assert (expected == "gaussian") == (lower and 2 * max(gauss) < max(lap))
+    assert lower == (predictors >= 4)  # lower from four predictors, the largest halved from about 12
+
+
+def test_auto_partition_reads_public_numbers_only() -> None:
+    """choose_partition takes no counts at all; and in a discovery, two data sets of the same
+    columns (their counts far apart) get the same choice, which the report names."""
+    import inspect
+
+    assert list(inspect.signature(choose_partition).parameters) == ["budgets", "weights", "epsilon", "delta"]
+    from dpkit.domain.discover import DomainOptions, discover
+    from dpkit.domain.metadata import ColumnMeta
+    from dpkit.domain.profile import Categories
+
+    names = [f"c{i}" for i in range(14)] + ["y"]  # 14 predictors: the Gaussian halves the largest threshold
+    metas = [ColumnMeta(c, "categorical") for c in names]
+    picked = set()
+    for scale in (100, 10_000):
+        cats = {c: Categories(("u", "v"), np.array([3 * scale, 5 * scale], dtype=np.int64), np.zeros(2, bool))
+                for c in names}
+        acc = Accountant(0.2, delta=1e-6)
+        disc = discover(metas, cats, {}, target="y", tokens=(), epsilon=0.2, delta=1e-6, rng=make_rng(scale),
+                        accountant=acc, options=DomainOptions(empty="ignore"))  # the default: auto
+        picked.add(disc.partition)
+        assert ("discrete gaussian" in acc.spends[0].mechanism) == (disc.partition == "gaussian")
+    assert picked == {"gaussian"}
+
+
+def test_prefer_gaussian_is_pareto() -> None:
+    """Every threshold strictly lower and every spread no larger; nothing to compare: Laplace."""
+    assert prefer_gaussian([(10, 9), (5, 4)]) and not prefer_gaussian([(10, 9), (5, 5)])
+    assert prefer_gaussian([(10, 4)], gain=2) and not prefer_gaussian([(10, 5)], gain=2)
+    assert prefer_gaussian([(10, 9)], [(2.0, 2.0)]) and not prefer_gaussian([(10, 9)], [(2.0, 2.1)])
+    assert not prefer_gaussian([])
+    with pytest.raises(DpkitUsageError, match="one weight"):
+        choose_partition([(0.1, 1e-6)], [1.0, 1.0], 0.1, 1e-6)
 
 
 def test_plan_refuses_bad_weights() -> None:
