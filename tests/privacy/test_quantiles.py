@@ -245,10 +245,13 @@ def test_zero_edge(lo: float, hi: float, integer: bool, edge: float | None) -> N
     (0, 100000, True, (100.0, 200.0, 500.0, 1000.0, 2000.0)),
     # both signs: each side from its own bound's decade
     (-600, 250, False, (-20.0, -10.0, -5.0, -2.0, -1.0, -0.5, -0.2, -0.1, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)),
-    (0, 1e-4, False, (1e-06, 2e-06)),  # never below 1e-6 in magnitude
+    (0, 1e-3, False, (1e-06, 2e-06, 5e-06, 1e-05, 2e-05)),  # never below 1e-6 in magnitude
+    (0, 1e-4, False, ()),  # 1e-6, 2e-6 only: less than a decade
     (800, 8e6, True, ()),  # bounds without 0: the linear grid (measured: no help on codes-id)
     (0, 15, True, ()),  # every integer is a candidate already
-    (-100, 20, True, (-2.0, -1.0, 1.0, 2.0)),
+    (-100, 20, True, ()),  # a code's ±1, ±2 only: less than a decade (measured: cost codes-id AUC)
+    (0, 150, True, ()),
+    (0, 600, True, (1.0, 2.0, 5.0, 10.0)),
 ])
 def test_decade_points(lo: float, hi: float, integer: bool, points: tuple[float, ...]) -> None:
     """Issue 36: log-spaced candidate split points between 0 and learned bounds that hold it,
