@@ -34,7 +34,9 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
   medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
   split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
-  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns").
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns"); bounds
+  that hold 0 also offer log-spaced points between 0 and each bound
+  (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
 """
 
 from __future__ import annotations
