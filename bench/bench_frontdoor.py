@@ -270,23 +270,42 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
         d = _one(lambda s=s: _publish(draft, s, 1.0, t.train, t.test, metric=None), errors) if draft else None
         res["draft"].append(d)
         res["raw"].append(None if d is None else {"accuracy": d["baseline_accuracy"], "roc_auc": d["baseline_roc_auc"]})
+    exact = _exact(t.train, bounds)
+    rows = int(pd.read_csv(t.train, dtype=str, usecols=[t.target]).shape[0])
     return {"results": res, "bounds": bounds, "errors": errors, "draft_bounds": _schema_bounds(draft),
-            "spread": _spread(t.train, bounds)}
+            "spread": {c: (p1, p99) for c, (p1, p99, _) in exact.items()}, "exact": exact, "rows": rows}
 
 
 def _spread(train: str, bounds: list[dict[str, tuple[float, float, str | None]]]) -> dict[str, tuple[float, float]]:
     """Each learned column's exact 1st-99th percentile range (NOT private: for the report only)."""
+    return {c: (p1, p99) for c, (p1, p99, _) in _exact(train, bounds).items()}
+
+
+def _exact(train: str, bounds: list[dict[str, tuple[float, float, str | None]]]) -> dict[str, tuple[float, float, int]]:
+    """Each learned column's exact 1st and 99th percentiles and its number of negative values
+    (NOT private: for the report only)."""
     from dpkit.data.dates import parse_array
 
     df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True)
-    out: dict[str, tuple[float, float]] = {}
+    out: dict[str, tuple[float, float, int]] = {}
     for c, kind in {c: k for b in bounds for c, (_, _, k) in b.items()}.items():
         if c not in df:
             continue
         v = (parse_array(df[c], kind) if kind else pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float))
         v = v[np.isfinite(v)]
         if v.size:
-            out[c] = (float(np.percentile(v, 1)), float(np.percentile(v, 99)))
+            out[c] = (float(np.percentile(v, 1)), float(np.percentile(v, 99)), int(np.count_nonzero(v < 0)))
+    return out
+
+
+def clipped_signs(d: dict[str, Any]) -> list[str]:
+    """Per column holding at least 1 % negative values (exact, for the report only): in how many
+    runs its learned lower bound was >= 0, every negative value clipped onto the other sign."""
+    out = []
+    for c, (_, _, neg) in d["exact"].items():
+        los = [b[c][0] for b in d["bounds"] if c in b and b[c][2] is None]
+        if los and neg >= 0.01 * d["rows"]:
+            out.append(f"{c} ({neg} negative values) in {sum(lo >= 0 for lo in los)} of {len(los)} runs")
     return out
 
 
@@ -367,7 +386,10 @@ def main(argv: list[str] | None = None) -> None:
     tiny = sum(1 for d in done.values() for b in d["bounds"] for lo, hi, kind in b.values() if kind is None
                for x in (lo, hi) if 0 < abs(x) < 1e-6)
     total = sum(2 for d in done.values() for b in d["bounds"] for *_, kind in b.values() if kind is None)
+    signs = [f"{n}: {x}" for n, d in done.items() for x in clipped_signs(d)]
     lines += ["", f"Learned numeric bounds of magnitude below 1e-6 other than 0: {tiny} of {total} (issue 36's target: none).",
+              "", "Columns with negative values (≥ 1 % of the rows; exact, for this report only) whose learned lower "
+              "bound was ≥ 0 — their negative values clipped onto 0 or above: " + ("; ".join(signs) or "none") + ".",
               "", "## Learned numeric bounds (no schema, one per run) and the draft's", ""]
     for n, d in done.items():
         lines.append(f"- **{n}**: {_fmt_bounds(d['bounds']) or '—'}")

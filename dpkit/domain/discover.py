@@ -40,7 +40,9 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
   medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
   split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
-  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns").
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns"); bounds
+  that hold 0 also offer log-spaced points between 0 and each bound
+  (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ from dpkit.privacy.quantiles import (
     Profile,
     SplitNode,
     bounds_on_grid,
+    decade_points,
     nice_grid,
     split_tree,
     zero_edge,
@@ -500,9 +503,16 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     # a bound at 0 (a count, an amount, mostly zeros): offer publish a split separating 0 from
     # the rest — a function of the learned bounds only (post-processing, nothing spent)
     edge = zero_edge(lo, hi, m.integer) if hierarchy is None else None
-    points = (edge,) if edge is not None else ()
+    points: tuple[float, ...] = (edge,) if edge is not None else ()
     if points:
         learned += f"; a split point at {edge:g} offered beside the bound 0"
+    # bounds holding 0 span decades (a zero-heavy or skewed column, or a loose bound: only the
+    # prior places it past the data): log-spaced points too, so a split can land in each decade
+    # between 0 and the bound — again a function of the learned bounds only (post-processing)
+    decades = decade_points(lo, hi, m.integer) if hierarchy is None else ()
+    if decades:
+        points = tuple(sorted({*points, *decades}))
+        learned += "; log-spaced split points (1, 2, 5 × 10^k) offered between 0 and the bounds"
     return NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing", points=points), learned
 
 

@@ -19,6 +19,7 @@ from dpkit.domain.discover import DomainOptions, column_budgets
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 from dpkit.privacy import Accountant, make_rng
+from dpkit.privacy.quantiles import decade_points, zero_edge
 from dpkit.report import dumps
 
 RARE = "SECRET-RARE-VALUE"
@@ -291,7 +292,11 @@ def test_a_zero_heavy_column_keeps_its_non_zero_values_and_a_split_beside_zero()
     s = infer_schema(df, target="y", epsilon=0.2, delta=1e-6, random_state=KEY)
     amount = s.columns["amount"]
     assert amount.lo == 0 and amount.hi >= 50 and not amount.integer
-    assert amount.points == (0.1,) if amount.hi < 1000 else amount.points == (1.0,)
+    # the split beside 0, and the log-spaced points below publish's first linear step (issue 36)
+    step = amount.hi / 32
+    assert amount.points[0] == (0.1 if amount.hi < 1000 else 1.0)
+    assert len(amount.points) >= 4 and all(p < step for p in amount.points)
+    assert amount.points == tuple(sorted({zero_edge(0, amount.hi, False), *decade_points(0, amount.hi, False)}))
     assert parse_schema(s.yaml, "learned.yaml").columns["amount"].points == amount.points
     for c in s.columns.values():
         if isinstance(c, NumericColumn):

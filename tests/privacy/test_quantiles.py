@@ -19,6 +19,7 @@ from dpkit.privacy.quantiles import (
     _decide_pieces,
     _prior_steps,
     bounds_on_grid,
+    decade_points,
     exponential_pieces,
     nice_grid,
     nice_step,
@@ -235,6 +236,29 @@ def test_the_priors_on_zero_are_checked(kw: dict) -> None:
 def test_zero_edge(lo: float, hi: float, integer: bool, edge: float | None) -> None:
     """A split point beside a bound at 0, strictly inside, never of magnitude below 1e-6."""
     assert zero_edge(lo, hi, integer) == edge
+
+
+@pytest.mark.parametrize(("lo", "hi", "integer", "points"), [
+    # a zero-heavy amount: the split beside 0, then 1-2-5 points up to publish's first step (18.75)
+    (0, 600, False, (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)),
+    # Adult's capital-gain: step 3125; integers, ≥ 1
+    (0, 100000, True, (100.0, 200.0, 500.0, 1000.0, 2000.0)),
+    # both signs: each side from its own bound's decade
+    (-600, 250, False, (-20.0, -10.0, -5.0, -2.0, -1.0, -0.5, -0.2, -0.1, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)),
+    (0, 1e-3, False, (1e-06, 2e-06, 5e-06, 1e-05, 2e-05)),  # never below 1e-6 in magnitude
+    (0, 1e-4, False, ()),  # 1e-6, 2e-6 only: less than a decade
+    (800, 8e6, True, ()),  # bounds without 0: the linear grid (measured: no help on codes-id)
+    (0, 15, True, ()),  # every integer is a candidate already
+    (-100, 20, True, ()),  # a code's ±1, ±2 only: less than a decade (measured: cost codes-id AUC)
+    (0, 150, True, ()),
+    (0, 600, True, (1.0, 2.0, 5.0, 10.0)),
+])
+def test_decade_points(lo: float, hi: float, integer: bool, points: tuple[float, ...]) -> None:
+    """Issue 36: log-spaced candidate split points between 0 and learned bounds that hold it,
+    below publish's first linear step, ≥ 1e-6 in magnitude, strictly inside, ascending."""
+    got = decade_points(lo, hi, integer)
+    assert got == points
+    assert all(lo < p < hi and abs(p) >= 1e-6 and (not integer or p.is_integer()) for p in got)
 
 
 @pytest.mark.parametrize(("span", "integer", "step"), [(75, True, 1.0), (7998.5, False, 0.01), (3e9, True, 5000.0)])
