@@ -396,10 +396,10 @@ def structural_missing(metas: Sequence[ColumnMeta]) -> list[ColumnMeta]:
     Why: a column is flagged only when its missing values reach the stability threshold of
     :meth:`NoisePlan.sum_threshold`, ≈ 4,100 records on a 15,000-row table of 7 predictors, so
     a column with 10–20 % of its values missing is ``missing: false`` and a forest read them as
-    its lower bound, mixed with its lowest values (bench/bench_forest_missing.py's ``hr``: 0.721
-    accuracy against 0.775 with this rule, 10 runs; plain Adult 0.821 / 0.820, 30 runs:
-    docs/domain.md, "Missing values"). Used for a forest's schema only: a release pays for an
-    empty bucket in cells (docs/results/missing.md, "Narrow tables")."""
+    its lower bound, mixed with its lowest values (bench/bench_forest_missing.py's ``hr``: 0.739
+    accuracy against 0.780 with this rule, 20 runs; plain Adult 0.821 / 0.820: docs/domain.md,
+    "Missing values"). Used for a forest's schema only: a release pays for an empty bucket in
+    cells (docs/results/missing.md, "Narrow tables")."""
     import dataclasses
 
     return [dataclasses.replace(m, missing=True, missing_structural=True)
