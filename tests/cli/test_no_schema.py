@@ -226,6 +226,7 @@ def test_one_stray_value_neither_flips_the_metadata_nor_fails_the_run(tmp_path: 
     flag = "false" if command == ["publish"] else "true"
     assert re.search(r"amount: +\{type: numeric, bounds: \[[-\d]+, \d+\], integer: true, unparsable: missing"
                      r"(, points: \[[^]]*\])?, missing: " + flag + r"\}", schema)
+    assert ("STRUCTURAL (a public rule, not learned)" in schema) == (flag == "true")
     assert "\nmissing:" not in schema  # no token learned from one record
     report = json.loads(Path(f"{stem}.report.json").read_text())
     meta = report["parameters"]["metadata"]
