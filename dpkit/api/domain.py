@@ -450,9 +450,9 @@ class DomainPlan(NamedTuple):
     #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
     #: ``drop`` (forest train: its rows are dropped, as before)
     missing_policy: str = "keep"
-    #: every learned numeric or date column keeps its missing child whatever the noisy counts
-    #: said (a forest's schema: dpkit.domain.metadata.structural_missing); publish: False
-    structural_missing: bool = False
+    #: every learned numeric or date column keeps its missing bucket / child whatever the noisy
+    #: counts said (``missing: structural``: dpkit.domain.metadata.structural_missing)
+    structural_missing: bool = True
 
 
 

@@ -320,10 +320,6 @@ def forest(
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
-    if learn is not None:
-        # every learned numeric or date column keeps its missing child, established or not: a
-        # public rule (dpkit.domain.metadata.structural_missing; docs/domain.md, "Missing values")
-        learn = learn._replace(structural_missing=True)
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
         target = target or schema_obj.target

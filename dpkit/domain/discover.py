@@ -380,7 +380,10 @@ def discover(
     import dataclasses
 
     flags = {m.name: m.missing for m in metas if m.missing is not None and m.name != target}
-    columns = {n: dataclasses.replace(c, holds_missing=flags[n])
+    # a numeric/date column's bucket given by the public rule (metadata.structural_missing)
+    structural = {m.name for m in metas if m.missing_structural}
+    columns = {n: dataclasses.replace(c, holds_missing=flags[n],
+                                      **({"structural": True} if n in structural and isinstance(c, NumericColumn) else {}))
                if n in flags and isinstance(c, CategoricalColumn | NumericColumn) else c
                for n, c in columns.items()}
     # a numeric column reads a non-number as missing, a date column a non-date (unparsable:

@@ -62,7 +62,7 @@ def _provenance(m: ColumnMeta) -> str:
     if m.why and not m.given:
         out.append(f"ignored: {m.why}")
     if m.missing_structural:  # not learned: a public rule gave it (dpkit.domain.metadata.structural_missing)
-        out.append("missing: true structural (a missing child whatever the data: not established under DP)")
+        out.append("missing: structural (a missing bucket whatever the data: not established under DP)")
     return ", ".join(out)
 
 
@@ -156,8 +156,9 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
     structural = [m.name for m in metas if m.missing_structural]
     if structural:
-        lines.append("STRUCTURAL (a public rule, not learned): a missing child on the numeric and date columns whose")
-        lines.append("  missing values were not established under DP: " + _wrap(structural) + ".")
+        lines.append("STRUCTURAL (a public rule, not learned): a missing bucket (a forest's missing child) on the numeric")
+        lines.append("  and date columns whose missing values were not established under DP (missing: structural): "
+                     + _wrap(structural) + ".")
     return lines
 
 

@@ -1,12 +1,12 @@
-"""A forest without a schema gives every numeric column its missing child, established or not
-(issue 36 gap (b); dpkit.domain.metadata.structural_missing).
+"""A run without a schema gives every numeric column its missing bucket / child, established or
+not (issue 36 gap (b); dpkit.domain.metadata.structural_missing).
 
 On a narrow or smallish table the metadata's threshold (≈ 2,900 records with 4 predictors) is far
-above a column's 10–20 % of missing values, so the learned schema says ``missing: false`` and the
-forest read a missing value as the column's lower bound — mixed with its lowest values. Now the
-forest's schema gives the column its missing child by a public rule (``missing: true``, marked
-structural in the YAML and the report); ``publish`` keeps the learned flag (an empty bucket costs
-a release cells: docs/results/missing.md, "Narrow tables")."""
+above a column's 10–20 % of missing values, so the learned schema said ``missing: false`` and a
+missing value was read as the column's lowest interval (publish) or lower bound (forest) — mixed
+with its lowest values. Now the learned schema says ``missing: structural`` (a public rule, so
+marked in the YAML and the report): publish sets the bucket apart at the column's first split
+(counted as a quarter cell in the automatic depth's budget), the forest gives it a missing child."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 
 import dpkit
-from dpkit.data.schema import parse_schema
+from dpkit.data.schema import parse_schema, schema_to_dict
 from dpkit.domain.metadata import ColumnMeta, structural_missing
+from dpkit.errors import SchemaError
 from dpkit.learn.model import missing_rule
 
 
@@ -65,7 +66,7 @@ def test_a_forest_gives_a_missing_child_to_a_column_below_the_threshold(trained)
     text = (d / "f.schema.yaml").read_text()
     assert "'?'" not in text.split("columns:")[0]  # '?' not learned as a token
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("x:"))
-    assert "missing: true" in line and "structural" in line
+    assert "missing: structural" in line
     assert "STRUCTURAL (a public rule, not learned)" in text
     assert f.report["release"]["missing_values"]["features"]["x"] == "branch"
     meta = f.report["parameters"]["metadata"]["columns"]["x"]
@@ -89,17 +90,71 @@ def test_the_missing_rows_reach_their_own_child(trained) -> None:
 def test_the_learned_schema_given_back_trains_the_same_rule(trained) -> None:
     _, d, _ = trained
     s = parse_schema((d / "f.schema.yaml").read_text(), "f.schema.yaml")
-    assert s.columns["x"].holds_missing is True and missing_rule(s.columns["x"]) == "branch"
+    x = s.columns["x"]
+    assert x.holds_missing is True and x.structural and missing_rule(x) == "branch"
+    assert schema_to_dict(s)["columns"]["x"]["missing"] == "structural"  # written back as read
 
 
-def test_publish_keeps_the_learned_flag(tmp_path: Path) -> None:
-    """publish is not given the rule: x stays missing: false (its missing values in the lowest
-    interval), as measured best for a release (docs/results/missing.md, "Narrow tables")."""
-    train = tmp_path / "train.csv"
+def test_publish_sets_the_missing_rows_apart_not_in_the_lowest_interval(tmp_path: Path) -> None:
+    """publish: x is ``missing: structural``; once x is split its '?' rows are the bucket
+    ``(missing)`` in the release and in the generalized test split — before, x was ``missing:
+    false`` and they were its lowest interval."""
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
     narrow(4000).to_csv(train, index=False)
+    narrow(1000, seed=1).to_csv(test, index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dpkit.publish(str(train), target="label", epsilon=1.0, delta=1e-6, seed=7, output=str(tmp_path / "r.csv"))
+        rel = dpkit.publish(str(train), target="label", epsilon=1.0, delta=1e-6, seed=7,
+                            output=str(tmp_path / "r.csv"))
+        dpkit.generalize(str(test), rel, output=str(tmp_path / "g.csv"))
     text = (tmp_path / "r.schema.yaml").read_text()
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("x:"))
-    assert "missing: false" in line and "structural" not in line and "STRUCTURAL" not in text
+    assert "missing: structural" in line and "STRUCTURAL" in text
+    cut = rel.report["release"]["cut"]["x"]
+    assert cut[-1] == "(missing)" and len(cut) >= 3  # x split, its bucket apart
+    g = pd.read_csv(tmp_path / "g.csv", dtype=str, keep_default_na=False)
+    src = pd.read_csv(test, dtype=str, keep_default_na=False)
+    gone = (src["x"] == "?").to_numpy()
+    assert (g["x"][gone] == "(missing)").all() and not (g["x"][~gone] == "(missing)").any()
+    released = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False)
+    assert (released["x"] == "(missing)").any()
+
+
+SCHEMA = """\
+target: label
+missing: '?'
+missing_policy: keep
+columns:
+  x: {type: numeric, bounds: [0, 100], integer: true, missing: FLAG}
+  label: {type: categorical, values: ['no', 'yes']}
+"""
+
+
+def test_missing_structural_is_parsed_written_and_keyed() -> None:
+    s = parse_schema(SCHEMA.replace("FLAG", "structural"))
+    x = s.columns["x"]
+    assert x.holds_missing is True and x.structural and "structural=True" in repr(x)
+    assert schema_to_dict(s)["columns"]["x"]["missing"] == "structural"
+    learned = parse_schema(SCHEMA.replace("FLAG", "true")).columns["x"]
+    assert not learned.structural and "structural" not in repr(learned)
+    with pytest.raises(SchemaError, match="must be true or false"):  # a category's missing value is a leaf
+        parse_schema(SCHEMA.replace("x: {type: numeric, bounds: [0, 100], integer: true, missing: FLAG}",
+                                    "x: {type: categorical, values: [a, b], missing: structural}"))
+
+
+def test_the_cell_budget_counts_a_structural_bucket_as_a_quarter_cell() -> None:
+    """x split once: [0,50) [50,100] and its bucket. A learned bucket makes 3 × 2 classes = 6
+    cells, and a second split 8; a structural one 2.25 × 2 = 4.5, and a second split 6.5."""
+    from dpkit.release.cut import Cut
+    from dpkit.release.maxgddp import STRUCTURAL_BUCKET, fitting
+    from dpkit.release.scoring import Candidate
+
+    assert STRUCTURAL_BUCKET == 0.25
+    for flag, fits in (("true", False), ("structural", True)):
+        s = parse_schema(SCHEMA.replace("FLAG", flag))
+        cut = Cut.initial(s, "label")
+        cut.attributes["x"].split(0, [50.0])
+        assert cut.shape() == [3]
+        cand = Candidate("x", interval=0, points=(25.0,))
+        kept, _ = fitting(cut, [cand], np.zeros(1), 2, max_cells=7.0)
+        assert (kept == [cand]) is fits
