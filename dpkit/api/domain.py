@@ -240,7 +240,8 @@ def learn_schema(
     ``keep``: the only predictors to learn (every other column but the target is ignored and
     spends nothing: a forest's ``columns``). ``structural_missing``: every numeric or date
     column whose missing values were not established gets its missing child all the same, by a
-    public rule (:func:`dpkit.domain.metadata.structural_missing`; a forest's schema).
+    public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
+    run without a schema, :class:`DomainPlan`).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile

@@ -231,8 +231,8 @@ class ColumnMeta:
     threshold: int | None = None
     #: missing values established from the noisy counts (:func:`holds_missing`); None: not learned
     missing: bool | None = None
-    #: ``missing`` is True by a public rule, not learned (:func:`structural_missing`: a forest's
-    #: numeric and date columns keep their missing child whatever the noisy counts said)
+    #: ``missing`` is True by a public rule, not learned (:func:`structural_missing`: a run
+    #: without a schema's numeric and date columns keep their bucket whatever the noisy counts said)
     missing_structural: bool = False
 
 
@@ -393,13 +393,17 @@ def structural_missing(metas: Sequence[ColumnMeta]) -> list[ColumnMeta]:
     itself learned under DP — so nothing is read or spent, and the audit's stability is
     untouched (the flag no longer depends on the noisy counts at all).
 
+    The schema writes ``missing: structural`` (:attr:`dpkit.data.schema.NumericColumn.structural`):
+    publish sets the bucket apart at the column's first split and its automatic depth counts it
+    as a fraction of a cell (:data:`dpkit.release.maxgddp.STRUCTURAL_BUCKET`); a forest gives
+    the column a missing child.
+
     Why: a column is flagged only when its missing values reach the stability threshold of
     :meth:`NoisePlan.sum_threshold`, ≈ 4,100 records on a 15,000-row table of 7 predictors, so
-    a column with 10–20 % of its values missing is ``missing: false`` and a forest read them as
-    its lower bound, mixed with its lowest values (bench/bench_forest_missing.py's ``hr``: 0.739
-    accuracy against 0.780 with this rule, 20 runs; plain Adult 0.821 / 0.820: docs/domain.md,
-    "Missing values"). Used for a forest's schema only: a release pays for an empty bucket in
-    cells (docs/results/missing.md, "Narrow tables")."""
+    a column with 10–20 % of its values missing was ``missing: false`` and its missing values
+    were read as its lowest ones (bench/bench_forest_missing.py's ``hr``: forest 0.739 accuracy
+    against 0.780 with this rule, 20 runs; publish 0.744 against 0.779, 10 runs;
+    docs/results/missing.md, "Narrow tables")."""
     import dataclasses
 
     return [dataclasses.replace(m, missing=True, missing_structural=True)
