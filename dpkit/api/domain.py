@@ -223,6 +223,7 @@ def learn_schema(
     bounds: Mapping[str, Sequence[float]] | None = None,
     options: DomainOptions | None = None,
     source: str = "<data>",
+    structural_missing: bool = False,
 ) -> Learned:
     """Learn the schema of ``data`` inside a run.
 
@@ -239,7 +240,10 @@ def learn_schema(
     A date column (``date``, or learned) is read as days since 1970: bounds learned on the
     calendar grid, a value that is not a date read as missing (docs/domain.md, "Dates").
     ``keep``: the only predictors to learn (every other column but the target is ignored and
-    spends nothing: a forest's ``columns``).
+    spends nothing: a forest's ``columns``). ``structural_missing``: every numeric or date
+    column whose missing values were not established gets its missing child all the same, by a
+    public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
+    run without a schema, :class:`DomainPlan`).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
@@ -251,6 +255,7 @@ def learn_schema(
         learn_metadata,
         numeric_summary,
     )
+    from dpkit.domain.metadata import structural_missing as structural
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -279,6 +284,8 @@ def learn_schema(
     target_eps, predictors_eps = _target_share(list(summaries), target, declared, epsilon, opts)
     meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * predictors_eps,
                           delta=delta, rng=rng, accountant=accountant)
+    if structural_missing:  # a public rule on the learned kinds: nothing read or spent
+        meta.metas = structural(meta.metas)
     metas, tokens = meta.metas, meta.tokens
     cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
@@ -455,6 +462,9 @@ class DomainPlan(NamedTuple):
     #: the learned schema's missing_policy: ``keep`` (publish: a missing value is a value) or
     #: ``drop`` (forest train: its rows are dropped, as before)
     missing_policy: str = "keep"
+    #: every learned numeric or date column keeps its missing bucket / child whatever the noisy
+    #: counts said (``missing: structural``: dpkit.domain.metadata.structural_missing)
+    structural_missing: bool = True
 
 
 
@@ -555,7 +565,8 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
                                values=learn.values, source=source, **declared,
-                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy))
+                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy),
+                               structural_missing=learn.structural_missing)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

@@ -130,6 +130,11 @@ class NumericColumn:
     #: still encoded as NaN (the row kept), but a cut never sets a missing bucket apart: the NaN
     #: goes to the lowest interval (as a value below ``lo`` is clipped to it)
     holds_missing: bool | None = field(default=None, repr=False)
+    #: ``missing: structural`` (a learned schema): the bucket by a public rule, not because the
+    #: noisy counts established missing values (dpkit.domain.metadata.structural_missing);
+    #: ``holds_missing`` is True, and publish's cell budget counts the bucket as a fraction of a
+    #: cell (dpkit.release.maxgddp.STRUCTURAL_BUCKET)
+    structural: bool = field(default=False, repr=False)
     kind: str = field(default="numeric", init=False)
     #: ``date`` or ``timestamp`` (a time column, :mod:`dpkit.data.dates`), None for a number
     time: str | None = None
@@ -156,6 +161,8 @@ class NumericColumn:
             text += f", points={self.points!r}"
         if self.holds_missing is not None:  # a learned schema's flag changes the cut: part of a run's identity
             text += f", holds_missing={self.holds_missing!r}"
+        if self.structural:
+            text += ", structural=True"
         return text + ")"
 
 
@@ -505,6 +512,8 @@ def _column(ctx: _Ctx, name: str, key_node: yaml.Node, node: yaml.Node) -> Colum
     flag = next((v for k, _, v in _mapping(ctx, node, f"column {name!r}") if k == "missing"), None)
     if flag is None or isinstance(col, IgnoredColumn):
         return col
+    if isinstance(col, NumericColumn) and isinstance(flag, yaml.ScalarNode) and flag.value == "structural":
+        return dataclasses.replace(col, holds_missing=True, structural=True)
     return dataclasses.replace(col, holds_missing=_bool(ctx, flag, f"missing of {name!r}"))
 
 
@@ -713,7 +722,7 @@ def schema_to_dict(schema: Schema) -> dict[str, Any]:
             elif col.unlisted == "missing":
                 cols[name]["unlisted"] = "missing"
         if getattr(col, "holds_missing", None) is not None:
-            cols[name]["missing"] = col.holds_missing
+            cols[name]["missing"] = "structural" if getattr(col, "structural", False) else col.holds_missing
     out: dict[str, Any] = {}
     if schema.target:
         out["target"] = schema.target

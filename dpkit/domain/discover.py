@@ -464,7 +464,10 @@ def discover(
     if released:
         new = {t for ts in released.values() for t in ts}
         tokens = [*(t for t in candidates if t in tokens or t in new), *(t for t in tokens if t not in candidates)]
-    columns = {n: dataclasses.replace(c, holds_missing=flags[n])
+    # a numeric/date column's bucket given by the public rule (metadata.structural_missing)
+    structural = {m.name for m in metas if m.missing_structural}
+    columns = {n: dataclasses.replace(c, holds_missing=flags[n],
+                                      **({"structural": True} if n in structural and isinstance(c, NumericColumn) else {}))
                if n in flags and isinstance(c, CategoricalColumn | NumericColumn) else c
                for n, c in columns.items()}
     # a numeric column reads a non-number as missing, a date column a non-date (unparsable:

@@ -61,6 +61,8 @@ def _provenance(m: ColumnMeta) -> str:
         out.append(", ".join(learned) + f" learned under DP (epsilon {m.epsilon:.3g})")
     if m.why and not m.given:
         out.append(f"ignored: {m.why}")
+    if m.missing_structural:  # not learned: a public rule gave it (dpkit.domain.metadata.structural_missing)
+        out.append("missing: structural (a missing bucket whatever the data: not established under DP)")
     return ", ".join(out)
 
 
@@ -78,6 +80,8 @@ def metadata_report(meta: Metadata, discovery: Discovery | None = None) -> dict[
                                  "learned": list(m.learned)}
         if m.learned:
             entry.update(epsilon=m.epsilon, threshold=m.threshold)
+        if m.missing_structural:  # the missing child by a public rule, not learned
+            entry["structural"] = ["missing"]
         if m.why:
             entry["why"] = m.why
         if m.name in released:
@@ -161,6 +165,11 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
     if discovery.schema.missing_policy == "keep" and discovery.schema.missing_tokens:
         lines.append("MISSING VALUES ARE KEPT (missing_policy: keep): a missing value is its column's '(missing)' leaf,")
         lines.append("  or a numeric column's missing bucket: public cells, noised like any other (a missing target drops its row).")
+    structural = [m.name for m in metas if m.missing_structural]
+    if structural:
+        lines.append("STRUCTURAL (a public rule, not learned): a missing bucket (a forest's missing child) on the numeric")
+        lines.append("  and date columns whose missing values were not established under DP (missing: structural): "
+                     + _wrap(structural) + ".")
     return lines
 
 

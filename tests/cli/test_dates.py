@@ -198,7 +198,7 @@ def test_cli_no_schema_run_keeps_the_date(files, declared):
                            *(["--date", "signup_date"] if declared else [])])
     assert code == 0, err
     text = Path(out).with_suffix(".schema.yaml").read_text()
-    assert re.search(r"signup_date: \{type: date, bounds: \['\d{4}-01-01', '\d{4}-01-01'\], unparsable: missing, missing: (true|false)\}",
+    assert re.search(r"signup_date: \{type: date, bounds: \['\d{4}-01-01', '\d{4}-01-01'\], unparsable: missing, missing: (true|false|structural)\}",
                      text), text
     report = json.loads(Path(out).with_suffix(".report.json").read_text())
     assert "domain: signup_date bounds" in [s["step"] for s in report["spends"]]
