@@ -48,7 +48,6 @@ def _learned(data: str, target: str, share: float, seed: int, tag: str, **kw: An
 
     df, src = _strings(data)
     opts = DomainOptions(**{"empty": "ignore", **kw.pop("options", {})})
-    kw.setdefault("structural_missing", True)  # as a run without a schema (DomainPlan): missing: structural
     acc = Accountant(share, delta=DELTA)
     try:
         learned = learn_schema(df, target=target, epsilon=share, delta=DELTA, rng=make_rng(1000 + seed),

@@ -144,7 +144,8 @@ class NumericColumn:
     unparsable: str = "error"
     #: extra public candidate split points, strictly inside (lo, hi), ascending: publish's grid
     #: offers those that fall strictly inside an interval besides its own (``points:`` in YAML;
-    #: a learned schema gives one beside a bound at 0, separating 0 from the rest: docs/domain.md)
+    #: a learned schema gives one beside a bound at 0, separating 0 from the rest, and decade
+    #: points 1, 2, 5 × 10^k below the first grid step: docs/domain.md)
     points: tuple[float, ...] = ()
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ data (``dpkit forest predict``). Prediction is post-processing and spends no bud
 
 File format (``format: dpkit-forest``, ``format_version`` :data:`FORMAT_VERSION`)::
 
-    {"format": "dpkit-forest", "format_version": 1, "dpkit_version": "0.6.0",
+    {"format": "dpkit-forest", "format_version": 1, "dpkit_version": "0.6.1",
      "algorithm": "diffprfs", "target": "income", "classes": ["<=50K", ">50K"],
      "missing": "?", "target_dtype": "int64",
      "features": [{"name": "age", "type": "numeric", "bounds": [15, 95], "integer": true},

@@ -95,21 +95,27 @@ def test_the_learned_schema_given_back_trains_the_same_rule(trained) -> None:
     assert schema_to_dict(s)["columns"]["x"]["missing"] == "structural"  # written back as read
 
 
-def test_publish_sets_the_missing_rows_apart_not_in_the_lowest_interval(tmp_path: Path) -> None:
-    """publish: x is ``missing: structural``; once x is split its '?' rows are the bucket
-    ``(missing)`` in the release and in the generalized test split — before, x was ``missing:
-    false`` and they were its lowest interval."""
+def test_publish_keeps_the_learned_flag_and_a_structural_schema_sets_the_rows_apart(tmp_path: Path) -> None:
+    """publish without a schema keeps the learned flag (x ``missing: false``: an empty structural
+    bucket is a cell of the release where nothing is missing — docs/domain.md, "Missing values").
+    The same schema with x ``missing: structural`` (a reviewed schema may say it) sets the '?' rows
+    apart once x is split: the bucket ``(missing)`` in the release and the generalized test split,
+    not the lowest interval."""
     train, test = tmp_path / "train.csv", tmp_path / "test.csv"
     narrow(4000).to_csv(train, index=False)
     narrow(1000, seed=1).to_csv(test, index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = dpkit.publish(str(train), target="label", epsilon=1.0, delta=1e-6, seed=7,
+        dpkit.publish(str(train), target="label", epsilon=1.0, delta=1e-6, seed=7, output=str(tmp_path / "l.csv"))
+    text = (tmp_path / "l.schema.yaml").read_text()
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith("x:"))
+    assert "missing: false" in line and "STRUCTURAL" not in text
+    (tmp_path / "s.yaml").write_text(text.replace(line, line.replace("missing: false", "missing: structural")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = dpkit.publish(str(train), schema=str(tmp_path / "s.yaml"), target="label", epsilon=1.0, seed=7,
                             output=str(tmp_path / "r.csv"))
         dpkit.generalize(str(test), rel, output=str(tmp_path / "g.csv"))
-    text = (tmp_path / "r.schema.yaml").read_text()
-    line = next(ln for ln in text.splitlines() if ln.strip().startswith("x:"))
-    assert "missing: structural" in line and "STRUCTURAL" in text
     cut = rel.report["release"]["cut"]["x"]
     assert cut[-1] == "(missing)" and len(cut) >= 3  # x split, its bucket apart
     g = pd.read_csv(tmp_path / "g.csv", dtype=str, keep_default_na=False)
