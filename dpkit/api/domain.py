@@ -358,7 +358,7 @@ def infer_schema(
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
     empty: str = "error",
-    partition: str = "auto",
+    partition: str = "laplace",
     encoding: str = "utf-8-sig",
     delimiter: str | None = None,
     output: str | None = None,
@@ -381,8 +381,8 @@ def infer_schema(
     (default 4: its rarest class must clear the threshold).
     ``partition``: the category lists' selection, ``"laplace"`` (per column), ``"gaussian"``
     (all categorical columns at once: lower thresholds with many columns) or ``"auto"`` (the
-    default: the Gaussian when it lowers every column's threshold, from public numbers only;
-    docs/domain.md, "Many columns"); the report's ``parameters.partition`` names the one used.
+    Gaussian when it lowers every column's threshold, from public numbers only; what a forest
+    without a schema uses; docs/domain.md, "Many columns"); the report's ``parameters.partition`` names the one used.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``random_state``: as every private function's (``seed``
@@ -465,6 +465,9 @@ class DomainPlan(NamedTuple):
     #: every learned numeric or date column keeps its missing bucket / child whatever the noisy
     #: counts said (``missing: structural``: dpkit.domain.metadata.structural_missing)
     structural_missing: bool = True
+    #: the category lists' selection (DomainOptions.partition): publish keeps the per-column
+    #: Laplace; the forest takes "auto" (docs/domain.md, "Many columns")
+    partition: str = "laplace"
 
 
 
@@ -565,7 +568,8 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
                                values=learn.values, source=source, **declared,
-                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy),
+                               options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy,
+                                                     partition=learn.partition),
                                structural_missing=learn.structural_missing)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)

@@ -139,8 +139,8 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
 @click.option("--partition", type=click.Choice(["auto", "laplace", "gaussian"]), default=None,
               help="Private mode: how the category lists are selected: per column with discrete Laplace "
               "noise, all categorical columns at once with discrete Gaussian noise (lower thresholds "
-              "with many columns), or auto (default): the Gaussian when it lowers every column's "
-              "threshold, from public numbers only (docs/domain.md).")
+              "with many columns), or auto: the Gaussian when it lowers every column's threshold, from "
+              "public numbers only (default: laplace; docs/domain.md).")
 @click.option("--report", default=None, type=click.Path(dir_okay=False),
               help="Private mode: the JSON report (default: OUTPUT.report.json; required with -o -).")
 @click.option("--seed", type=str, default=None, metavar="N",
@@ -185,7 +185,7 @@ def infer(**p: Any) -> None:
             delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
             levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
             ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
-            spark_master=p["spark_master"], partition=p["partition"] or "auto")
+            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "

@@ -127,7 +127,7 @@ class DomainOptions:
     #: the categorical columns' selection: "laplace" (per column), "gaussian" (all at once) or
     #: "auto": the Gaussian when it lowers every column's threshold (public numbers only:
     #: dpkit.privacy.partition.choose_partition; docs/domain.md, "Many columns")
-    partition: str = "auto"
+    partition: str = "laplace"
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2

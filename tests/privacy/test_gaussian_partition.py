@@ -253,7 +253,7 @@ def test_auto_partition_reads_public_numbers_only() -> None:
                 for c in names}
         acc = Accountant(0.2, delta=1e-6)
         disc = discover(metas, cats, {}, target="y", tokens=(), epsilon=0.2, delta=1e-6, rng=make_rng(scale),
-                        accountant=acc, options=DomainOptions(empty="ignore"))  # the default: auto
+                        accountant=acc, options=DomainOptions(empty="ignore", partition="auto"))
         picked.add(disc.partition)
         assert ("discrete gaussian" in acc.spends[0].mechanism) == (disc.partition == "gaussian")
     assert picked == {"gaussian"}
