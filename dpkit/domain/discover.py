@@ -20,11 +20,12 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   at once with discrete Gaussian noise (:func:`~dpkit.privacy.partition.joint_partition_selection`),
   their summed ε_j and δ together, which pays the L2 sensitivity √m instead of the L1 m. A
   column's noise s.d. relative to a predictor's is 1/weight in both (the Gaussian's ρ shares
-  are the weights squared). By default (``"auto"``) the Gaussian when it lowers every column's
-  threshold and at least halves the largest (a predictor's), a choice from public numbers only
-  (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors.
-  Below that the Laplace: on Adult the Gaussian lowers every threshold but its longer lists
-  made publish's releases worse (docs/domain.md, "Many columns").
+  are the weights squared). The Laplace is the default; ``"auto"`` (a forest's default without
+  a schema) takes the Gaussian when it lowers every column's threshold and at least halves the
+  largest (a predictor's), a choice from public numbers only
+  (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors. publish
+  keeps the Laplace: on Adult and on the held-out UCI mushroom table the Gaussian's longer lists
+  made its releases worse (docs/domain.md, "Many columns").
 * The released values of a column become a flat ``values:`` list plus a catch-all leaf
   ``(other)`` that every unreleased value is read as (``other: (other)``); the target gets
   no catch-all: a record whose class was not released is read as missing
@@ -40,8 +41,9 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
   medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
   split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
-  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns"); bounds
-  that hold 0 also offer log-spaced points between 0 and each bound
+  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns"); with
+  ``decade_points`` (off by default: a held-out table lost with them), bounds that hold 0 also
+  offer log-spaced points between 0 and each bound
   (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
 """
 
