@@ -232,7 +232,9 @@ def _to_float(values: np.ndarray) -> np.ndarray:
     except (ValueError, TypeError):
         import pandas as pd
 
-        return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+        # a copy: pandas 3 hands out read-only views (copy-on-write), and callers write the
+        # missing bucket's NaN into this array
+        return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float, copy=True)
 
 
 def _clip(nums: np.ndarray, col: NumericColumn, clips: list[tuple[NumericColumn, int]]) -> np.ndarray:
