@@ -25,11 +25,18 @@ def assigned_rows(df: Any, points: np.ndarray, kept: np.ndarray, centres: np.nda
     return assigned
 
 
-def kept_rows(df: Any, columns: list[str], missing_tokens: tuple[str, ...] | list[str]) -> np.ndarray:
-    """The rows of ``df`` that encoding keeps: no missing token in the clustered columns."""
+def kept_rows(df: Any, columns: list[str], schema: Any) -> np.ndarray:
+    """The rows of ``df`` that :func:`dpkit.data.encode.encode` keeps for ``schema`` (after it
+    accepted them): a value of a clustered column that is no number (or date) — a missing token,
+    or any text under ``unparsable: missing`` — drops its row, unless the column keeps missing
+    values (its missing bucket)."""
+    from dpkit.data.encode import _numbers
+
     kept = np.ones(len(df), dtype=bool)
     for c in columns:
-        kept &= ~np.isin(df[c].to_numpy(), list(missing_tokens))
+        col = schema.columns[c]
+        if not col.missing:
+            kept &= np.isfinite(_numbers(df[c].to_numpy(), col))
     return kept
 
 
@@ -63,5 +70,4 @@ class Assigner:
                 warnings.simplefilter("ignore")
             table = encode(df, self.schema, self.columns, source=self.source, first_line=self.first_line)
         points = np.stack([np.asarray(table.columns[c], dtype=float) for c in self.columns], axis=1)
-        return assigned_rows(df, points, kept_rows(df, self.columns, tuple(self.schema.missing_tokens)),
-                             self.centres, self.label)
+        return assigned_rows(df, points, kept_rows(df, self.columns, self.schema), self.centres, self.label)

@@ -94,6 +94,22 @@ def test_histogram_and_assign(capsys, tmp_path: Path, small: Path) -> None:
     assert set(a["cluster_not_private"]) <= set(range(4))
 
 
+def test_assign_with_a_learned_box_keeps_every_row(capsys, tmp_path: Path) -> None:
+    """Without bounds the learned schema reads a word in a number column as missing: its row is
+    dropped from the points, and --assign gives it an empty label (it crashed, exit 70, when the
+    labels were matched to the rows by the missing tokens alone)."""
+    data = tmp_path / "d.csv"
+    data.write_text("x,y\n1,2\nNA,3\n4,oops\n5,6\n")
+    out, asg = tmp_path / "c.csv", tmp_path / "a.csv"
+    code, _, err = dpkit(capsys, "cluster", data, "--columns", "x,y", "-k", 2, "--epsilon", 1, "--seed", 3,
+                         "--assign", asg, "-o", out)
+    assert code == 0, err
+    a = pd.read_csv(asg, dtype=str, keep_default_na=False)
+    assert a["x"].tolist() == ["1", "NA", "4", "5"]
+    label = a.columns[-1]
+    assert a[label].tolist()[1:3] == ["", ""] and all(v != "" for v in a[label].tolist()[::3])
+
+
 def test_help_says_assign_is_private(capsys) -> None:
     code, out, _ = dpkit(capsys, "cluster", "--help")
     assert code == 0 and "Example:" in out and "do not publish" in out
