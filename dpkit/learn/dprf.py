@@ -307,6 +307,11 @@ class DiffPRFs:
         feats = features_from_schema(schema, names)
         f_per_node = self._validate(len(feats))
         classes = tuple(tcol.leaves)
+        if len(classes) < 2:
+            # from the schema alone (public), before anything is spent: a one-class forest predicts
+            # that class for every row, and no model file could hold it (dpkit.learn.model)
+            raise DpkitUsageError(f"the target {target!r} has one class in {schema.path} ({classes[0]!r}): "
+                                  "a forest needs at least two; list every class of the target")
         eps = validate_epsilon(self.epsilon)
         accountant.check(eps, "forest")
         have = set(frame.column_names())
