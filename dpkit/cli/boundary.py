@@ -101,10 +101,12 @@ def cli_message(exc: BaseException) -> str:
     (``levels must be ...``), the CLI its flag (``--levels must be ...``). A keyword mentioned as
     Python spells it (``pass delimiter=``, ``name='value'``) becomes the flag (``--name value``);
     a message about a parameter that neither starts with nor mentions it gets the flag after it,
-    in brackets."""
+    in brackets. A line break in the message (from a quoted data value) is written ``\\n``."""
     from dpkit.errors import DETAIL_HINT
 
     text = str(exc).replace(DETAIL_HINT, " (-v shows the detail)")  # the flag in Python's words' place
+    # one line, whatever the data holds: a value quoted from a cell may carry a line break
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
     param = getattr(exc, "param", None)
     names = _parameter_names() | ({param} if param else set())
     mention = re.compile(r"(?<![\w-])([a-z_]+)=(?:'([^']*)'|(?!\w))")

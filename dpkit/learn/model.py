@@ -349,7 +349,7 @@ class ForestModel:
                     i = int(np.flatnonzero(bad)[0])
                     uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
                     known = (f"the model was trained with {len(feat.categories)} categories "
-                             f"({', '.join(feat.categories[:MAX_LISTED])}"
+                             f"({', '.join(map(repr, feat.categories[:MAX_LISTED]))}"
                              f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
                              "with a schema that lists them")
                     raise DataError(private(

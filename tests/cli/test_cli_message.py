@@ -29,3 +29,9 @@ def test_every_mentioned_parameter_of_a_command_becomes_its_flag():
     assert cli_message(DpkitError("pass nosuchparam= or k=10", param="k")) == "pass nosuchparam= or k=10 (-k)"
     assert cli_message(DpkitError("declare it ignored (ignore='COLUMN')", param="ignore")) == (
         "declare it ignored (--ignore COLUMN)")
+
+
+def test_a_line_break_from_the_data_keeps_the_message_on_one_line():
+    """A category quoted from a cell may hold a quoted newline: the message stays one line."""
+    err = DpkitError("t.csv: column 'c' has values the model does not know; trained with (x, two\nlines\r)")
+    assert cli_message(err) == "t.csv: column 'c' has values the model does not know; trained with (x, two\\nlines\\r)"
