@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 #: the missing tokens tables come with (read_csv strips fields: ' ' reads as '')
 MISSING_TOKENS = ["", "NA", "N/A", "NULL", "?", " ", "nan"]
 DELIMITERS = [",", ";", "\t", "|"]
+#: the row-number column of :meth:`MessyTable.test_bytes` (no drawn column has this name)
+ROW = "row_no"
 KINDS = ["category", "integer", "float", "id", "date", "timestamp", "otherdate", "mixed",
          "constant", "allmissing", "unicode"]
 
@@ -82,22 +84,25 @@ class MessyTable:
         """Columns that hold numbers only (besides missing tokens): what cluster may use."""
         return [c.name for c in self.columns if c.kind in ("integer", "float") and c.name != self.target]
 
-    def _render(self, test: bool) -> bytes:
+    def _render(self, test: bool, row_numbers: bool = False) -> bytes:
         buf = io.StringIO()
         w = csv.writer(buf, delimiter=self.delimiter, lineterminator="\r\n" if self.crlf else "\n",
                        quoting=csv.QUOTE_ALL if self.quote_all else csv.QUOTE_MINIMAL)
-        w.writerow(self.names)
+        w.writerow([*self.names, *([ROW] if row_numbers else [])])
         rows = zip(*[c.test_cells if test else c.cells for c in self.columns], strict=True)
         for i, row in enumerate(rows):
-            w.writerow([str(i + 1), *row] if self.short_header else list(row))
+            cells = [*row, *([str(i)] if row_numbers else [])]
+            w.writerow([str(i + 1), *cells] if self.short_header else cells)
         text = buf.getvalue()
         return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode("utf-8")
 
     def csv_bytes(self) -> bytes:
         return self._render(test=False)
 
-    def test_bytes(self) -> bytes:
-        return self._render(test=True)
+    def test_bytes(self, row_numbers: bool = False) -> bytes:
+        """The test table; ``row_numbers``: with a last column :data:`ROW` numbering the rows
+        from 0 (to see that a command gives them back in order)."""
+        return self._render(test=True, row_numbers=row_numbers)
 
     def schema(self) -> dict[str, Any]:
         """The public schema of this table (what its code book says), as YAML data."""
