@@ -16,12 +16,13 @@ PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
 
-.PHONY: help setup demo test test-fast test-statistical lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers bench-peers-frontdoor bench-frontdoor \
+.PHONY: help setup demo test test-fast test-statistical test-corpus fuzz lint bench bench-scale bench-robust bench-spark bench-imbalanced bench-peers bench-peers-frontdoor bench-frontdoor \
         reproduce reproduce-maxgddp reproduce-diffprfs reproduce-dpqt reproduce-xgbka clean
 
 help:
 	@echo "make demo       set up a venv in $(VENV) and run the main job on sample_data/"
 	@echo "make test       set up and run the whole test suite (with ruff)"
+	@echo "make fuzz       every command on >= 2,000 random messy tables (tests/corpus, long; FUZZ_EXAMPLES per test)"
 	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
@@ -66,6 +67,17 @@ test-fast: $(STAMP_DEV)
 
 test-statistical: $(STAMP_DEV)
 	$(PY) -m pytest -q -m statistical
+
+# the corpus of messy tables on its own (a fixed, derandomized handful per test: a few minutes)
+test-corpus: $(STAMP_DEV)
+	$(PY) -m pytest -q -p no:cacheprovider -m corpus tests/corpus
+
+# the same invariants on many random tables: 8 corpus tests x FUZZ_EXAMPLES (default 300: 2,400
+# tables), then the loader and core fuzz tests at the same count; the summary counts clean tables
+FUZZ_EXAMPLES ?= 300
+fuzz: $(STAMP_DEV)
+	DPKIT_CORPUS=fuzz DPKIT_CORPUS_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -m corpus tests/corpus
+	DPKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check dpkit tests bench
