@@ -31,8 +31,8 @@ ROW = "row_no"
 KINDS = ["category", "integer", "float", "id", "date", "timestamp", "otherdate", "mixed",
          "constant", "allmissing", "unicode"]
 
-_WORDS = ["red", "green", "blue", "a,b", 'say "hi"', "two\nlines", "x;y", "p|q", "tab\there",
-          "Ñandú", "東京", "café", "Zürich", "—", "ok", "émoji🙂", "long value with spaces"]
+_WORDS = ["two\nlines", "a,b", "x;y", "p|q", "tab\there", 'say "hi"', "Ñandú", "東京", "café", "Zürich",
+          "—", "ok", "émoji🙂", "long value with spaces", "red", "green", "blue"]
 _NAMES = ["age", "city", "when", "score", "amount", "ville", "größe", "名前", "col b", "id",
           "user_id", "signup", "t", "note", "x", "y2"]
 #: uniform percentages (st.floats and st.integers favour their bounds)
