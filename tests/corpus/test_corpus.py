@@ -214,7 +214,8 @@ def test_publish_generalize_evaluate(learned: bool, t: MessyTable, epsilon: floa
 def test_generalize_maps_every_row_into_the_cut(t: MessyTable, levels) -> None:  # noqa: ANN001
     """Issue 43 item 4: once a release is made, generalize maps every row of any file of its
     columns — an unseen category, a missing or unparsable value — to a value the cut holds, and
-    never refuses the file for some rows. (Library only: the command's parity is checked above.)"""
+    never refuses the file for some rows; a forest's predict scores every row alike. (Library
+    only: the command's parity is checked above.)"""
     shape = f"generalize (strict, levels={levels}): {t.describe()}"
     with workdir() as d:
         f = Files(d, t)
@@ -225,6 +226,13 @@ def test_generalize_maps_every_row_into_the_cut(t: MessyTable, levels) -> None: 
         g = lib(lo.value.generalize, str(f.test))
         assert g.code == 0, f"{shape}\ngeneralize refused the file: {g.explain()}"
         _check_generalized(g.value, t, _allowed_labels(lo.value), shape, strict=True)
+        # and a forest's predict: every row scored, none refused for an unseen category
+        fo = lib(dpkit.forest, str(f.train), schema=str(f.schema), target=t.target, epsilon=10.0, n_estimators=2,
+                 max_depth=2, random_state=KEY)
+        if fo.code == 0:
+            p = lib(fo.value.predict, str(f.test))
+            assert p.code == 0, f"forest predict (strict): {t.describe()}\npredict refused the file: {p.explain()}"
+            assert len(p.value) == t.n_test, f"forest predict (strict): {t.describe()}\nrows lost"
 
 
 # --------------------------------------------------------------------------- forest
