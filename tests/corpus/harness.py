@@ -153,8 +153,8 @@ def same_bytes(a: Path, b: Path, shape: str, *, replace: tuple[str, str] | None 
                              f"{x[max(0, at - 80):at + 80]!r} vs {y[max(0, at - 80):at + 80]!r}")
 
 
-def check_spend(report_path: Path, epsilon: float, shape: str) -> dict[str, Any]:
-    """The report spends at most the budget, and its spends add up to what it says."""
+def check_spend(report_path: Path, epsilon: float, shape: str, delta: float = 0.0) -> dict[str, Any]:
+    """The report spends at most the budget (ε, and δ), and its spends add up to what it says."""
     import math
 
     report = json.loads(report_path.read_text())
@@ -162,6 +162,7 @@ def check_spend(report_path: Path, epsilon: float, shape: str) -> dict[str, Any]
     spent = privacy["epsilon_spent"]
     assert spent <= epsilon * (1 + 1e-9), f"{shape}\nspent {spent} > budget {epsilon}"
     assert privacy["epsilon_budget"] == epsilon, shape
+    assert 0 <= privacy.get("delta", 0) <= delta, f"{shape}\nδ {privacy.get('delta')} > {delta}"
     parts = math.fsum(s["epsilon"] for s in report.get("spends", []))
     assert math.isclose(parts, spent, rel_tol=1e-9, abs_tol=1e-12), f"{shape}\nspends add to {parts}, report {spent}"
     return report
