@@ -215,6 +215,10 @@ def roc_auc(y_true: Sequence[Any], scores: np.ndarray, classes: Sequence[Any], *
     sub = sub[keep]
     total = sub.sum(axis=1, keepdims=True)
     sub = np.where(total > 0, sub / np.where(total > 0, total, 1), 1.0 / len(present))
+    if len(present) == 2:
+        # two of the classes in y_true: scikit-learn reads two labels as a binary task and wants one
+        # score column; after renormalizing, both one-vs-rest AUCs equal the second class's
+        return float(roc_auc_score(t[keep] == present[1], sub[:, 1]))
     # as strings: scikit-learn cannot type an object array of numbers ("unknown format")
     return float(roc_auc_score(t[keep].astype(str), sub, multi_class="ovr", average="macro",
                                labels=[str(c) for c in present]))

@@ -44,6 +44,17 @@ def test_roc_auc_is_sklearns() -> None:
     assert roc_auc(["no"] * 5, np.ones((5, 2)), ["no", "yes"]) is None  # undefined with one class
 
 
+def test_roc_auc_with_two_of_three_classes_in_the_test() -> None:
+    """Three classes scored, two present in the test (a 2-row test split): the AUC of the two,
+    renormalized — scikit-learn's multi-class path took two labels for a binary task and
+    raised (evaluate classify exited 70)."""
+    keep = Y3 != "c"
+    sub = S3[keep][:, :2]
+    want = skm.roc_auc_score(Y3[keep] == "b", sub[:, 1] / sub.sum(axis=1))
+    assert roc_auc(Y3[keep], S3[keep], ["a", "b", "c"]) == pytest.approx(want)
+    assert roc_auc(["c0", "c1"], np.full((2, 3), 1 / 3), ["c0", "c1", "c2"]) == pytest.approx(0.5)
+
+
 def test_report_per_class_and_macro_f1_are_sklearns() -> None:
     rep = classification_report(Y3, P3, scores=S3, score_classes=["a", "b", "c"])
     prec, rec, f1, sup = skm.precision_recall_fscore_support(Y3, P3, labels=["a", "b", "c"], zero_division=0)
