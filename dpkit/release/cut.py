@@ -352,7 +352,12 @@ def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndar
             break
     assert step is not None
     j0, j1 = math.floor(lo / step) + 1, math.ceil(hi / step) - 1
-    pts = np.round(np.arange(j0, j1 + 1, dtype=float) * step, 10)
+    pts = np.arange(j0, j1 + 1, dtype=float) * step
+    if not float(step).is_integer():
+        # 3 × 0.1 is 0.30000000000000004: snap to the step's decimals. Not for a whole step, whose
+        # multiples are exact: np.round scales by 1e10 first, and above 2^53 / 1e10 that moved
+        # 2175000000000000 to 2174999999999999.8 (an integer column's split, labelled two ways)
+        pts = np.round(pts, 10)
     pts = pts[(pts > lo) & (pts < hi)]
     while pts.size > max_points:  # guard against rounding at the ends
         pts = pts[:-1]

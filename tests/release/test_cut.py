@@ -85,5 +85,13 @@ def test_grid_points_are_public_nice_and_bounded():
     assert grid_points(0, 10, 32, False)[:2].tolist() == [0.5, 1.0]
 
 
+def test_grid_points_of_a_huge_integer_column_are_integers():
+    """A learned column of 16-digit numbers: every grid point a whole number, so that the cut in
+    the report and the release's labels agree (2174999999999999.8 was both ...999 and ...000)."""
+    pts = grid_points(2e15, 2.8e15, 32, True)
+    assert pts.size > 0 and np.all(pts == np.floor(pts))
+    assert 2175000000000000.0 in pts.tolist()
+
+
 def test_grid_points_empty_when_nothing_fits():
     assert grid_points(3, 4, 32, True).size == 0
