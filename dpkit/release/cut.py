@@ -193,7 +193,8 @@ class NumericCut:
                                 for lo, hi in self.intervals()]
             return dates + [MISSING_LABEL] if self.apart else dates
         integer = self.column.integer
-        pairs: list[Any] = [[int(lo) if integer else lo, int(hi) if integer else hi] for lo, hi in self.intervals()]
+        # rounded as the labels are (format_number), so that the report and the release agree
+        pairs: list[Any] = [[round(lo) if integer else lo, round(hi) if integer else hi] for lo, hi in self.intervals()]
         return pairs + [MISSING_LABEL] if self.apart else pairs
 
 

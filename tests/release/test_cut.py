@@ -93,5 +93,14 @@ def test_grid_points_of_a_huge_integer_column_are_integers():
     assert 2175000000000000.0 in pts.tolist()
 
 
+def test_an_integer_cut_is_written_as_it_is_labelled(schema):
+    """The report's pairs round an integer column's edges as its labels do (not truncate)."""
+    from dpkit.release.cut import NumericCut
+
+    cut = NumericCut(schema.columns["age"], [0.0, 4.75])
+    assert cut.labels() == ["[0,5)", "[5,10]"]
+    assert cut.to_json() == [[0, 5], [5, 10]]
+
+
 def test_grid_points_empty_when_nothing_fits():
     assert grid_points(3, 4, 32, True).size == 0
