@@ -140,7 +140,7 @@ def _check_generalized(df: pd.DataFrame, t: MessyTable, allowed: dict[str, set[s
 
 
 @pytest.mark.parametrize("learned", [False, True], ids=["schema", "learned"])
-@corpus(30)
+@corpus(40)
 @given(t=messy_tables(), epsilon=st.sampled_from([1.0, 10.0]), levels=st.sampled_from(["2", "auto"]),
        ignore_ids=st.booleans(), public_classes=st.booleans(), with_schema=st.booleans())
 @counted
@@ -208,7 +208,7 @@ def test_publish_generalize_evaluate(learned: bool, t: MessyTable, epsilon: floa
 
 
 @pytest.mark.xfail(strict=False, reason="generalize row mapping: branch generalize")
-@corpus(30)
+@corpus(40)
 @given(t=messy_tables(dialects=False), levels=st.sampled_from([2, "auto"]))
 @counted
 def test_generalize_maps_every_row_into_the_cut(t: MessyTable, levels) -> None:  # noqa: ANN001
@@ -239,7 +239,7 @@ def test_generalize_maps_every_row_into_the_cut(t: MessyTable, levels) -> None: 
 
 
 @pytest.mark.parametrize("learned", [False, True], ids=["schema", "learned"])
-@corpus(25)
+@corpus(30)
 @given(t=messy_tables(), epsilon=st.sampled_from([1.0, 10.0]), ignore_ids=st.booleans(),
        public_classes=st.booleans())
 @counted
@@ -294,7 +294,7 @@ def test_forest_train_predict(learned: bool, t: MessyTable, epsilon: float, igno
 # --------------------------------------------------------------------------- cluster
 
 
-@corpus(30)
+@corpus(40)
 @given(t=messy_tables(), epsilon=st.sampled_from([1.0, 10.0]), mode=st.sampled_from(["schema", "bounds", "learned"]))
 @counted
 def test_cluster(t: MessyTable, epsilon: float, mode: str) -> None:
@@ -330,7 +330,7 @@ def test_cluster(t: MessyTable, epsilon: float, mode: str) -> None:
 # --------------------------------------------------------------------------- kanon-select
 
 
-@corpus(25)
+@corpus(30)
 @given(t=messy_tables(max_rows=40), mode=st.sampled_from(["plain", "schema", "generalize"]),
        ranker=st.sampled_from(["hamming", "xgboost"]))
 @counted
@@ -379,7 +379,7 @@ def test_kanon_select(t: MessyTable, mode: str, ranker: str) -> None:
 # --------------------------------------------------------------------------- taxonomy
 
 
-@corpus(30)
+@corpus(40)
 @given(t=messy_tables(), epsilon=st.sampled_from([1.0, 10.0]))
 @counted
 def test_taxonomy_infer_validate(t: MessyTable, epsilon: float) -> None:
