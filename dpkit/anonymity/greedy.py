@@ -233,10 +233,14 @@ class KAnonymitySelector:
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         classes = list(values[order])
-        if len(classes) < 2:
+        # the classes the rows hold: the frame's dictionary also lists the values of rows dropped
+        # for a missing value, so that a target missing in some rows looked like two classes
+        (held,) = frame.many([("counts", [Col(target)], [len(values)])])
+        present = np.flatnonzero(np.asarray(held).ravel() > 0)
+        if present.size < 2:
             raise DataError(
-                f"the target has one class ({classes[0]!r}) in every record: there is nothing "
-                "to rank the features by; choose another target"
+                f"the target has one class ({values[present[0]] if present.size else classes[0]!r}) in every "
+                "record: there is nothing to rank the features by; choose another target"
             )
         self.classes_ = classes
         if sensitive is not None and self.l is not None:

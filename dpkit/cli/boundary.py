@@ -96,6 +96,12 @@ def _parameter_names() -> frozenset[str]:
     return frozenset({*FLAGS, *names(cli)})
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line, whatever the data holds: a value quoted from a cell (or a library's
+    own message) may carry a line break; it is written ``\\n``."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def cli_message(exc: BaseException) -> str:
     """The error's message as the command line says it: the library names a parameter
     (``levels must be ...``), the CLI its flag (``--levels must be ...``). A keyword mentioned as
@@ -105,8 +111,7 @@ def cli_message(exc: BaseException) -> str:
     from dpkit.errors import DETAIL_HINT
 
     text = str(exc).replace(DETAIL_HINT, " (-v shows the detail)")  # the flag in Python's words' place
-    # one line, whatever the data holds: a value quoted from a cell may carry a line break
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    text = one_line(text)
     param = getattr(exc, "param", None)
     names = _parameter_names() | ({param} if param else set())
     mention = re.compile(r"(?<![\w-])([a-z_]+)=(?:'([^']*)'|(?!\w))")
@@ -190,6 +195,6 @@ def _run(cli: click.Group, argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         else:
-            click.echo(f"dpkit: internal error: {type(exc).__name__}: {exc} "
+            click.echo(f"dpkit: internal error: {type(exc).__name__}: {one_line(str(exc))} "
                        "(this is a bug; rerun with --debug for the traceback and report it)", err=True)
         return 70

@@ -136,6 +136,21 @@ def test_one_class_target_and_missing_output(capsys, tmp_path: Path) -> None:
     assert code == 2 and "give --report FILE" in err
 
 
+@pytest.mark.parametrize("extra", [[], ["--generalize"], ["--ranker", "hamming"]])
+def test_one_class_left_once_rows_missing_the_target_are_dropped(capsys, tmp_path: Path, extra: list[str]) -> None:
+    """A target missing in some rows holds one class in the rows kept: refused in one line (the
+    XGBoost ranker crashed, exit 70, when the dropped rows' values still counted as classes)."""
+    data, schema = tmp_path / "d.csv", tmp_path / "s.yaml"
+    data.write_text("a,x,y\n1,5,ja\n1,6,ja\nNA,7,\n1,8,ja\n1,9,NA\n1,5,ja\n", encoding="utf-8")
+    schema.write_text("target: y\nmissing: ['', 'NA']\nmissing_policy: keep\ncolumns:\n"
+                      "  a: {type: numeric, bounds: [0, 10]}\n  x: {type: numeric, bounds: [0, 10], integer: true}\n"
+                      "  y: {type: categorical, values: [ja]}\n", encoding="utf-8")
+    code, _, err = dpkit(capsys, "kanon-select", data, "--schema", schema, "--target", "y", "-k", "2", *extra,
+                         "-o", tmp_path / "o.csv", "-q")
+    assert code == 1 and "one class ('ja')" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_identifier_left_out_by_default(capsys, tmp_path: Path) -> None:
     code, _, err = dpkit(capsys, "kanon-select", BCW, "--target", "class", "-k", "5", "--ranker", "hamming",
                          "-o", tmp_path / "o.csv")

@@ -64,6 +64,15 @@ def test_an_internal_error_points_at_debug(capsys, monkeypatch) -> None:  # noqa
     assert code == 70 and "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
 
 
+def test_an_internal_error_is_one_line(capsys, monkeypatch) -> None:  # noqa: ANN001
+    def boom(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        raise ValueError("first line\nsecond line")  # a library's own message of two lines
+
+    monkeypatch.setattr("dpkit.data.schema.load_schema", boom)
+    code, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, ADULT)
+    assert code == 70 and len(err.strip().splitlines()) == 1 and "first line\\nsecond line" in err, err
+
+
 def test_debug_cannot_be_set_from_a_config_file(capsys, tmp_path) -> None:  # noqa: ANN001
     cfg = tmp_path / "c.yaml"
     cfg.write_text("debug: true\n")
