@@ -81,9 +81,18 @@ def frame_digest(df: Any) -> str:
     rows in the same order are the same data set."""
     import pandas as pd
 
+    df = _text_as_object(df)
     h = hashlib.sha256(repr([(str(c), str(t)) for c, t in df.dtypes.items()]).encode())
     h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
     return h.hexdigest()
+
+
+def _text_as_object(df: Any) -> Any:
+    """``df`` with pandas 3's default text dtype (``str``) as ``object``, the type pandas 2 gives
+    the same text: one table is one data set to the ledger, and one keyed run's randomness,
+    whichever pandas read it."""
+    text = {c: object for c, t in df.dtypes.items() if str(t) == "str"}
+    return df.astype(text) if text else df
 
 
 def input_digest(data: Any) -> str:
@@ -145,7 +154,7 @@ def row_hashes(data: Any) -> tuple[str, Any] | None:
     import numpy as np
     import pandas as pd
 
-    df = as_frame(data)
+    df = _text_as_object(as_frame(data))
     signature = repr([(str(c), str(t)) for c, t in df.dtypes.items()])
     rows = pd.util.hash_pandas_object(df, index=False).to_numpy(dtype=np.uint64)
     return signature, np.unique(rows)
