@@ -81,18 +81,12 @@ def frame_digest(df: Any) -> str:
     rows in the same order are the same data set."""
     import pandas as pd
 
-    df = _text_as_object(df)
+    from dpkit.data.pandas_compat import text_as_object
+
+    df = text_as_object(df)  # one data set whichever pandas read it
     h = hashlib.sha256(repr([(str(c), str(t)) for c, t in df.dtypes.items()]).encode())
     h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
     return h.hexdigest()
-
-
-def _text_as_object(df: Any) -> Any:
-    """``df`` with pandas 3's default text dtype (``str``) as ``object``, the type pandas 2 gives
-    the same text: one table is one data set to the ledger, and one keyed run's randomness,
-    whichever pandas read it."""
-    text = {c: object for c, t in df.dtypes.items() if str(t) == "str"}
-    return df.astype(text) if text else df
 
 
 def input_digest(data: Any) -> str:
@@ -154,7 +148,9 @@ def row_hashes(data: Any) -> tuple[str, Any] | None:
     import numpy as np
     import pandas as pd
 
-    df = _text_as_object(as_frame(data))
+    from dpkit.data.pandas_compat import text_as_object
+
+    df = text_as_object(as_frame(data))
     signature = repr([(str(c), str(t)) for c, t in df.dtypes.items()])
     rows = pd.util.hash_pandas_object(df, index=False).to_numpy(dtype=np.uint64)
     return signature, np.unique(rows)

@@ -156,4 +156,7 @@ def write_parquet(df: Any, fh: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)
+    from dpkit.data.pandas_compat import text_as_object
+
+    # text as pandas 2 types it: the same Parquet bytes (string columns, pandas metadata) on 2 and 3
+    pq.write_table(pa.Table.from_pandas(text_as_object(df), preserve_index=False), fh)
