@@ -147,7 +147,7 @@ def _encode(strings: pd.DataFrame, schema: Schema, lenient: Schema, wanted: list
     from dpkit.data.encode import encode
     from dpkit.data.unknown import unknown_values
 
-    unknown = unknown_values(strings, schema, wanted)
+    unknown = unknown_values(strings, schema, wanted, first_line)
     return encode(strings, lenient, wanted, source=source, first_line=first_line), unknown
 
 

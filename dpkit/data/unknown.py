@@ -22,42 +22,52 @@ from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 LARGE_SHARE = 0.2
 #: values quoted per column in the owner's detail
 SHOWN = 3
+#: (count, "category" | "number" | "date", the first distinct values, the line of the first)
+Unknown = tuple[int, str, list[str], int]
 
 
-def unknown_values(df: Any, schema: Schema, columns: Sequence[str]) -> dict[str, tuple[int, str, list[str]]]:
+def unknown_values(df: Any, schema: Schema, columns: Sequence[str], first_line: int = 2) -> dict[str, Unknown]:
     """Per column of ``df`` (strings, as the readers give them), the values ``schema`` does not
-    read — a category its taxonomy does not list (a column with a catch-all ``other:`` reads
-    them all), a number or date that does not parse — other than its missing tokens: ``{column:
-    (count, "category" | "number" | "date", the first distinct values)}``, columns without any
-    left out. The owner's detail for :func:`mapping_warning`."""
+    read, those a private command refuses — a category its taxonomy does not list (but in a
+    column with ``other:`` or ``unlisted: missing``), a number or date that does not parse (but
+    in a column with ``unparsable: missing``) — other than its missing tokens: ``{column:
+    (count, "category" | "number" | "date", the first distinct values, the line of the first)}``, columns without any
+    left out. The owner's detail for :func:`mapping_warning`; ``first_line``: the line number of
+    ``df``'s first row."""
     from dpkit.data.encode import _leaf_codes, _numbers
 
     tokens = list(schema.missing_tokens)
-    out: dict[str, tuple[int, str, list[str]]] = {}
+    out: dict[str, Unknown] = {}
     for name in columns:
         col = schema.columns.get(name)
         if name not in df.columns or col is None:
             continue
         values = df[name].to_numpy()
         if isinstance(col, CategoricalColumn):
-            if col.unlisted == "other":
+            if col.unlisted != "error":  # the schema reads them itself: its catch-all, or missing
                 continue
             bad = _leaf_codes(values, col) < 0
             kind = "category"
-        elif isinstance(col, NumericColumn):
+        elif isinstance(col, NumericColumn) and col.unparsable == "error":
             bad = ~np.isfinite(_numbers(values, col))
             kind = "date" if col.time is not None else "number"
         else:
             continue
         if tokens and bad.any():
             bad &= ~np.isin(values.astype(str), tokens)
-        k = int(np.count_nonzero(bad))
-        if k:
-            out[name] = (k, kind, [str(v) for v in list(dict.fromkeys(values[bad].tolist()))[:SHOWN]])
+        if bad.any():
+            out[name] = unknown(values, bad, kind, first_line)
     return out
 
 
-def mapping_warning(source: str, n_rows: int, unknown: Mapping[str, tuple[int, str, list[str]]],
+def unknown(values: np.ndarray, bad: np.ndarray, kind: str, first_line: int) -> Unknown:
+    """(how many, of what kind, the first distinct ones, the line of the first) of the values
+    ``bad`` marks: one entry of :func:`unknown_values`."""
+    shown = [str(v) for v in list(dict.fromkeys(values[bad].tolist()))[:SHOWN]]
+    return int(np.count_nonzero(bad)), kind, shown, int(np.flatnonzero(bad)[0]) + first_line
+
+
+def mapping_warning(source: str, n_rows: int, unknown: Mapping[str, Unknown],
                     unheld: Mapping[str, int] | None = None, policy: str = "drop", *,
                     done: str = "every row mapped") -> str | None:
     """The one warning of a file mapped onto a cut (None: nothing to say): the values read as
@@ -76,9 +86,9 @@ def mapping_warning(source: str, n_rows: int, unknown: Mapping[str, tuple[int, s
     for name in dict.fromkeys([*unknown, *unheld]):
         parts = []
         if name in unknown:
-            k, kind, shown = unknown[name]
+            k, kind, shown, line = unknown[name]
             parts.append(f"{k:,} value(s) {what[kind]} ({', '.join(map(repr, shown))}"
-                         f"{', ...' if len(shown) == SHOWN else ''}) read as missing")
+                         f"{', ...' if len(shown) == SHOWN else ''}; the first on line {line}) read as missing")
         if name in unheld:
             parts.append(f"{unheld[name]:,} written '(missing)'")
         touched = max(unknown.get(name, (0,))[0], unheld.get(name, 0))
