@@ -75,6 +75,7 @@ def encode(
     rows = np.zeros(n, dtype=bool)
     first_missing: dict[str, int] = {}
     first_token: dict[str, int] = {}  # the rows missing by a token: the only ones missing_policy: error refuses
+    missing_in: dict[str, list[np.ndarray]] = {}  # per column, the rows it drops (the owner's share)
     for c in wanted:
         col = schema.columns[c]
         values = df[c].to_numpy()
@@ -96,6 +97,7 @@ def encode(
             if is_tok.any():
                 if not _keeps_missing(col, conv, bad[is_tok]):
                     rows[bad[is_tok]] = True
+                    missing_in.setdefault(c, []).append(bad[is_tok])
                     first_missing[c] = first_token[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
@@ -104,6 +106,7 @@ def encode(
                 conv[bad] = col.other_code
             elif not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
@@ -111,6 +114,7 @@ def encode(
             # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
             if not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
@@ -130,7 +134,8 @@ def encode(
             ))
         from dpkit.data.encoded import dropped_message
 
-        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
+        by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
+        warn(dropped_message(source, int(rows.sum()), schema, wanted, total=n, by_column=by_column), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
