@@ -162,11 +162,11 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
-    return private(f"{source}: dropped {count} row(s) with {what}{_dropped_share(count, total, by_column)}",
+    return private(f"{source}: dropped {count} row(s) with {what}{dropped_share(count, total, by_column)}",
                    f"{source}: dropped rows with {what}")
 
 
-def _dropped_share(count: int, total: int | None, by_column: Mapping[str, int] | None) -> str:
+def dropped_share(count: int, total: int | None, by_column: Mapping[str, int] | None) -> str:
     """`` (12% of the rows)``, and above the large share the columns that drop most of them and
     what keeps them: the owner's detail of :func:`dropped_message`."""
     from dpkit.data.unknown import LARGE_SHARE
