@@ -97,9 +97,11 @@ def mapping_warning(source: str, n_rows: int, unknown: Mapping[str, Unknown],
             large.append(name)
             parts.append(f"{share:.0%} of the rows")
         exact.append(f"{name!r}: {', '.join(parts)}")
-    held = (f"; '(missing)' is a value the release does not hold (made under missing_policy: {policy}, its cut of "
-            f"{', '.join(map(repr, unheld))} is below the root): a model trained on it never saw it; missing_policy: "
-            "keep releases it") if unheld else ""
+    why = (f"made under missing_policy: {policy}" if policy != "keep" else
+           "its schema declares no missing value there: no missing token, no unparsable/unlisted: missing")
+    held = (f"; '(missing)' is a value the release does not hold ({why}; its cut of "
+            f"{', '.join(map(repr, unheld))} is below the root): a model trained on it never saw it"
+            + ("; missing_policy: keep releases it" if policy != "keep" else "")) if unheld else ""
     summary = []
     if unknown:
         summary.append(f"values not in the schema were read as missing in {', '.join(map(repr, unknown))}")
