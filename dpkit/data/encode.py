@@ -19,7 +19,7 @@ import numpy as np
 from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,9 +122,6 @@ def encode(
                 f"{source}: column {c!r} has a missing value; "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
             ))
-        from dpkit.data.encoded import dropped_message
-
-        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
@@ -172,10 +169,10 @@ def encode(
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, clips), col)
-    if clips:  # one warning naming every clipped column
-        from dpkit.data.encoded import clips_warning
+    from dpkit.data.encoded import load_warnings
 
-        warn(clips_warning(source, clips, schema.path))
+    for w in load_warnings(source, schema, wanted, int(rows.sum()), clips, schema.path):
+        warn(w)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 

@@ -103,7 +103,7 @@ def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) 
     bounds = f"to the public bounds [{col.lo:g}, {col.hi:g}] of {schema_path}"
     return private(
         f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
-        f"{source}: clipped values of {col.name!r} {bounds}",
+        f"{source}: clipped values of {col.name!r} {bounds}, if any",
     )
 
 
@@ -121,9 +121,12 @@ def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: st
         names = ", ".join(repr(col.name) for col, _ in clips)
         bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
         counts = ", ".join(str(n) for _, n in clips)
+        quiet = (f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}, if any"
+                 if len(clips) <= 4 else  # a wide table: the short form names a few (the schema lists them all)
+                 f"{source}: clipped values of {len(clips)} columns ({', '.join(repr(col.name) for col, _ in clips[:3])}, "
+                 f"...) to their public bounds of {schema_path}, if any")
         text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
-                       f"of {schema_path}",
-                       f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}")
+                       f"of {schema_path}", quiet)
     warning = DpkitWarning(text)
     warning.details = details  # type: ignore[attr-defined]
     return warning
@@ -156,4 +159,64 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
-    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
+    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}, if any")
+
+
+def may_drop(schema: Schema, columns: Sequence[str]) -> bool:
+    """Can a load of ``columns`` under ``schema`` drop a row? A function of the schema only (public):
+    a column whose missing values (a token, an unlisted category under ``unlisted: missing``, a
+    value that is not a number under ``unparsable: missing``) have no cell of their own — no
+    ``(missing)`` leaf or bucket — under a policy that drops rather than refuses."""
+    if schema.missing_policy == "error":
+        return False
+    for name in columns:
+        col = schema.columns.get(name)
+        if isinstance(col, CategoricalColumn):
+            if (schema.missing_tokens or col.unlisted == "missing") and col.missing_code < 0:
+                return True
+        elif isinstance(col, NumericColumn):
+            if (schema.missing_tokens or col.unparsable == "missing") and not col.missing:
+                return True
+    return False
+
+
+def may_clip(schema: Schema, columns: Sequence[str]) -> list[NumericColumn]:
+    """The numeric (and date) columns among ``columns`` whose values a load clips to their public
+    bounds when outside them (every one with finite bounds): a function of the schema only."""
+    return [col for name in columns if isinstance(col := schema.columns.get(name), NumericColumn)
+            and math.isfinite(col.lo) and math.isfinite(col.hi)]
+
+
+def load_warnings(source: str, schema: Schema, columns: Sequence[str], dropped: int,
+                  clips: Sequence[tuple[Any, int]], schema_path: str) -> list[DpkitWarning]:
+    """The load's notices about rows dropped and values clipped (``clips``: (column, count) pairs).
+
+    For the data owner (:func:`dpkit.console.owner_watching`: a terminal, or ``-v``) the exact
+    counts, and only when there is something to say. Otherwise the notices' *presence* must not
+    depend on one record either — whether a notice appears would tell a log's reader that some
+    record lies outside the bounds, or holds a class that was not released (which partition
+    selection's δ protects): the short form is printed whenever the schema's rules can drop or
+    clip (:func:`may_drop`, :func:`may_clip`; public), whatever the data holds, and says so
+    ("…, if any"). docs/domain.md, "What stderr says"."""
+    from dpkit.console import owner_watching
+
+    out: list[DpkitWarning] = []
+    if owner_watching():
+        if dropped:
+            out.append(DpkitWarning(dropped_message(source, dropped, schema, columns)))
+        return out + clip_warnings(source, clips, [], schema_path)
+    if may_drop(schema, columns):
+        out.append(DpkitWarning(dropped_message(source, 0, schema, columns)))
+    return out + clip_warnings(source, clips, may_clip(schema, columns), schema_path)
+
+
+def clip_warnings(source: str, clips: Sequence[tuple[Any, int]], clippable: Sequence[Any],
+                  schema_path: str) -> list[DpkitWarning]:
+    """The clipping notice of :func:`load_warnings` on its own: for the data owner the exact
+    ``clips`` when any; otherwise the short form naming every column in ``clippable`` (those
+    with public bounds: a function of the schema or model only), whatever the data holds."""
+    from dpkit.console import owner_watching
+
+    if owner_watching():
+        return [clips_warning(source, clips, schema_path)] if clips else []
+    return [clips_warning(source, [(col, 0) for col in clippable], schema_path)] if clippable else []

@@ -280,8 +280,8 @@ def test_quiet_forms_hold_no_counts_or_values(tmp_path, monkeypatch):
     p = write(tmp_path, "a,n,id,y\nx1,3,1,no\n?,40,2,yes\nY,12,3,no\n")
     _, msgs = loaded(p)
     assert msgs == [
-        f"{p}: dropped rows with a missing value ('?', 'n/a', '') in the used columns (dpkit.set_verbosity(True) shows the detail)",
-        f"{p}: clipped values of 'n' to the public bounds [0, 10] of S.yaml (dpkit.set_verbosity(True) shows the detail)",
+        f"{p}: dropped rows with a missing value ('?', 'n/a', '') in the used columns, if any (dpkit.set_verbosity(True) shows the detail)",
+        f"{p}: clipped values of 'n' to the public bounds [0, 10] of S.yaml, if any (dpkit.set_verbosity(True) shows the detail)",
     ]
     bad = write(tmp_path, "a,n,id,y\nx1,3,1,no\npurple,4,2,yes\n", "b.csv")
     with pytest.raises(DataError) as exc:
@@ -333,7 +333,7 @@ def test_a_learned_schema_drop_warning_quotes_no_token(tmp_path, monkeypatch):
         owner(monkeypatch)
         load(ReadOptions(str(p)), replace(SCHEMA, learned=True))
     msgs = [str(w.message) for w in caught if "dropped" in str(w.message)]
-    assert msgs == [f"{p}: dropped rows with a missing value in the used columns (dpkit.set_verbosity(True) shows the detail)",
+    assert msgs == [f"{p}: dropped rows with a missing value in the used columns, if any (dpkit.set_verbosity(True) shows the detail)",
                     f"{p}: dropped 1 row(s) with a missing value in the used columns"]
     # the flag changes a message, never the noise: a keyed run's key derives from the schema's repr
     assert repr(replace(SCHEMA, learned=True)) == repr(SCHEMA) and replace(SCHEMA, learned=True) == SCHEMA
