@@ -387,7 +387,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         by_text = {str(c): c for c in labels}
         self.classes_ = np.asarray([by_text.get(c, c) for c in self.forest_.classes])
         self.report_ = self.forest_.report
-        note_fit(X, self.report_["privacy"]["epsilon_spent"])
+        note_fit(X, self.report_["privacy"]["epsilon_spent"], self.report_["privacy"].get("delta_spent", 0.0))
         self._columns = columns
         if hasattr(X, "columns"):  # scikit-learn's rule: only a DataFrame's columns are feature names
             self.feature_names_in_ = np.asarray(columns, dtype=object)
@@ -538,7 +538,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
                                    random_state=self.random_state, ledger=booking(self.ledger, X), **options)
         self.cluster_centers_ = self.clustering_._centres()
         self.report_ = self.clustering_.report
-        note_fit(X, self.report_["privacy"]["epsilon_spent"])
+        note_fit(X, self.report_["privacy"]["epsilon_spent"], self.report_["privacy"].get("delta_spent", 0.0))
         self.n_features_in_ = len(columns)
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
