@@ -488,16 +488,20 @@ DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
               values: Mapping[str, Sequence[str]] | None = None, **declared: Any) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values`` and
-    the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be);
-    else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+    """``None`` when a schema is given (then ``domain_share``/``ignore``/``values`` and the
+    declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be, and a
+    ``delta`` is checked and left unused: the domain is public, nothing else in these runs spends
+    a δ, and a script that passes the same ``--delta`` to every run works with or without a
+    schema); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     unknown = sorted(set(declared) - set(DECLARATIONS))
     if unknown:
         raise DpkitUsageError(f"unknown declaration(s) {', '.join(unknown)}", param=unknown[0])
     if schema is not None:
-        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
+        if delta is not None:
+            check_delta(delta)  # a malformed δ is still a usage error
+        for name, value in (("domain_share", domain_share), ("ignore", ignore),
                             ("values", values), *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",

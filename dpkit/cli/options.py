@@ -252,7 +252,8 @@ def domain_keywords(p: dict) -> dict[str, Any]:
 #: learns its domain (docs/domain.md)
 domain_options = stack(
     click.option("--delta", default=None, metavar="δ",
-                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3)."),
+                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3); "
+                 "with --schema unused (the domain is public: the run is ε-DP)."),
     click.option("--domain-share", default=None, metavar="S",
                  help="Without --schema: the share of ε that learns the domain [default: 0.2]."),
     click.option("--ignore", default=None, metavar="A,B",
