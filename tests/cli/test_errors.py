@@ -227,7 +227,7 @@ CASES = [
     Case("wrong-delimiter", 1, r"delimiter", data=csv_text([r.replace(",", ";") for r in [HEADER, *R]]),
          extra=["--delimiter", ","]),
     Case("sniffed-delimiter", 0, warning=r"fields are separated by ';' \(sniffed; pass --delimiter",
-         data=csv_text([r.replace(",", ";") for r in [HEADER, *R]])),
+         data=csv_text([r.replace(",", ";") for r in [HEADER, *R]]), extra=["-v"]),  # only ';' fits: -v names it
     Case("no-header-row", 0, data=csv_text(R), extra=["-H", "--column-names", HEADER]),
     Case("header-row-and-names", 2, r"--column-names names the columns of a headerless input; add -H",
          extra=["--column-names", HEADER]),

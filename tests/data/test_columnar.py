@@ -74,6 +74,7 @@ def test_sniff_one_column_and_ties_default_to_comma():
 
 def test_sniffed_semicolon_loads_with_a_warning_naming_it(tmp_path, monkeypatch):
     owner(monkeypatch)
+    monkeypatch.setattr("dpkit.console._VERBOSE", True)  # -v: the one delimiter that fits is named too (issue 43)
     p = write(tmp_path, GOOD.replace(",", ";"))
     t, msgs = loaded(p, delimiter=None)
     assert any("fields are separated by ';' (sniffed" in m for m in msgs)
