@@ -132,9 +132,26 @@ def generalize(
         wanted = [c for c in order if c in released.attributes or (c == target and c in header_names)]
         table = load(opts, reading_schema, wanted)
     rows = Generalizer.of(released, reading_schema, wanted)(table.columns, index=index)
+    if index is not None and target in wanted:
+        rows[target] = _target_in_dtype(rows[target], data[target])
     if out is not None:
         write_csv(rows, out, delimiter=output_delimiter)
     return rows
+
+
+def _target_in_dtype(generalized: Any, given: Any) -> Any:
+    """The generalized target column in the dtype of the caller's (an int, bool or float target
+    stays one, so ``rows.y == 1`` compares what it says); a row whose class the release does not
+    hold (its missing label) is NA, in the dtype's nullable form. Any other dtype: unchanged."""
+    import pandas as pd
+
+    if given.dtype.kind not in "biuf":
+        return generalized
+    same = generalized.to_numpy(dtype=object) == given.map(str).to_numpy(dtype=object)
+    if same.all():
+        return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name, dtype=given.dtype)
+    nullable = {"b": "boolean", "i": "Int64", "u": "UInt64", "f": "Float64"}[given.dtype.kind]
+    return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name).astype(nullable).where(same)
 
 
 def _report_of(cut: Any) -> tuple[dict[str, Any], str, Any]:

@@ -121,10 +121,12 @@ def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: st
         names = ", ".join(repr(col.name) for col, _ in clips)
         bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
         counts = ", ".join(str(n) for _, n in clips)
-        quiet = (f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}, if any"
-                 if len(clips) <= 4 else  # a wide table: the short form names a few (the schema lists them all)
-                 f"{source}: clipped values of {len(clips)} columns ({', '.join(repr(col.name) for col, _ in clips[:3])}, "
-                 f"...) to their public bounds of {schema_path}, if any")
+        if len(clips) <= 4:
+            quiet = f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}, if any"
+        else:  # the short form names every bounded column: a wide table's without bounds, and at most 12
+            shown = ", ".join(repr(col.name) for col, _ in clips[:12]) + (
+                f", … ({len(clips)} in all)" if len(clips) > 12 else "")
+            quiet = f"{source}: clipped values of columns {shown} to their public bounds of {schema_path}, if any"
         text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
                        f"of {schema_path}", quiet)
     warning = DpkitWarning(text)
