@@ -191,7 +191,7 @@ def load_dataset(
                 f"set missing_policy: drop in {schema.path} to drop such rows"
             )
         # without -v the notice is there whatever the data holds (dpkit.data.encoded.load_warnings)
-        if rows.any() or not owner_watching():
+        if schema.missing_policy == "drop" and (rows.any() or not owner_watching()):
             warn(
                 private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
                         f"{source}: dropped rows with a missing value ({schema.missing!r}), if any"),
