@@ -397,7 +397,7 @@ def show(tables: list[Table], lines: list[str] | None = None) -> None:
 
     if not sys.stdout.isatty():
         for line in lines if lines is not None else ["\t".join(r) for _, h, rows in tables for r in (h, *rows)]:
-            click.echo(line)
+            click.echo(cli_hint(line))
         return
     from rich.console import Console
     from rich.table import Table as RichTable
