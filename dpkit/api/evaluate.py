@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.console import owner_records
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.types import DataLike, Reading, SchemaLike, later
 from dpkit.validate import renamed
@@ -97,6 +98,7 @@ def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[
     return numeric_columns(cdf, columns, name, times), times
 
 
+@owner_records()
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
                         **reading: Unpack[Reading]) -> dict[str, Any]:
@@ -146,6 +148,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
                               reference=reference)
 
 
+@owner_records()
 def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
@@ -264,6 +267,7 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
 
 
 @renamed("evaluate_classifier")
+@owner_records()
 def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None = None,
                         predictions: DataLike | None = None, dpkit_model: str | None = None,
                         baseline: DataLike | None = None, baseline_test: DataLike | None = None,

@@ -24,6 +24,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
+from dpkit.console import owner_records
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
@@ -126,6 +127,7 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
+    @owner_records()
     def predict_proba(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
@@ -140,6 +142,7 @@ class Forest:
         probs = self.model.predict_proba(X)
         return pd.DataFrame(probs, index=index, columns=pd.Index([f"p_{c}" for c in self.model.classes], dtype=object))
 
+    @owner_records()
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it

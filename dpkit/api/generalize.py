@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
+from dpkit.console import owner_records
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, SchemaLike, later
 
@@ -34,6 +35,7 @@ class ReleaseLike(Protocol):
     report: dict[str, Any]
     schema: Any
 
+@owner_records()
 def generalize(
     data: DataLike,
     cut: ReleaseLike | Mapping[str, Any] | str | os.PathLike[str],

@@ -226,13 +226,17 @@ def load_warnings(source: str, schema: Schema, columns: Sequence[str], dropped: 
     clip (:func:`may_drop`, :func:`may_clip`; public), whatever the data holds, and says so
     ("…, if any"). docs/domain.md, "What stderr says". ``total`` and ``by_column``: the owner's
     share of rows dropped (:func:`dropped_message`)."""
-    from dpkit.console import owner_watching
+    from dpkit.console import owner_watching, reading_owner_records
 
     out: list[DpkitWarning] = []
     if owner_watching():
         if dropped:
             out.append(DpkitWarning(dropped_message(source, dropped, schema, columns, total=total,
                                                     by_column=by_column)))
+        return out + clip_warnings(source, clips, [], schema_path)
+    if reading_owner_records():  # generalize, predict, evaluate: the owner's own records, no release
+        if dropped:
+            out.append(DpkitWarning(dropped_message(source, 0, schema, columns)))
         return out + clip_warnings(source, clips, [], schema_path)
     if may_drop(schema, columns):
         out.append(DpkitWarning(dropped_message(source, 0, schema, columns)))
@@ -242,10 +246,13 @@ def load_warnings(source: str, schema: Schema, columns: Sequence[str], dropped: 
 def clip_warnings(source: str, clips: Sequence[tuple[Any, int]], clippable: Sequence[Any],
                   schema_path: str) -> list[DpkitWarning]:
     """The clipping notice of :func:`load_warnings` on its own: for the data owner the exact
-    ``clips`` when any; otherwise the short form naming every column in ``clippable`` (those
-    with public bounds: a function of the schema or model only), whatever the data holds."""
-    from dpkit.console import owner_watching
+    ``clips`` when any; reading the owner's own records (:func:`dpkit.console.owner_records`) the
+    short form of the columns clipped, when any; elsewhere the short form naming every column in ``clippable``
+    (those with public bounds: a function of the schema or model only), whatever the data holds."""
+    from dpkit.console import owner_watching, reading_owner_records
 
     if owner_watching():
         return [clips_warning(source, clips, schema_path)] if clips else []
+    if reading_owner_records():
+        return [clips_warning(source, [(col, 0) for col, _ in clips], schema_path)] if clips else []
     return [clips_warning(source, [(col, 0) for col in clippable], schema_path)] if clippable else []

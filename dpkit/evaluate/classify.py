@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.console import owner_watching, private
+from dpkit.console import private
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
@@ -190,11 +190,12 @@ def load_dataset(
                 f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
                 f"set missing_policy: drop in {schema.path} to drop such rows"
             )
-        # without -v the notice is there whatever the data holds (dpkit.data.encoded.load_warnings)
-        if schema.missing_policy == "drop" and (rows.any() or not owner_watching()):
+        # evaluation reads the owner's own records and releases nothing: the notice is there when
+        # rows were dropped (a private run's is there whatever the data holds: load_warnings)
+        if schema.missing_policy == "drop" and rows.any():
             warn(
                 private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
-                        f"{source}: dropped rows with a missing value ({schema.missing!r}), if any"),
+                        f"{source}: dropped rows with a missing value ({schema.missing!r})"),
                 DpkitWarning,
             )
             keep &= ~rows

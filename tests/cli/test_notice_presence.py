@@ -74,3 +74,27 @@ def test_with_v_the_owner_sees_what_happened(tmp_path, capsys, case: str) -> Non
     if case == "outlier":  # the record's age is outside any bound learned
         assert clipped and "'age'" in clipped.group(0), err
     assert "if any" not in err
+
+
+def test_a_schema_publish_gives_the_same_notices_and_generalize_says_what_happened(tmp_path, capsys) -> None:  # noqa: ANN001
+    """With a schema, too, a publish's notices do not depend on one record; generalize reads the
+    owner's own test records and releases nothing (dpkit.console.owner_records): its clip notice
+    is there when a value was clipped, and only then."""
+    schema = tmp_path / "s.yaml"
+    schema.write_text("target: label\ncolumns:\n  age: {type: numeric, bounds: [0, 120], integer: true}\n"
+                      "  edu: {type: categorical, values: [HS, BSc, MSc, PhD]}\n"
+                      "  hours: {type: numeric, bounds: [0, 100], integer: true}\n"
+                      "  label: {type: categorical, values: ['No', 'Yes']}\n")
+    seen = []
+    for case in ("base", "outlier"):
+        data = tmp_path / f"{case}.csv"
+        _table(data, CASES[case])
+        code = run(cli, ["publish", str(data), "--schema", str(schema), "--epsilon", "1", "-o", str(tmp_path / "r.csv")])
+        assert code == 0
+        seen.append(_lines(capsys.readouterr().err, str(data)))
+    assert seen[0] == seen[1] and any("clipped values of" in line for line in seen[0]), seen
+    for case, clipped in (("base", False), ("outlier", True)):
+        code = run(cli, ["generalize", str(tmp_path / f"{case}.csv"), "--cut", str(tmp_path / "r.report.json"),
+                         "-o", str(tmp_path / "g.csv")])
+        err = capsys.readouterr().err
+        assert code == 0 and ("clipped values of 'age'" in err) == clipped, err
