@@ -17,6 +17,8 @@ from dpkit.errors import DataError, DpkitUsageError
 
 #: the categories of one column a distribution chart draws (the most common in the release first)
 MAX_BARS = 12
+#: the rows a notebook's card shows
+HEAD_ROWS = 5
 
 
 def _report(report: Any) -> tuple[dict[str, Any], str | None, Any]:
@@ -237,7 +239,7 @@ def _kanon(rep: dict[str, Any], where: str | None, obj: Any, test: Any, target: 
 def report_card(report: Any, output: str | os.PathLike | None = None, *, test: Any = None,
                 target: str | None = None, release: Any = None, baseline: Any = None, schema: Any = None,
                 ledger: Any = None, dataset: str | None = None, embed: bool = False,
-                title: str | None = None) -> str:
+                title: str | None = None, head: Any = None) -> str:
     """The release card of a run: one self-contained HTML page (inline CSS and SVG, no script,
     nothing fetched) built from its report (docs/report.md).
 
@@ -250,7 +252,8 @@ def report_card(report: Any, output: str | os.PathLike | None = None, *, test: A
     ``baseline``: the raw training rows, for the raw-data baseline. ``schema``: default the
     result's or the one the report names. ``ledger`` (and ``dataset`` when it holds several):
     the ε spent on the data set across runs. ``embed``: a ``<div>`` for a notebook rather than
-    a page. Returns the HTML.
+    a page; ``head``: a DataFrame whose first rows the card shows (a notebook's card). Returns
+    the HTML.
     """
     from dpkit.card import render
 
@@ -276,9 +279,16 @@ def report_card(report: Any, output: str | os.PathLike | None = None, *, test: A
         else:
             raise DpkitUsageError(f"a {command!r} report has no test evaluation", param="test")
         evaluation["source"] = os.path.basename(os.fspath(test)) if isinstance(test, str | os.PathLike) else None
-    name = title or (f"dpkit {type(obj).__name__}" if obj is not None else None)
+    name = title or (f"dpkit {type(obj).__name__}: release card" if obj is not None else None)
+    extra = ""
+    if head is not None:
+        from dpkit.card.page import table
+
+        extra = (f"<h2 id='rows'>First {min(HEAD_ROWS, len(head))} of {len(head):,} rows</h2>"
+                 + table([str(c) for c in head.columns], head.head(HEAD_ROWS).astype(str).to_numpy().tolist(),
+                         row_header=False))
     page = render(rep, domain=domain_of(sch) or None, evaluation=evaluation, ledger=led,
-                  source=os.path.basename(where) if where else None, title=name, embed=embed)
+                  source=os.path.basename(where) if where else None, title=name, embed=embed, extra_html=extra)
     if output is not None:
         from dpkit.data.output import atomic_output
 

@@ -111,15 +111,18 @@ class Release:
                      f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
                                                               if "expected_noise_share" in rel else "")])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import card, privacy_line
+    def card(self, path: str | os.PathLike | None = None, **options: Any) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        rel = self.report.get("release", {})
-        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
-                 "records released": f"{rel.get('released_records', 0):,}", "columns": len(self.columns),
-                 "target": rel.get("target"), "cells": f"{rel.get('cells', 0):,}"}
-        cut = {c: list(v) for c, v in self.noisy.cut.labels().items()}
-        return card("dpkit Release", facts, self.report, cut, self.table)
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True, head=self.table)
 
     @property
     def cut(self) -> dict[str, Any]:

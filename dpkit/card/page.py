@@ -263,9 +263,9 @@ def domain_rows(report: dict[str, Any], domain: dict[str, dict[str, Any]] | None
                                                    else _values(cut.get(c, [])) + " (the released cut)")
             if "categories" in learned:
                 t = thresholds.get(c)
-                share = f", ≈{t / noisy_n:.1%} of the noisy record count" if t and noisy_n else ""
+                share = f" (≈{t / noisy_n:.1%} of the noisy count)" if t and noisy_n else ""
                 other = d.get("other") or "(other)"
-                left = (f"values held by fewer than about {g(t)} records{share} (partition selection); "
+                left = (f"values held by fewer than about {g(t)} records{share}: "
                         + ("their records are dropped" if c == target else f"read as {other!r}")) if t else (
                     "values below the partition-selection threshold")
             else:
@@ -294,9 +294,11 @@ def _domain_section(report: dict[str, Any], domain: dict[str, dict[str, Any]] | 
     params = report.get("parameters") or {}
     schema = params.get("schema")
     note = (f"The schema: {e(schema)}. " if schema else "") + (
-        "<span class='badge declared'>declared</span> comes from the schema as given (public, not protected); "
-        "<span class='badge learned'>learned</span> was learned from the data under DP in this run, its ε listed "
-        "above.")
+        "<span class='badge declared'>declared</span> comes from the schema as given (public, not protected)")
+    if any("badge learned" in str(r[1]) for r in rows):
+        note += ("; <span class='badge learned'>learned</span> was learned from the data under DP in this run, its "
+                 "ε listed above")
+    note += "."
     if not domain and report.get("command") != "cluster":
         note += " The schema was not found from here: categories are those of the released cut."
     return ("<h2 id='domain'>Domain</h2>" + f"<p class='muted'>{note}</p>"
