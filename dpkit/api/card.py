@@ -11,9 +11,34 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.types import DataLike, LedgerLike, SchemaLike, later
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # the same name for typing.get_type_hints, imported when it evaluates it
+    pd = later("pandas")
+
+
+class Reported(Protocol):
+    """A result with its run's report (:class:`~dpkit.Release`, :class:`~dpkit.Forest`,
+    :class:`~dpkit.Clustering`, :class:`~dpkit.KAnonymousTable`)."""
+
+    report: dict[str, Any] | None
+
+
+class CardOptions(TypedDict, total=False):
+    """What a result's ``card()`` passes on to :func:`report_card`."""
+
+    test: DataLike | None
+    target: str | None
+    release: str | os.PathLike[str] | None
+    baseline: DataLike | None
+    schema: SchemaLike | None
+    ledger: LedgerLike
+    dataset: str | None
 
 #: the categories of one column a distribution chart draws (the most common in the release first)
 MAX_BARS = 12
@@ -236,10 +261,12 @@ def _kanon(rep: dict[str, Any], where: str | None, obj: Any, test: Any, target: 
     return ev
 
 
-def report_card(report: Any, output: str | os.PathLike | None = None, *, test: Any = None,
-                target: str | None = None, release: Any = None, baseline: Any = None, schema: Any = None,
-                ledger: Any = None, dataset: str | None = None, embed: bool = False,
-                title: str | None = None, head: Any = None) -> str:
+def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
+                output: str | os.PathLike[str] | None = None, *, test: DataLike | None = None,
+                target: str | None = None, release: str | os.PathLike[str] | None = None,
+                baseline: DataLike | None = None, schema: SchemaLike | None = None, ledger: LedgerLike = None,
+                dataset: str | None = None, embed: bool = False, title: str | None = None,
+                head: pd.DataFrame | None = None) -> str:
     """The release card of a run: one self-contained HTML page (inline CSS and SVG, no script,
     nothing fetched) built from its report (docs/report.md).
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
@@ -77,7 +78,7 @@ class Clustering:
                     [privacy_line(self.report), f"columns: {_names(self.columns)}",
                      f"bounds: {params.get('bounds_source', '?')}"])
 
-    def card(self, path: str | os.PathLike | None = None, **options: Any) -> str:
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
         """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
         page, returned, and written to ``path`` when given. ``options``: ``test`` and
         ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     is_dataframe,
@@ -84,7 +85,7 @@ class KAnonymousTable:
                     [self.summary(), f"columns: {_names(self.columns)}",
                      f"candidates: {_names(list(rel.get('candidates', [])))}"])
 
-    def card(self, path: str | os.PathLike | None = None, **options: Any) -> str:
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
         """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
         page, returned, and written to ``path`` when given. ``options``: ``test`` and
         ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""

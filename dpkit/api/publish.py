@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
@@ -111,7 +112,7 @@ class Release:
                      f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
                                                               if "expected_noise_share" in rel else "")])
 
-    def card(self, path: str | os.PathLike | None = None, **options: Any) -> str:
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
         """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
         page, returned, and written to ``path`` when given. ``options``: ``test`` and
         ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
