@@ -61,8 +61,17 @@ border:2px solid {P.OWNER_FG}}}
 .dpkit-card svg.chart{{max-width:100%;height:auto;display:block;margin:.4em 0}}
 .dpkit-card dl{{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.4em 0}}
 .dpkit-card dt{{font-weight:600}} .dpkit-card dd{{margin:0}}
+.dpkit-card .grid{{display:grid;grid-template-columns:repeat(auto-fill,minmax(280px,1fr));gap:.5em 1.5em}}
+.dpkit-card figure{{margin:0}} .dpkit-card figcaption{{font-weight:600;margin-top:.6em}}
 .dpkit-card footer{{margin-top:2em;font-size:.85em;color:{P.MUTED}}}
-@media (max-width:600px){{.dpkit-card{{font-size:14px;padding:8px}}.dpkit-card dl{{grid-template-columns:1fr}}}}
+@media (max-width:600px){{.dpkit-card{{font-size:14px;padding:8px}}.dpkit-card dl{{grid-template-columns:1fr}}
+.dpkit-card dd{{margin-bottom:.3em}}
+.dpkit-card table.wide,.dpkit-card table.wide tbody,.dpkit-card table.wide tr,.dpkit-card table.wide td,
+.dpkit-card table.wide tbody th{{display:block;width:auto}}
+.dpkit-card table.wide thead{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}}
+.dpkit-card table.wide tr{{border-bottom:2px solid {P.GRID};padding:.3em 0}}
+.dpkit-card table.wide td,.dpkit-card table.wide tbody th{{border:0;padding:.1em .3em;text-align:left}}
+.dpkit-card table.wide td::before{{content:attr(data-label) ": ";font-weight:600;color:{P.MUTED}}}}}
 """
 
 
@@ -84,7 +93,9 @@ def g(value: Any) -> str:
 def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str = "", row_header: bool = True,
           raw: Sequence[int] = ()) -> str:
     """A table with ``<th scope="col">`` heads and (``row_header``) each row's first cell a
-    ``<th scope="row">``; cells are escaped except the columns in ``raw`` (already HTML)."""
+    ``<th scope="row">``; cells are escaped except the columns in ``raw`` (already HTML). A table
+    of five columns or more is ``wide``: on a phone each row stacks into a block whose cells are
+    labelled with their column's head (``data-label``)."""
     cap = f"<caption class='muted'>{e(caption)}</caption>" if caption else ""
     th = "".join(f'<th scope="col">{e(h)}</th>' for h in head)
     body = []
@@ -92,10 +103,13 @@ def table(head: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str = 
         cells = []
         for i, v in enumerate(r):
             text = v if i in raw else e(g(v))
+            label = f" data-label='{e(head[i])}'" if i < len(head) else ""
             num = " class='num'" if isinstance(v, int | float) and not isinstance(v, bool) else ""
-            cells.append(f'<th scope="row">{text}</th>' if i == 0 and row_header else f"<td{num}>{text}</td>")
+            cells.append(f'<th scope="row"{label}>{text}</th>' if i == 0 and row_header else f"<td{num}{label}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class='scroll'><table>{cap}<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    wide = " class='wide'" if len(head) >= 5 else ""
+    return (f"<div class='scroll'><table{wide}>{cap}<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody>"
+            "</table></div>")
 
 
 def badge(kind: str) -> str:
@@ -465,10 +479,12 @@ def _owner_section(ev: dict[str, Any]) -> str:
         out.append(f"<p>{e(k)}: {e(g(v))}</p>")
     dists = ev.get("distributions") or {}
     if dists:
-        out.append("<h3>Each column: the release beside the test rows</h3>")
+        out.append("<h3>Each column: the release beside the test rows</h3><div class='grid'>")
         for c, d in dists.items():
-            out.append(svg.paired_bars(d["labels"], d["release"], d["test"], title=f"{c}: share of records per value",
-                                       names=("release", "test rows")))
+            out.append(f"<figure><figcaption>{e(c)}</figcaption>"
+                       + svg.paired_bars(d["labels"], d["release"], d["test"], title=f"{c}: share of records per value",
+                                         names=("release", "test rows")) + "</figure>")
+        out.append("</div>")
     return "".join(out)
 
 

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 from dpkit.card.palette import ACCENT, GRID, MUTED, SECOND, TEXT
 
-#: chart widths in SVG units (the page scales them down to its column)
-WIDTH = 640
-ROW = 22
-LABEL_W = 210
+#: chart widths in SVG units: narrow enough that a phone (390 px) shows the text near its size
+WIDTH = 460
+#: a bar's row: its label on a line of its own, then the bar
+ROW = 34
+FONT = 13
 
 
 def fmt(value: float) -> str:
@@ -40,63 +41,62 @@ def _open(width: int, height: int, title: str, label: str) -> str:
             f"<title>{_e(title)}</title>")
 
 
-def _clip(text: str, n: int = 30) -> str:
+def _clip(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def bars(items: Sequence[tuple[str, float]], *, title: str, limit: float | None = None, limit_label: str = "",
          unit: str = "", share_of: float | None = None) -> str:
-    """Horizontal bars, one per ``(label, value)``, on an axis from 0 to ``limit`` (a budget: drawn
-    as a dashed line) or the largest value; each bar is labelled with its value (and its share of
-    ``share_of``), so that no number is read from a length alone."""
+    """Horizontal bars, one per ``(label, value)``, each under its label, on an axis from 0 to
+    ``limit`` (a budget: drawn as a dashed line) or the largest value; each bar is labelled with
+    its value (and its share of ``share_of``), so that no number is read from a length alone."""
     top = max([v for _, v in items] + [limit or 0.0, 1e-12])
-    plot = WIDTH - LABEL_W - 110
-    height = ROW * len(items) + (28 if limit else 10)
+    plot = WIDTH - 130
+    height = ROW * len(items) + (30 if limit else 8)
     alt = "; ".join(f"{lab}: {fmt(v)}{unit}" + (f" ({v / share_of:.0%})" if share_of else "") for lab, v in items)
     if limit:
         alt += f"; {limit_label or 'limit'}: {fmt(limit)}{unit}"
     out = [_open(WIDTH, height, title, f"{title}. {alt}")]
     for i, (lab, v) in enumerate(items):
-        y = 4 + i * ROW
+        y = i * ROW
         w = max(plot * v / top, 1.0 if v > 0 else 0.0)
         text = f"{fmt(v)}{unit}" + (f" ({v / share_of:.0%})" if share_of else "")
-        out.append(f'<text x="{LABEL_W - 6}" y="{y + 14}" text-anchor="end" fill="{TEXT}" font-size="12">'
-                   f"{_e(_clip(lab))}</text>"
-                   f'<rect x="{LABEL_W}" y="{y + 2}" width="{w:.1f}" height="{ROW - 8}" fill="{ACCENT}"/>'
-                   f'<text x="{LABEL_W + w + 4:.1f}" y="{y + 14}" fill="{TEXT}" font-size="12">{_e(text)}</text>')
+        out.append(f'<text x="2" y="{y + 14}" fill="{TEXT}" font-size="{FONT}">{_e(_clip(lab, 60))}</text>'
+                   f'<rect x="2" y="{y + 18}" width="{w:.1f}" height="12" fill="{ACCENT}"/>'
+                   f'<text x="{w + 7:.1f}" y="{y + 29}" fill="{TEXT}" font-size="{FONT}">{_e(text)}</text>')
     if limit:
-        x = LABEL_W + plot * limit / top
-        y2 = 4 + len(items) * ROW
-        out.append(f'<line x1="{x:.1f}" y1="2" x2="{x:.1f}" y2="{y2}" stroke="{TEXT}" stroke-dasharray="4 3"/>'
-                   f'<text x="{x:.1f}" y="{y2 + 16}" text-anchor="end" fill="{TEXT}" font-size="12">'
+        x = 2 + plot * limit / top
+        y2 = len(items) * ROW + 4
+        out.append(f'<line x1="{x:.1f}" y1="16" x2="{x:.1f}" y2="{y2}" stroke="{TEXT}" stroke-dasharray="4 3"/>'
+                   f'<text x="{x:.1f}" y="{y2 + 18}" text-anchor="end" fill="{TEXT}" font-size="{FONT}">'
                    f"{_e(limit_label)} {_e(fmt(limit))}{_e(unit)}</text>")
     return "".join(out) + "</svg>"
 
 
 def paired_bars(labels: Sequence[str], first: Sequence[float], second: Sequence[float], *, title: str,
                 names: tuple[str, str]) -> str:
-    """Two bars per label (shares in [0, 1]): ``first`` solid, ``second`` hatched-looking (a lighter
-    colour and an outline), with a legend in words — the two series differ by more than colour."""
-    plot = WIDTH - LABEL_W - 70
+    """Two bars per label (shares in [0, 1]) under it: ``first`` solid, ``second`` light with an
+    outline, and a legend in words — the two series differ by more than colour."""
+    plot = WIDTH - 70
     top = max([*first, *second, 1e-12])
-    height = 2 * ROW * len(labels) + 30
+    row = 50
+    height = row * len(labels) + 24
     alt = "; ".join(f"{lab}: {names[0]} {a:.1%}, {names[1]} {b:.1%}" for lab, a, b in zip(labels, first, second,
                                                                                           strict=True))
     out = [_open(WIDTH, height, title, f"{title}. {alt}")]
-    out.append(f'<rect x="{LABEL_W}" y="4" width="12" height="10" fill="{ACCENT}"/>'
-               f'<text x="{LABEL_W + 16}" y="13" fill="{TEXT}" font-size="12">{_e(names[0])}</text>'
-               f'<rect x="{LABEL_W + 150}" y="4" width="12" height="10" fill="{SECOND}" stroke="{TEXT}"/>'
-               f'<text x="{LABEL_W + 166}" y="13" fill="{TEXT}" font-size="12">{_e(names[1])}</text>')
+    out.append(f'<rect x="2" y="4" width="12" height="12" fill="{ACCENT}"/>'
+               f'<text x="18" y="15" fill="{TEXT}" font-size="{FONT}">{_e(names[0])}</text>'
+               f'<rect x="150" y="4" width="12" height="12" fill="{SECOND}" stroke="{TEXT}"/>'
+               f'<text x="166" y="15" fill="{TEXT}" font-size="{FONT}">{_e(names[1])}</text>')
     for i, (lab, a, b) in enumerate(zip(labels, first, second, strict=True)):
-        y = 24 + 2 * i * ROW
-        out.append(f'<text x="{LABEL_W - 6}" y="{y + 18}" text-anchor="end" fill="{TEXT}" font-size="12">'
-                   f"{_e(_clip(lab))}</text>")
+        y = 24 + i * row
+        out.append(f'<text x="2" y="{y + 13}" fill="{TEXT}" font-size="{FONT}">{_e(_clip(lab, 60))}</text>')
         for j, (v, colour) in enumerate(((a, ACCENT), (b, SECOND))):
             w = plot * v / top
-            yy = y + j * (ROW - 4)
+            yy = y + 17 + j * 14
             stroke = f' stroke="{TEXT}" stroke-width="0.5"' if j else ""
-            out.append(f'<rect x="{LABEL_W}" y="{yy + 2}" width="{w:.1f}" height="{ROW - 8}" fill="{colour}"{stroke}/>'
-                       f'<text x="{LABEL_W + w + 4:.1f}" y="{yy + 13}" fill="{TEXT}" font-size="11">{v:.1%}</text>')
+            out.append(f'<rect x="2" y="{yy}" width="{w:.1f}" height="11" fill="{colour}"{stroke}/>'
+                       f'<text x="{w + 7:.1f}" y="{yy + 10}" fill="{TEXT}" font-size="12">{v:.1%}</text>')
     return "".join(out) + "</svg>"
 
 
@@ -104,9 +104,10 @@ def lines(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *, tit
           y_label: str, diagonal: bool = True, alt: str = "") -> str:
     """Lines on the unit square (a ROC curve): each ``(name, xs, ys)`` in its own colour and dash
     pattern, named in a legend; ``diagonal`` draws chance."""
-    size, pad = 360, 44
-    width = size + pad + 190
-    out = [_open(width, size + pad + 10, title, f"{title}. {alt}")]
+    size, pad = 320, 44
+    width = size + pad + 16
+    legend_y = size + 60
+    out = [_open(width, legend_y + 20 * len(series) + 4, title, f"{title}. {alt}")]
 
     def px(x: float, y: float) -> str:
         return f"{pad + x * size:.1f},{10 + (1 - y) * size:.1f}"
@@ -127,10 +128,10 @@ def lines(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *, tit
     for i, (name, xs, ys) in enumerate(series):
         colour, dash = styles[i % len(styles)]
         pts = " ".join(px(x, y) for x, y in zip(xs, ys, strict=True))
+        ly = legend_y + i * 20
         out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
-                   f'<line x1="{pad + size + 14}" y1="{24 + i * 20}" x2="{pad + size + 40}" y2="{24 + i * 20}" '
-                   f'stroke="{colour}" stroke-width="2"{dash}/>'
-                   f'<text x="{pad + size + 46}" y="{28 + i * 20}" fill="{TEXT}" font-size="12">{_e(name)}</text>')
+                   f'<line x1="{pad}" y1="{ly}" x2="{pad + 26}" y2="{ly}" stroke="{colour}" stroke-width="2"{dash}/>'
+                   f'<text x="{pad + 32}" y="{ly + 4}" fill="{TEXT}" font-size="{FONT}">{_e(name)}</text>')
     return "".join(out) + "</svg>"
 
 
@@ -138,7 +139,7 @@ def scatter(points: Sequence[tuple[float, float]], *, bounds: tuple[tuple[float,
             title: str, axes: tuple[str, str], sizes: Sequence[float] | None = None, alt: str = "") -> str:
     """Points (centroids) on the public box ``bounds`` (drawn as the frame), each numbered; with
     ``sizes``, a circle's area follows its size and the number is written beside it."""
-    size, pad = 400, 50
+    size, pad = 340, 50
     (x0, x1), (y0, y1) = bounds
     sx, sy = (x1 - x0) or 1.0, (y1 - y0) or 1.0
     out = [_open(size + pad + 20, size + pad + 20, title, f"{title}. {alt}"),
