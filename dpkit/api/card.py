@@ -88,6 +88,10 @@ def domain_of(schema: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     if schema is None:
         return out
+    tokens = [t for t in ([schema.missing] if schema.missing else []) + list(schema.missing_tokens or ()) if t]
+    shown = ", ".join(map(repr, dict.fromkeys(tokens))) or "an empty cell"
+    policy = {"drop": f"{shown}: the record is dropped", "error": f"{shown}: refused",
+              "keep": f"{shown}: kept as a value of the column"}.get(schema.missing_policy)
     for name, col in schema.columns.items():
         kind = getattr(col, "kind", "")
         d: dict[str, Any] = {"kind": kind}
@@ -99,6 +103,8 @@ def domain_of(schema: Any) -> dict[str, dict[str, Any]]:
             d["other"] = col.other
             if col.missing_leaf:
                 d["missing_text"] = f"kept as {col.missing_leaf!r}"
+        if policy and kind != "ignore" and "missing_text" not in d:
+            d["missing_text"] = policy
         out[name] = d
     return out
 

@@ -33,7 +33,7 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _open(width: int, height: int, title: str, label: str) -> str:
+def _svg_open(width: int, height: int, title: str, label: str) -> str:
     # drawn at most at its own size (a small chart is not blown up on a wide screen), scaled
     # down to the column on a narrow one
     return (f'<svg role="img" aria-label="{_e(label)}" viewBox="0 0 {width} {height}" width="100%" '
@@ -56,7 +56,7 @@ def bars(items: Sequence[tuple[str, float]], *, title: str, limit: float | None 
     alt = "; ".join(f"{lab}: {fmt(v)}{unit}" + (f" ({v / share_of:.0%})" if share_of else "") for lab, v in items)
     if limit:
         alt += f"; {limit_label or 'limit'}: {fmt(limit)}{unit}"
-    out = [_open(WIDTH, height, title, f"{title}. {alt}")]
+    out = [_svg_open(WIDTH, height, title, f"{title}. {alt}")]
     for i, (lab, v) in enumerate(items):
         y = i * ROW
         w = max(plot * v / top, 1.0 if v > 0 else 0.0)
@@ -83,7 +83,7 @@ def paired_bars(labels: Sequence[str], first: Sequence[float], second: Sequence[
     height = row * len(labels) + 24
     alt = "; ".join(f"{lab}: {names[0]} {a:.1%}, {names[1]} {b:.1%}" for lab, a, b in zip(labels, first, second,
                                                                                           strict=True))
-    out = [_open(WIDTH, height, title, f"{title}. {alt}")]
+    out = [_svg_open(WIDTH, height, title, f"{title}. {alt}")]
     out.append(f'<rect x="2" y="4" width="12" height="12" fill="{ACCENT}"/>'
                f'<text x="18" y="15" fill="{TEXT}" font-size="{FONT}">{_e(names[0])}</text>'
                f'<rect x="150" y="4" width="12" height="12" fill="{SECOND}" stroke="{TEXT}"/>'
@@ -107,7 +107,7 @@ def lines(series: Sequence[tuple[str, Sequence[float], Sequence[float]]], *, tit
     size, pad = 320, 44
     width = size + pad + 16
     legend_y = size + 60
-    out = [_open(width, legend_y + 20 * len(series) + 4, title, f"{title}. {alt}")]
+    out = [_svg_open(width, legend_y + 20 * len(series) + 4, title, f"{title}. {alt}")]
 
     def px(x: float, y: float) -> str:
         return f"{pad + x * size:.1f},{10 + (1 - y) * size:.1f}"
@@ -142,7 +142,7 @@ def scatter(points: Sequence[tuple[float, float]], *, bounds: tuple[tuple[float,
     size, pad = 340, 50
     (x0, x1), (y0, y1) = bounds
     sx, sy = (x1 - x0) or 1.0, (y1 - y0) or 1.0
-    out = [_open(size + pad + 20, size + pad + 20, title, f"{title}. {alt}"),
+    out = [_svg_open(size + pad + 20, size + pad + 20, title, f"{title}. {alt}"),
            f'<rect x="{pad}" y="10" width="{size}" height="{size}" fill="none" stroke="{MUTED}"/>']
     for lab, x, anchor in ((fmt(x0), pad, "start"), (fmt(x1), pad + size, "end")):
         out.append(f'<text x="{x}" y="{size + 26}" text-anchor="{anchor}" fill="{MUTED}" font-size="11">{_e(lab)}</text>')

@@ -173,3 +173,19 @@ def test_card_writes_a_file(tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     html = dpkit.report_card(report("cluster"), out)
     assert out.read_text(encoding="utf-8") == html
+
+
+def test_the_card_package_imports_only_the_standard_library() -> None:
+    """dpkit/card reads no file and needs nothing but the standard library (and itself)."""
+    import ast
+    import sys
+
+    root = Path(dpkit.__file__).parent / "card"
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                top = name.split(".")[0]
+                assert name.startswith("dpkit.card") or top in sys.stdlib_module_names, (path.name, name)
+        assert not re.search(r"\bopen\(|read_text|write_text", path.read_text(encoding="utf-8")), path.name
