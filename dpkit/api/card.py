@@ -243,6 +243,40 @@ def _cluster(rep: dict[str, Any], test: Any, target: str | None) -> dict[str, An
             "model": "the centroids"}
 
 
+def cluster_sizes(rep: dict[str, Any], histogram: pd.DataFrame) -> list[float] | None:
+    """Each centroid's noisy size: the noisy counts of the released buckets (``*_lo``, ``*_hi``,
+    ``count``) whose centres lie nearest to it — post-processing of the release (the centroids
+    themselves are the weighted k-means of these buckets)."""
+    import numpy as np
+
+    cols = list((rep.get("parameters") or {}).get("columns") or [])
+    cents = np.asarray((rep.get("release") or {}).get("centroids") or [], dtype=float)
+    count = [c for c in histogram.columns if str(c).startswith("count")]
+    if not cols or cents.size == 0 or not count or any(f"{c}_lo" not in histogram.columns for c in cols):
+        return None
+    centres = np.column_stack([(histogram[f"{c}_lo"].to_numpy(float) + histogram[f"{c}_hi"].to_numpy(float)) / 2
+                               for c in cols])
+    nearest = ((centres[:, None, :] - cents[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
+    sizes = np.bincount(nearest, weights=histogram[count[0]].to_numpy(float), minlength=len(cents))
+    return [round(float(x), 1) for x in sizes]
+
+
+def _read_histogram(path: str) -> pd.DataFrame:
+    """The noisy buckets as ``dpkit cluster --histogram`` writes them: numbers, or a one-line error."""
+    import pandas as pd
+
+    from dpkit.data.table import read_csv
+
+    df = read_csv(path)
+    for c in df.columns:
+        values = pd.to_numeric(df[c], errors="coerce")
+        if values.isna().any():
+            raise DataError(f"{path}: column {c!r} is not numbers — give the buckets as dpkit cluster --histogram "
+                            "writes them")
+        df[c] = values
+    return df
+
+
 def _kanon(rep: dict[str, Any], where: str | None, obj: Any, test: Any, target: str, release: Any) -> dict[str, Any]:
     """The utility of an SVM and an entropy tree trained on the k-anonymous rows (XGB-KA's score)."""
     from dpkit.api.evaluate import evaluate_kanon
@@ -282,7 +316,8 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
     test rows, on which the release is evaluated (a decision tree trained on a publish release,
     the forest, the centroids, the k-anonymous rows) — exact statistics of private data, under a
     banner that says so. ``release``: the released file (default: the one beside the report);
-    ``baseline``: the raw training rows, for the raw-data baseline. ``schema``: default the
+    for a clustering, its noisy buckets (``--histogram``'s file), which give each centroid its
+    noisy size; ``baseline``: the raw training rows, for the raw-data baseline. ``schema``: default the
     result's or the one the report names. ``ledger`` (and ``dataset`` when it holds several):
     the ε spent on the data set across runs. ``embed``: a ``<div>`` for a notebook rather than
     a page; ``head``: a DataFrame whose first rows the card shows (a notebook's card). Returns
@@ -312,6 +347,12 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
         else:
             raise DpkitUsageError(f"a {command!r} report has no test evaluation", param="test")
         evaluation["source"] = os.path.basename(os.fspath(test)) if isinstance(test, str | os.PathLike) else None
+    sizes = None
+    if command == "cluster":
+        hist = getattr(obj, "histogram", None)
+        if hist is None and release is not None:
+            hist = _read_histogram(os.fspath(release))
+        sizes = cluster_sizes(rep, hist) if hist is not None else None
     name = title or (f"dpkit {type(obj).__name__}: release card" if obj is not None else None)
     extra = ""
     if head is not None:
@@ -320,7 +361,7 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
         extra = (f"<h2 id='rows'>First {min(HEAD_ROWS, len(head))} of {len(head):,} rows</h2>"
                  + table([str(c) for c in head.columns], head.head(HEAD_ROWS).astype(str).to_numpy().tolist(),
                          row_header=False))
-    page = render(rep, domain=domain_of(sch) or None, evaluation=evaluation, ledger=led,
+    page = render(rep, domain=domain_of(sch) or None, evaluation=evaluation, ledger=led, sizes=sizes,
                   source=os.path.basename(where) if where else None, title=name, embed=embed, extra_html=extra)
     if output is not None:
         from dpkit.data.output import atomic_output

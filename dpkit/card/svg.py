@@ -24,8 +24,8 @@ def fmt(value: float) -> str:
     """A number as a reader wants it on a chart: 4 significant digits, no exponent for counts."""
     if value == 0:
         return "0"
-    if abs(value) >= 1e4 and float(value).is_integer():
-        return f"{int(value):,}"
+    if abs(value) >= 1e4:
+        return f"{value:,.0f}"
     return f"{value:.4g}"
 
 
@@ -139,7 +139,7 @@ def scatter(points: Sequence[tuple[float, float]], *, bounds: tuple[tuple[float,
             title: str, axes: tuple[str, str], sizes: Sequence[float] | None = None, alt: str = "") -> str:
     """Points (centroids) on the public box ``bounds`` (drawn as the frame), each numbered; with
     ``sizes``, a circle's area follows its size and the number is written beside it."""
-    size, pad = 340, 50
+    size, pad = 340, 76
     (x0, x1), (y0, y1) = bounds
     sx, sy = (x1 - x0) or 1.0, (y1 - y0) or 1.0
     out = [_svg_open(size + pad + 20, size + pad + 20, title, f"{title}. {alt}"),

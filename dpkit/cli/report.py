@@ -19,7 +19,8 @@ from dpkit.cli.options import dpkit_command, say
               "distributions — exact statistics of private data, under a banner (not for shipping).")
 @click.option("--target", default=None, help="With --test: the class column [default: the report's target].")
 @click.option("--release", "release", type=click.Path(dir_okay=False), default=None,
-              help="With --test: the released file (rows, model or table) [default: the one beside REPORT].")
+              help="The released file for --test (rows, model or table) [default: the one beside REPORT]; for a "
+              "clustering, the --histogram buckets, which size its centroids.")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None, metavar="TRAIN.csv",
               help="With --test: the raw training rows, for the raw-data baseline.")
 @click.option("--schema", type=click.Path(dir_okay=False), default=None,

@@ -189,3 +189,25 @@ def test_the_card_package_imports_only_the_standard_library() -> None:
                 top = name.split(".")[0]
                 assert name.startswith("dpkit.card") or top in sys.stdlib_module_names, (path.name, name)
         assert not re.search(r"\bopen\(|read_text|write_text", path.read_text(encoding="utf-8")), path.name
+
+
+def test_cluster_sizes_from_the_released_buckets(tmp_path: Path) -> None:
+    """Each centroid's noisy size is the noisy count of the buckets nearest it (post-processing)."""
+    import pandas as pd
+
+    from dpkit.api.card import cluster_sizes
+
+    rep = report("cluster")
+    cents = rep["release"]["centroids"]
+    rows = [{"x_lo": x - 10, "x_hi": x + 10, "y_lo": y - 10, "y_hi": y + 10, "count": 5.0 * (i + 1)}
+            for i, (x, y) in enumerate(cents)] + [{"x_lo": cents[0][0], "x_hi": cents[0][0] + 2,
+                                                   "y_lo": cents[0][1], "y_hi": cents[0][1] + 2, "count": 7.0}]
+    hist = pd.DataFrame(rows)
+    sizes = cluster_sizes(rep, hist)
+    assert sizes == [5.0 * (i + 1) + (7.0 if i == 0 else 0.0) for i in range(len(cents))]
+    path = tmp_path / "buckets.csv"
+    hist.to_csv(path, index=False)
+    page = parse(dpkit.report_card(CARDS / "cluster.report.json", release=path))
+    scatter = next(s for s in page.svgs if s.title.startswith("The centroids"))
+    assert "size 12" in scatter.attrs["aria-label"] and "noisy size" in [t.strip() for t in page.text]
+    assert cluster_sizes(rep, hist.drop(columns=["count"])) is None

@@ -132,3 +132,11 @@ def test_owner_card_of_a_publish_run(tmp_path: Path) -> None:
     roc = next(s for s in page.svgs if s.title.startswith("ROC curve"))
     assert "this release: AUC" in roc.attrs["aria-label"] and "raw-data baseline: AUC" in roc.attrs["aria-label"]
     assert "majority class" in " ".join(page.text) and len(html) < 500_000
+
+
+def test_a_histogram_that_is_not_one_fails_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "hist.csv"
+    bad.write_text("x_lo,x_hi,count\n1,2,three\n")
+    out = tmp_path / "card.html"
+    result = invoke("report", str(CARDS / "cluster.report.json"), "-o", str(out), "--release", str(bad))
+    assert result.exit_code == 1 and "column 'count' is not numbers" in one_line(result) and not out.exists()
