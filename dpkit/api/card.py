@@ -63,6 +63,16 @@ def _report(report: Any) -> tuple[dict[str, Any], str | None, Any]:
                           param="report")
 
 
+def _check_shape(rep: dict[str, Any], where: str | None) -> None:
+    """The report's sections of the kind :mod:`dpkit.report` writes (objects and lists), or a
+    one-line error naming the first that is not."""
+    kinds = {"privacy": dict, "parameters": dict, "release": dict, "spends": list, "spends_by_tree": list}
+    for key, kind in kinds.items():
+        if key in rep and rep[key] is not None and not isinstance(rep[key], kind):
+            raise DataError(f"{where or '<report>'}: not a report this dpkit can draw ({key!r} is not "
+                            f"{'an object' if kind is dict else 'a list'})")
+
+
 def _schema(rep: dict[str, Any], where: str | None, obj: Any, schema: Any) -> Any:
     """The schema given, the result's own, or the one the report names if it is found from here
     (None otherwise: the card then shows the domain the report itself holds)."""
@@ -326,6 +336,7 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
     from dpkit.card import render
 
     rep, where, obj = _report(report)
+    _check_shape(rep, where)
     if test is not None and not (isinstance(test, str | os.PathLike) or hasattr(test, "columns")):
         raise DpkitUsageError("test must be a path or a DataFrame", param="test")
     if baseline is not None and test is None:
@@ -361,8 +372,13 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
         extra = (f"<h2 id='rows'>First {min(HEAD_ROWS, len(head))} of {len(head):,} rows</h2>"
                  + table([str(c) for c in head.columns], head.head(HEAD_ROWS).astype(str).to_numpy().tolist(),
                          row_header=False))
-    page = render(rep, domain=domain_of(sch) or None, evaluation=evaluation, ledger=led, sizes=sizes,
-                  source=os.path.basename(where) if where else None, title=name, embed=embed, extra_html=extra)
+    try:
+        page = render(rep, domain=domain_of(sch) or None, evaluation=evaluation, ledger=led, sizes=sizes,
+                      source=os.path.basename(where) if where else None, title=name, embed=embed, extra_html=extra)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        # a report dpkit wrote always draws: this one was edited, or is of another format
+        raise DataError(f"{where or '<report>'}: not a report this dpkit can draw (report_version "
+                        f"{rep.get('report_version')!r}; {type(exc).__name__}: {exc})") from None
     if output is not None:
         from dpkit.data.output import atomic_output
 

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpkit
 from dpkit.card import render
@@ -211,3 +213,23 @@ def test_cluster_sizes_from_the_released_buckets(tmp_path: Path) -> None:
     scatter = next(s for s in page.svgs if s.title.startswith("The centroids"))
     assert "size 12" in scatter.attrs["aria-label"] and "noisy size" in [t.strip() for t in page.text]
     assert cluster_sizes(rep, hist.drop(columns=["count"])) is None
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False, width=32)
+                     | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=12)
+_keys = st.sampled_from(["command", "algorithm", "privacy", "spends", "parameters", "release", "spends_by_tree"])
+
+
+@settings(max_examples=150)
+@given(st.dictionaries(_keys, _json, max_size=6), st.sampled_from(["publish", "forest train", "cluster",
+                                                                  "kanon-select", "other"]))
+def test_any_report_is_drawn_or_refused_as_data(body: dict, command: str) -> None:
+    """A report of any shape: a page, or a DataError (one line on the command line) — never a crash."""
+    rep = {"dpkit_version": "x", "command": command, **body}
+    try:
+        html = dpkit.report_card(rep)
+    except dpkit.DataError as exc:
+        assert "not a report this dpkit can draw" in str(exc)
+    else:
+        assert html.startswith("<!DOCTYPE html>") and "script" not in parse(html).tags

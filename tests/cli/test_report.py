@@ -140,3 +140,20 @@ def test_a_histogram_that_is_not_one_fails_in_one_line(tmp_path: Path) -> None:
     out = tmp_path / "card.html"
     result = invoke("report", str(CARDS / "cluster.report.json"), "-o", str(out), "--release", str(bad))
     assert result.exit_code == 1 and "column 'count' is not numbers" in one_line(result) and not out.exists()
+
+
+@pytest.mark.parametrize("body", [
+    {"release": {"cut": "x"}, "command": "publish"},
+    {"spends": "y"},
+    {"spends": [{"step": 3, "epsilon": "a lot"}]},
+    {"privacy": [], "command": "cluster", "parameters": {"bounds": 3}},
+    {"command": "forest train", "spends_by_tree": [{"levels": 1}]},
+])
+def test_a_report_of_another_shape_fails_in_one_line(tmp_path: Path, body: dict) -> None:
+    rep = tmp_path / "odd.report.json"
+    rep.write_text(json.dumps({"dpkit_version": "9", "report_version": 7, **body}))
+    out = tmp_path / "card.html"
+    result = invoke("report", str(rep), "-o", str(out))
+    assert result.exit_code in (0, 1), result.stderr  # drawn, or refused in one line: never a traceback
+    if result.exit_code == 1:
+        assert "not a report this dpkit can draw" in one_line(result) and not out.exists()
