@@ -281,8 +281,8 @@ def _read_histogram(path: str) -> pd.DataFrame:
     for c in df.columns:
         values = pd.to_numeric(df[c], errors="coerce")
         if values.isna().any():
-            raise DataError(f"{path}: column {c!r} is not numbers — give the buckets as dpkit cluster --histogram "
-                            "writes them")
+            raise DataError(f"{path}: column {c!r} is not numbers — give the noisy buckets as a clustering "
+                            "writes its histogram")
         df[c] = values
     return df
 

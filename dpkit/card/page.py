@@ -468,7 +468,7 @@ def _owner_section(ev: dict[str, Any]) -> str:
                          caption=f"{ev.get('model', 'classifier')} on {g(metrics.get('records', ev.get('rows', '')))} "
                                  "test records" if metrics.get("records") or ev.get("rows") else ""))
         if "baseline_accuracy" not in metrics and ev.get("kind") == "classifier":
-            out.append("<p class='muted'>No raw-data baseline: give the raw training rows (--baseline) to add it.</p>")
+            out.append("<p class='muted'>No raw-data baseline: give the raw training rows as the baseline to add it.</p>")
     curves = ev.get("roc") or []
     if curves:
         alt = "; ".join(f"{c['name']}: AUC {c['auc']:.3f}" if c.get("auc") is not None else c["name"] for c in curves)
