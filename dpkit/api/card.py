@@ -298,6 +298,10 @@ def _kanon(rep: dict[str, Any], where: str | None, obj: Any, test: Any, target: 
         path = where or os.path.join(tmp, "kanon.report.json")
         if where is None:
             write_report(rep, path)
+        if not isinstance(test, str | os.PathLike):  # evaluate_kanon reads its test rows from a file
+            test_path = os.path.join(tmp, "test.csv")
+            test.to_csv(test_path, index=False)
+            test = test_path
         out = evaluate_kanon(rows, from_report=path, test=os.fspath(test), target=target).to_dict()
     u = out.get("classifier") or {}
     metrics = {}
