@@ -261,6 +261,7 @@ def domain_rows(report: dict[str, Any], domain: dict[str, dict[str, Any]] | None
         bounds_learned = report.get("command") == "cluster" and str(params.get("bounds_source", "")).startswith("learned")
         if bounds_learned:
             learned.append("bounds")
+        learned = list(dict.fromkeys(learned))
         source = "learned" if learned else "declared"
         kind = d.get("kind") or (m.get("type") or "").split(" ")[0] or (
             "numeric" if cut.get(c) and isinstance(cut[c][0], list) else "categorical" if c in cut or c == target else "")
