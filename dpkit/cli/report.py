@@ -17,7 +17,9 @@ from dpkit.cli.options import dpkit_command, say
 @click.option("--test", type=click.Path(dir_okay=False), default=None, metavar="TEST.csv",
               help="The owner's test rows: adds the release's test metrics, a ROC curve and per-column "
               "distributions — exact statistics of private data, under a banner (not for shipping).")
-@click.option("--target", default=None, help="With --test: the class column [default: the report's target].")
+@click.option("--target", default=None, metavar="COL",
+              help="With --test: the class column (a clustering: the labels to score against) "
+              "[default: the report's target].")
 @click.option("--release", "release", type=click.Path(dir_okay=False), default=None,
               help="The released file for --test (rows, model or table) [default: the one beside REPORT]; for a "
               "clustering, the --histogram buckets, which size its centroids.")
