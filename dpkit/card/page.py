@@ -174,6 +174,11 @@ def _spend_section(report: dict[str, Any], ledger: dict[str, Any] | None) -> str
         budget = float(p.get("epsilon_budget") or 0.0)
         out.append(svg.bars([(gr["group"], gr["epsilon"]) for gr in groups], title="ε spent by step against the budget",
                             limit=budget or None, limit_label="budget ε", share_of=budget or None))
+        delta_budget = float(p.get("delta_budget") or 0.0)
+        if delta_budget > 0 and any(gr["delta"] for gr in groups):
+            out.append(svg.bars([(gr["group"], gr["delta"]) for gr in groups if gr["delta"]],
+                                title="δ spent by step against the budget", limit=delta_budget,
+                                limit_label="budget δ", share_of=delta_budget))
         rows = [(gr["group"], ", ".join(gr["mechanisms"]), gr["steps"], gr["epsilon"],
                  gr["delta"] if gr["delta"] else "—") for gr in groups]
         rows.append(("total", "", sum(gr["steps"] for gr in groups), float(p.get("epsilon_spent") or 0.0),
@@ -247,7 +252,9 @@ def domain_rows(report: dict[str, Any], domain: dict[str, dict[str, Any]] | None
     target = params.get("target") or rel.get("target")
     cut = rel.get("cut") or {}
     thresholds, learned_steps = _thresholds(report), _learned_steps(report)
-    noisy_n = (rel.get("depth") or {}).get("noisy_records") or rel.get("n_estimate")
+    counts = (rel.get("shape") or {}).get("noisy_class_counts") if isinstance(rel.get("shape"), dict) else None
+    noisy_n = ((rel.get("depth") or {}).get("noisy_records") or rel.get("n_estimate")
+               or (sum(c for c in counts if isinstance(c, int | float)) if isinstance(counts, list) else None))
     columns = list(rel.get("columns") or params.get("columns") or list(cut) or list(domain or {}))
     if report.get("command") == "cluster" and isinstance(params.get("bounds"), list):
         domain = domain or {}

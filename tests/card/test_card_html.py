@@ -233,3 +233,11 @@ def test_any_report_is_drawn_or_refused_as_data(body: dict, command: str) -> Non
         assert "not a report this dpkit can draw" in str(exc)
     else:
         assert html.startswith("<!DOCTYPE html>") and "script" not in parse(html).tags
+
+
+def test_delta_is_charted_against_its_budget_when_spent() -> None:
+    page = parse(render(report("publish-learned")))
+    delta = next(s for s in page.svgs if s.title == "δ spent by step against the budget")
+    assert "domain: categories: 9e-07 (90%)" in delta.attrs["aria-label"]
+    assert "budget δ: 1e-06" in delta.attrs["aria-label"]
+    assert not [s for s in parse(render(report("publish"))).svgs if s.title.startswith("δ")]
