@@ -10,6 +10,25 @@ from pathlib import Path
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"
 #: the stored reports of the four commands' `make demo`-sized runs (seeded: reproducible)
 KINDS = ("publish", "publish-learned", "forest", "cluster", "kanon")
+#: and the owner's card of the publish run (its evaluation on Adult's test rows, stored)
+ALL_KINDS = (*KINDS, "publish-owner")
+
+
+def card_html(kind: str) -> str:
+    """The card of a stored report; ``publish-owner``: with the stored evaluation of its test rows."""
+    import json
+
+    import dpkit
+
+    if kind != "publish-owner":
+        return dpkit.report_card(CARDS / f"{kind}.report.json")
+    from dpkit.api.card import domain_of
+    from dpkit.card import render
+
+    report = json.loads((CARDS / "publish.report.json").read_text(encoding="utf-8"))
+    evaluation = json.loads((CARDS / "publish.evaluation.json").read_text(encoding="utf-8"))
+    schema = dpkit.load_schema(CARDS.parents[2] / "taxonomies" / "adult.yaml")
+    return render(report, domain=domain_of(schema), evaluation=evaluation, source="publish.report.json")
 
 
 @dataclass
