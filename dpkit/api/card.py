@@ -13,7 +13,7 @@ import os
 import tempfile
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from dpkit.errors import DataError, DpkitUsageError
+from dpkit.errors import DataError, DpkitError, DpkitUsageError
 from dpkit.types import DataLike, LedgerLike, SchemaLike, later
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class CardOptions(TypedDict, total=False):
     schema: SchemaLike | None
     ledger: LedgerLike
     dataset: str | None
+
 
 #: the categories of one column a distribution chart draws (the most common in the release first)
 MAX_BARS = 12
@@ -89,7 +90,7 @@ def _schema(rep: dict[str, Any], where: str | None, obj: Any, schema: Any) -> An
         return None
     try:
         return schema_of(_named_schema(params, where or "<report>"), allow_draft=True)[0]
-    except DataError:
+    except DpkitError:  # not found from here, or not readable: the card draws what the report holds
         return None
 
 
