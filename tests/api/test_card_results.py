@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from card.cardhtml import parse
 
 import dpkit
-from tests.card.cardhtml import parse
 
 REPO = Path(__file__).resolve().parents[2]
 ADULT = REPO / "sample_data" / "adult" / "train.csv"

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import dpkit
-from tests.card.cardhtml import ALL_KINDS, CARDS, card_html, parse
+from card.cardhtml import ALL_KINDS, CARDS, card_html, parse
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpkit
+from card.cardhtml import ALL_KINDS, CARDS, card_html, parse
 from dpkit.card import render
 from dpkit.card.palette import TEXT_PAIRS, contrast
-from tests.card.cardhtml import ALL_KINDS, CARDS, card_html, parse
 
 #: the sections every card has, in this order
 SECTIONS = ["Guarantee", "Privacy spent by step", "Domain", "The release"]

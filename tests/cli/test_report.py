@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from card.cardhtml import CARDS, parse
 from click.testing import CliRunner
 
 from dpkit.cli import cli
 from dpkit.cli.boundary import run as boundary_run
-from tests.card.cardhtml import CARDS, parse
 
 REPO = Path(__file__).resolve().parents[2]
 
