@@ -17,7 +17,8 @@ screenshot matches a stored reference in two ways:
   does), so it is skipped, saying so.
 
 The detectors are themselves tested on a canary page that logs an error and fetches an image.
-Skipped, saying why, where Chromium is absent (Debian: ``apt-get install chromium``).
+Skipped, saying why, where Chromium is absent (Debian: ``apt-get install chromium``;
+``DPKIT_CHROMIUM`` names another binary).
 ``DPKIT_UPDATE_CARD_REFS=1`` rewrites the references (tests/data/cards/*.png, screens.json).
 """
 
@@ -35,10 +36,11 @@ import pytest
 import dpkit
 from card.cardhtml import ALL_KINDS, CARDS, card_html, parse
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+#: Debian's chromium; ``DPKIT_CHROMIUM`` names another Chromium-based browser's binary
+CHROMIUM = os.environ.get("DPKIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Chromium here (Debian: apt-get install chromium)"),
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium; or set DPKIT_CHROMIUM)"),
 ]
 #: a desktop's and a phone's width (CSS pixels); the window is 2000 pixels high, and tall enough
 #: for the whole page of the owner's card (its evaluation is at the end)
