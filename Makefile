@@ -112,6 +112,7 @@ demo: $(STAMP_RUN)
 	@$(DPKIT) evaluate classify --train $(OUT)/adult.released.csv --test $(OUT)/adult.test.generalized.csv \
 	    --target income --schema taxonomies/adult.yaml \
 	    --baseline sample_data/adult/train.csv --baseline-test sample_data/adult/test.csv
+	@$(DPKIT) report $(OUT)/adult.released.report.json -o $(OUT)/adult.card.html
 
 test: $(STAMP_DEV) $(STAMP_ORACLES) versions
 	$(LINT)

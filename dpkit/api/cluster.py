@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
@@ -77,17 +78,18 @@ class Clustering:
                     [privacy_line(self.report), f"columns: {_names(self.columns)}",
                      f"bounds: {params.get('bounds_source', '?')}"])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import _g, card, privacy_line
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        params = self.report.get("parameters", {})
-        bounds = params.get("bounds")
-        domains = ({c: [f"[{_g(lo)}, {_g(hi)}]"] for c, (lo, hi) in zip(self.columns, bounds, strict=False)}
-                   if isinstance(bounds, list) else None)
-        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
-                 "k": len(self.centroids), "columns": ", ".join(self.columns),
-                 "bounds": params.get("bounds_source")}
-        return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True)
 
     def _centres(self) -> np.ndarray:
         """The centroids as an ``(k, d)`` array, in :attr:`columns` order (a date column's ISO

@@ -272,7 +272,8 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
                         predictions: DataLike | None = None, dpkit_model: str | None = None,
                         baseline: DataLike | None = None, baseline_test: DataLike | None = None,
                         schema: SchemaLike | None = None, model: str = "tree", positive: str | None = None,
-                        weight_column: str | None = None, random_state: int = 0) -> dict[str, Any]:
+                        weight_column: str | None = None, random_state: int = 0,
+                        roc_curve: bool = False) -> dict[str, Any]:
     """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
     classifier trained on ``train`` (e.g. a release, scored as the MAXGDDP and DiffGen papers score
     theirs), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
@@ -282,7 +283,8 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
     ``baseline_test`` (the raw splits) add the same classifier trained on raw data and the
     majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
     DataFrames. ``random_state``: the seed of the classifier trained on ``train`` (``seed``
-    before 0.5, deprecated).
+    before 0.5, deprecated). ``roc_curve``: also the ROC curve's points of a two-class task
+    (``roc_curve``, ``baseline_roc_curve``: the positive class's false and true positive rates).
     """
     from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.data.table import read_table
@@ -328,7 +330,7 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
         train_df, test_df, target, model=model, schema=sch, positive=positive, weight_column=weight_column,
         seed=random_state, baseline_train=base, baseline_test=base_test, predictions=pred, proba=proba,
         predictor=dpkit_model_predictor(dpkit_model, source=test_name) if dpkit_model else None,
-        sources=(train_name, test_name, base_name, base_test_name),
+        sources=(train_name, test_name, base_name, base_test_name), curve=roc_curve,
     )
     if dpkit_model:
         result["model"] = "dpkit-forest"

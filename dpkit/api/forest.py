@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     check_columns,
@@ -95,9 +96,21 @@ class Forest:
                     f"classes {_names(list(m.classes), 6)}>",
                     [self._privacy_line(), f"features ({len(m.features)}): {_names([f.name for f in m.features])}"])
 
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
+
+        return report_card(self, path, **options)
+
     def _repr_html_(self) -> str:
         from dpkit.api.display import card
 
+        if self.report is not None:
+            from dpkit.api.card import report_card
+
+            return report_card(self, embed=True)
         m = self.model
         facts = {"algorithm": "DiffPRFs (Mu et al. 2016)", "privacy": self._privacy_line(), "target": m.target,
                  "classes": ", ".join(map(str, m.classes)), "trees": len(m.trees),

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
@@ -111,15 +112,18 @@ class Release:
                      f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
                                                               if "expected_noise_share" in rel else "")])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import card, privacy_line
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        rel = self.report.get("release", {})
-        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
-                 "records released": f"{rel.get('released_records', 0):,}", "columns": len(self.columns),
-                 "target": rel.get("target"), "cells": f"{rel.get('cells', 0):,}"}
-        cut = {c: list(v) for c, v in self.noisy.cut.labels().items()}
-        return card("dpkit Release", facts, self.report, cut, self.table)
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True, head=self.table)
 
     @property
     def cut(self) -> dict[str, Any]:
