@@ -224,6 +224,7 @@ def learn_schema(
     options: DomainOptions | None = None,
     source: str = "<data>",
     structural_missing: bool = False,
+    vocabulary: str | os.PathLike[str] | None | bool = None,
 ) -> Learned:
     """Learn the schema of ``data`` inside a run.
 
@@ -243,7 +244,10 @@ def learn_schema(
     spends nothing: a forest's ``columns``). ``structural_missing``: every numeric or date
     column whose missing values were not established gets its missing child all the same, by a
     public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
-    run without a schema, :class:`DomainPlan`).
+    run without a schema, :class:`DomainPlan`). ``vocabulary``: a YAML file of public value lists
+    added to the package's (:mod:`dpkit.domain.vocabulary`: yes/no, 0/1, months, …), whose values
+    are public candidates of every learned categorical column, listed by a pure-ε rule; None: the
+    package's only; False: none (every value through partition selection, as before 0.7).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
@@ -256,6 +260,7 @@ def learn_schema(
         numeric_summary,
     )
     from dpkit.domain.metadata import structural_missing as structural
+    from dpkit.domain.vocabulary import load as load_vocabulary
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -287,7 +292,8 @@ def learn_schema(
     if structural_missing:  # a public rule on the learned kinds: nothing read or spent
         meta.metas = structural(meta.metas)
     metas, tokens = meta.metas, meta.tokens
-    cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
+    vocab = None if vocabulary is False else load_vocabulary(None if vocabulary in (None, True) else vocabulary)  # type: ignore[arg-type]
+    cats = {m.name: profile.categories(summaries[m.name], tokens, vocab) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
             for m in metas if m.kind == "numeric"}
     nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
@@ -296,7 +302,7 @@ def learn_schema(
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None,
                     # tokens learned, not declared: a released token of the public list is missing
-                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES)
+                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES, vocabulary=vocab)
     return Learned(disc.schema, disc, meta)
 
 

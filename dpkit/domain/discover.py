@@ -77,12 +77,16 @@ from dpkit.data.schema import (
 )
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
+from dpkit.domain.vocabulary import Thresholds, Vocabularies
+from dpkit.domain.vocabulary import decide as decide_vocabulary
+from dpkit.domain.vocabulary import thresholds as vocabulary_thresholds
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import discrete_laplace
 from dpkit.privacy.partition import (
     Selection,
     choose_partition,
+    gaussian_plan,
     joint_partition_selection,
     partition_selection,
 )
@@ -291,6 +295,12 @@ def released_tokens(kept: Sequence[str], candidates: Sequence[str]) -> tuple[lis
     return [v for v in kept if v not in public], tuple(t for t in candidates if t in found)
 
 
+def _public(cat: Categories) -> np.ndarray:
+    """The cells partition selection noises whatever their count: the declared missing tokens
+    and the vocabularies' values."""
+    return cat.public if cat.vocabulary is None else cat.public | cat.vocabulary
+
+
 def _interval(node: SplitNode) -> IntervalNode:
     return IntervalNode(node.lo, node.hi, tuple(_interval(c) for c in node.children))
 
@@ -310,6 +320,7 @@ def discover(
     step: str = "domain",
     target_epsilon: float | None = None,
     candidates: Sequence[str] = (),
+    vocabulary: Vocabularies | None = None,
 ) -> Discovery:
     """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
 
@@ -318,6 +329,10 @@ def discover(
     :data:`~dpkit.domain.metadata.MISSING_CANDIDATES`, one that declared them ``()``). A
     predictor's released token joins the schema's ``missing_tokens`` and sets its ``missing:
     true``; the target's is no class (its records read as missing, as an unreleased class's).
+
+    ``vocabulary``: the public vocabularies (:mod:`dpkit.domain.vocabulary`) the categories were
+    counted with (``categories[c].vocabulary``): their cells are public, noised with the column's
+    noise and listed by the pure-ε rule of :func:`dpkit.domain.vocabulary.decide`.
 
     A predictor with no surviving value is refused (DataError naming it and the public
     threshold) or, with ``options.empty == "ignore"``, declared ``ignore``; the target with
@@ -335,12 +350,17 @@ def discover(
         # public: the learned columns' kinds (declared or DP outcomes), their weights, ε and δ
         mechanism = choose_partition([budgets[c] for c in learned_cats], rho_weights, cat_eps, delta)
     joint: dict[str, Selection] = {}
+    limits: dict[str, Thresholds] = {}
     if learned_cats and mechanism == "gaussian":
         sels = joint_partition_selection(
             [categories[c].counts for c in learned_cats], rho_weights, epsilon=cat_eps,
             delta=delta, rng=rng, accountant=accountant, step=f"{step}: categories of {', '.join(learned_cats)}",
-            public=[categories[c].public for c in learned_cats])
+            public=[_public(categories[c]) for c in learned_cats])
         joint = dict(zip(learned_cats, sels, strict=True))
+        if vocabulary is not None:
+            plan = gaussian_plan(rho_weights, cat_eps, delta)
+            limits = {c: vocabulary_thresholds(vocabulary, tau, sigma2=s2)
+                      for c, s2, tau in zip(learned_cats, plan.sigma2, plan.thresholds, strict=True)}
     columns: dict[str, Column] = {}
     notes: list[ColumnNote] = []
     record_estimates: list[int] = []
@@ -372,9 +392,21 @@ def discover(
                 sel, eps_j, delta_j = joint[m.name], cat_eps, delta
             else:
                 sel = partition_selection(cat.counts, epsilon=eps_j, delta=delta_j, rng=rng, accountant=accountant,
-                                          step=f"{step}: categories of {m.name}", public=cat.public)
-            record_estimates.append(int(max(sel.noisy.sum(), 0)))
-            kept = [cat.values[i] for i in sel.selected if not cat.public[i]]
+                                          step=f"{step}: categories of {m.name}", public=_public(cat))
+                if vocabulary is not None:
+                    limits[m.name] = vocabulary_thresholds(vocabulary, sel.threshold, epsilon=eps_j)
+            vocab = cat.vocabulary if cat.vocabulary is not None else np.zeros(len(cat.values), dtype=bool)
+            kept = [cat.values[i] for i in sel.selected if not cat.public[i] and not vocab[i]]
+            from_vocabulary: list[str] = []
+            if vocabulary is not None:
+                # the vocabulary's public cells: listed by a pure-ε rule on their noisy counts
+                # (post-processing; dpkit.domain.vocabulary.decide)
+                noisy = {cat.values[i]: int(x) for i, x in zip(sel.selected, sel.noisy, strict=True) if vocab[i]}
+                from_vocabulary = decide_vocabulary(vocabulary, noisy, limits[m.name])
+                kept += from_vocabulary
+            listed = set(kept)
+            record_estimates.append(int(max(sum(int(x) for i, x in zip(sel.selected, sel.noisy, strict=True)
+                                                if cat.public[i] or cat.values[i] in listed), 0)))
             # a released public missing token is the column's missing value, not a category
             # (post-processing of the release with a public list: released_tokens)
             kept, found = released_tokens(kept, candidates)
@@ -428,6 +460,9 @@ def discover(
                 columns[m.name] = _flat(m.name, [*kept, other], other=other, unlisted="other")
                 note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
                                 f"+ {other!r} for every other value")
+            if from_vocabulary:
+                note.learned += (f"; {', '.join(map(repr, from_vocabulary))} of a public vocabulary (its noisy counts "
+                                 "cleared a pure-epsilon threshold)")
             if found:
                 note.learned += (f"; {', '.join(map(repr, found))} released too, a token of the public missing list: "
                                  + ("read as a missing class (its records dropped)" if m.name == target else
