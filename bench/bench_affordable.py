@@ -278,7 +278,7 @@ TABLES: dict[str, tuple[Any, str, tuple[str, ...], str, bool, str]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build(name: str) -> Any:
     import bench.bench_frontdoor as fd
 
@@ -326,7 +326,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.share is not None:
         fd.SHARE = args.share
     if args.options:
-        opts = dict(kv.split("=", 1) for kv in args.options.split(","))
+        opts: dict[str, Any] = {}
+        for kv in args.options.split(","):
+            k, v = kv.split("=", 1)
+            try:
+                opts[k] = float(v)
+            except ValueError:
+                opts[k] = v
         learned = bd._learned
         bd._learned = lambda *a, **kw: learned(*a, **kw, options=opts)
     from bench.bench_domain import OUT as DOMAIN_OUT
@@ -345,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
         fd.TABLES[name] = fd.Entry(lambda name=name: build(name), TABLES[name][4], TABLES[name][5])
         d = fd.run_table(name, args.runs)
         r = d["results"]
-        forest = [fd._one(lambda s=s: _forest_auc(build(name), s), d["errors"]) for s in range(args.runs)] \
+        forest = [fd._one(lambda s=s, name=name: _forest_auc(build(name), s), d["errors"]) for s in range(args.runs)] \
             if args.forest else []
         auc = {k: [x["roc_auc"] if x else None for x in v] for k, v in r.items()}
         print(f"| {name} | {'tuned on' if TABLES[name][4] else 'held out'} | {_stat(auc['none'])} | "

@@ -360,6 +360,7 @@ def infer_schema(
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
+    vocabulary: str | None = None,
     levels: int = 0,
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
@@ -381,7 +382,9 @@ def infer_schema(
     whole-number flag is learned under DP (docs/domain.md, "Types and missing tokens");
     ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
     or None (none). ``values``/``bounds``: public value lists / bounds of some
-    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
+    columns (taken as given, nothing spent on them). ``vocabulary``: a YAML file of public value
+    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain.md, "Public
+    vocabularies"): their values are public candidates of every learned categorical column. ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
     (default 4: its rarest class must clear the threshold).
@@ -403,6 +406,10 @@ def infer_schema(
     from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
@@ -414,7 +421,7 @@ def infer_schema(
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
                                    integer=integer, date=date, ignore=ignore, missing=missing, values=values,
-                                   bounds=bounds, options=options, source=source)
+                                   bounds=bounds, options=options, source=source, vocabulary=vocabulary)
         disc = learned.discovery
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
@@ -474,6 +481,8 @@ class DomainPlan(NamedTuple):
     #: the category lists' selection (DomainOptions.partition): publish keeps the per-column
     #: Laplace; the forest takes "auto" (docs/domain.md, "Many columns")
     partition: str = "laplace"
+    #: a file of public vocabularies added to the package's (dpkit.domain.vocabulary)
+    vocabulary: str | None = None
 
 
 
@@ -483,7 +492,8 @@ DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None, **declared: Any) -> DomainPlan | None:
+              values: Mapping[str, Sequence[str]] | None = None, vocabulary: str | None = None,
+              **declared: Any) -> DomainPlan | None:
     """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values`` and
     the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be);
     else the run's :class:`DomainPlan`, checked before anything is read or spent."""
@@ -494,7 +504,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
         raise DpkitUsageError(f"unknown declaration(s) {', '.join(unknown)}", param=unknown[0])
     if schema is not None:
         for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
-                            ("values", values), *declared.items()):
+                            ("values", values), ("vocabulary", vocabulary), *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
                         "values": "; a schema lists its values itself"}.get(
@@ -510,7 +520,12 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None})
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
+    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None},
+                      vocabulary=None if vocabulary is None else os.fspath(vocabulary))
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -576,7 +591,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
                                values=learn.values, source=source, **declared,
                                options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy,
                                                      partition=learn.partition),
-                               structural_missing=learn.structural_missing)
+                               structural_missing=learn.structural_missing, vocabulary=learn.vocabulary)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

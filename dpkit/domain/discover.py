@@ -402,7 +402,8 @@ def discover(
                 # the vocabulary's public cells: listed by a pure-ε rule on their noisy counts
                 # (post-processing; dpkit.domain.vocabulary.decide)
                 noisy = {cat.values[i]: int(x) for i, x in zip(sel.selected, sel.noisy, strict=True) if vocab[i]}
-                from_vocabulary = decide_vocabulary(vocabulary, noisy, limits[m.name])
+                mass = sum(max(int(x), 0) for i, x in zip(sel.selected, sel.noisy, strict=True) if not vocab[i])
+                from_vocabulary = decide_vocabulary(vocabulary, noisy, limits[m.name], mass)
                 kept += from_vocabulary
             listed = set(kept)
             record_estimates.append(int(max(sum(int(x) for i, x in zip(sel.selected, sel.noisy, strict=True)

@@ -18,9 +18,11 @@ categorical column (docs/domain.md, "Public vocabularies"):
   :func:`~dpkit.privacy.partition.partition_selection`'s ``public`` argument).
 * which vocabulary values are listed is decided from those noisy counts only (post-processing:
   :func:`decide`): a vocabulary (in one spelling) whose k noisy counts sum to at least the
-  pure-ε threshold of a sum of k cells is listed whole — so the rare class of a 0/1 target comes
-  with the common one —, and any other vocabulary value whose own noisy count reaches the
-  column's partition-selection threshold (as if it were private). The sum's threshold is set so
+  pure-ε threshold of a sum of k cells, and to at least :data:`COVERAGE` of the column's listed
+  noisy mass, is listed whole — so the rare class of a 0/1 target comes with the common one —,
+  and any other vocabulary value whose own noisy count reaches the column's partition-selection
+  threshold (as if it were private). The coverage keeps single letters from matching by accident:
+  ``N`` of a compass column (E, N, S, W) would bring an empty ``Y`` with it. The sum's threshold is set so
   that a column matches a vocabulary the data does not hold with probability at most
   :data:`FALSE_POSITIVE` (a union bound over its vocabularies): a matter of utility (an empty
   category, or an empty class of the target), not of privacy, since every candidate is public.
@@ -46,6 +48,9 @@ DEFAULT_FILE = Path(__file__).with_name("vocabularies.yaml")
 #: the probability that a column matches a vocabulary its data does not hold (a union bound over
 #: the vocabularies; utility only: every candidate is public)
 FALSE_POSITIVE = 0.01
+#: a vocabulary is matched only when its noisy counts hold at least this share of the column's
+#: listed noisy mass (the released values', its own included)
+COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -137,21 +142,27 @@ def thresholds(vocab: Vocabularies, tau: int, *, epsilon: float | None = None, s
     return Thresholds(tau, {k: _sum_threshold("laplace", epsilon, None, k, b) if k > 1 else one for k in sizes})
 
 
-def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds) -> list[str]:
+def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, listed: int = 0) -> list[str]:
     """The vocabulary values a column lists, from the noisy counts of its vocabulary cells
-    (``noisy``: value → noisy count; every candidate value) — post-processing only.
+    (``noisy``: value → noisy count; every candidate value) and ``listed``, the noisy mass of the
+    column's other released cells (its released values and missing tokens) — post-processing only.
 
-    Greedy, the largest noisy sum first: a group whose sum reaches ``limits.group[k]`` and shares no
-    value with a group already matched is listed whole; then each remaining value whose own noisy
-    count reaches ``limits.value`` (the column's partition-selection threshold)."""
+    Greedy, the largest noisy sum first: a group whose sum reaches ``limits.group[k]`` and
+    :data:`COVERAGE` of the column's listed mass (``listed``, the vocabulary values that clear
+    ``limits.value`` on their own, and the group's), and shares no value with a group already
+    matched, is listed whole; then each remaining value whose own noisy count reaches
+    ``limits.value`` (the column's partition-selection threshold)."""
     sums = sorted(((sum(noisy[v] for v in g), i) for i, g in enumerate(vocab.groups)), key=lambda x: (-x[0], x[1]))
+    alone = {v for v in vocab.values if noisy[v] >= limits.value}
+    base = max(listed, 0) + sum(noisy[v] for v in alone)
     taken: set[str] = set()
     out: list[str] = []
     for total, i in sums:
         g = vocab.groups[i]
         if total < limits.group[len(g)]:
             continue
-        if taken.intersection(g):
+        mass = base + sum(max(noisy[v], 0) for v in g if v not in alone)
+        if total < COVERAGE * mass or taken.intersection(g):
             continue
         taken.update(g)
         out.extend(g)
