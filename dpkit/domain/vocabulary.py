@@ -152,8 +152,11 @@ def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, li
     ``limits.value`` on their own, and the group's), and shares no value with a group already
     matched, is listed whole; then each remaining value whose own noisy count reaches
     ``limits.value`` (the column's partition-selection threshold)."""
-    sums = sorted(((sum(noisy[v] for v in g), i) for i, g in enumerate(vocab.groups)), key=lambda x: (-x[0], x[1]))
-    alone = {v for v in vocab.values if noisy[v] >= limits.value}
+    # a vocabulary value that is one of the column's declared missing tokens has no cell here: it
+    # is a token, never a category, and a vocabulary holding it is not matched
+    groups = [(i, g) for i, g in enumerate(vocab.groups) if all(v in noisy for v in g)]
+    sums = sorted(((sum(noisy[v] for v in g), i) for i, g in groups), key=lambda x: (-x[0], x[1]))
+    alone = {v for v in vocab.values if v in noisy and noisy[v] >= limits.value}
     base = max(listed, 0) + sum(noisy[v] for v in alone)
     taken: set[str] = set()
     out: list[str] = []
@@ -166,7 +169,7 @@ def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, li
             continue
         taken.update(g)
         out.extend(g)
-    out.extend(v for v in vocab.values if v not in taken and noisy[v] >= limits.value)
+    out.extend(v for v in vocab.values if v not in taken and v in alone)
     return list(dict.fromkeys(out))
 
 

@@ -85,6 +85,10 @@ def test_decide_lists_a_matched_vocabulary_whole_and_only_when_it_covers_the_col
     assert set(decide(v, _noisy(v, M=2000, F=1900), lim)) == {"M", "F"}
     # nothing held: nothing listed
     assert decide(v, _noisy(v), lim) == []
+    # a declared missing token ('no' here) has no vocabulary cell: its vocabulary is not matched
+    counts = _noisy(v, yes=3000, no=900)
+    del counts["no"]
+    assert decide(v, counts, lim) == ["yes"]
     assert COVERAGE == 0.5
 
 
