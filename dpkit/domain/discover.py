@@ -219,6 +219,8 @@ class Discovery:
     noise: str = "discrete Laplace"
     #: the selection used: "laplace" or "gaussian" (``DomainOptions.partition``, or its choice)
     partition: str = "laplace"
+    #: the public vocabularies were candidates of the categorical columns (dpkit.domain.vocabulary)
+    vocabulary: bool = False
 
     @property
     def released_tokens(self) -> dict[str, tuple[str, ...]]:
@@ -627,7 +629,8 @@ def discover(
                     missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
                     path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
-                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace")
+                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace",
+                     vocabulary is not None and bool(learned_cats))
 
 
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
