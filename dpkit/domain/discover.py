@@ -333,7 +333,7 @@ class Listing:
 
 
 def _listing(cat: Categories, sel: Selection, vocabulary: Vocabularies | None, limits: Thresholds | None,
-             epsilon: float = 0.0, delta: float = 0.0) -> Listing:
+             epsilon: float = 0.0, delta: float = 0.0, target: bool = False) -> Listing:
     """A column's listing from one selection: its released private values, and the vocabulary
     values listed by the pure-ε rule on the vocabulary cells' noisy counts (post-processing)."""
     vocab = cat.vocabulary if cat.vocabulary is not None else np.zeros(len(cat.values), dtype=bool)
@@ -343,7 +343,7 @@ def _listing(cat: Categories, sel: Selection, vocabulary: Vocabularies | None, l
     if vocabulary is not None and limits is not None:
         noisy = {cat.values[i]: int(x) for i, x in pairs if vocab[i]}
         mass = sum(max(int(x), 0) for i, x in pairs if not vocab[i])
-        listed = tuple(decide_vocabulary(vocabulary, noisy, limits, mass))
+        listed = tuple(decide_vocabulary(vocabulary, noisy, limits, mass, target))
     keep = set(values) | set(listed)
     records = int(max(sum(int(x) for i, x in pairs if cat.public[i] or cat.values[i] in keep), 0))
     return Listing(sel, values, listed, records, epsilon, delta)
@@ -378,7 +378,7 @@ def _two_rounds(learned: Sequence[str], categories: Mapping[str, Categories], bu
 
     def listing(c: str, sel: Selection, eps: float, d: float) -> Listing:
         lim = vocabulary_thresholds(vocabulary, sel.threshold, epsilon=eps) if vocabulary is not None else None
-        return _listing(categories[c], sel, vocabulary, lim, eps, d)
+        return _listing(categories[c], sel, vocabulary, lim, eps, d, c == target)
 
     for c in learned:
         e, d = budgets[c]
@@ -508,7 +508,7 @@ def discover(
         if m.kind == "categorical":
             cat = categories[m.name]
             if joint:  # drawn above, all columns at once; the note shows the shared (ε, δ)
-                pick = _listing(cat, joint[m.name], vocabulary, limits.get(m.name))
+                pick = _listing(cat, joint[m.name], vocabulary, limits.get(m.name), target=m.name == target)
                 eps_j, delta_j = cat_eps, delta
             else:  # drawn above, one or two rounds (_two_rounds)
                 pick = picks[m.name]

@@ -51,6 +51,10 @@ FALSE_POSITIVE = 0.01
 #: a vocabulary is matched only when its noisy counts hold at least this share of the column's
 #: listed noisy mass (the released values', its own included)
 COVERAGE = 0.5
+#: the target's: a class the data does not hold is worse than an empty category (a release or a
+#: model with a class of no record), so a vocabulary must hold nearly all of the target (a -1/1
+#: target does not bring 0 with its 1), and each of its classes must clear :attr:`Thresholds.present`
+TARGET_COVERAGE = 0.9
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ class Thresholds:
     value: int
     #: k -> the pure-ε threshold of a sum of k noisy cells
     group: Mapping[int, int]
+    #: the target's classes of a matched vocabulary: a cell at 0 reaches it with probability
+    #: ≤ FALSE_POSITIVE (a pure-ε test that the class is held at all)
+    present: int = 0
 
 
 def thresholds(vocab: Vocabularies, tau: int, *, epsilon: float | None = None, sigma2: object = None) -> Thresholds:
@@ -135,14 +142,16 @@ def thresholds(vocab: Vocabularies, tau: int, *, epsilon: float | None = None, s
     if sigma2 is not None:
         one = gaussian_threshold(sigma2, b)  # type: ignore[arg-type]
         return Thresholds(tau, {k: _sum_threshold("gaussian", 0.0, sigma2, k, b) if k > 1 else one  # type: ignore[arg-type]
-                                for k in sizes})
+                                for k in sizes}, gaussian_threshold(sigma2, FALSE_POSITIVE))  # type: ignore[arg-type]
     if epsilon is None:
         raise DpkitUsageError("vocabulary thresholds need the column's epsilon or sigma2")
     one = threshold(epsilon, b)  # P(Z ≥ one − 1) ≤ b: a cell at 0 listed iff Z ≥ one, rarer still
-    return Thresholds(tau, {k: _sum_threshold("laplace", epsilon, None, k, b) if k > 1 else one for k in sizes})
+    return Thresholds(tau, {k: _sum_threshold("laplace", epsilon, None, k, b) if k > 1 else one for k in sizes},
+                      threshold(epsilon, FALSE_POSITIVE))
 
 
-def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, listed: int = 0) -> list[str]:
+def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, listed: int = 0,
+           target: bool = False) -> list[str]:
     """The vocabulary values a column lists, from the noisy counts of its vocabulary cells
     (``noisy``: value → noisy count; every candidate value) and ``listed``, the noisy mass of the
     column's other released cells (its released values and missing tokens) — post-processing only.
@@ -151,7 +160,9 @@ def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, li
     :data:`COVERAGE` of the column's listed mass (``listed``, the vocabulary values that clear
     ``limits.value`` on their own, and the group's), and shares no value with a group already
     matched, is listed whole; then each remaining value whose own noisy count reaches
-    ``limits.value`` (the column's partition-selection threshold)."""
+    ``limits.value`` (the column's partition-selection threshold). For the ``target``, a vocabulary
+    must hold :data:`TARGET_COVERAGE` of the listed mass, and only its classes whose own noisy
+    count reaches ``limits.present`` are listed."""
     # a vocabulary value that is one of the column's declared missing tokens has no cell here: it
     # is a token, never a category, and a vocabulary holding it is not matched
     groups = [(i, g) for i, g in enumerate(vocab.groups) if all(v in noisy for v in g)]
@@ -165,10 +176,10 @@ def decide(vocab: Vocabularies, noisy: Mapping[str, int], limits: Thresholds, li
         if total < limits.group[len(g)]:
             continue
         mass = base + sum(max(noisy[v], 0) for v in g if v not in alone)
-        if total < COVERAGE * mass or taken.intersection(g):
+        if total < (TARGET_COVERAGE if target else COVERAGE) * mass or taken.intersection(g):
             continue
         taken.update(g)
-        out.extend(g)
+        out.extend(v for v in g if not target or noisy[v] >= limits.present)
     out.extend(v for v in vocab.values if v not in taken and v in alone)
     return list(dict.fromkeys(out))
 

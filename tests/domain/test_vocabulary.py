@@ -85,6 +85,13 @@ def test_decide_lists_a_matched_vocabulary_whole_and_only_when_it_covers_the_col
     assert set(decide(v, _noisy(v, M=2000, F=1900), lim)) == {"M", "F"}
     # nothing held: nothing listed
     assert decide(v, _noisy(v), lim) == []
+    # a target: a -1/1 target does not bring a class 0 with its 1 (the vocabulary holds half of it) ...
+    lim = Thresholds(value=500, group=dict.fromkeys(range(1, 13), 200), present=30)
+    assert decide(v, _noisy(v, **{"1": 1500}), lim, listed=1500, target=True) == ["1"]  # by its own τ
+    # ... a 1/2 target whose 1 is 95 % lists 1, not an empty 0 (its own count must clear `present`)
+    assert decide(v, _noisy(v, **{"1": 2850, "0": 3}), lim, listed=150, target=True) == ["1"]
+    # ... and a 0/1 target keeps its rare class
+    assert decide(v, _noisy(v, **{"0": 3000, "1": 40}), lim, target=True) == ["0", "1"]
     # a declared missing token ('no' here) has no vocabulary cell: its vocabulary is not matched
     counts = _noisy(v, yes=3000, no=900)
     del counts["no"]
@@ -95,7 +102,7 @@ def test_decide_lists_a_matched_vocabulary_whole_and_only_when_it_covers_the_col
 def test_the_rare_class_of_a_01_target_is_kept_without_flags() -> None:
     """The issue: "only one class of the target ('0') is held by enough records ... (threshold
     265)". '0' and '1' are a public vocabulary: listed together."""
-    df = rare_class(positives=60)
+    df = rare_class(positives=100)  # under the target's partition-selection threshold (≈ 146 here)
     for s in range(5):
         learned = infer_schema(df, target="stroke", epsilon=0.2, delta=1e-6, random_state=1000 + s)
         assert learned.columns["stroke"].leaves == ("0", "1")
@@ -105,7 +112,7 @@ def test_the_rare_class_of_a_01_target_is_kept_without_flags() -> None:
 
 
 def test_a_forest_without_a_schema_keeps_the_rare_class() -> None:
-    f = dpkit.forest(rare_class(positives=60), target="stroke", epsilon=1.0, delta=1e-6, random_state=KEY)
+    f = dpkit.forest(rare_class(positives=100), target="stroke", epsilon=1.0, delta=1e-6, random_state=KEY)
     assert [str(c) for c in f.model.classes] == ["0", "1"]
 
 
