@@ -165,20 +165,8 @@ def partition_selection(
     the declared missing token): noised, released whatever their count. Spends ``epsilon`` and
     ``delta`` in ``accountant`` before drawing.
     """
-    eps = validate_epsilon(epsilon)
-    d = validate_delta(delta, allow_zero=False)
-    c = _counts(counts, "partition_selection")
-    pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
-    if pub.shape != c.shape:
-        raise DpkitUsageError("public must have the shape of counts")
-    tau = threshold(eps, d)
-    s, t = exact.noise_fraction(eps)
-    accountant.spend(step, f"partition selection (discrete laplace, threshold {tau})", eps, 1.0, delta=d)
-    noise = exact.discrete_laplace(rng, s, t, int(c.size)) if c.size else np.zeros(0, dtype=np.int64)
-    noisy = c.astype(np.int64) + noise
-    keep = pub | (noisy >= tau)
-    sel = np.flatnonzero(keep)
-    return Selection(selected=sel, noisy=noisy[sel], threshold=tau)
+    return first_round(counts, epsilon=epsilon, delta=delta, rng=rng, accountant=accountant, step=step,
+                       public=public)[0]
 
 
 # --------------------------------------------------------------------------- many columns at once
@@ -378,12 +366,15 @@ def first_round(
     step: str,
     public: np.ndarray | None = None,
 ) -> tuple[Selection, np.ndarray]:
-    """:func:`partition_selection`, returning also every cell's noisy count — PRIVATE beyond the
-    selected cells: only :func:`second_round` may read it, to decide on the sum of both rounds."""
+    """:func:`partition_selection` (its mechanism and proof), returning also every cell's noisy
+    count — PRIVATE beyond the selected cells: only :func:`second_round` may read it, to decide on
+    the sum of both rounds."""
     eps = validate_epsilon(epsilon)
     d = validate_delta(delta, allow_zero=False)
-    c = _counts(counts, "first_round")
+    c = _counts(counts, "partition_selection")
     pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
+    if pub.shape != c.shape:
+        raise DpkitUsageError("public must have the shape of counts")
     tau = threshold(eps, d)
     s, t = exact.noise_fraction(eps)
     accountant.spend(step, f"partition selection (discrete laplace, threshold {tau})", eps, 1.0, delta=d)
@@ -459,6 +450,8 @@ def second_round(
     d = validate_delta(delta, allow_zero=False)
     c = _counts(counts, "second_round")
     pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
+    if pub.shape != c.shape or np.shape(first) != c.shape:
+        raise DpkitUsageError("public and first must have the shape of counts")
     tau, tau_sum = threshold(eps, d / 2), sum_threshold(first_epsilon, eps, d / 2)
     s, t = exact.noise_fraction(eps)
     accountant.spend(step, f"partition selection, second round (discrete laplace, threshold {tau}; "
