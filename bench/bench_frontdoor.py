@@ -271,7 +271,7 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
         res["draft"].append(d)
         res["raw"].append(None if d is None else {"accuracy": d["baseline_accuracy"], "roc_auc": d["baseline_roc_auc"]})
     exact = _exact(t.train, bounds)
-    rows = int(pd.read_csv(t.train, dtype=str, usecols=[t.target]).shape[0])
+    rows = int(pd.read_csv(t.train, dtype=str, sep=None, engine="python", usecols=[t.target]).shape[0])
     return {"results": res, "bounds": bounds, "errors": errors, "draft_bounds": _schema_bounds(draft),
             "spread": {c: (p1, p99) for c, (p1, p99, _) in exact.items()}, "exact": exact, "rows": rows}
 
@@ -286,7 +286,7 @@ def _exact(train: str, bounds: list[dict[str, tuple[float, float, str | None]]])
     (NOT private: for the report only)."""
     from dpkit.data.dates import parse_array
 
-    df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True)
+    df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True, sep=None, engine="python")
     out: dict[str, tuple[float, float, int]] = {}
     for c, kind in {c: k for b in bounds for c, (_, _, k) in b.items()}.items():
         if c not in df:

@@ -147,6 +147,7 @@ class LearnOptions(TypedDict, total=False):
     date: str | Iterable[str] | None
     ignore: str | Iterable[str] | None
     values: Mapping[str, Sequence[str]] | None
+    vocabulary: str | None
     numeric_weight: float
     target_weight: float
     empty: str

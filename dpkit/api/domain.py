@@ -232,6 +232,7 @@ def learn_schema(
     options: DomainOptions | None = None,
     source: str = "<data>",
     structural_missing: bool = False,
+    vocabulary: str | os.PathLike[str] | None | bool = None,
 ) -> Learned:
     """Learn the schema of ``data`` inside a run.
 
@@ -251,7 +252,10 @@ def learn_schema(
     spends nothing: a forest's ``columns``). ``structural_missing``: every numeric or date
     column whose missing values were not established gets its missing child all the same, by a
     public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
-    run without a schema, :class:`DomainPlan`).
+    run without a schema, :class:`DomainPlan`). ``vocabulary``: a YAML file of public value lists
+    added to the package's (:mod:`dpkit.domain.vocabulary`: yes/no, 0/1, months, …), whose values
+    are public candidates of every learned categorical column, listed by a pure-ε rule; None: the
+    package's only; False: none (every value through partition selection, as before 0.7).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
@@ -264,6 +268,7 @@ def learn_schema(
         numeric_summary,
     )
     from dpkit.domain.metadata import structural_missing as structural
+    from dpkit.domain.vocabulary import load as load_vocabulary
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -296,7 +301,8 @@ def learn_schema(
     if structural_missing:  # a public rule on the learned kinds: nothing read or spent
         meta.metas = structural(meta.metas)
     metas, tokens = meta.metas, meta.tokens
-    cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
+    vocab = None if vocabulary is False else load_vocabulary(None if vocabulary in (None, True) else vocabulary)  # type: ignore[arg-type]
+    cats = {m.name: profile.categories(summaries[m.name], tokens, vocab) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
             for m in metas if m.kind == "numeric"}
     nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
@@ -305,7 +311,7 @@ def learn_schema(
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None,
                     # tokens learned, not declared: a released token of the public list is missing
-                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES)
+                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES, vocabulary=vocab)
     return Learned(disc.schema, disc, meta,
                    spent=(max(accountant.spent - before[0], 0.0), max(accountant.delta_spent - before[1], 0.0)))
 
@@ -364,6 +370,7 @@ def infer_schema(
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
+    vocabulary: str | None = None,
     levels: int = 0,
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
@@ -385,7 +392,9 @@ def infer_schema(
     whole-number flag is learned under DP (docs/domain.md, "Types and missing tokens");
     ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
     or None (none). ``values``/``bounds``: public value lists / bounds of some
-    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
+    columns (taken as given, nothing spent on them). ``vocabulary``: a YAML file of public value
+    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain.md, "Public
+    vocabularies"): their values are public candidates of every learned categorical column. ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
     (default 4: its rarest class must clear the threshold).
@@ -407,6 +416,10 @@ def infer_schema(
     from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
@@ -418,7 +431,7 @@ def infer_schema(
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
                                    integer=integer, date=date, ignore=ignore, missing=missing, values=values,
-                                   bounds=bounds, options=options, source=source)
+                                   bounds=bounds, options=options, source=source, vocabulary=vocabulary)
         disc = learned.discovery
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
@@ -478,6 +491,8 @@ class DomainPlan(NamedTuple):
     #: the category lists' selection (DomainOptions.partition): publish keeps the per-column
     #: Laplace; the forest takes "auto" (docs/domain.md, "Many columns")
     partition: str = "laplace"
+    #: a file of public vocabularies added to the package's (dpkit.domain.vocabulary)
+    vocabulary: str | None = None
 
 
 
@@ -487,12 +502,13 @@ DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None, **declared: Any) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``domain_share``/``ignore``/``values`` and the
-    declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be, and a
-    ``delta`` is checked and left unused: the domain is public, nothing else in these runs spends
-    a δ, and a script that passes the same ``--delta`` to every run works with or without a
-    schema); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+              values: Mapping[str, Sequence[str]] | None = None, vocabulary: str | None = None,
+              **declared: Any) -> DomainPlan | None:
+    """``None`` when a schema is given (then ``domain_share``/``ignore``/``values``/``vocabulary``
+    and the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be,
+    and a ``delta`` is checked and left unused: the domain is public, nothing else in these runs
+    spends a δ, and a script that passes the same ``--delta`` to every run works with or without
+    a schema); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     unknown = sorted(set(declared) - set(DECLARATIONS))
@@ -502,7 +518,7 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
         if delta is not None:
             check_delta(delta)  # a malformed δ is still a usage error
         for name, value in (("domain_share", domain_share), ("ignore", ignore),
-                            ("values", values), *declared.items()):
+                            ("values", values), ("vocabulary", vocabulary), *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
                         "values": "; a schema lists its values itself"}.get(
@@ -518,7 +534,12 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None})
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
+    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None},
+                      vocabulary=None if vocabulary is None else os.fspath(vocabulary))
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -584,7 +605,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
                                values=learn.values, source=source, **declared,
                                options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy,
                                                      partition=learn.partition),
-                               structural_missing=learn.structural_missing)
+                               structural_missing=learn.structural_missing, vocabulary=learn.vocabulary)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)

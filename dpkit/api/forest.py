@@ -265,6 +265,7 @@ def forest(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    vocabulary: str | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -307,7 +308,7 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
-    delta, domain_share, ignore, values, numeric, categorical, integer, date, missing : optional
+    delta, domain_share, ignore, values, vocabulary, numeric, categorical, integer, date, missing : optional
         Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
         ``columns``, of those columns and the target only).
     **options
@@ -332,7 +333,8 @@ def forest(
     # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
     # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, vocabulary=vocabulary,
+                      numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest

@@ -179,6 +179,7 @@ def publish(
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    vocabulary: str | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -243,6 +244,11 @@ def publish(
     values : dict, optional
         Without a schema: public value lists (column → values), e.g. the target's class names
         when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
+    vocabulary : str, optional
+        Without a schema: a YAML file of public value lists (name → values) added to the
+        package's vocabularies (yes/no, 0/1, true/false, male/female, months, weekdays): values
+        named there are public candidates of every learned categorical column, listed by a
+        pure-ε rule on their noisy counts (docs/domain.md, "Public vocabularies").
     numeric, categorical, integer, date : list of str or "a,b", optional
         Without a schema: columns declared of that type (public; ``integer``: numeric columns of
         whole numbers). Every other column's type and whole-number flag is learned under DP in
@@ -276,7 +282,8 @@ def publish(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, numeric=numeric, categorical=categorical,
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, vocabulary=vocabulary,
+                      numeric=numeric, categorical=categorical,
                       integer=integer, date=date, missing=missing)  # a DomainPlan when learning
     if learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an

@@ -245,7 +245,7 @@ def domain_keywords(p: dict) -> dict[str, Any]:
     (publish, forest train)."""
     return dict(schema=p["schema_path"], target=p["target"], on_invalid=p.get("on_invalid") or "error",
                 delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-                values=public_values(p.get("public_values")), **declarations(p))
+                values=public_values(p.get("public_values")), vocabulary=p.get("vocabulary"), **declarations(p))
 
 
 #: --delta, --domain-share, --ignore, --values and the declarations: a run without --schema
@@ -262,6 +262,10 @@ domain_options = stack(
     click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
                  help="Without --schema: a column's public value list, e.g. the target's classes "
                  "(taken as given, no budget spent; repeatable)."),
+    click.option("--vocabulary", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+                 help="Without --schema: a YAML file of public value lists (name: [a, b, ...]) added to the "
+                 "built-in ones (yes/no, 0/1, true/false, male/female, months, weekdays): their values are "
+                 "listed when their noisy counts clear a pure-ε threshold (docs/domain.md)."),
     declaration_options(),
 )
 

@@ -131,6 +131,9 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
 @click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Columns to declare ignore.")
 @click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
               help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
+@click.option("--vocabulary", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+              help="Private mode: a YAML file of public value lists (name: [a, b, ...]) added to the built-in "
+              "ones (yes/no, 0/1, months, ...), listed by a pure-ε rule (docs/domain.md).")
 @click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
               help="Private mode: a numeric column's public bounds (taken as given; repeatable).")
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
@@ -185,14 +188,15 @@ def infer(**p: Any) -> None:
             delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
             levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
             ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
-            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
+            spark_master=p["spark_master"], partition=p["partition"] or "laplace",
+            **({"vocabulary": p["vocabulary"]} if p["vocabulary"] is not None else {}))
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "
             f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
         return
     private_only = {"--delta": delta, **{f"--{k}": p[k] for k in ("numeric", "categorical", "integer", "date", "levels",
-                                                                    "partition", "report", "seed")},
+                                                                    "partition", "report", "seed", "vocabulary")},
                     "--values": p["public_values"] or None, "--bounds": p["public_bounds"] or None,
                     "--engine spark": p["engine"] == "spark" or None}
     given = [flag for flag, value in private_only.items() if value is not None]
