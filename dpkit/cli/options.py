@@ -233,7 +233,8 @@ def domain_keywords(p: dict) -> dict[str, Any]:
     (publish, forest train)."""
     return dict(schema=p["schema_path"], target=p["target"], on_invalid=p.get("on_invalid") or "error",
                 delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-                values=public_values(p.get("public_values")), **declarations(p))
+                keep=p.get("keep"), values=public_values(p.get("public_values")),
+                bounds=public_bounds(p.get("public_bounds")), **declarations(p))
 
 
 #: --delta, --domain-share, --ignore, --values and the declarations: a run without --schema
@@ -246,9 +247,15 @@ domain_options = stack(
     click.option("--ignore", default=None, metavar="A,B",
                  help="Without --schema: columns to leave out of the learned schema (a sampling weight, "
                  "an identifier); no budget is spent on them."),
+    click.option("--keep", default=None, metavar="A,B",
+                 help="Without --schema: columns named like an identifier (id, *_id, CustomerId, RowNumber, "
+                 "index, ...: left out by default, a rule on the name) to learn all the same."),
     click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
                  help="Without --schema: a column's public value list, e.g. the target's classes "
                  "(taken as given, no budget spent; repeatable)."),
+    click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
+                 help="Without --schema: a numeric column's public bounds (taken as given, no budget spent; "
+                 "repeatable)."),
     declaration_options(),
 )
 
@@ -264,6 +271,19 @@ def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
             raise dpkit.DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
         out[col.strip()] = text.strip()
     return out
+
+
+def public_bounds(items: tuple[str, ...] | None) -> dict[str, tuple[float, float]] | None:
+    """``--bounds COL=LO:HI`` flags as the library's ``bounds=`` (None when none is given)."""
+    from dpkit.kmeans.common import parse_bounds
+
+    out = {}
+    for col, text in pairs(items, "--bounds").items():
+        (lo, *more), (hi, *_) = parse_bounds(text)  # the one LO:HI parser (cluster's --bounds)
+        if more:
+            raise dpkit.DpkitUsageError(f"--bounds takes one LO:HI per column, got {col}={text!r}")
+        out[col] = (lo, hi)
+    return out or None
 
 
 def public_values(items: tuple[str, ...] | None) -> dict[str, list[str]] | None:

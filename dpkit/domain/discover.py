@@ -96,6 +96,7 @@ from dpkit.privacy.quantiles import (
     decade_points,
     nice_grid,
     split_tree,
+    trim_upper,
     zero_edge,
 )
 
@@ -141,6 +142,10 @@ class DomainOptions:
     #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
     #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
     missing_policy: str = "keep"
+    #: a second draw pulls a learned upper bound toward the bulk (dpkit.privacy.quantiles.trim_upper)
+    trim: bool = True
+    #: leave out a numeric column with too few values for its bounds (:data:`FEW_SHARE`, :data:`FEW_EPS_N`)
+    few_values: bool = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -345,7 +350,9 @@ def discover(
     notes: list[ColumnNote] = []
     record_estimates: list[int] = []
     failures: list[str] = []
-    for m in metas:
+    # the categorical columns first: their noisy counts give the record count the numeric
+    # columns' few-values rule compares with (post-processing); the schema keeps the header order
+    for m in sorted(metas, key=lambda c: c.kind == "numeric"):
         if m.kind == "ignore":
             columns[m.name] = IgnoredColumn(m.name)
             notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
@@ -438,8 +445,13 @@ def discover(
             notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
-            columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
-            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
+            col, learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}",
+                                    max(record_estimates) if record_estimates else None)
+            columns[m.name] = col if col is not None else IgnoredColumn(m.name)
+            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0, left_out=col is None))
+    order = {m.name: i for i, m in enumerate(metas)}
+    columns = {m.name: columns[m.name] for m in metas if m.name in columns}
+    notes.sort(key=lambda n: order[n.name])
     if failures:
         thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
         at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
@@ -487,9 +499,24 @@ def discover(
                      "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace")
 
 
+#: the share of a numeric column's bounds ε for a noisy count ñ of its numbers (the few-values
+#: rule and the trim's cap)
+NUMBER_COUNT_SHARE = 0.05
+#: the share of a numeric column's bounds ε for the upper bound's trim (:func:`trim_upper`)
+TRIM_SHARE = 0.25
+#: a numeric column is left out when its noisy count of numbers is below this share of the run's
+#: noisy record count ...
+FEW_SHARE = 0.1
+#: ... and too small for the bounds to land around the data: ε_b·ñ below 2·ln|G| ≈ 12 (the
+#: exponential mechanism's error bound over the |G|²/2 pairs of the grid)
+FEW_EPS_N = 12.0
+
+
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
-             accountant: Accountant, step: str) -> tuple[NumericColumn, str]:
-    """Bounds (and a hierarchy of split points) of one numeric column."""
+             accountant: Accountant, step: str, records: int | None = None) -> tuple[NumericColumn | None, str]:
+    """Bounds (and a hierarchy of split points) of one numeric column; (None, why) when it is left
+    out for too few values (``records``: the run's noisy record count, post-processing of the
+    category counts; None: not known, nothing left out)."""
     if m.bounds is not None:  # public bounds: the whole ε learns the split points
         lo, hi = m.bounds
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
@@ -498,11 +525,45 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
-    grid = nice_grid(m.integer)
-    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
+    # ñ: the metadata's noisy count of the column's numbers (post-processing, nothing spent), else
+    # (every part declared) a count of its own
+    n_hat = m.noisy_numbers
+    eps_count = eps_bounds * NUMBER_COUNT_SHARE if opts.trim and n_hat is None else 0.0
+    eps_trim = eps_bounds * TRIM_SHARE if opts.trim else 0.0
+    eps_draw = eps_bounds - eps_count - eps_trim
+    if eps_count > 0:
+        n_hat = int(discrete_laplace(prof.n, epsilon=eps_count, rng=rng, accountant=accountant,
+                                     step=f"{step} size")[()])
+    # a column mostly missing (a 94 %-NULL one) with too few numbers for its bounds, which would be
+    # the prior's ([2.5e13, 1e14] from a few hundred values): its missing values established
+    # (metadata.holds_missing), its numbers under a tenth of its noisy cells and ε·ñ too small for
+    # the bounds to land. Decided on the metadata's noisy counts only (post-processing): whether
+    # it is left out depends on one record as those counts do, and the message names no count
+    if (opts.few_values and m.missing is True and not m.missing_structural and m.noisy_numbers is not None
+            and m.noisy_others is not None
+            and m.noisy_numbers < FEW_SHARE * (m.noisy_numbers + max(m.noisy_others, 0))
+            and eps_draw * m.noisy_numbers < FEW_EPS_N):
+        return None, (f"left out: too few values to learn bounds from (on its noisy counts, under {FEW_SHARE:g} of "
+                      "its values are numbers, too few for the bounds); give public bounds")
+    # the reals' grid below 1 (10^-4 … 0.1) only for a column whose fractions are established or
+    # declared: a learned flag is a coin flip when the column's non-zero values are fewer than the
+    # noise (a rare 0/1 flag, a count that is mostly 0: whole > fraction decided by the noise), and
+    # on the reals' grid such a column took [0, 0.001] — five steps to reach 1, more than clipping
+    # its few ones. Whole-number bounds still hold a fraction column ([0, 1] for a share): a
+    # function of the noisy counts already drawn (post-processing)
+    grid = nice_grid(m.integer or m.fractions is False)
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_draw, rng=rng, accountant=accountant, step=f"{step} bounds",
                             gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
                             negative_lower=opts.negative_lower)
     learned = "bounds (DP quantiles on the public nice grid)"
+    if eps_trim > 0 and n_hat is not None:
+        # past the data only the prior placed hi (a few steps loose, a decade now and then):
+        # a second draw looks at the mass near the top (sequential composition)
+        trimmed = trim_upper(prof, grid, lo, hi, n_hat, epsilon=eps_trim, rng=rng, accountant=accountant,
+                             step=f"{step} upper bound trimmed")
+        if trimmed != hi:
+            learned += f"; the upper bound trimmed from {hi:g} toward the bulk"
+        hi = trimmed
     hierarchy = None
     if opts.levels > 0:
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps - eps_bounds, integer=m.integer, rng=rng,
