@@ -225,9 +225,9 @@ def bank_ids() -> Table:
     salary = np.round(rng.uniform(10, 200_000, n), 2)
     geo = rng.choice(["France", "Germany", "Spain"], size=n, p=[.5, .25, .25])
     gender = rng.choice(["Male", "Female"], size=n, p=[.55, .45])
-    z = (-1.6 + 0.07 * (age - 39) - 0.9 * active + 0.8 * (geo == "Germany") + 0.3 * (gender == "Female")
-         + 1.6 * (products >= 3) - 0.4 * (products == 2) + 0.35 * ~zero - 0.002 * (score - 650)
-         - 0.01 * (tenure - 36))
+    z = (-1.8 + 0.12 * (age - 39) - 1.2 * active + 1.0 * (geo == "Germany") + 0.4 * (gender == "Female")
+         + 2.5 * (products >= 3) - 0.8 * (products == 2) + 0.6 * ~zero - 0.006 * (score - 650)
+         - 0.025 * (tenure - 36))
     y = (rng.random(n) < _sigmoid(z)).astype(int)
     syll = np.array(["ha", "mi", "ro", "ta", "ke", "lin", "son", "ber", "do", "vi", "an", "el"])
     surname = ["".join(rng.choice(syll, size=3)).capitalize() for _ in range(n)]
@@ -259,8 +259,8 @@ def cardio_outliers() -> Table:
     alco = (rng.random(n) < 0.05).astype(int)
     active = (rng.random(n) < 0.8).astype(int)
     true_hi = np.where(bad, 128, hi)
-    z = (-0.3 + 0.00015 * (age - 47.5 * 365) + 0.06 * (true_hi - 128) + 0.5 * (chol - 1) + 0.2 * (gluc - 1)
-         + 0.01 * (weight - 74) - 0.2 * active)
+    z = (-0.3 + 0.0003 * (age - 47.5 * 365) + 0.09 * (true_hi - 128) + 0.8 * (chol - 1) + 0.3 * (gluc - 1)
+         + 0.02 * (weight - 74) - 0.4 * active)
     y = (rng.random(n) < _sigmoid(z)).astype(int)
     df = pd.DataFrame({"id": rng.permutation(n * 5)[:n], "age": age, "gender": rng.choice([1, 2], size=n),
                        "height": height, "weight": weight, "ap_hi": hi, "ap_lo": lo, "cholesterol": chol,
@@ -282,7 +282,7 @@ def rare_nulls() -> Table:
     months = rng.integers(0, 61, n)
     sparse = np.where(rng.random(n) < 0.94, "NULL", np.round(rng.lognormal(30, 0.5, n), -6).astype("int64").astype(str))
     channel = rng.choice(["web", "store", "phone", "N/A"], size=n, p=[.45, .3, .15, .1])
-    z = -3.6 + 0.8 * visits + 1.0 * calls + 1.2 * promo + 0.5 * member + 0.3 * (np.log(spend) - 4) - 0.01 * months
+    z = -3.4 + 1.2 * visits + 1.5 * calls + 1.8 * promo + 0.8 * member + 0.6 * (np.log(spend) - 4) - 0.02 * months
     y = (rng.random(n) < _sigmoid(z)).astype(int)
     df = pd.DataFrame({"customer_id": np.arange(100_000, 100_000 + n), "visits": visits, "calls": calls,
                        "promo": promo, "member": member, "spend": spend, "months": months, "ref_number": sparse,
@@ -342,6 +342,10 @@ def _one(fn: Callable[[], Any], errors: list[str]) -> Any:
         return None
 
 
+#: DomainOptions overrides for the no-schema runs (``--options``: to measure a switch)
+OPTIONS: dict[str, Any] = {}
+
+
 def run_table(name: str, runs: int) -> dict[str, Any]:
     from bench.bench_domain import _draft, _learned, _publish
 
@@ -352,8 +356,8 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
     draft = _one(lambda: _draft(t.train, t.target, f"{name}-draft", t.ignore), errors)
     decl = {k: (dict(v) if k == "values" else list(v)) for k, v in t.declare}
     for s in range(runs):
-        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore), **decl),
-                   errors)
+        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore), **decl,
+                                        **({"options": dict(OPTIONS)} if OPTIONS else {})), errors)
         if sch is not None:
             bounds.append(_schema_bounds(sch))
         r = _one(lambda s=s, sch=sch: _publish(sch, s, 1 - SHARE, t.train, t.test, metric=None), errors)
@@ -435,7 +439,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--out", default=str(DOC))
+    ap.add_argument("--options", default="{}", help="DomainOptions overrides as JSON, e.g. '{\"bounds_reward\": false}'")
     args = ap.parse_args(argv)
+    import json
+
+    OPTIONS.update(json.loads(args.options))
     sys.path.insert(0, str(ROOT))
     from bench.bench_domain import OUT as DOMAIN_OUT
 

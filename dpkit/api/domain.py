@@ -312,7 +312,7 @@ def _warn_named_ids(metas: Sequence[ColumnMeta]) -> None:
     ids = [m.name for m in metas if m.kind == "ignore" and m.why == "named like an identifier"]
     if ids:
         warn(f"column(s) {', '.join(map(repr, ids))} left out: named like an identifier (a public rule on the "
-             "name, nothing spent on them); keep=COLUMN learns one all the same", DpkitWarning, param="keep")
+             "name, nothing spent on them); keep='COLUMN' learns one all the same", DpkitWarning, param="keep")
 
 
 def _summaries(data: Any, header: list[str], target: str | None, declared: Any) -> dict[str, Any]:

@@ -97,6 +97,7 @@ def robust_bounds(nums: Any) -> tuple[float, float]:
 
     lo_q, hi_q = (float(x) for x in np.quantile(nums, ROBUST_QUANTILES))
     mn, mx = float(nums.min()), float(nums.max())
+    integer = bool(np.all(np.floor(nums) == nums))
     w = hi_q - lo_q
     if w <= 0:
         return round_outward(mn, mx) if mx > mn else round_outward(lo_q, hi_q)
@@ -104,13 +105,20 @@ def robust_bounds(nums: Any) -> tuple[float, float]:
     hi = min(mx, hi_q + FENCE * w)
     if lo_q >= 0 > lo:
         lo = 0.0  # a few negative entry errors in a column of non-negative values
-    return round_nice(lo, hi)
+    if integer:
+        lo, hi = math.floor(lo), math.ceil(hi)
+    return round_nice(lo, hi, integer)
 
 
-def round_nice(lo: float, hi: float) -> tuple[float, float]:
+def round_nice(lo: float, hi: float, integer: bool = False) -> tuple[float, float]:
     """``[lo, hi]`` widened to multiples of the smallest 1, 2 or 5 × 10^k step that splits the
-    range into at most :data:`ROUND_STEPS` parts (84, 172 -> 80, 180; 0, 72 -> 0, 80)."""
+    range into at most :data:`ROUND_STEPS` parts (84, 172 -> 80, 180; 0, 72 -> 0, 80); whole
+    numbers spanning at most twice that many keep their lower end and get one past their upper
+    one (codes -3 .. 8 -> -3, 9; a flag 0, 1 -> 0, 2): publish splits an integer column at whole
+    numbers strictly inside its bounds, so [0, 1] could not tell a flag's 0 from its 1."""
     span = hi - lo
+    if integer and span <= 2 * ROUND_STEPS and float(lo).is_integer() and float(hi).is_integer():
+        return _tidy(lo), _tidy(hi + 1)
     raw = span / ROUND_STEPS
     k = math.floor(math.log10(raw))
     step = next(m * 10.0 ** e for e in (k, k + 1) for m in (1, 2, 5) if m * 10.0 ** e >= raw)
@@ -127,8 +135,10 @@ def _bounds_comment(nums: Any, lo: float, hi: float) -> str:
 
     outside = int(np.count_nonzero((nums < lo) | (nums > hi)))
     share = f"; {100 * outside / nums.size:.2g} % of values outside" if outside else ""
+    past = ("; the upper bound is one past the largest whole number (publish splits inside the bounds)"
+            if float(nums.max()) == hi - 1 and bool(np.all(np.floor(nums) == nums)) else "")
     return (f"REVIEW: bounds from the data's 1-99 % quantiles, rounded (NOT private); data min {_g(nums.min())}, "
-            f"max {_g(nums.max())}{share}; use a public range")
+            f"max {_g(nums.max())}{share}{past}; use a public range")
 
 
 def _g(x: float) -> str:
@@ -282,7 +292,7 @@ def draft_from_data(
             continue
         if name != target and name not in kept and looks_like_id(name):
             columns[name] = {"type": "ignore", "_comment": "REVIEW: named like an identifier (a rule on the name); "
-                             "keep=COLUMN drafts it if it is a predictor"}
+                             "--keep COLUMN (keep= in Python) drafts it if it is a predictor"}
             continue
         if nums is not None:
             integer = bool(np.all(np.floor(nums) == nums))

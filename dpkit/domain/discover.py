@@ -95,8 +95,8 @@ from dpkit.privacy.quantiles import (
     bounds_on_grid,
     decade_points,
     nice_grid,
+    reward_window,
     split_tree,
-    trim_upper,
     zero_edge,
 )
 
@@ -142,8 +142,13 @@ class DomainOptions:
     #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
     #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
     missing_policy: str = "keep"
-    #: a second draw pulls a learned upper bound toward the bulk (dpkit.privacy.quantiles.trim_upper)
-    trim: bool = True
+    #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
+    #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; the priors are then halved, as the
+    #: mechanism's ε per record is)
+    bounds_reward: bool = True
+    #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
+    #: (the upper side's is half of it)
+    lower_prior: float = 0.5
     #: leave out a numeric column with too few values for its bounds (:data:`FEW_SHARE`, :data:`FEW_EPS_N`)
     few_values: bool = True
 
@@ -499,14 +504,12 @@ def discover(
                      "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace")
 
 
-#: the share of a numeric column's bounds ε for a noisy count ñ of its numbers (the few-values
-#: rule and the trim's cap)
+#: the share of a numeric column's bounds ε for a noisy count ñ of its numbers when the metadata
+#: has none (every part declared): the reward's window is a share of ñ
 NUMBER_COUNT_SHARE = 0.05
-#: the share of a numeric column's bounds ε for the upper bound's trim (:func:`trim_upper`)
-TRIM_SHARE = 0.25
-#: a numeric column is left out when its noisy count of numbers is below this share of the run's
-#: noisy record count ...
-FEW_SHARE = 0.1
+#: a numeric column is left out when its missing values are established, its noisy count of
+#: numbers is below this share of its noisy cells (mostly missing) ...
+FEW_SHARE = 0.5
 #: ... and too small for the bounds to land around the data: ε_b·ñ below 2·ln|G| ≈ 12 (the
 #: exponential mechanism's error bound over the |G|²/2 pairs of the grid)
 FEW_EPS_N = 12.0
@@ -528,23 +531,22 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     # ñ: the metadata's noisy count of the column's numbers (post-processing, nothing spent), else
     # (every part declared) a count of its own
     n_hat = m.noisy_numbers
-    eps_count = eps_bounds * NUMBER_COUNT_SHARE if opts.trim and n_hat is None else 0.0
-    eps_trim = eps_bounds * TRIM_SHARE if opts.trim else 0.0
-    eps_draw = eps_bounds - eps_count - eps_trim
+    eps_count = eps_bounds * NUMBER_COUNT_SHARE if opts.bounds_reward and n_hat is None else 0.0
+    eps_draw = eps_bounds - eps_count
     if eps_count > 0:
         n_hat = int(discrete_laplace(prof.n, epsilon=eps_count, rng=rng, accountant=accountant,
                                      step=f"{step} size")[()])
     # a column mostly missing (a 94 %-NULL one) with too few numbers for its bounds, which would be
     # the prior's ([2.5e13, 1e14] from a few hundred values): its missing values established
-    # (metadata.holds_missing), its numbers under a tenth of its noisy cells and ε·ñ too small for
-    # the bounds to land. Decided on the metadata's noisy counts only (post-processing): whether
-    # it is left out depends on one record as those counts do, and the message names no count
+    # (metadata.holds_missing: thousands of them), fewer numbers than missing values and ε·ñ too
+    # small for the bounds to land. Decided on the metadata's noisy counts only (post-processing):
+    # whether it is left out depends on one record as those counts do, and the message names no count
     if (opts.few_values and m.missing is True and not m.missing_structural and m.noisy_numbers is not None
             and m.noisy_others is not None
             and m.noisy_numbers < FEW_SHARE * (m.noisy_numbers + max(m.noisy_others, 0))
             and eps_draw * m.noisy_numbers < FEW_EPS_N):
-        return None, (f"left out: too few values to learn bounds from (on its noisy counts, under {FEW_SHARE:g} of "
-                      "its values are numbers, too few for the bounds); give public bounds")
+        return None, ("left out: too few values to learn bounds from (on its noisy counts, mostly missing and too "
+                      "few numbers for the bounds); give public bounds")
     # the reals' grid below 1 (10^-4 … 0.1) only for a column whose fractions are established or
     # declared: a learned flag is a coin flip when the column's non-zero values are fewer than the
     # noise (a rare 0/1 flag, a count that is mostly 0: whole > fraction decided by the noise), and
@@ -552,18 +554,18 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
     # its few ones. Whole-number bounds still hold a fraction column ([0, 1] for a share): a
     # function of the noisy counts already drawn (post-processing)
     grid = nice_grid(m.integer or m.fractions is False)
+    # with the reward the mechanism's ε per record is halved (not monotone): so is γ per grid
+    # step, which keeps the width's price against clipping as it was (a zero-heavy column's range
+    # from 0 to its bulk); the terms on 0 as the lower bound stay whole (they hold lo at 0 against
+    # the prior's geometric tail below it, which a smaller γ lengthens)
+    halve = 0.5 if opts.bounds_reward else 1.0
     lo, hi = bounds_on_grid(prof, grid, epsilon=eps_draw, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
-                            negative_lower=opts.negative_lower)
+                            gamma=opts.bound_prior * (opts.lower_prior if opts.bounds_reward else 1.0),
+                            gamma_upper=opts.bound_prior * halve, zero_bonus=opts.zero_bonus,
+                            negative_lower=opts.negative_lower,
+                            reward=reward_window(n_hat) if opts.bounds_reward and n_hat is not None else None,
+                            below_top=opts.bounds_reward and n_hat is not None and bool(m.integer or m.fractions is False))
     learned = "bounds (DP quantiles on the public nice grid)"
-    if eps_trim > 0 and n_hat is not None:
-        # past the data only the prior placed hi (a few steps loose, a decade now and then):
-        # a second draw looks at the mass near the top (sequential composition)
-        trimmed = trim_upper(prof, grid, lo, hi, n_hat, epsilon=eps_trim, rng=rng, accountant=accountant,
-                             step=f"{step} upper bound trimmed")
-        if trimmed != hi:
-            learned += f"; the upper bound trimmed from {hi:g} toward the bulk"
-        hi = trimmed
     hierarchy = None
     if opts.levels > 0:
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps - eps_bounds, integer=m.integer, rng=rng,

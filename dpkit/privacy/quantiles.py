@@ -514,6 +514,7 @@ def bounds_on_grid(
     profile: Profile, grid: np.ndarray, *, epsilon: float, rng: np.random.Generator,
     accountant: Accountant, step: str, gamma: float = BOUND_PRIOR, zero_bonus: float = 0.0,
     negative_lower: float = 0.0, point_bonus: np.ndarray | None = None,
+    reward: tuple[int, int] | None = None, below_top: bool = False, gamma_upper: float | None = None,
 ) -> tuple[float, float]:
     """Both bounds at once: a pair lo < hi of the public ``grid`` by one exponential mechanism.
 
@@ -534,20 +535,49 @@ def bounds_on_grid(
     into the integer scores as ⌊nats/(s/t)⌋ score units). ``point_bonus`` (nats ≥ 0, one per
     grid point, public): the prior's extra weight on a point as either bound (a calendar grid's
     quarter and year starts, :func:`dpkit.data.dates.refine_grid`).
+
+    ``reward`` = (r₀, r₁), public (:func:`reward_window` of a noisy count): the utility gains
+    clamp(#{hi/2 < x ≤ hi} − r₀, 0, r₁ − r₀). Past the data every pair clips nothing and only
+    the prior places hi — a few steps loose in most runs, a decade now and then (a credit
+    score's [400, 5000]); with the reward an hi whose upper half-range holds the bulk's top
+    outweighs one past it (factor 2 or more above the data: nothing in (hi/2, hi]), so hi lands
+    within a factor 2 of the data's top when that half-range holds more than r₀ records. The
+    start r₀ keeps it from pulling hi into the bulk of a skewed column (the non-zero values of a
+    zero-heavy amount: no octave holds a tenth of the column). Adding a record changes one of
+    #{x < lo}, #{x > hi}, #{hi/2 < x ≤ hi} by one (a record above hi is not in the half-range),
+    so the sensitivity stays 1, but the utility is no longer monotone: exp(ε·u/2)
+    (McSherry & Talwar 2007, Thm 6 needs monotonicity for the factor 1). The weight is still
+    separable (the reward is a term of hi alone) and exact.
+
+    ``below_top`` (an integer column): a value equal to hi counts as clipped and the half-range
+    is [hi/2, hi), so hi lands one past the largest value: publish splits an integer column at
+    whole numbers strictly inside its bounds (x < p | x ≥ p), and with hi at the largest value
+    that value could not be told from the one below it ([0, 1] cannot separate a flag's 0 from
+    its 1). Still sensitivity 1: a value at or above hi is not in [hi/2, hi).
     """
     g = np.asarray(grid, dtype=np.float64)
     below = profile.below(g)
-    above = profile.n - profile.at_most(g)
-    k = _prior_steps(epsilon, gamma)
+    above = profile.n - (profile.below(g) if below_top else profile.at_most(g))
     idx = np.arange(g.size, dtype=np.int64)
     eps = validate_epsilon(epsilon)
-    s, t = _fraction(eps, 1)  # monotone: exp(ε·u)
+    s, t = _fraction(eps, 1 if reward is None else 2)  # monotone: exp(ε·u); with the reward exp(ε·u/2)
+    k = max(1, math.ceil(Fraction(gamma) * t / s))
+    k_hi = k if gamma_upper is None else max(1, math.ceil(Fraction(gamma_upper) * t / s))
     for name, v in (("zero_bonus", zero_bonus), ("negative_lower", negative_lower)):
         if not (math.isfinite(v) and v >= 0):
             raise DpkitUsageError(f"{name} must be a finite number >= 0, got {v!r}")
-    accountant.spend(step, "exponential (exact, monotone), bounds on the nice grid", eps, 1.0)
+    accountant.spend(step, "exponential (exact, monotone), bounds on the nice grid" if reward is None else
+                     "exponential (exact), bounds on the nice grid with a reward for the bulk below the upper bound",
+                     eps, 1.0)
     # score(i, j) = −below_i − above_j − k·(j − i) = (−below_i + k·i) + (−above_j − k·j)
-    a, b = -below + k * idx, -above - k * idx
+    a, b = -below + k * idx, -above - k_hi * idx
+    if reward is not None:
+        r0, r1 = (int(x) for x in reward)
+        if not 0 <= r0 <= r1:
+            raise DpkitUsageError(f"reward must be 0 <= start <= full, got {reward!r}")
+        half = np.where(g > 0, profile.below(g) - profile.below(g / 2) if below_top else
+                        profile.at_most(g) - profile.at_most(g / 2), 0)
+        b = b + np.clip(half - r0, 0, r1 - r0)
     a = a + _units(zero_bonus, s, t) * (g == 0.0) - _units(negative_lower, s, t) * (g < 0.0)
     if point_bonus is not None:
         pb = np.asarray(point_bonus, dtype=np.float64)
@@ -559,54 +589,17 @@ def bounds_on_grid(
     return float(g[i]), float(g[j])
 
 
-#: the upper bound's trim (:func:`trim_upper`): candidates down to the first draw's hi over this
-#: factor (two decades: an upper bound far past the bulk can come back to it)
-TRIM_RANGE = 100.0
-#: the trim's reward saturates when the upper half-range (h/2, h] holds this share of the noisy
-#: count: a column whose bulk fills (h/2, h] gets the full reward at every such h
-TRIM_CAP = 0.25
+#: the upper bound's reward (:func:`bounds_on_grid`'s ``reward``): it starts when the upper half-range
+#: (hi/2, hi] holds this share of the column's noisy count ...
+REWARD_START = 0.10
+#: ... and is full when it holds this share: a column whose bulk reaches hi gets the whole reward
+REWARD_FULL = 0.35
 
 
-def trim_upper(
-    profile: Profile, grid: np.ndarray, lo: float, hi: float, n_hat: int, *, epsilon: float,
-    rng: np.random.Generator, accountant: Accountant, step: str,
-) -> float:
-    """A tighter upper bound h ≤ ``hi`` on the public ``grid``, by one exponential mechanism.
-
-    Past the data every pair of :func:`bounds_on_grid` clips nothing, so only its prior places
-    the upper bound: a few steps loose in most runs, a decade now and then (a credit score's
-    [400, 5000]). This draw looks at the mass near the top instead. Candidates: the grid points
-    h with max(lo, hi/:data:`TRIM_RANGE`) < h ≤ hi (a function of the released bounds). Utility
-
-        u(h) = min(#{h/2 < x ≤ h}, A) − #{x > h},     A = ⌊:data:`TRIM_CAP`·ñ⌋,
-
-    ñ a noisy count of the column's values (released before; public). Past the data the second
-    term is 0 and the first is 0 once h is more than twice the data's top: the draw prefers the
-    h whose upper half-range holds the bulk's top. Below the top each clipped record costs one,
-    so a sparse tail (a capital gain's few 99,999s) keeps its bound unless its records are
-    fewer than the records the lower h gains in its half-range. The cap keeps it from pulling
-    into the bulk: once (h/2, h] holds A records a lower h gains nothing and only clips more.
-
-    Sensitivity 1: a record above h lowers u by one, one in (h/2, h] raises it by at most one,
-    one at most h/2 changes nothing. Not monotone: exp(ε·u/2) (McSherry & Talwar 2007). Exact
-    sampling (:func:`sample_pieces`). Returns ``hi`` unchanged (nothing spent) when no grid point
-    lies below it in the window.
-    """
-    g = np.asarray(grid, dtype=np.float64)
-    if not hi > 0:
-        return hi
-    cand = g[(g > max(lo, hi / TRIM_RANGE)) & (g <= hi)]
-    if cand.size < 2:
-        return hi
-    eps = validate_epsilon(epsilon)
-    s, t = _fraction(eps, 2)
-    cap = max(0, int(math.floor(TRIM_CAP * max(n_hat, 0))))
-    half = profile.at_most(cand) - profile.at_most(cand / 2)
-    above = profile.n - profile.at_most(cand)
-    score = np.minimum(half, cap) - above
-    accountant.spend(step, "exponential (exact), upper bound trimmed toward the bulk", eps, 1.0)
-    i = sample_pieces(rng, np.ones(cand.size, dtype=np.int64), score, s, t)
-    return float(cand[i])
+def reward_window(n_hat: int) -> tuple[int, int]:
+    """(start, full) of the upper bound's reward for a column of ñ values (public: ñ is a noisy count)."""
+    n = max(int(n_hat), 0)
+    return int(math.floor(REWARD_START * n)), int(math.floor(REWARD_FULL * n))
 
 
 @dataclass(frozen=True)
