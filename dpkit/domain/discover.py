@@ -143,12 +143,17 @@ class DomainOptions:
     #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
     missing_policy: str = "keep"
     #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
-    #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; the priors are then halved, as the
-    #: mechanism's ε per record is)
-    bounds_reward: bool = True
+    #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
+    #: per record is). Off: the bounds came out within 2x of the data (looseness 2.5 -> 1.4) but
+    #: ROC AUC fell on three tables of nine (docs/domain.md, "Bounds a person would write")
+    bounds_reward: bool = False
     #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
     #: (the upper side's is half of it)
     lower_prior: float = 0.5
+    #: a whole-number column's upper bound lies past its largest value (a value at hi counts as
+    #: clipped): publish splits it at whole numbers strictly inside the bounds, so [0, 1] could
+    #: not separate a flag's 0 from its 1 (dpkit.privacy.quantiles.bounds_on_grid's ``below_top``)
+    integer_top: bool = True
     #: leave out a numeric column with too few values for its bounds (:data:`FEW_SHARE`, :data:`FEW_EPS_N`)
     few_values: bool = True
 
@@ -510,9 +515,10 @@ NUMBER_COUNT_SHARE = 0.05
 #: a numeric column is left out when its missing values are established, its noisy count of
 #: numbers is below this share of its noisy cells (mostly missing) ...
 FEW_SHARE = 0.5
-#: ... and too small for the bounds to land around the data: ε_b·ñ below 2·ln|G| ≈ 12 (the
-#: exponential mechanism's error bound over the |G|²/2 pairs of the grid)
-FEW_EPS_N = 12.0
+#: ... and too small for the bounds to land around the data: ε_b·ñ below twice 2·ln|G| ≈ 12 (the
+#: exponential mechanism's error bound over the |G|²/2 pairs of the grid; twice, as ñ is a noisy
+#: count of σ ≈ 400 on a 5,000-row table: a 94 %-NULL column's 200 numbers pass 12 in one run of four)
+FEW_EPS_N = 25.0
 
 
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
@@ -564,7 +570,7 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
                             gamma_upper=opts.bound_prior * halve, zero_bonus=opts.zero_bonus,
                             negative_lower=opts.negative_lower,
                             reward=reward_window(n_hat) if opts.bounds_reward and n_hat is not None else None,
-                            below_top=opts.bounds_reward and n_hat is not None and bool(m.integer or m.fractions is False))
+                            below_top=opts.integer_top and bool(m.integer or m.fractions is False))
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:

@@ -549,11 +549,12 @@ def bounds_on_grid(
     (McSherry & Talwar 2007, Thm 6 needs monotonicity for the factor 1). The weight is still
     separable (the reward is a term of hi alone) and exact.
 
-    ``below_top`` (an integer column): a value equal to hi counts as clipped and the half-range
-    is [hi/2, hi), so hi lands one past the largest value: publish splits an integer column at
-    whole numbers strictly inside its bounds (x < p | x ≥ p), and with hi at the largest value
-    that value could not be told from the one below it ([0, 1] cannot separate a flag's 0 from
-    its 1). Still sensitivity 1: a value at or above hi is not in [hi/2, hi).
+    ``below_top`` (an integer column): a value equal to hi counts as clipped (and the reward's
+    half-range is [hi/2, hi)), so hi lands past the largest value: publish splits an integer
+    column at whole numbers strictly inside its bounds (x < p | x ≥ p), and with hi at the largest
+    value that value could not be told from the one below it ([0, 1] cannot separate a flag's 0
+    from its 1). The utility stays monotone with sensitivity 1 (a record cannot lie below lo and
+    at or above hi; nor at or above hi and in [hi/2, hi)).
     """
     g = np.asarray(grid, dtype=np.float64)
     below = profile.below(g)
