@@ -45,6 +45,14 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   ``decade_points`` (off by default: a held-out table lost with them), bounds that hold 0 also
   offer log-spaced points between 0 and each bound
   (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
+* A numeric column whose fractions are not established (the metadata's noisy fraction count
+  under τ_j) draws its bounds on the whole-number grid, and a whole-number column's upper bound
+  lies past its largest value (``integer_top``: publish splits at whole numbers strictly inside
+  the bounds). A column mostly missing with too few numbers for its bounds (the metadata's noisy
+  counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`) is left out (declared ignore, its note
+  ``left_out``; the run warns, naming ``bounds=``). ``bounds_reward`` (off) adds a reward for the
+  bulk below the upper bound (:func:`~dpkit.privacy.quantiles.bounds_on_grid`). (docs/domain.md,
+  "Identifiers, whole numbers and bounds a person would write").
 """
 
 from __future__ import annotations
@@ -360,9 +368,7 @@ def discover(
     notes: list[ColumnNote] = []
     record_estimates: list[int] = []
     failures: list[str] = []
-    # the categorical columns first: their noisy counts give the record count the numeric
-    # columns' few-values rule compares with (post-processing); the schema keeps the header order
-    for m in sorted(metas, key=lambda c: c.kind == "numeric"):
+    for m in metas:
         if m.kind == "ignore":
             columns[m.name] = IgnoredColumn(m.name)
             notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
@@ -455,13 +461,9 @@ def discover(
             notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
-            col, learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}",
-                                    max(record_estimates) if record_estimates else None)
+            col, learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
             columns[m.name] = col if col is not None else IgnoredColumn(m.name)
             notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0, left_out=col is None))
-    order = {m.name: i for i, m in enumerate(metas)}
-    columns = {m.name: columns[m.name] for m in metas if m.name in columns}
-    notes.sort(key=lambda n: order[n.name])
     if failures:
         thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
         at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
@@ -522,10 +524,9 @@ FEW_EPS_N = 25.0
 
 
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
-             accountant: Accountant, step: str, records: int | None = None) -> tuple[NumericColumn | None, str]:
+             accountant: Accountant, step: str) -> tuple[NumericColumn | None, str]:
     """Bounds (and a hierarchy of split points) of one numeric column; (None, why) when it is left
-    out for too few values (``records``: the run's noisy record count, post-processing of the
-    category counts; None: not known, nothing left out)."""
+    out for too few values (the metadata's noisy counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`)."""
     if m.bounds is not None:  # public bounds: the whole ε learns the split points
         lo, hi = m.bounds
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,

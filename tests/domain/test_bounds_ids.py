@@ -228,7 +228,7 @@ def test_a_run_leaves_a_mostly_null_column_out_naming_bounds_and_bounds_keep_it(
     assert isinstance(r.schema.columns["ref"], NumericColumn) and r.schema.columns["ref"].hi == 10**14
 
 
-def test_discover_keeps_the_header_order_with_numeric_columns_learned_last() -> None:
+def test_discover_keeps_the_header_order() -> None:
     metas = [ColumnMeta("x", "numeric", integer=True, fractions=False, noisy_numbers=500, noisy_others=0),
              ColumnMeta("c", "categorical"), ColumnMeta("y", "categorical")]
     from dpkit.domain.profile import Categories
