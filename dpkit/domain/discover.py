@@ -152,7 +152,7 @@ class DomainOptions:
     missing_policy: str = "keep"
     #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
     #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
-    #: per record is). Off: the bounds came out within 2x of the data (looseness 2.5 -> 1.4) but
+    #: per record is). Off: the bounds came out within 2x of the data (looseness 2.3 -> 1.4) but
     #: ROC AUC fell on three tables of nine (docs/domain.md, "Bounds a person would write")
     bounds_reward: bool = False
     #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
