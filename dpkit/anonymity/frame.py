@@ -245,10 +245,12 @@ def prepare(
                 kept = frame.where(valid)
                 dropped = frame.count() - kept.count()
                 if dropped:
+                    from dpkit.data.encoded import dropped_share
+
                     warn(
                         private(
                             f"{source}: dropped {dropped} row(s) with a missing value "
-                            f"({schema.missing!r}) in the columns used",
+                            f"({schema.missing!r}) in the columns used{dropped_share(dropped, frame.count(), None)}",
                             f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
                         ),
                         DpkitWarning,

@@ -152,7 +152,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
                   declared: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
     data's own schema when one was given. With learned bounds (``declared``: the declared
-    integer columns and tokens) a value that is not a number is missing and its row dropped.
+    integer columns and tokens), or a column of the data's schema that says ``unparsable:
+    missing``, a value that is not a number is missing and its row dropped.
     ``keep`` is ``drop`` here: a point has no missing coordinate, so such a row is dropped."""
     from dpkit.data.schema import NumericColumn, Schema
 
@@ -164,11 +165,14 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
             path=source, missing_tokens=declared[1], missing_policy="drop")
 
     def column(c: str, lo: float, hi: float) -> NumericColumn:
-        # a date column of the data's schema stays a date (read from ISO text as days)
-        time = getattr(getattr(data_schema, "columns", {}).get(c), "time", None)
+        # a date column of the data's schema stays a date (read from ISO text as days); a learned
+        # column's unparsable: missing stays too (a stray value drops its row, never refuses the run)
+        own = getattr(data_schema, "columns", {}).get(c)
+        time = getattr(own, "time", None)
+        unparsable = getattr(own, "unparsable", "error")
         if time is not None:
-            return NumericColumn(c, float(lo), float(hi), True, time=time)
-        return NumericColumn(c, float(lo), float(hi))
+            return NumericColumn(c, float(lo), float(hi), True, time=time, unparsable=unparsable)
+        return NumericColumn(c, float(lo), float(hi), unparsable=unparsable)
 
     policy = getattr(data_schema, "missing_policy", "error")
     return Schema(

@@ -255,6 +255,7 @@ class _Block:
     dropped: int = 0
     first_missing: tuple[int, str] | None = None  # (row in the batch, column)
     clipped: dict[str, int] = dc_field(default_factory=dict)
+    missing: dict[str, int] = dc_field(default_factory=dict)  # rows each column drops (the owner's share)
     failed: bool = False  # the exact path must read the file
     bad: tuple[str, int, Any] | None = None  # (column, row in the batch, value), with ``strict``
 
@@ -277,6 +278,7 @@ class _Encoder:
         self.first_missing: tuple[int, str] | None = None  # (row index, column)
         self.rows_seen = 0
         self.clipped = dict.fromkeys(self.wanted, 0)
+        self.missing = dict.fromkeys(self.wanted, 0)  # rows each column drops
         self.bad: tuple[str, int, str] | None = None  # (column, row index, value): parquet errors
         self._leaf_index = {name: leaf_index(col) for name, col in zip(self.wanted, cols, strict=True)
                             if isinstance(col, CategoricalColumn)}
@@ -372,6 +374,7 @@ class _Encoder:
                     is_tok = None
                 encoded.append(nums)
             if is_tok is not None and is_tok.any():
+                block.missing[name] = int(np.count_nonzero(is_tok))
                 missing |= is_tok
                 if block.first_missing is None:
                     block.first_missing = (int(np.flatnonzero(is_tok)[0]), name)
@@ -406,6 +409,8 @@ class _Encoder:
         self.dropped += block.dropped
         for name, count in block.clipped.items():
             self.clipped[name] += count
+        for name, count in block.missing.items():
+            self.missing[name] += count
         for name, col, e in zip(self.wanted, self.cols, block.values, strict=True):
             if isinstance(col, NumericColumn) and name in self.int_types and e.dtype.kind == "f":
                 del self.int_types[name]  # a fraction: the whole column is float64 from now on
@@ -421,7 +426,8 @@ class _Encoder:
         if self.dropped:
             if error_on_missing and self.schema.missing_policy == "error":
                 return None
-            warn(dropped_message(source, self.dropped, self.schema, self.wanted), DpkitWarning)
+            warn(dropped_message(source, self.dropped, self.schema, self.wanted, total=self.rows_seen,
+                                 by_column={c: k for c, k in self.missing.items() if k}), DpkitWarning)
         clips = [(col, self.clipped[name]) for name, col in zip(self.wanted, self.cols, strict=True)
                  if self.clipped[name]]
         if clips:  # one warning naming every clipped column
@@ -461,6 +467,7 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     encoded: list[np.ndarray] = []  # per column: each distinct value's code or number (unclipped)
     missing = np.zeros(n_rows, dtype=bool)
     first_missing = False
+    by_column: dict[str, int] = {}  # rows each column drops (the owner's share)
     for name, col in zip(wanted, cols, strict=True):
         if isinstance(col, CategoricalColumn):
             lut = leaf_lut(col, list(values[name]), tokens)
@@ -482,7 +489,9 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
                 lut = np.where(is_tok, col.lo, lut)
         if is_tok.any():
             first_missing = True
-            missing |= is_tok[codes[name]]
+            rows_missing = is_tok[codes[name]]
+            by_column[name] = int(np.count_nonzero(rows_missing))
+            missing |= rows_missing
         encoded.append(lut)
     if first_missing and schema.missing_policy == "error":
         return None  # the exact path names the first missing value's line
@@ -490,7 +499,7 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     kept = None if dropped == 0 else ~missing  # a mask, not row numbers (8 bytes a row at 100M rows: 0.8 GB)
     del missing
     if dropped:
-        warn(dropped_message(source, dropped, schema, wanted))
+        warn(dropped_message(source, dropped, schema, wanted, total=n_rows, by_column=by_column))
 
     def column(item: tuple[str, Any, np.ndarray]) -> tuple[np.ndarray, int]:
         """A column's kept rows, encoded, and how many were clipped (numpy, on a worker thread)."""

@@ -40,7 +40,9 @@ def encode(
 
     ``first_line`` is the line number of ``df``'s first row in messages (1 without a header).
 
-    Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error);
+    Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error; a
+    value a column reads as missing — ``unparsable: missing``, ``unlisted: missing`` — is
+    dropped under ``error`` too, never refused);
     categorical values outside the taxonomy are an error naming line, column and value;
     numeric values must parse and be finite, and are clipped to the public bounds with a
     warning that counts them (docs/algorithms.md §0 rule 1).
@@ -72,6 +74,8 @@ def encode(
     failed: dict[str, np.ndarray] = {}  # row indices whose value did not convert
     rows = np.zeros(n, dtype=bool)
     first_missing: dict[str, int] = {}
+    first_token: dict[str, int] = {}  # the rows missing by a token: the only ones missing_policy: error refuses
+    missing_in: dict[str, list[np.ndarray]] = {}  # per column, the rows it drops (the owner's share)
     for c in wanted:
         col = schema.columns[c]
         values = df[c].to_numpy()
@@ -93,7 +97,8 @@ def encode(
             if is_tok.any():
                 if not _keeps_missing(col, conv, bad[is_tok]):
                     rows[bad[is_tok]] = True
-                    first_missing[c] = int(bad[is_tok][0])
+                    missing_in.setdefault(c, []).append(bad[is_tok])
+                    first_missing[c] = first_token[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
@@ -101,6 +106,7 @@ def encode(
                 conv[bad] = col.other_code
             elif not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
@@ -108,14 +114,18 @@ def encode(
             # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
             if not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
     if first_missing:
-        if schema.missing_policy == "error":
-            r = min(first_missing.values())
+        # under error a missing token refuses the run; a stray value a column reads as missing
+        # (unparsable: missing, unlisted: missing) drops its row: such a refusal would reveal one
+        # record (docs/formats.md, missing_policy)
+        if first_token and schema.missing_policy == "error":
+            r = min(first_token.values())
             # the first column missing on that row (its first missing row is r, as r is the least)
-            c = next(c for c in wanted if first_missing.get(c) == r)
+            c = next(c for c in wanted if first_token.get(c) == r)
             raise DataError(private(
                 f"{source}:{r + first_line}: column {c!r} is missing ({raw[c][r]!r}); "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
@@ -124,7 +134,8 @@ def encode(
             ))
         from dpkit.data.encoded import dropped_message
 
-        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
+        by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
+        warn(dropped_message(source, int(rows.sum()), schema, wanted, total=n, by_column=by_column), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}

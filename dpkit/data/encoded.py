@@ -14,7 +14,7 @@ warnings (values clipped, rows dropped), whose counts only the data owner sees.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,12 +129,18 @@ def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: st
     return warning
 
 
-def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:
+def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None, *,
+                    total: int | None = None, by_column: Mapping[str, int] | None = None) -> str:
     """The drop warning: the count only for the data owner (:func:`dpkit.console.private`).
 
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
-    a row holds no missing token, and the warning must not say it does."""
+    a row holds no missing token, and the warning must not say it does. ``total`` (the rows
+    read) and ``by_column`` (the rows each column drops) give the owner the share dropped and,
+    above :data:`dpkit.data.unknown.LARGE_SHARE` of the rows, the columns that drop it: in the
+    exact form only — an exact statistic of the private data, which the summary a log gets
+    never holds, and whose presence there never depends on it (docs/formats.md,
+    ``missing_policy``)."""
     # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
     # the exact data; they are learned under DP now, and the schema file names them)
     tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
@@ -156,4 +162,22 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
-    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
+    return private(f"{source}: dropped {count} row(s) with {what}{dropped_share(count, total, by_column)}",
+                   f"{source}: dropped rows with {what}")
+
+
+def dropped_share(count: int, total: int | None, by_column: Mapping[str, int] | None) -> str:
+    """`` (12% of the rows)``, and above the large share the columns that drop most of them and
+    what keeps them: the owner's detail of :func:`dropped_message`."""
+    from dpkit.data.unknown import LARGE_SHARE
+
+    if not total:
+        return ""
+    share = count / total
+    text = f" ({share:.0%} of {total:,} rows)"
+    if share <= LARGE_SHARE:
+        return text
+    large = {c: k / total for c, k in (by_column or {}).items() if k / total > LARGE_SHARE}
+    named = f": {', '.join(f'{c!r} is missing in {v:.0%}' for c, v in large.items())}" if large else ""
+    return (f"{text} — more than {LARGE_SHARE:.0%} of the rows{named}; missing_policy: keep keeps them "
+            "as a value of their column (docs/formats.md)")

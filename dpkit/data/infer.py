@@ -328,6 +328,8 @@ def draft_from_data(
             **spec,
             "_comment": "REVIEW: categories read from the data; use a public code list",
         }
+    if tokens:
+        _note_missing_shares(df, tokens, columns, target, source)
     warn(f"{source}: {WARNING}", PrivacyLeakWarning)
     # machine-readable, unlike the comment: private commands refuse a schema marked draft
     data: dict[str, Any] = {"draft": True}
@@ -335,6 +337,40 @@ def draft_from_data(
         data["target"] = target
     if tokens:
         data["missing"] = tokens[0] if len(tokens) == 1 else tokens
-        data["missing_policy"] = "drop"
+        # keep: a missing value is a value of its column, every row stays (a column missing in most
+        # rows emptied a release under drop: docs/formats.md, missing_policy)
+        data["missing_policy"] = "keep"
     data["columns"] = columns
     return data
+
+
+def _note_missing_shares(df: pd.DataFrame, tokens: list[str], columns: dict[str, Any], target: str | None,
+                         source: str) -> None:
+    """Name the columns missing in more than :data:`dpkit.data.unknown.LARGE_SHARE` of the rows:
+    a comment on each (with its share: the draft is the owner's, read from the data, not
+    private) and one warning (the share for the owner only, :func:`dpkit.console.private`). A
+    predictor's missing values are kept under the draft's ``keep``; the target's drop their rows."""
+    import numpy as np
+
+    from dpkit.data.unknown import LARGE_SHARE
+
+    n = len(df)
+    large: dict[str, float] = {}
+    for name, spec in columns.items():
+        if spec.get("type") == "ignore" or n == 0:
+            continue
+        share = float(np.count_nonzero(np.isin(df[name].to_numpy(), tokens))) / n
+        if share > LARGE_SHARE:
+            large[name] = share
+            fate = ("their rows are dropped (a record without a class is not counted)" if name == target else
+                    "kept as the column's (missing) value under missing_policy: keep; under drop their rows "
+                    "would be lost")
+            note = f"REVIEW: {share:.0%} of the values are missing: {fate}"
+            spec["_comment"] = f"{spec['_comment']}; {note}" if spec.get("_comment") else note
+    if large:
+        listing = ", ".join(f"{c!r} ({v:.0%})" for c, v in large.items())
+        warn(private(f"{source}: column(s) missing in more than {LARGE_SHARE:.0%} of the rows: {listing}; the draft "
+                     "keeps them (missing_policy: keep) — drop would lose those rows",
+                     f"{source}: column(s) missing in more than {LARGE_SHARE:.0%} of the rows: "
+                     f"{', '.join(map(repr, large))}; the draft keeps them (missing_policy: keep) — drop would lose "
+                     "those rows"), DpkitWarning)

@@ -334,7 +334,9 @@ def test_a_learned_schema_drop_warning_quotes_no_token(tmp_path, monkeypatch):
         load(ReadOptions(str(p)), replace(SCHEMA, learned=True))
     msgs = [str(w.message) for w in caught if "dropped" in str(w.message)]
     assert msgs == [f"{p}: dropped rows with a missing value in the used columns (dpkit.set_verbosity(True) shows the detail)",
-                    f"{p}: dropped 1 row(s) with a missing value in the used columns"]
+                    f"{p}: dropped 1 row(s) with a missing value in the used columns (33% of 3 rows) — more than "
+                    "20% of the rows: 'a' is missing in 33%; missing_policy: keep keeps them as a value of their "
+                    "column (docs/formats.md)"]  # the owner's share (issue 43)
     # the flag changes a message, never the noise: a keyed run's key derives from the schema's repr
     assert repr(replace(SCHEMA, learned=True)) == repr(SCHEMA) and replace(SCHEMA, learned=True) == SCHEMA
 

@@ -107,7 +107,8 @@ class SparkFrame:
         if dropped:
             from dpkit.data.encoded import dropped_message
 
-            warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning)
+            warn(dropped_message(self.source, dropped, self.schema, list(self.fields), total=self.n_rows + dropped),
+                 DpkitWarning)
         for text in _clip_warnings(clips, self.source):  # one, naming every clipped column
             warn(text, DpkitWarning)
         if self.n_rows == 0:
