@@ -115,6 +115,9 @@ class Learned:
     schema: Schema
     discovery: Discovery
     metadata: Metadata
+    #: (ε, δ) the accountant booked for the learning (a step that did not run spent nothing);
+    #: None: unknown, the header then states the ε and δ it is given
+    spent: tuple[float, float] | None = None
 
     @property
     def metas(self) -> list[ColumnMeta]:
@@ -127,9 +130,14 @@ class Learned:
         return self.schema.missing_tokens
 
     def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
-        """The schema as YAML with the provenance header (what was declared, what was learned)."""
+        """The schema as YAML with the provenance header (what was declared, what was learned).
+        The header's spend is what the accountant booked (:attr:`spent`), not the plan ``epsilon``
+        and ``delta``: a step that did not run (every type declared, bounds given) spent nothing."""
         from dpkit.domain.render import header, render
         from dpkit.version import __version__
+
+        if self.spent is not None:
+            epsilon, delta = self.spent
 
         lines = header(source=source, epsilon=epsilon, delta=delta, metadata=self.metadata,
                        target=self.schema.target, discovery=self.discovery, version=__version__,
@@ -279,6 +287,7 @@ def learn_schema(
                                                for v, p in ((numeric, "numeric"), (categorical, "categorical"),
                                                             (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
+    before = (accountant.spent, accountant.delta_spent)  # the header states what this step spent
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
                             missing=declared_tokens(missing), values=values, bounds=bounds, keep=keep_ids or None)
     # a column the run ignores (declared, left out by keep, or an ID by its name) is never
@@ -304,7 +313,8 @@ def learn_schema(
                     target_epsilon=target_eps if meta.epsilon > 0 else None,
                     # tokens learned, not declared: a released token of the public list is missing
                     candidates=() if meta.tokens_declared else MISSING_CANDIDATES)
-    return Learned(disc.schema, disc, meta)
+    return Learned(disc.schema, disc, meta,
+                   spent=(max(accountant.spent - before[0], 0.0), max(accountant.delta_spent - before[1], 0.0)))
 
 
 def _warn_named_ids(metas: Sequence[ColumnMeta]) -> None:
@@ -502,17 +512,21 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
               engine: str | None, ignore: Names = None, keep: Names = None,
               values: Mapping[str, Sequence[str]] | None = None, *, keep_ids: Names = None,
               bounds: Mapping[str, Sequence[float]] | None = None, **declared: Any) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values`` and
-    the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be);
-    else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+    """``None`` when a schema is given (then ``domain_share``/``ignore``/``keep``/``values``/``bounds``
+    and the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be,
+    and a ``delta`` is checked and left unused: the domain is public, nothing else in these runs
+    spends a δ, and a script that passes the same ``--delta`` to every run works with or without a
+    schema); else the run's :class:`DomainPlan`, checked before anything is read or spent."""
     from dpkit.engine import engine_name
 
     unknown = sorted(set(declared) - set(DECLARATIONS))
     if unknown:
         raise DpkitUsageError(f"unknown declaration(s) {', '.join(unknown)}", param=unknown[0])
     if schema is not None:
-        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
-                            ("keep", keep_ids), ("values", values), ("bounds", bounds), *declared.items()):
+        if delta is not None:
+            check_delta(delta)  # a malformed δ is still a usage error
+        for name, value in (("domain_share", domain_share), ("ignore", ignore), ("keep", keep_ids),
+                            ("values", values), ("bounds", bounds), *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
                         "keep": "; a schema declares every column itself",

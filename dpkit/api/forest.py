@@ -130,17 +130,15 @@ class Forest:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
-        the rows are ``data``'s, in its order, with a DataFrame's index. A forest trained on a
-        DataFrame whose target was int, bool or float names its columns by the classes
-        themselves, in that dtype (:attr:`labels`: ``proba[1]``), as :meth:`predict` returns them."""
+        the rows are ``data``'s, in its order, with a DataFrame's index. The columns are named
+        ``p_<class>`` whatever the target's dtype (``p_0``/``p_1`` for a 0/1 int target, as for
+        text classes and as ``dpkit forest predict --proba`` writes them); :attr:`labels` lists the
+        classes in the target's dtype, in the columns' order."""
         import pandas as pd
 
         X, index = self._features(data, check_reading(reading, "predict_proba"))
         probs = self.model.predict_proba(X)
-        names = self.labels if self.model.target_dtype is not None else [f"p_{c}" for c in self.model.classes]
-        out = pd.DataFrame(probs, index=index, columns=range(len(names)))
-        out.columns = pd.Index(names, dtype=self.model.target_dtype or object)
-        return out
+        return pd.DataFrame(probs, index=index, columns=pd.Index([f"p_{c}" for c in self.model.classes], dtype=object))
 
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s

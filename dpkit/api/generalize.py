@@ -130,6 +130,8 @@ def generalize(
     else:
         table, unknown, wanted = _load(read_options(data, **reading), schema_obj, lenient, order, released, target)
     rows, unheld = Generalizer.of(released, lenient, wanted).labelled(table.columns, index=index)
+    if index is not None and target in wanted:
+        rows[target] = _target_in_dtype(rows[target], data[target])
     policy = schema_obj.missing_policy
     message = mapping_warning(table.source, table.n_rows, unknown, unheld, policy)
     if message:
@@ -180,6 +182,21 @@ def _load(opts: Any, schema: Schema, lenient: Schema, order: list[str], cut: Any
     strings = read_table(opts)
     table, unknown = _encode(strings, schema, lenient, wanted, opts.name, first_line(opts))
     return table, unknown, wanted
+
+
+def _target_in_dtype(generalized: Any, given: Any) -> Any:
+    """The generalized target column in the dtype of the caller's (an int, bool or float target
+    stays one, so ``rows.y == 1`` compares what it says); a row whose class the release does not
+    hold (its missing label) is NA, in the dtype's nullable form. Any other dtype: unchanged."""
+    import pandas as pd
+
+    if given.dtype.kind not in "biuf":
+        return generalized
+    same = generalized.to_numpy(dtype=object) == given.map(str).to_numpy(dtype=object)
+    if same.all():
+        return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name, dtype=given.dtype)
+    nullable = {"b": "boolean", "i": "Int64", "u": "UInt64", "f": "Float64"}[given.dtype.kind]
+    return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name).astype(nullable).where(same)
 
 
 def _report_of(cut: Any) -> tuple[dict[str, Any], str, Any]:

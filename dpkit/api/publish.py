@@ -233,7 +233,8 @@ def publish(
         Without a schema: the domain is learned under DP inside the run (docs/domain.md) with
         ``domain_share`` of ε (default 0.2) and δ ``delta`` (required then, e.g. 1e-6); the
         rest of ε runs the release, the report is (ε, δ)-DP, and with ``output`` the learned
-        schema is written beside it (``<output stem>.schema.yaml``, named in the report).
+        schema is written beside it (``<output stem>.schema.yaml``, named in the report). With a
+        schema ``delta`` is unused (the domain is public; the run is ε-DP).
     ignore : list of str or "a,b", optional
         Without a schema: columns the learned schema declares ignore (a sampling weight, an
         identifier): no budget is spent on them. With a schema, declare them there.

@@ -82,10 +82,22 @@ def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | No
     return make
 
 
+#: the command line's words for :data:`dpkit.errors.DETAIL_HINT` (its flag, not Python's call)
+CLI_DETAIL_HINT = " (-v shows the detail)"
+
+
+def cli_hint(text: str) -> str:
+    """``text`` with the library's hint for the owner's detail (:func:`dpkit.set_verbosity`) in the
+    command line's words (``-v``), wherever it is in the text."""
+    from dpkit.errors import DETAIL_HINT
+
+    return text.replace(DETAIL_HINT, CLI_DETAIL_HINT).replace(DETAIL_HINT.strip(" ()"), CLI_DETAIL_HINT.strip(" ()"))
+
+
 def say(message: str) -> None:
     """A progress or result line on stderr, unless -q (cron)."""
     if not quiet():
-        click.echo(message, err=True)
+        click.echo(cli_hint(message), err=True)
 
 
 #: -v/--verbose, --debug and -q/--quiet, accepted by the group and by every command. Two things
@@ -241,7 +253,8 @@ def domain_keywords(p: dict) -> dict[str, Any]:
 #: learns its domain (docs/domain.md)
 domain_options = stack(
     click.option("--delta", default=None, metavar="δ",
-                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3)."),
+                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3); "
+                 "with --schema unused (the domain is public: the run is ε-DP)."),
     click.option("--domain-share", default=None, metavar="S",
                  help="Without --schema: the share of ε that learns the domain [default: 0.2]."),
     click.option("--ignore", default=None, metavar="A,B",
@@ -383,11 +396,11 @@ def emit(as_json: bool, result: Any, tables: list[Table] | None = None, lines: l
     if as_json:
         import json
 
-        click.echo(json.dumps(result, indent=2, ensure_ascii=ascii, default=str), err=data_on_stdout)
+        click.echo(cli_hint(json.dumps(result, indent=2, ensure_ascii=ascii, default=str)), err=data_on_stdout)
     elif tables is not None:
         show(tables, lines)
     elif lines is not None:
-        click.echo("\n".join(lines))
+        click.echo(cli_hint("\n".join(lines)))
 
 
 def emit_run_result(doc: dict[str, Any], output: str, /, extra: dict[str, Any] | None = None, **files: str | None) -> None:
@@ -404,7 +417,7 @@ def show(tables: list[Table], lines: list[str] | None = None) -> None:
 
     if not sys.stdout.isatty():
         for line in lines if lines is not None else ["\t".join(r) for _, h, rows in tables for r in (h, *rows)]:
-            click.echo(line)
+            click.echo(cli_hint(line))
         return
     from rich.console import Console
     from rich.table import Table as RichTable

@@ -30,15 +30,14 @@ import numpy as np
 
 from dpkit.data.encoded import (
     EncodedTable,
-    clips_warning,
     code_dtype,
-    dropped_message,
     leaf_index,
     leaf_lut,
+    load_warnings,
     number_dtype,
 )
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DpkitWarning, warn
+from dpkit.errors import warn
 
 if TYPE_CHECKING:
     from dpkit.data.source import ReadOptions
@@ -423,15 +422,13 @@ class _Encoder:
     def finish(self, source: str, *, error_on_missing: bool) -> EncodedTable | None:
         if self.rows_seen == 0:
             return None
-        if self.dropped:
-            if error_on_missing and self.schema.missing_policy == "error":
-                return None
-            warn(dropped_message(source, self.dropped, self.schema, self.wanted, total=self.rows_seen,
-                                 by_column={c: k for c, k in self.missing.items() if k}), DpkitWarning)
+        if self.dropped and error_on_missing and self.schema.missing_policy == "error":
+            return None
         clips = [(col, self.clipped[name]) for name, col in zip(self.wanted, self.cols, strict=True)
                  if self.clipped[name]]
-        if clips:  # one warning naming every clipped column
-            warn(clips_warning(source, clips, self.schema.path))
+        for w in load_warnings(source, self.schema, self.wanted, self.dropped, clips, self.schema.path,
+                               total=self.rows_seen, by_column={c: k for c, k in self.missing.items() if k}):
+            warn(w)
         out = {}
         for name, col in zip(self.wanted, self.cols, strict=True):
             if isinstance(col, NumericColumn):
@@ -498,8 +495,6 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
     dropped = int(np.count_nonzero(missing))
     kept = None if dropped == 0 else ~missing  # a mask, not row numbers (8 bytes a row at 100M rows: 0.8 GB)
     del missing
-    if dropped:
-        warn(dropped_message(source, dropped, schema, wanted, total=n_rows, by_column=by_column))
 
     def column(item: tuple[str, Any, np.ndarray]) -> tuple[np.ndarray, int]:
         """A column's kept rows, encoded, and how many were clipped (numpy, on a worker thread)."""
@@ -523,8 +518,9 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
         out[name] = values_
         if clipped:
             clips.append((col, clipped))
-    if clips:  # one warning naming every clipped column
-        warn(clips_warning(source, clips, schema.path))
+    for w in load_warnings(source, schema, wanted, dropped, clips, schema.path, total=n_rows,
+                           by_column=by_column):
+        warn(w)
     return EncodedTable(schema=schema, columns=out, n_rows=n_rows - dropped, source=source)
 
 

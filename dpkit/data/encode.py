@@ -19,7 +19,7 @@ import numpy as np
 from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,6 +118,7 @@ def encode(
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
+    by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
     if first_missing:
         # under error a missing token refuses the run; a stray value a column reads as missing
         # (unparsable: missing, unlisted: missing) drops its row: such a refusal would reveal one
@@ -132,10 +133,6 @@ def encode(
                 f"{source}: column {c!r} has a missing value; "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
             ))
-        from dpkit.data.encoded import dropped_message
-
-        by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
-        warn(dropped_message(source, int(rows.sum()), schema, wanted, total=n, by_column=by_column), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
@@ -183,10 +180,11 @@ def encode(
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, clips), col)
-    if clips:  # one warning naming every clipped column
-        from dpkit.data.encoded import clips_warning
+    from dpkit.data.encoded import load_warnings
 
-        warn(clips_warning(source, clips, schema.path))
+    for w in load_warnings(source, schema, wanted, int(rows.sum()), clips, schema.path, total=n,
+                           by_column=by_column):
+        warn(w)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 

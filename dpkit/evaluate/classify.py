@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.console import private
+from dpkit.console import owner_watching, private
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
@@ -184,16 +184,17 @@ def load_dataset(
     if schema is not None and schema.missing is not None and schema.missing_policy != "keep":
         is_missing = df[[*columns, target]].isin(list(schema.missing_tokens)).to_numpy()
         rows = is_missing.any(axis=1)
-        if rows.any():
-            if schema.missing_policy != "drop":
-                r = int(np.flatnonzero(rows)[0])
-                raise DataError(
-                    f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
-                    f"set missing_policy: drop in {schema.path} to drop such rows"
-                )
+        if rows.any() and schema.missing_policy != "drop":
+            r = int(np.flatnonzero(rows)[0])
+            raise DataError(
+                f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
+                f"set missing_policy: drop in {schema.path} to drop such rows"
+            )
+        # without -v the notice is there whatever the data holds (dpkit.data.encoded.load_warnings)
+        if schema.missing_policy == "drop" and (rows.any() or not owner_watching()):
             warn(
                 private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
-                        f"{source}: dropped rows with a missing value ({schema.missing!r})"),
+                        f"{source}: dropped rows with a missing value ({schema.missing!r}), if any"),
                 DpkitWarning,
             )
             keep &= ~rows

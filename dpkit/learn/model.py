@@ -381,10 +381,11 @@ class ForestModel:
             from dpkit.data.unknown import mapping_warning
 
             warn(mapping_warning(source, len(df), unknown, done="every row scored") or "", DpkitWarning)
-        if clips:  # one warning naming every clipped column
-            from dpkit.data.encoded import clips_warning
+        from dpkit.data.encoded import clip_warnings
 
-            warn(clips_warning(source, clips, "the model"))
+        # one warning naming every clipped column; without -v one naming every bounded one, whatever the data
+        for w in clip_warnings(source, clips, [f for f in self.features if f.kind != "categorical"], "the model"):
+            warn(w)
         return X
 
     def encode_table(self, table: EncodedTable) -> np.ndarray:

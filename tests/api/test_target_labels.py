@@ -39,8 +39,10 @@ def test_predictions_in_the_targets_dtype(dtype: str, tmp_path: Path) -> None:
     assert str(pred.dtype) == dtype
     assert (pred == df["y"]).mean() > 0.8  # compared with the caller's own column, not '0' with 0
     proba = model.predict_proba(df)
-    assert list(proba.columns) == model.labels == sorted(df["y"].unique().tolist())
-    assert str(proba.columns.dtype) == dtype
+    assert model.labels == sorted(df["y"].unique().tolist())
+    # p_<class> for every dtype (issue 43: the columns were the labels themselves for a typed target)
+    assert list(proba.columns) == [f"p_{c}" for c in model.model.classes]
+    assert (proba.to_numpy().argmax(axis=1) == [model.labels.index(v) for v in pred]).all()
     # the dtype travels with the model file
     back = dpkit.load_forest(tmp_path / "m.json")
     assert back.model.target_dtype == dtype

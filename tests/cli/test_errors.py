@@ -224,10 +224,12 @@ CASES = [
          data=_data([*R[:5], R[5] + ",extra", *R[6:]])),
     Case("ragged-short-row", 1, r":\d+: ragged row.*expected 5 fields, saw 4",
          data=_data([*R[:5], R[5].rsplit(",", 1)[0], *R[6:]])),
+    Case("row-names", 0, warning=r"the header names 5 columns and every row holds 6 fields: the first field of each "
+         r"row is read as its row name", data=_data([f'"{i}",{r}' for i, r in enumerate(R, start=1)])),
     Case("wrong-delimiter", 1, r"delimiter", data=csv_text([r.replace(",", ";") for r in [HEADER, *R]]),
          extra=["--delimiter", ","]),
     Case("sniffed-delimiter", 0, warning=r"fields are separated by ';' \(sniffed; pass --delimiter",
-         data=csv_text([r.replace(",", ";") for r in [HEADER, *R]])),
+         data=csv_text([r.replace(",", ";") for r in [HEADER, *R]]), extra=["-v"]),  # only ';' fits: -v names it
     Case("no-header-row", 0, data=csv_text(R), extra=["-H", "--column-names", HEADER]),
     Case("header-row-and-names", 2, r"--column-names names the columns of a headerless input; add -H",
          extra=["--column-names", HEADER]),

@@ -54,7 +54,8 @@ def test_the_learned_schema_serves_the_next_commands(tmp_path: Path) -> None:
     (["--target", "income", "--delta", "0.01"], "--delta must be a number > 0 and at most 0.001"),
     (["--target", "income", "--delta", "1e-6", "--domain-share", "1"], "--domain-share must be a number between 0"),
     (["--delta", "1e-6"], "--target is required without a schema"),
-    (["--schema", "taxonomies/adult.yaml", "--delta", "1e-6"], "--delta applies only without a schema"),
+    (["--schema", "taxonomies/adult.yaml", "--domain-share", "0.3"], "--domain-share applies only without a schema"),
+    (["--schema", "taxonomies/adult.yaml", "--delta", "0.5"], "--delta must be a number > 0 and at most 0.001"),
 ])
 def test_refusals_are_one_line(tmp_path: Path, argv: list[str], message: str) -> None:
     res = _dpkit("publish", ADULT, "--epsilon", "1", *argv, "-o", str(tmp_path / "r.csv"))
