@@ -317,7 +317,8 @@ _IDENTITY_NAME = {"n_clusters": "k", "n_estimators": "trees", "max_depth": "dept
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
 #: not give them keeps its key (and its bytes)
-_WHEN_GIVEN = frozenset({"ignore", "values", "numeric", "categorical", "integer", "date", "missing", "vocabulary"})
+_WHEN_GIVEN = frozenset({"ignore", "keep", "values", "numeric", "categorical", "integer", "date", "missing",
+                        "vocabulary"})
 
 
 def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:

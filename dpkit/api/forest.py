@@ -264,8 +264,10 @@ def forest(
     delta: float | None = None,
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
+    keep: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
     vocabulary: str | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -308,7 +310,7 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
-    delta, domain_share, ignore, values, vocabulary, numeric, categorical, integer, date, missing : optional
+    delta, domain_share, ignore, keep, values, bounds, vocabulary, numeric, categorical, integer, date, missing : optional
         Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
         ``columns``, of those columns and the target only).
     **options
@@ -321,6 +323,8 @@ def forest(
     Forest
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
+        del call["bounds"]
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import target_dtype
@@ -334,8 +338,8 @@ def forest(
     # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, vocabulary=vocabulary,
-                      numeric=numeric, categorical=categorical,
-                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
+                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
         # gained on every wide table measured (UCI mushroom, held out: 0.87 -> 0.94); publish lost

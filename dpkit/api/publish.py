@@ -178,8 +178,10 @@ def publish(
     delta: float | None = None,
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
+    keep: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
     vocabulary: str | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -241,6 +243,13 @@ def publish(
     ignore : list of str or "a,b", optional
         Without a schema: columns the learned schema declares ignore (a sampling weight, an
         identifier): no budget is spent on them. With a schema, declare them there.
+    keep : list of str or "a,b", optional
+        Without a schema: columns named like an identifier (``id``, ``ID``, ``*_id``,
+        ``CustomerId``, ``RowNumber``, ``index``, ``Unnamed: 0``: left out by a public rule on
+        the name, with one warning; docs/domain.md, "Identifiers") to learn all the same.
+    bounds : dict, optional
+        Without a schema: public bounds (column → (lo, hi)), taken as given, nothing spent on
+        them: a numeric column left out for too few values is kept with them.
     values : dict, optional
         Without a schema: public value lists (column → values), e.g. the target's class names
         when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
@@ -271,6 +280,8 @@ def publish(
     Release
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
+        del call["bounds"]
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.privacy import derive_seed
     from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
@@ -283,8 +294,8 @@ def publish(
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
     learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, vocabulary=vocabulary,
-                      numeric=numeric, categorical=categorical,
-                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
+                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
         # empty cell of the release where nothing is missing (docs/domain.md, "Missing values":

@@ -245,7 +245,8 @@ def domain_keywords(p: dict) -> dict[str, Any]:
     (publish, forest train)."""
     return dict(schema=p["schema_path"], target=p["target"], on_invalid=p.get("on_invalid") or "error",
                 delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-                values=public_values(p.get("public_values")), vocabulary=p.get("vocabulary"), **declarations(p))
+                keep=p.get("keep"), values=public_values(p.get("public_values")),
+                bounds=public_bounds(p.get("public_bounds")), vocabulary=p.get("vocabulary"), **declarations(p))
 
 
 #: --delta, --domain-share, --ignore, --values and the declarations: a run without --schema
@@ -259,6 +260,9 @@ domain_options = stack(
     click.option("--ignore", default=None, metavar="A,B",
                  help="Without --schema: columns to leave out of the learned schema (a sampling weight, "
                  "an identifier); no budget is spent on them."),
+    click.option("--keep", default=None, metavar="A,B",
+                 help="Without --schema: columns named like an identifier (id, *_id, CustomerId, RowNumber, "
+                 "index, ...: left out by default, a rule on the name) to learn all the same."),
     click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
                  help="Without --schema: a column's public value list, e.g. the target's classes "
                  "(taken as given, no budget spent; repeatable)."),
@@ -266,6 +270,9 @@ domain_options = stack(
                  help="Without --schema: a YAML file of public value lists (name: [a, b, ...]) added to the "
                  "built-in ones (yes/no, 0/1, true/false, male/female, months, weekdays): their values are "
                  "listed when their noisy counts clear a pure-ε threshold (docs/domain.md)."),
+    click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
+                 help="Without --schema: a numeric column's public bounds (taken as given, no budget spent; "
+                 "repeatable)."),
     declaration_options(),
 )
 
@@ -281,6 +288,19 @@ def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
             raise dpkit.DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
         out[col.strip()] = text.strip()
     return out
+
+
+def public_bounds(items: tuple[str, ...] | None) -> dict[str, tuple[float, float]] | None:
+    """``--bounds COL=LO:HI`` flags as the library's ``bounds=`` (None when none is given)."""
+    from dpkit.kmeans.common import parse_bounds
+
+    out = {}
+    for col, text in pairs(items, "--bounds").items():
+        (lo, *more), (hi, *_) = parse_bounds(text)  # the one LO:HI parser (cluster's --bounds)
+        if more:
+            raise dpkit.DpkitUsageError(f"--bounds takes one LO:HI per column, got {col}={text!r}")
+        out[col] = (lo, hi)
+    return out or None
 
 
 def public_values(items: tuple[str, ...] | None) -> dict[str, list[str]] | None:
