@@ -207,6 +207,91 @@ def mixed() -> Table:
     return _write("mixed", df, "label", seed=5)
 
 
+def bank_ids() -> Table:
+    """A churn table as it comes (issue 46): RowNumber and CustomerId (integer ids), a Surname
+    that rarely repeats, a credit score ~N(650, 100) clipped to [350, 850], a tenure in months
+    0-72, a balance with 36 % zeros, 0/1 flags and a count 1-4, Geography and Gender; 10k rows,
+    ~20 % churn. Nothing declared: the ids are left out by their names (or not)."""
+    rng = np.random.default_rng(46)
+    n = 10_000
+    score = np.clip(np.round(rng.normal(650, 100, n)), 350, 850).astype(int)
+    tenure = rng.integers(0, 73, n)
+    zero = rng.random(n) < 0.36
+    balance = np.where(zero, 0.0, np.round(rng.normal(120_000, 30_000, n), 2))
+    products = rng.choice([1, 2, 3, 4], size=n, p=[.5, .45, .04, .01])
+    card = (rng.random(n) < 0.7).astype(int)
+    active = (rng.random(n) < 0.5).astype(int)
+    age = np.clip(np.round(rng.normal(39, 10, n)), 18, 92).astype(int)
+    salary = np.round(rng.uniform(10, 200_000, n), 2)
+    geo = rng.choice(["France", "Germany", "Spain"], size=n, p=[.5, .25, .25])
+    gender = rng.choice(["Male", "Female"], size=n, p=[.55, .45])
+    z = (-1.8 + 0.12 * (age - 39) - 1.2 * active + 1.0 * (geo == "Germany") + 0.4 * (gender == "Female")
+         + 2.5 * (products >= 3) - 0.8 * (products == 2) + 0.6 * ~zero - 0.006 * (score - 650)
+         - 0.025 * (tenure - 36))
+    y = (rng.random(n) < _sigmoid(z)).astype(int)
+    syll = np.array(["ha", "mi", "ro", "ta", "ke", "lin", "son", "ber", "do", "vi", "an", "el"])
+    surname = ["".join(rng.choice(syll, size=3)).capitalize() for _ in range(n)]
+    df = pd.DataFrame({"RowNumber": np.arange(1, n + 1), "CustomerId": rng.permutation(n) + 15_600_000,
+                       "Surname": surname, "CreditScore": score, "Geography": geo, "Gender": gender, "Age": age,
+                       "TenureMonths": tenure, "Balance": balance, "NumOfProducts": products, "HasCrCard": card,
+                       "IsActiveMember": active, "EstimatedSalary": salary, "Exited": y})
+    return _write("bank-ids", df, "Exited", seed=46)
+
+
+def cardio_outliers() -> Table:
+    """A health table with an id and outliers (issue 46's 70k table, 15k rows here): blood
+    pressures ~N(128, 17) and ~N(82, 10) with a few entry errors from -150 to 16,020, age in
+    days, height, weight, 1-3 codes and 0/1 flags; target cardio 0/1 (~50 %)."""
+    rng = np.random.default_rng(70)
+    n = 15_000
+    age = rng.integers(30 * 365, 65 * 365, n)
+    hi = np.round(rng.normal(128, 17, n)).astype(int)
+    lo = np.round(rng.normal(82, 10, n)).astype(int)
+    bad = rng.random(n) < 0.004
+    hi = np.where(bad, rng.choice([-150, -120, 1, 7, 1400, 11500, 14020, 16020], size=n), hi)
+    bad2 = rng.random(n) < 0.012
+    lo = np.where(bad2, rng.choice([-70, 0, 1000, 1100, 8044, 10000], size=n), lo)
+    height = np.clip(np.round(rng.normal(165, 8, n)), 55, 250).astype(int)
+    weight = np.round(np.clip(rng.normal(74, 14, n), 10, 200), 1)
+    chol = rng.choice([1, 2, 3], size=n, p=[.75, .14, .11])
+    gluc = rng.choice([1, 2, 3], size=n, p=[.85, .07, .08])
+    smoke = (rng.random(n) < 0.09).astype(int)
+    alco = (rng.random(n) < 0.05).astype(int)
+    active = (rng.random(n) < 0.8).astype(int)
+    true_hi = np.where(bad, 128, hi)
+    z = (-0.3 + 0.0003 * (age - 47.5 * 365) + 0.09 * (true_hi - 128) + 0.8 * (chol - 1) + 0.3 * (gluc - 1)
+         + 0.02 * (weight - 74) - 0.4 * active)
+    y = (rng.random(n) < _sigmoid(z)).astype(int)
+    df = pd.DataFrame({"id": rng.permutation(n * 5)[:n], "age": age, "gender": rng.choice([1, 2], size=n),
+                       "height": height, "weight": weight, "ap_hi": hi, "ap_lo": lo, "cholesterol": chol,
+                       "gluc": gluc, "smoke": smoke, "alco": alco, "active": active, "cardio": y})
+    return _write("cardio-outliers", df, "cardio", seed=70)
+
+
+def rare_nulls() -> Table:
+    """5k rows: a rare 0/1 target (~5 % positives; its classes declared public, as a user
+    would), 0/1 flags, counts mostly 0, a numeric column 94 % NULL (values ~1e13), 'N/A' in a
+    categorical column, an id; the integer flags and the too-few-values rule meet here."""
+    rng = np.random.default_rng(5)
+    n = 5_000
+    visits = rng.poisson(0.3, n)
+    calls = rng.poisson(0.05, n)
+    promo = (rng.random(n) < 0.06).astype(int)
+    member = (rng.random(n) < 0.4).astype(int)
+    spend = np.round(rng.lognormal(4, 1, n), 2)
+    months = rng.integers(0, 61, n)
+    sparse = np.where(rng.random(n) < 0.94, "NULL", np.round(rng.lognormal(30, 0.5, n), -6).astype("int64").astype(str))
+    channel = rng.choice(["web", "store", "phone", "N/A"], size=n, p=[.45, .3, .15, .1])
+    z = -3.4 + 1.2 * visits + 1.5 * calls + 1.8 * promo + 0.8 * member + 0.6 * (np.log(spend) - 4) - 0.02 * months
+    y = (rng.random(n) < _sigmoid(z)).astype(int)
+    df = pd.DataFrame({"customer_id": np.arange(100_000, 100_000 + n), "visits": visits, "calls": calls,
+                       "promo": promo, "member": member, "spend": spend, "months": months, "ref_number": sparse,
+                       "channel": channel, "bought": y})
+    t = _write("rare-nulls", df, "bought", seed=5)
+    return Table(t.train, t.test, t.target, declare=(("values", (("bought", ("0", "1")),)),),
+                 note="the target's classes declared public (--values bought=0,1)")
+
+
 #: name -> builder; tuned on or held out (never looked at while tuning)
 TABLES: dict[str, Entry] = {
     "adult": Entry(adult, True, "sample_data/adult as shipped, fnlwgt declared ignored"),
@@ -219,6 +304,12 @@ TABLES: dict[str, Entry] = {
     "zero-heavy-wide": Entry(zero_heavy_wide, False, "as zero-heavy, lognormal(5, 2), other seeds"),
     "adult-float": Entry(adult_float, False, "Adult; capital-gain/loss as floats in thousands"),
     "mixed": Entry(mixed, False, "9k rows; signed zero-heavy balance, a fraction, codes 0..12"),
+    "bank-ids": Entry(bank_ids, True, "10k rows; RowNumber, CustomerId, Surname; score ~N(650, 100) in [350, 850], "
+                      "tenure 0-72 months, balance 36 % zeros, 0/1 flags (issue 46; tuned on)"),
+    "cardio-outliers": Entry(cardio_outliers, False, "15k rows; an id, blood pressures with entry errors -150 ... "
+                             "16,020, 0/1 flags and 1-3 codes (issue 46)"),
+    "rare-nulls": Entry(rare_nulls, False, "5k rows; 5 % positive 0/1 target (classes declared), counts mostly 0, "
+                        "a 94 %-NULL numeric column, 'N/A', an id (issue 46)"),
 }
 
 
@@ -251,6 +342,10 @@ def _one(fn: Callable[[], Any], errors: list[str]) -> Any:
         return None
 
 
+#: DomainOptions overrides for the no-schema runs (``--options``: to measure a switch)
+OPTIONS: dict[str, Any] = {}
+
+
 def run_table(name: str, runs: int) -> dict[str, Any]:
     from bench.bench_domain import _draft, _learned, _publish
 
@@ -259,10 +354,10 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
     res: dict[str, list[Any]] = {"none": [], "draft": [], "raw": []}
     bounds: list[dict[str, tuple[float, float, str | None]]] = []
     draft = _one(lambda: _draft(t.train, t.target, f"{name}-draft", t.ignore), errors)
-    decl = {k: list(v) for k, v in t.declare}
+    decl = {k: (dict(v) if k == "values" else list(v)) for k, v in t.declare}
     for s in range(runs):
-        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore), **decl),
-                   errors)
+        sch = _one(lambda s=s: _learned(t.train, t.target, SHARE, s, f"{name}-learned", ignore=list(t.ignore), **decl,
+                                        **({"options": dict(OPTIONS)} if OPTIONS else {})), errors)
         if sch is not None:
             bounds.append(_schema_bounds(sch))
         r = _one(lambda s=s, sch=sch: _publish(sch, s, 1 - SHARE, t.train, t.test, metric=None), errors)
@@ -271,7 +366,7 @@ def run_table(name: str, runs: int) -> dict[str, Any]:
         res["draft"].append(d)
         res["raw"].append(None if d is None else {"accuracy": d["baseline_accuracy"], "roc_auc": d["baseline_roc_auc"]})
     exact = _exact(t.train, bounds)
-    rows = int(pd.read_csv(t.train, dtype=str, usecols=[t.target]).shape[0])
+    rows = int(pd.read_csv(t.train, dtype=str, sep=None, engine="python", usecols=[t.target]).shape[0])
     return {"results": res, "bounds": bounds, "errors": errors, "draft_bounds": _schema_bounds(draft),
             "spread": {c: (p1, p99) for c, (p1, p99, _) in exact.items()}, "exact": exact, "rows": rows}
 
@@ -286,7 +381,7 @@ def _exact(train: str, bounds: list[dict[str, tuple[float, float, str | None]]])
     (NOT private: for the report only)."""
     from dpkit.data.dates import parse_array
 
-    df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True)
+    df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True, sep=None, engine="python")
     out: dict[str, tuple[float, float, int]] = {}
     for c, kind in {c: k for b in bounds for c, (_, _, k) in b.items()}.items():
         if c not in df:
@@ -344,7 +439,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tables", default=",".join(TABLES))
     ap.add_argument("--out", default=str(DOC))
+    ap.add_argument("--options", default="{}", help="DomainOptions overrides as JSON, e.g. '{\"bounds_reward\": false}'")
     args = ap.parse_args(argv)
+    import json
+
+    OPTIONS.update(json.loads(args.options))
     sys.path.insert(0, str(ROOT))
     from bench.bench_domain import OUT as DOMAIN_OUT
 

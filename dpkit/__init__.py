@@ -61,6 +61,7 @@ _EXPORTS = {
     "evaluate_classifier": "dpkit.api.evaluate",
     "evaluate_clustering": "dpkit.api.evaluate",
     "evaluate_kanon": "dpkit.api.evaluate",
+    "report_card": "dpkit.api.card",
     "register_dataset": "dpkit.api.budget",
     "check_budget": "dpkit.api.budget",
     "run_in_reservation": "dpkit.api.budget",
@@ -114,6 +115,7 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
     "evaluate_classifier",
     "evaluate_clustering",
     "evaluate_kanon",
+    "report_card",
     "register_dataset",
     "check_budget",
     "run_in_reservation",
@@ -127,6 +129,7 @@ __all__ = [  # every name of _EXPORTS (tests/api/test_publish.py checks)
 
 if TYPE_CHECKING:
     from dpkit.api.budget import budget_events, check_budget, register_dataset, run_in_reservation
+    from dpkit.api.card import report_card
     from dpkit.api.cluster import Clustering, cluster
     from dpkit.api.domain import LearnedSchema, infer_schema
     from dpkit.api.estimators import DiffPRFsClassifier, DPQTKMeans

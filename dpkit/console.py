@@ -10,8 +10,9 @@ own flag). Library callers get the quiet form unless they opt in.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpkit.errors import DETAIL_HINT
@@ -40,6 +41,29 @@ def set_verbosity(verbose: bool = True) -> None:
 def verbose() -> bool:
     """True when the data owner asked for the exact detail (:func:`set_verbosity`)."""
     return _VERBOSE
+
+
+#: how many readings of the owner's own records (generalize, predict, evaluate) are open: there a
+#: notice may appear only when something happened; anywhere else what stderr says must not depend
+#: on one record (dpkit.data.encoded.load_warnings), the safe default
+_OWN_RECORDS = 0
+
+
+@contextlib.contextmanager
+def owner_records() -> Iterator[None]:
+    """Within: the records read are the owner's own, and nothing read is released (a test split
+    generalized, rows scored, an evaluation), so a load's notices follow what happened."""
+    global _OWN_RECORDS
+    _OWN_RECORDS += 1
+    try:
+        yield
+    finally:
+        _OWN_RECORDS -= 1
+
+
+def reading_owner_records() -> bool:
+    """True inside :func:`owner_records`."""
+    return _OWN_RECORDS > 0
 
 
 def owner_watching() -> bool:

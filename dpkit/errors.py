@@ -103,13 +103,17 @@ def caller_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning issued by dpkit's caller of this function point at
     the first frame outside the dpkit package: the user's own line, however deep in dpkit the
     warning arose (a fixed ``stacklevel`` points into dpkit as soon as a call path changes)."""
+    import contextlib
     import os
     import sys
 
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    # a context manager used as a decorator (dpkit.console.owner_records) adds contextlib's frame
+    wrapper = os.path.abspath(contextlib.__file__)
     # frame 2 is the caller of the function that calls us: stacklevel 2 of that function's warn
     level, frame = 2, sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    while frame is not None and (os.path.abspath(frame.f_code.co_filename).startswith(package)
+                                 or os.path.abspath(frame.f_code.co_filename) == wrapper):
         frame, level = frame.f_back, level + 1
     return level
 

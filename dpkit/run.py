@@ -317,7 +317,8 @@ _IDENTITY_NAME = {"n_clusters": "k", "n_estimators": "trees", "max_depth": "dept
 
 #: arguments that count only when given: added after keyed runs existed, so a call that does
 #: not give them keeps its key (and its bytes)
-_WHEN_GIVEN = frozenset({"ignore", "values", "numeric", "categorical", "integer", "date", "missing"})
+_WHEN_GIVEN = frozenset({"ignore", "keep", "values", "numeric", "categorical", "integer", "date", "missing",
+                        "vocabulary"})
 
 
 def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
@@ -333,8 +334,9 @@ def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     if isinstance(out.get("ignore"), str):  # "a,b" on the command line is ["a", "b"] in Python
         out["ignore"] = [c.strip() for c in out["ignore"].split(",") if c.strip()]
     out.update(resolved)
-    if isinstance(out.get("config"), str | os.PathLike) and os.path.isfile(out["config"]):
-        out["config"] = file_digest(out["config"])
+    for name in ("config", "vocabulary"):  # a file counts by its bytes
+        if isinstance(out.get(name), str | os.PathLike) and os.path.isfile(out[name]):
+            out[name] = file_digest(out[name])
     return out
 
 

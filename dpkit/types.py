@@ -146,7 +146,9 @@ class LearnOptions(TypedDict, total=False):
     integer: str | Iterable[str] | None
     date: str | Iterable[str] | None
     ignore: str | Iterable[str] | None
+    keep: str | Iterable[str] | None
     values: Mapping[str, Sequence[str]] | None
+    vocabulary: str | None
     numeric_weight: float
     target_weight: float
     empty: str

@@ -27,8 +27,9 @@ def apply_release(
     ``carry``: the columns the release wrote as they are beside the quasi-identifiers (its
     ``keep`` and ``sensitive`` columns), carried through too (issue 23: an ``evaluate`` after
     ``generalize`` needs them); the columns come in the input's order, as kanon-select writes them.
-    Every row comes out, in order: a missing value of a generalized column is the cut's node
-    holding it, or ``(missing)``; the other columns are written as they are.
+    Every row comes out, in order: a missing value of a generalized column — a category the
+    schema does not list and a number that does not parse are missing too, with one warning —
+    is the cut's node holding it, or ``(missing)``; the other columns are written as they are.
     """
     import pandas as pd
 
@@ -49,17 +50,24 @@ def apply_release(
     wanted = [c for c in df.columns if c in chosen]
     out: dict[str, Any] = {}
     if cut_json:
-        from dpkit.release.generalized import Generalizer
+        from dpkit.data.unknown import mapping_warning, unknown_values
+        from dpkit.errors import DpkitWarning, warn
+        from dpkit.release.generalized import Generalizer, reading_schema
 
-        # every row comes out (issue 36 item 3): a missing value is the cut's node holding it, or
+        # every row comes out, none refused: a missing value is the cut's node holding it, or
         # "(missing)" — the rule of a publish cut's generalize (dpkit.release.generalized)
-        reading = schema.keeping_missing()  # type: ignore[union-attr]
+        reading = reading_schema(schema)  # type: ignore[arg-type]
         cut = Cut.from_json(schema, target or "", cut_json, source=source)  # type: ignore[arg-type]
+        unknown = unknown_values(df, schema, list(cut.attributes))  # type: ignore[arg-type]
         table = encode(df, reading, list(cut.attributes), source=source)
         labeller = Generalizer.of(cut, reading, list(cut.attributes))
+        mapped, unheld = labeller.labelled(table.columns)
+        message = mapping_warning(source, len(df), unknown, unheld, schema.missing_policy)  # type: ignore[union-attr]
+        if message:
+            warn(message, DpkitWarning)
     for c in wanted:
         if c in cut_json:
-            out[c] = labeller.labels[c][labeller.codes(c, table.columns[c])]
+            out[c] = mapped[c].to_numpy()
         elif c in as_written or c == target or c in carried:
             out[c] = df[c].to_numpy()
         else:

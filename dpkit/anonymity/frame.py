@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
+from dpkit.console import owner_watching, private
+from dpkit.errors import DETAIL_HINT, DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -244,17 +244,23 @@ def prepare(
             else:
                 kept = frame.where(valid)
                 dropped = frame.count() - kept.count()
-                if dropped:
+                if dropped and owner_watching():
+                    from dpkit.data.encoded import dropped_share
+
                     warn(
                         private(
                             f"{source}: dropped {dropped} row(s) with a missing value "
-                            f"({schema.missing!r}) in the columns used",
+                            f"({schema.missing!r}) in the columns used{dropped_share(dropped, frame.count(), None)}",
                             f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used",
                         ),
                         DpkitWarning,
                     )
                 if kept.count() == 0:
                     raise DataError(f"{source}: no rows left after dropping rows with missing values")
+    if schema is not None and schema.missing is not None and schema.missing_policy != "error" and not owner_watching():
+        # the short form's presence is the schema's alone (dpkit.data.encoded.load_warnings)
+        warn(f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used, if any"
+             + DETAIL_HINT, DpkitWarning)
     n = kept.count()
     counts = dict(zip(used, kept.many([("counts", [Col(c)], [kept.n_values(c)]) for c in used]), strict=True))
     present = {c: counts[c] > 0 for c in used}
@@ -324,7 +330,7 @@ def prepare(
                     raise DataError(private(f"{source}:{first + 2}: {kind} column {c!r} {what}",
                                             f"{source}: {kind} column {c!r} has a value that is not {expected}"))
                 out = (nums < col.lo) | (nums > col.hi)
-                if (out & present[c]).any():
+                if not owner_watching() or (out & present[c]).any():  # without -v: whatever the data holds
                     clipped = int(counts[c][out].sum())
                     warn(
                         private(
@@ -332,7 +338,7 @@ def prepare(
                             f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
                             "(for the ranking only; the output keeps the values as written)",
                             f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
-                            f"of {schema.path} (for the ranking only; the output keeps the values as written)",
+                            f"of {schema.path} (for the ranking only; the output keeps the values as written), if any",
                         ),
                         DpkitWarning,
                     )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
@@ -77,17 +78,18 @@ class Clustering:
                     [privacy_line(self.report), f"columns: {_names(self.columns)}",
                      f"bounds: {params.get('bounds_source', '?')}"])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import _g, card, privacy_line
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        params = self.report.get("parameters", {})
-        bounds = params.get("bounds")
-        domains = ({c: [f"[{_g(lo)}, {_g(hi)}]"] for c, (lo, hi) in zip(self.columns, bounds, strict=False)}
-                   if isinstance(bounds, list) else None)
-        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
-                 "k": len(self.centroids), "columns": ", ".join(self.columns),
-                 "bounds": params.get("bounds_source")}
-        return card("dpkit Clustering", facts, self.report, domains, self.centroids, domains_title="Bounds")
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True)
 
     def _centres(self) -> np.ndarray:
         """The centroids as an ``(k, d)`` array, in :attr:`columns` order (a date column's ISO
@@ -152,7 +154,8 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
                   declared: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None) -> Schema:
     """The numeric schema of the points: the bounds, and the missing tokens and policy of the
     data's own schema when one was given. With learned bounds (``declared``: the declared
-    integer columns and tokens) a value that is not a number is missing and its row dropped.
+    integer columns and tokens), or a column of the data's schema that says ``unparsable:
+    missing``, a value that is not a number is missing and its row dropped.
     ``keep`` is ``drop`` here: a point has no missing coordinate, so such a row is dropped."""
     from dpkit.data.schema import NumericColumn, Schema
 
@@ -164,11 +167,14 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
             path=source, missing_tokens=declared[1], missing_policy="drop")
 
     def column(c: str, lo: float, hi: float) -> NumericColumn:
-        # a date column of the data's schema stays a date (read from ISO text as days)
-        time = getattr(getattr(data_schema, "columns", {}).get(c), "time", None)
+        # a date column of the data's schema stays a date (read from ISO text as days); a learned
+        # column's unparsable: missing stays too (a stray value drops its row, never refuses the run)
+        own = getattr(data_schema, "columns", {}).get(c)
+        time = getattr(own, "time", None)
+        unparsable = getattr(own, "unparsable", "error")
         if time is not None:
-            return NumericColumn(c, float(lo), float(hi), True, time=time)
-        return NumericColumn(c, float(lo), float(hi))
+            return NumericColumn(c, float(lo), float(hi), True, time=time, unparsable=unparsable)
+        return NumericColumn(c, float(lo), float(hi), unparsable=unparsable)
 
     policy = getattr(data_schema, "missing_policy", "error")
     return Schema(

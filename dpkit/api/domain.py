@@ -115,6 +115,9 @@ class Learned:
     schema: Schema
     discovery: Discovery
     metadata: Metadata
+    #: (ε, δ) the accountant booked for the learning (a step that did not run spent nothing);
+    #: None: unknown, the header then states the ε and δ it is given
+    spent: tuple[float, float] | None = None
 
     @property
     def metas(self) -> list[ColumnMeta]:
@@ -127,9 +130,14 @@ class Learned:
         return self.schema.missing_tokens
 
     def yaml(self, *, source: str, epsilon: float, delta: float, seeded_plain: bool = False) -> str:
-        """The schema as YAML with the provenance header (what was declared, what was learned)."""
+        """The schema as YAML with the provenance header (what was declared, what was learned).
+        The header's spend is what the accountant booked (:attr:`spent`), not the plan ``epsilon``
+        and ``delta``: a step that did not run (every type declared, bounds given) spent nothing."""
         from dpkit.domain.render import header, render
         from dpkit.version import __version__
+
+        if self.spent is not None:
+            epsilon, delta = self.spent
 
         lines = header(source=source, epsilon=epsilon, delta=delta, metadata=self.metadata,
                        target=self.schema.target, discovery=self.discovery, version=__version__,
@@ -224,6 +232,8 @@ def learn_schema(
     options: DomainOptions | None = None,
     source: str = "<data>",
     structural_missing: bool = False,
+    vocabulary: str | os.PathLike[str] | None | bool = None,
+    keep_ids: Names = None,
 ) -> Learned:
     """Learn the schema of ``data`` inside a run.
 
@@ -240,10 +250,16 @@ def learn_schema(
     A date column (``date``, or learned) is read as days since 1970: bounds learned on the
     calendar grid, a value that is not a date read as missing (docs/domain.md, "Dates").
     ``keep``: the only predictors to learn (every other column but the target is ignored and
-    spends nothing: a forest's ``columns``). ``structural_missing``: every numeric or date
+    spends nothing: a forest's ``columns``; they are learned even when named like an
+    identifier). ``keep_ids``: columns named like an identifier to learn all the same (the public
+    ``keep=``: :func:`dpkit.domain.metadata.looks_like_id` leaves the others out, with one warning
+    naming them). ``structural_missing``: every numeric or date
     column whose missing values were not established gets its missing child all the same, by a
     public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
-    run without a schema, :class:`DomainPlan`).
+    run without a schema, :class:`DomainPlan`). ``vocabulary``: a YAML file of public value lists
+    added to the package's (:mod:`dpkit.domain.vocabulary`: yes/no, 0/1, months, …), whose values
+    are public candidates of every learned categorical column, listed by a pure-ε rule; None: the
+    package's only; False: none (every value through partition selection, as before 0.7).
     """
     from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
@@ -256,16 +272,19 @@ def learn_schema(
         numeric_summary,
     )
     from dpkit.domain.metadata import structural_missing as structural
+    from dpkit.domain.vocabulary import load as load_vocabulary
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
     header = [str(c) for c in data.header]
-    if keep is not None:
-        from dpkit.domain.metadata import names
+    from dpkit.domain.metadata import names
 
+    keep_ids = names(keep_ids, "keep", header)
+    if keep is not None:
         kept = set(names(keep, "columns", header))
+        keep_ids = [*keep_ids, *(c for c in header if c in kept and c not in keep_ids)]
         ignore = [*names(ignore, "ignore", header),
                   *(c for c in header if c not in kept and c != target)]
         # a declaration of a column the run leaves out is moot (checked against the header all the same)
@@ -273,8 +292,9 @@ def learn_schema(
                                                for v, p in ((numeric, "numeric"), (categorical, "categorical"),
                                                             (integer, "integer"), (date, "date")))
     opts = options or DomainOptions()
+    before = (accountant.spent, accountant.delta_spent)  # the header states what this step spent
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
-                            missing=declared_tokens(missing), values=values, bounds=bounds)
+                            missing=declared_tokens(missing), values=values, bounds=bounds, keep=keep_ids or None)
     # a column the run ignores (declared, left out by keep, or an ID by its name) is never
     # summarized: an ID column's distinct values were as many Python strings as rows
     summaries = _summaries(data, header, target, declared)
@@ -284,10 +304,12 @@ def learn_schema(
     target_eps, predictors_eps = _target_share(list(summaries), target, declared, epsilon, opts)
     meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * predictors_eps,
                           delta=delta, rng=rng, accountant=accountant)
+    _warn_named_ids(meta.metas)
     if structural_missing:  # a public rule on the learned kinds: nothing read or spent
         meta.metas = structural(meta.metas)
     metas, tokens = meta.metas, meta.tokens
-    cats = {m.name: profile.categories(summaries[m.name], tokens) for m in metas if m.kind == "categorical"}
+    vocab = None if vocabulary is False else load_vocabulary(None if vocabulary in (None, True) else vocabulary)  # type: ignore[arg-type]
+    cats = {m.name: profile.categories(summaries[m.name], tokens, vocab) for m in metas if m.kind == "categorical"}
     nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
             for m in metas if m.kind == "numeric"}
     nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
@@ -296,8 +318,17 @@ def learn_schema(
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None,
                     # tokens learned, not declared: a released token of the public list is missing
-                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES)
-    return Learned(disc.schema, disc, meta)
+                    candidates=() if meta.tokens_declared else MISSING_CANDIDATES, vocabulary=vocab)
+    return Learned(disc.schema, disc, meta,
+                   spent=(max(accountant.spent - before[0], 0.0), max(accountant.delta_spent - before[1], 0.0)))
+
+
+def _warn_named_ids(metas: Sequence[ColumnMeta]) -> None:
+    """One warning naming the columns the public name rule left out (the names are public)."""
+    ids = [m.name for m in metas if m.kind == "ignore" and m.why == "named like an identifier"]
+    if ids:
+        warn(f"column(s) {', '.join(map(repr, ids))} left out: named like an identifier (a public rule on the "
+             "name, nothing spent on them); keep='COLUMN' learns one all the same", DpkitWarning, param="keep")
 
 
 def _summaries(data: Any, header: list[str], target: str | None, declared: Any) -> dict[str, Any]:
@@ -307,10 +338,10 @@ def _summaries(data: Any, header: list[str], target: str | None, declared: Any) 
     import numpy as np
 
     from dpkit.domain import profile
-    from dpkit.domain.metadata import looks_like_id, resolve_declarations
+    from dpkit.domain.metadata import named_ids, resolve_declarations
 
     given = resolve_declarations(header, target, declared)[0]
-    skip = {c for c in header if c != target and (given.get(c) == "ignore" or (c not in given and looks_like_id(c)))}
+    skip = {c for c in header if c != target and given.get(c) == "ignore"} | set(named_ids(header, target, declared))
     got = profile.summarize(data, [c for c in header if c not in skip])
     return {c: got[c] if c in got else profile.Summary((), np.zeros(0, dtype=np.int64)) for c in header}
 
@@ -320,13 +351,14 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     """(the target's ε, the predictors' ε) of the domain split by weight as if every type were
     declared: an undeclared predictor weighs 1, a declared one as :func:`column_weight` says."""
     from dpkit.domain.discover import column_weight, learns
-    from dpkit.domain.metadata import ColumnMeta, looks_like_id, resolve_declarations
+    from dpkit.domain.metadata import ColumnMeta, named_ids, resolve_declarations
 
     given, _, public_values, public_bounds = resolve_declarations(columns, target, declared)
+    by_name = set(named_ids(columns, target, declared))
     weights = {}
     for c in columns:
         kind = given.get(c, "categorical" if c == target else None)
-        if kind == "ignore" or (kind is None and looks_like_id(c)):
+        if kind == "ignore" or c in by_name:
             continue
         m = ColumnMeta(c, kind or "categorical", values=public_values.get(c), bounds=public_bounds.get(c))
         if learns(m, options):
@@ -351,9 +383,11 @@ def infer_schema(
     integer: Names = None,
     date: Names = None,
     ignore: Names = None,
+    keep: Names = None,
     missing: str | Sequence[str] | None = "auto",
     values: Mapping[str, Sequence[str]] | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
+    vocabulary: str | None = None,
     levels: int = 0,
     numeric_weight: float = 1.0,
     target_weight: float = 4.0,
@@ -374,8 +408,12 @@ def infer_schema(
     column lists (or comma-separated) declaring types (public); every other column's type and
     whole-number flag is learned under DP (docs/domain.md, "Types and missing tokens");
     ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
-    or None (none). ``values``/``bounds``: public value lists / bounds of some
-    columns (taken as given, nothing spent on them). ``levels``: levels of each numeric
+    or None (none). ``keep``: columns named like an identifier (``id``, ``CustomerId``,
+    ``RowNumber``, …: left out by a public rule on the name, with a warning) to learn all the same.
+    ``values``/``bounds``: public value lists / bounds of some
+    columns (taken as given, nothing spent on them). ``vocabulary``: a YAML file of public value
+    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain.md, "Public
+    vocabularies"): their values are public candidates of every learned categorical column. ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
     (default 4: its rarest class must clear the threshold).
@@ -397,6 +435,10 @@ def infer_schema(
     from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
     path = data if isinstance(data, str) else None
@@ -408,7 +450,8 @@ def infer_schema(
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
                                    accountant=run.accountant, numeric=numeric, categorical=categorical,
                                    integer=integer, date=date, ignore=ignore, missing=missing, values=values,
-                                   bounds=bounds, options=options, source=source)
+                                   bounds=bounds, options=options, source=source, vocabulary=vocabulary,
+                                   keep_ids=keep)
         disc = learned.discovery
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
@@ -468,6 +511,12 @@ class DomainPlan(NamedTuple):
     #: the category lists' selection (DomainOptions.partition): publish keeps the per-column
     #: Laplace; the forest takes "auto" (docs/domain.md, "Many columns")
     partition: str = "laplace"
+    #: a file of public vocabularies added to the package's (dpkit.domain.vocabulary)
+    vocabulary: str | None = None
+    #: columns named like an identifier to learn all the same (``keep=``)
+    keep_ids: Names = None
+    #: public bounds (column → (lo, hi)): nothing spent on them
+    bounds: Mapping[str, Sequence[float]] | None = None
 
 
 
@@ -477,21 +526,31 @@ DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
-              values: Mapping[str, Sequence[str]] | None = None, **declared: Any) -> DomainPlan | None:
-    """``None`` when a schema is given (then ``delta``/``domain_share``/``ignore``/``values`` and
-    the declarations ``numeric``/``categorical``/``integer``/``date``/``missing`` must not be);
-    else the run's :class:`DomainPlan`, checked before anything is read or spent."""
+              values: Mapping[str, Sequence[str]] | None = None, vocabulary: str | None = None, *,
+              keep_ids: Names = None, bounds: Mapping[str, Sequence[float]] | None = None,
+              **declared: Any) -> DomainPlan | None:
+    """``None`` when a schema is given (then ``domain_share``/``ignore``/``keep``/``values``/
+    ``bounds``/``vocabulary`` and the declarations ``numeric``/``categorical``/``integer``/``date``/
+    ``missing`` must not be, and a ``delta`` is checked and left unused: the domain is public,
+    nothing else in these runs spends a δ, and a script that passes the same ``--delta`` to every
+    run works with or without a schema); else the run's :class:`DomainPlan`, checked before
+    anything is read or spent."""
     from dpkit.engine import engine_name
 
     unknown = sorted(set(declared) - set(DECLARATIONS))
     if unknown:
         raise DpkitUsageError(f"unknown declaration(s) {', '.join(unknown)}", param=unknown[0])
     if schema is not None:
-        for name, value in (("domain_share", domain_share), ("delta", delta), ("ignore", ignore),
-                            ("values", values), *declared.items()):
+        if delta is not None:
+            check_delta(delta)  # a malformed δ is still a usage error
+        for name, value in (("domain_share", domain_share), ("ignore", ignore), ("keep", keep_ids),
+                            ("values", values), ("bounds", bounds), ("vocabulary", vocabulary),
+                            *declared.items()):
             if value is not None:
                 hint = {"ignore": "; declare the column 'type: ignore' in the schema",
-                        "values": "; a schema lists its values itself"}.get(
+                        "keep": "; a schema declares every column itself",
+                        "values": "; a schema lists its values itself",
+                        "bounds": "; a schema gives its bounds itself"}.get(
                             name, "; a schema declares it itself" if name in DECLARATIONS else "")
                 raise DpkitUsageError(f"{name} applies only without a schema (the domain is then learned){hint}",
                                       param=name)
@@ -504,7 +563,13 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
-    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None})
+    if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
+        from dpkit.domain.vocabulary import load
+
+        load(vocabulary)
+    return DomainPlan(d, share, ignore, keep, values, {k: v for k, v in declared.items() if v is not None},
+                      vocabulary=None if vocabulary is None else os.fspath(vocabulary),
+                      keep_ids=keep_ids, bounds=bounds)
 
 
 def learned_schema_path(output: str | None) -> str | None:
@@ -567,10 +632,11 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
     with _strings(data, reading, engine, spark_master) as (strings, source, first):
         learned = learn_schema(strings, target=target, epsilon=eps, delta=delta, rng=run.rng,
                                accountant=run.accountant, ignore=learn.ignore, keep=learn.keep,
+                               keep_ids=learn.keep_ids, bounds=learn.bounds,
                                values=learn.values, source=source, **declared,
                                options=DomainOptions(empty="ignore", missing_policy=learn.missing_policy,
                                                      partition=learn.partition),
-                               structural_missing=learn.structural_missing)
+                               structural_missing=learn.structural_missing, vocabulary=learn.vocabulary)
         _warn_left_out(learned)
         _warn_delta(delta, learned.discovery.noisy_records)
         schema = learned.schema if path is None else dataclasses.replace(learned.schema, path=path)
@@ -584,11 +650,19 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
 
 def _warn_left_out(learned: Learned) -> None:
     """One warning naming the predictors left out for want of a value above the threshold."""
-    out = [n for n in learned.discovery.notes if n.left_out]
+    out = [n for n in learned.discovery.notes if n.left_out and n.kind == "categorical"]
     if out:
         taus = sorted({n.threshold for n in out if n.threshold is not None})
         warn(
             f"column(s) {', '.join(repr(n.name) for n in out)} left out: no value is held by enough records "
             f"to be released (threshold {', '.join(map(str, taus))} records); raise epsilon or domain_share to "
-            "keep them, or write a schema", DpkitWarning)
+            "keep them, or write a schema; a column of identifiers (its values rarely repeat) is better left out "
+            "with ignore=, which spends nothing on it", DpkitWarning)
+    few = [n for n in learned.discovery.notes if n.left_out and n.kind == "numeric"]
+    if few:
+        # decided on a noisy count of each column's numbers (dpkit.domain.discover.FEW_VALUES): its
+        # presence is a DP outcome, and it names no count
+        warn(f"numeric column(s) {', '.join(repr(n.name) for n in few)} left out: too few values to learn "
+             "bounds from (judged on a noisy count); give public bounds with bounds= (nothing is spent on them) "
+             "to keep them", DpkitWarning, param="bounds")
 

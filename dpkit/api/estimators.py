@@ -130,6 +130,15 @@ def _points(frame: Any, dates: Sequence[str]) -> np.ndarray:
     return out.to_numpy(dtype=float)
 
 
+def _series_name(y: Any) -> str | None:
+    """The name of ``y`` when it is a named pandas Series (its text), else None."""
+    import pandas as pd
+
+    if isinstance(y, pd.Series) and y.name is not None and str(y.name).strip():
+        return str(y.name)
+    return None
+
+
 def _check_y(y: Any) -> np.ndarray:
     """``y`` as scikit-learn's classifiers take it: given, of class labels (not continuous), a
     column vector raveled with a ``DataConversionWarning``."""
@@ -237,7 +246,8 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         With ``delta``: the share of ε that learns the domain (None: 0.2).
     target : str, default=None
         The target's column name, as :func:`dpkit.forest`'s ``target`` (default: the schema's
-        target, else ``"y"``).
+        target, else the name of ``y`` when it is a named Series that names no column of ``X``,
+        else ``"y"``).
     target_name : str, default="deprecated"
         The name of ``target`` up to 0.5: deprecated, removed in 0.7 (a fit with it warns, as
         scikit-learn's renamed parameters do).
@@ -345,6 +355,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         from dpkit.api.inputs import schema_of
 
         df = _frame(X)
+        named = _series_name(y)
         y = _check_y(y)
         if y.ndim != 1 or len(y) != len(df):
             raise DataError(f"y must be 1-dimensional with one label per row of X ({len(df)}), got shape {y.shape}",
@@ -353,10 +364,13 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         columns = [str(c) for c in df.columns]
         df.columns = columns
         learn: dict[str, Any] = {}
+        # the target's name: target=, else a named Series' name (as scikit-learn users pass
+        # df["income"]), unless X has a column so named; else "y"
         given_target = self._target()
+        fallback = named if named is not None and named not in columns else "y"
         if self.schema is not None:
             schema, _ = schema_of(self.schema)
-            target = given_target or schema.target or "y"
+            target = given_target or schema.target or fallback
             # the schema says which columns are of no use, as dpkit.forest reads it
             ignored = {c for c in columns if c in schema.columns and schema.columns[c].kind == "ignore"}
             features = [c for c in columns if c not in ignored]
@@ -366,11 +380,11 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
                                       param="delta")
             # every column of X: those the learning leaves out (no value above its threshold) are
             # then left out of the forest, with the warning that names them
-            target, schema, features = given_target or "y", None, None
+            target, schema, features = given_target or fallback, None, None
             learn = {"delta": self.delta, "domain_share": self.domain_share,
                      "values": {target: [str(c) for c in self.classes]} if self.classes is not None else None}
         else:
-            target = given_target or "y"
+            target = given_target or fallback
             features = columns
             schema = _schema_from(columns, target=target, classes=self.classes, bounds=self.bounds,
                                   categories=self.categories)
@@ -387,7 +401,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         by_text = {str(c): c for c in labels}
         self.classes_ = np.asarray([by_text.get(c, c) for c in self.forest_.classes])
         self.report_ = self.forest_.report
-        note_fit(X, self.report_["privacy"]["epsilon_spent"])
+        note_fit(X, self.report_["privacy"]["epsilon_spent"], self.report_["privacy"].get("delta_spent", 0.0))
         self._columns = columns
         if hasattr(X, "columns"):  # scikit-learn's rule: only a DataFrame's columns are feature names
             self.feature_names_in_ = np.asarray(columns, dtype=object)
@@ -538,7 +552,7 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
                                    random_state=self.random_state, ledger=booking(self.ledger, X), **options)
         self.cluster_centers_ = self.clustering_._centres()
         self.report_ = self.clustering_.report
-        note_fit(X, self.report_["privacy"]["epsilon_spent"])
+        note_fit(X, self.report_["privacy"]["epsilon_spent"], self.report_["privacy"].get("delta_spent", 0.0))
         self.n_features_in_ = len(columns)
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray(columns, dtype=object)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.console import owner_records
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.types import DataLike, Reading, SchemaLike, later
 from dpkit.validate import renamed
@@ -97,6 +98,7 @@ def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[
     return numeric_columns(cdf, columns, name, times), times
 
 
+@owner_records()
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
                         **reading: Unpack[Reading]) -> dict[str, Any]:
@@ -146,6 +148,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
                               reference=reference)
 
 
+@owner_records()
 def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
                    test: str | None = None, target: str | None = None, positive: str | None = None,
@@ -264,11 +267,13 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
 
 
 @renamed("evaluate_classifier")
+@owner_records()
 def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None = None,
                         predictions: DataLike | None = None, dpkit_model: str | None = None,
                         baseline: DataLike | None = None, baseline_test: DataLike | None = None,
                         schema: SchemaLike | None = None, model: str = "tree", positive: str | None = None,
-                        weight_column: str | None = None, random_state: int = 0) -> dict[str, Any]:
+                        weight_column: str | None = None, random_state: int = 0,
+                        roc_curve: bool = False) -> dict[str, Any]:
     """Accuracy, balanced accuracy, precision/recall/F1, ROC AUC and the confusion matrix of a
     classifier trained on ``train`` (e.g. a release, scored as the MAXGDDP and DiffGen papers score
     theirs), of ``predictions`` (aligned with ``test``), or of a ``dpkit_model`` forest, on
@@ -278,7 +283,8 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
     ``baseline_test`` (the raw splits) add the same classifier trained on raw data and the
     majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
     DataFrames. ``random_state``: the seed of the classifier trained on ``train`` (``seed``
-    before 0.5, deprecated).
+    before 0.5, deprecated). ``roc_curve``: also the ROC curve's points of a two-class task
+    (``roc_curve``, ``baseline_roc_curve``: the positive class's false and true positive rates).
     """
     from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.data.table import read_table
@@ -324,7 +330,7 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
         train_df, test_df, target, model=model, schema=sch, positive=positive, weight_column=weight_column,
         seed=random_state, baseline_train=base, baseline_test=base_test, predictions=pred, proba=proba,
         predictor=dpkit_model_predictor(dpkit_model, source=test_name) if dpkit_model else None,
-        sources=(train_name, test_name, base_name, base_test_name),
+        sources=(train_name, test_name, base_name, base_test_name), curve=roc_curve,
     )
     if dpkit_model:
         result["model"] = "dpkit-forest"

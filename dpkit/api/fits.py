@@ -26,7 +26,7 @@ import numpy as np
 
 from dpkit.errors import PrivacyLeakWarning
 
-#: per column signature: (sorted distinct row hashes, ε the fits of this process spent on each)
+#: per column signature: (sorted distinct row hashes, (ε, δ) the fits of this process spent on each)
 _SPENT: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 _LOCK = threading.Lock()
 
@@ -39,11 +39,13 @@ def booking(ledger: Any, X: Any) -> Any:
     return Booking(ledger, X if in_memory(X) else np.asarray(X))  # a list of rows: as an array
 
 
-def note_fit(X: Any, epsilon: float) -> float:
-    """Count ``epsilon`` spent on every row of ``X``; warn when some rows were fitted before.
+def note_fit(X: Any, epsilon: float, delta: float = 0.0) -> float:
+    """Count ``epsilon`` (and ``delta``) spent on every row of ``X``; warn when some rows were fitted before.
 
     Returns the largest ε any row of ``X`` has now spent in this process's fits (this one's
-    included). Called once the fit has spent (its report is built).
+    included). Called once the fit has spent (its report is built). The warning adds up δ as
+    well (basic composition: the δ of the fits a record is in add up, as their ε do), and names
+    it when any of those fits spent one.
     """
     from dpkit.data.fingerprint import as_frame, row_hashes
 
@@ -51,21 +53,24 @@ def note_fit(X: Any, epsilon: float) -> float:
     assert rows is not None  # in memory: as_frame gave a DataFrame
     signature, hashes = rows
     with _LOCK:
-        keys, spent = _SPENT.get(signature, (np.empty(0, np.uint64), np.empty(0)))
+        keys, spent = _SPENT.get(signature, (np.empty(0, np.uint64), np.empty((0, 2))))
         pos = np.searchsorted(keys, hashes)
         known = pos < len(keys)
         known[known] = keys[pos[known]] == hashes[known]
         before = spent[pos[known]]
         merged = np.union1d(keys, hashes)
-        total = np.zeros(len(merged))
+        total = np.zeros((len(merged), 2))
         total[np.searchsorted(merged, keys)] = spent
-        total[np.searchsorted(merged, hashes)] += float(epsilon)
+        total[np.searchsorted(merged, hashes)] += (float(epsilon), float(delta))
         _SPENT[signature] = (merged, total)
-    most = float(before.max()) + float(epsilon) if len(before) else float(epsilon)
+    most = float(before[:, 0].max()) + float(epsilon) if len(before) else float(epsilon)
     if len(before):
+        most_delta = float(before[:, 1].max()) + float(delta)
+        spent_now = f"epsilon={float(epsilon):g}" + (f", delta={float(delta):g}" if delta else "")
+        in_all = f"epsilon={most:g}" + (f" and delta={most_delta:g}" if most_delta else "")
         warnings.warn(
-            f"this fit spent epsilon={float(epsilon):g} on rows that earlier fits in this session already used: "
-            f"those records have now spent up to epsilon={most:g} in all (sequential composition: every fit is "
+            f"this fit spent {spent_now} on rows that earlier fits in this session already used: "
+            f"those records have now spent up to {in_all} in all (sequential composition: every fit is "
             "a release of its training rows; a k-fold cross-validation spends (k-1)*epsilon on each record)",
             PrivacyLeakWarning, stacklevel=_user_level())
     return most

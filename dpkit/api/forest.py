@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     check_columns,
@@ -24,6 +25,7 @@ from dpkit.api.inputs import (
     schema_of,
     source_path,
 )
+from dpkit.console import owner_records
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
@@ -94,9 +96,21 @@ class Forest:
                     f"classes {_names(list(m.classes), 6)}>",
                     [self._privacy_line(), f"features ({len(m.features)}): {_names([f.name for f in m.features])}"])
 
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
+
+        return report_card(self, path, **options)
+
     def _repr_html_(self) -> str:
         from dpkit.api.display import card
 
+        if self.report is not None:
+            from dpkit.api.card import report_card
+
+            return report_card(self, embed=True)
         m = self.model
         facts = {"algorithm": "DiffPRFs (Mu et al. 2016)", "privacy": self._privacy_line(), "target": m.target,
                  "classes": ", ".join(map(str, m.classes)), "trees": len(m.trees),
@@ -126,22 +140,22 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
+    @owner_records()
     def predict_proba(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
         (a value equal to the schema's missing token follows the branch with the most noisy
         records). ``data``: a path, ReadOptions or DataFrame (read as :func:`dpkit.publish` reads);
-        the rows are ``data``'s, in its order, with a DataFrame's index. A forest trained on a
-        DataFrame whose target was int, bool or float names its columns by the classes
-        themselves, in that dtype (:attr:`labels`: ``proba[1]``), as :meth:`predict` returns them."""
+        the rows are ``data``'s, in its order, with a DataFrame's index. The columns are named
+        ``p_<class>`` whatever the target's dtype (``p_0``/``p_1`` for a 0/1 int target, as for
+        text classes and as ``dpkit forest predict --proba`` writes them); :attr:`labels` lists the
+        classes in the target's dtype, in the columns' order."""
         import pandas as pd
 
         X, index = self._features(data, check_reading(reading, "predict_proba"))
         probs = self.model.predict_proba(X)
-        names = self.labels if self.model.target_dtype is not None else [f"p_{c}" for c in self.model.classes]
-        out = pd.DataFrame(probs, index=index, columns=range(len(names)))
-        out.columns = pd.Index(names, dtype=self.model.target_dtype or object)
-        return out
+        return pd.DataFrame(probs, index=index, columns=pd.Index([f"p_{c}" for c in self.model.classes], dtype=object))
 
+    @owner_records()
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
@@ -250,7 +264,10 @@ def forest(
     delta: float | None = None,
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
+    keep: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    vocabulary: str | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -293,7 +310,7 @@ def forest(
         the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
-    delta, domain_share, ignore, values, numeric, categorical, integer, date, missing : optional
+    delta, domain_share, ignore, keep, values, bounds, vocabulary, numeric, categorical, integer, date, missing : optional
         Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
         ``columns``, of those columns and the target only).
     **options
@@ -306,6 +323,8 @@ def forest(
     Forest
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
+        del call["bounds"]
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import target_dtype
@@ -318,8 +337,9 @@ def forest(
     # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
     # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, numeric=numeric, categorical=categorical,
-                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, vocabulary=vocabulary,
+                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
+                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
         # gained on every wide table measured (UCI mushroom, held out: 0.87 -> 0.94); publish lost

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
-from dpkit.errors import DataError, DpkitUsageError
+from dpkit.console import owner_records
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, SchemaLike, later
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class ReleaseLike(Protocol):
     report: dict[str, Any]
     schema: Any
 
+@owner_records()
 def generalize(
     data: DataLike,
     cut: ReleaseLike | Mapping[str, Any] | str | os.PathLike[str],
@@ -68,9 +70,12 @@ def generalize(
     pandas.DataFrame or None
         Every input row, in input order (a DataFrame's index is kept). The class column is kept
         as it is when ``data`` has it. A missing value becomes the cut's node or bucket holding
-        it (``missing_policy: keep``), else ``(missing)``; a value the schema reads as its
-        catch-all leaf becomes the node holding ``(other)``; a number outside the bounds the
-        interval it is clipped into. Nothing is dropped.
+        it (``missing_policy: keep``), the column's one value when its cut is at the root, else
+        ``(missing)``; a category the schema does not list becomes the node holding its
+        ``other:`` leaf, else it is missing; so is a number or date that does not parse; a
+        number outside the bounds becomes the interval it is clipped into. Nothing is dropped
+        or refused: one warning says what was read as missing (counts for the data owner,
+        :func:`dpkit.set_verbosity`).
     """
     from dpkit.engine import engine_name
     from dpkit.run import check_output_paths
@@ -96,26 +101,24 @@ def generalize(
             f"{where}: not a `dpkit publish` report (no release.cut), nor a kanon-select one made with generalize"
         )
     schema_obj = _schema(schema, params, where)
+    from dpkit.data.unknown import mapping_warning
     from dpkit.release.cut import Cut
-    from dpkit.release.generalized import Generalizer
+    from dpkit.release.generalized import Generalizer, reading_schema
 
     target = release.get("target") or params.get("target") or schema_obj.target
     released = Cut.from_json(schema_obj, target, release["cut"], source=where)
-    # every row comes out: missing values are read as values (the cut's node or bucket holding
-    # them, else "(missing)"), never dropped (issue 36 item 3)
-    reading_schema = schema_obj.keeping_missing()
+    # every row comes out: a missing value, a category the schema does not list, a number that
+    # does not parse are the column's missing value (the cut's node or bucket holding it, the
+    # root of a cut at its root, else "(missing)"), never dropped or refused
+    lenient = reading_schema(schema_obj)
     if spark:
         if out is None:
             raise DpkitUsageError("output is required on the Spark engine (the rows are written by Spark)",
                                   param="output")
-        _spark(read_options(data, **reading), reading_schema, released, release, target, out, output_delimiter,
+        _spark(read_options(data, **reading), lenient, released, release, target, out, output_delimiter,
                spark_master)
         return None
     from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
-    from dpkit.data.encode import encode
-    from dpkit.data.output import write_csv
-    from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import load
 
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
@@ -123,18 +126,79 @@ def generalize(
     if is_dataframe(data):
         check_columns(data)
         wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
-        table = encode(as_strings(data, wanted, reading_schema), reading_schema, wanted, source=DATAFRAME,
-                       first_line=0)
+        strings = as_strings(data, wanted, lenient)
+        table, unknown = _encode(strings, schema_obj, lenient, wanted, DATAFRAME, 0)
         index = data.index  # every row is kept, in order: the caller's index lines them up
     else:
-        opts = read_options(data, **reading)
-        header_names = header_of(opts)
-        wanted = [c for c in order if c in released.attributes or (c == target and c in header_names)]
-        table = load(opts, reading_schema, wanted)
-    rows = Generalizer.of(released, reading_schema, wanted)(table.columns, index=index)
+        table, unknown, wanted = _load(read_options(data, **reading), schema_obj, lenient, order, released, target)
+    rows, unheld = Generalizer.of(released, lenient, wanted).labelled(table.columns, index=index)
+    if index is not None and target in wanted:
+        rows[target] = _target_in_dtype(rows[target], data[target])
+    policy = schema_obj.missing_policy
+    message = mapping_warning(table.source, table.n_rows, unknown, unheld, policy)
+    if message:
+        warn(message, DpkitWarning)
     if out is not None:
+        from dpkit.data.output import write_csv
+
         write_csv(rows, out, delimiter=output_delimiter)
     return rows
+
+
+def _encode(strings: pd.DataFrame, schema: Schema, lenient: Schema, wanted: list[str], source: str,
+            first_line: int) -> tuple[Any, dict[str, Any]]:
+    """(the records encoded against the lenient reading schema, the values ``schema`` does not read)."""
+    from dpkit.data.encode import encode
+    from dpkit.data.unknown import unknown_values
+
+    unknown = unknown_values(strings, schema, wanted, first_line)
+    return encode(strings, lenient, wanted, source=source, first_line=first_line), unknown
+
+
+def _load(opts: Any, schema: Schema, lenient: Schema, order: list[str], cut: Any,
+          target: str) -> tuple[Any, dict[str, Any], list[str]]:
+    """A file's records encoded for :class:`~dpkit.release.generalized.Generalizer`, the values
+    the schema does not read, and the columns read. The fast columnar reader first, with the
+    schema as it is (missing values kept); only when it meets a value the schema does not read
+    is the file read again as strings, to encode every value leniently and count those values
+    for the warning."""
+    import warnings
+
+    from dpkit.data.source import first_line
+    from dpkit.data.table import column_names as header_of
+    from dpkit.data.table import load, read_table
+    from dpkit.release.generalized import reading_schema
+
+    header_names = header_of(opts)
+    wanted = [c for c in order if c in cut.attributes or (c == target and c in header_names)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            table = load(opts, reading_schema(schema, lenient=False), wanted)
+        except DataError:
+            table = None
+    if table is not None:
+        for w in caught:  # the fast read's own warnings (clipped values), said once
+            warn(w.message, w.category)
+        return table, {}, wanted
+    strings = read_table(opts)
+    table, unknown = _encode(strings, schema, lenient, wanted, opts.name, first_line(opts))
+    return table, unknown, wanted
+
+
+def _target_in_dtype(generalized: Any, given: Any) -> Any:
+    """The generalized target column in the dtype of the caller's (an int, bool or float target
+    stays one, so ``rows.y == 1`` compares what it says); a row whose class the release does not
+    hold (its missing label) is NA, in the dtype's nullable form. Any other dtype: unchanged."""
+    import pandas as pd
+
+    if given.dtype.kind not in "biuf":
+        return generalized
+    same = generalized.to_numpy(dtype=object) == given.map(str).to_numpy(dtype=object)
+    if same.all():
+        return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name, dtype=given.dtype)
+    nullable = {"b": "boolean", "i": "Int64", "u": "UInt64", "f": "Float64"}[given.dtype.kind]
+    return pd.Series(given.to_numpy(), index=generalized.index, name=generalized.name).astype(nullable).where(same)
 
 
 def _report_of(cut: Any) -> tuple[dict[str, Any], str, Any]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import (
     DATAFRAME,
     is_dataframe,
@@ -84,16 +85,18 @@ class KAnonymousTable:
                     [self.summary(), f"columns: {_names(self.columns)}",
                      f"candidates: {_names(list(rel.get('candidates', [])))}"])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import card
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        rel, privacy = self.report.get("release", {}), self.report.get("privacy", {})
-        facts = {"algorithm": self.report.get("algorithm"),
-                 "guarantee": f"k-anonymity, k={privacy.get('k')} (no epsilon is spent)",
-                 "summary": self.summary(), "columns": ", ".join(self.columns)}
-        levels = rel.get("generalization", {}).get("levels", {})
-        domains = {c: [levels[c].get("meaning", "")] for c in rel.get("selected", []) if c in levels} or None
-        return card("dpkit KAnonymousTable", facts, None, domains, self.table, domains_title="Generalization")
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True, head=self.table)
 
     def summary(self) -> str:
         """One line: the quasi-identifiers kept (with their levels), what was suppressed, the

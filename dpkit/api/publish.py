@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.card import CardOptions
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
@@ -111,15 +112,18 @@ class Release:
                      f"cut: {rel.get('cells', 0):,} cells" + (f"; expected noise share {rel['expected_noise_share']:.0%}"
                                                               if "expected_noise_share" in rel else "")])
 
-    def _repr_html_(self) -> str:
-        from dpkit.api.display import card, privacy_line
+    def card(self, path: str | os.PathLike[str] | None = None, **options: Unpack[CardOptions]) -> str:
+        """The release card of this run (:func:`dpkit.report_card`, docs/report.md): one HTML
+        page, returned, and written to ``path`` when given. ``options``: ``test`` and
+        ``target`` (the owner's test rows), ``baseline``, ``ledger``, ``dataset``, ``schema``."""
+        from dpkit.api.card import report_card
 
-        rel = self.report.get("release", {})
-        facts = {"algorithm": self.report.get("algorithm"), "privacy": privacy_line(self.report),
-                 "records released": f"{rel.get('released_records', 0):,}", "columns": len(self.columns),
-                 "target": rel.get("target"), "cells": f"{rel.get('cells', 0):,}"}
-        cut = {c: list(v) for c, v in self.noisy.cut.labels().items()}
-        return card("dpkit Release", facts, self.report, cut, self.table)
+        return report_card(self, path, **options)
+
+    def _repr_html_(self) -> str:
+        from dpkit.api.card import report_card
+
+        return report_card(self, embed=True, head=self.table)
 
     @property
     def cut(self) -> dict[str, Any]:
@@ -174,7 +178,10 @@ def publish(
     delta: float | None = None,
     domain_share: float | None = None,
     ignore: str | list[str] | None = None,
+    keep: str | list[str] | None = None,
     values: dict[str, list[str]] | None = None,
+    vocabulary: str | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
     numeric: str | list[str] | None = None,
     categorical: str | list[str] | None = None,
     integer: str | list[str] | None = None,
@@ -231,13 +238,26 @@ def publish(
         Without a schema: the domain is learned under DP inside the run (docs/domain.md) with
         ``domain_share`` of ε (default 0.2) and δ ``delta`` (required then, e.g. 1e-6); the
         rest of ε runs the release, the report is (ε, δ)-DP, and with ``output`` the learned
-        schema is written beside it (``<output stem>.schema.yaml``, named in the report).
+        schema is written beside it (``<output stem>.schema.yaml``, named in the report). With a
+        schema ``delta`` is unused (the domain is public; the run is ε-DP).
     ignore : list of str or "a,b", optional
         Without a schema: columns the learned schema declares ignore (a sampling weight, an
         identifier): no budget is spent on them. With a schema, declare them there.
+    keep : list of str or "a,b", optional
+        Without a schema: columns named like an identifier (``id``, ``ID``, ``*_id``,
+        ``CustomerId``, ``RowNumber``, ``index``, ``Unnamed: 0``: left out by a public rule on
+        the name, with one warning; docs/domain.md, "Identifiers") to learn all the same.
+    bounds : dict, optional
+        Without a schema: public bounds (column → (lo, hi)), taken as given, nothing spent on
+        them: a numeric column left out for too few values is kept with them.
     values : dict, optional
         Without a schema: public value lists (column → values), e.g. the target's class names
         when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
+    vocabulary : str, optional
+        Without a schema: a YAML file of public value lists (name → values) added to the
+        package's vocabularies (yes/no, 0/1, true/false, male/female, months, weekdays): values
+        named there are public candidates of every learned categorical column, listed by a
+        pure-ε rule on their noisy counts (docs/domain.md, "Public vocabularies").
     numeric, categorical, integer, date : list of str or "a,b", optional
         Without a schema: columns declared of that type (public; ``integer``: numeric columns of
         whole numbers). Every other column's type and whole-number flag is learned under DP in
@@ -260,6 +280,8 @@ def publish(
     Release
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
+    if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
+        del call["bounds"]
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.privacy import derive_seed
     from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
@@ -271,8 +293,9 @@ def publish(
 
     schema_obj, schema_name = schema_of(schema)
     schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, numeric=numeric, categorical=categorical,
-                      integer=integer, date=date, missing=missing)  # a DomainPlan when learning
+    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, vocabulary=vocabulary,
+                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
+                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
         # empty cell of the release where nothing is missing (docs/domain.md, "Missing values":

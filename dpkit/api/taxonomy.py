@@ -166,13 +166,18 @@ def draft_schema(
     delimiter: str | None = None,
     output_name: str = "<schema>",
     ignore: str | list[str] | None = None,
+    keep: str | list[str] | None = None,
 ) -> SchemaText:
     """A NON-private draft schema read from ``data`` (``draft: true``), for a person to review.
 
     Numeric columns get bounds rounded outward, text columns a flat list of their values,
     identifier-like columns (more than ``max_categories`` values) ``ignore``; ``missing`` is
     the missing token (``"auto"`` picks a common one if present; None declares none); ``ignore``:
-    columns declared ``ignore`` (a list or "a,b").
+    columns declared ``ignore`` (a list or "a,b"); ``keep``: columns named like an identifier
+    (``id``, ``*_id``, ``CustomerId``, ``RowNumber``, …: drafted ``ignore`` with a REVIEW comment)
+    to draft as any other. Numeric bounds come from the 1–99 % quantiles (widened to the extremes
+    unless those are outliers), rounded, with the
+    data's min and max in the column's comment.
     """
     from dpkit.api.inputs import read_options
     from dpkit.data.importers import dump_schema
@@ -188,8 +193,9 @@ def draft_schema(
     ignored = names(ignore, "ignore", [str(c) for c in df.columns])
     if target is not None and target in ignored:
         raise DpkitUsageError(f"ignore: the target {target!r} cannot be ignored", param="ignore")
+    kept = names(keep, "keep", [str(c) for c in df.columns])
     drafted = draft_from_data(df.drop(columns=ignored), target=target, max_categories=max_categories, missing=missing,
-                           source=name)
+                           source=name, keep=[c for c in kept if c not in ignored])
     if ignored:  # in the data's column order
         cols = drafted["columns"]
         drafted["columns"] = {str(c): ({"type": "ignore", "_comment": "declared ignore"} if c in ignored else cols[c])

@@ -60,10 +60,10 @@ def completion(shell: str) -> None:
 
 
 def _register() -> None:
-    from dpkit.cli import budget, cluster, evaluate, forest, kanon, publish, taxonomy
+    from dpkit.cli import budget, cluster, evaluate, forest, kanon, publish, report, taxonomy
 
     for cmd in (publish.command, publish.generalize, forest.command, cluster.command, kanon.command,
-                evaluate.command, taxonomy.command, budget.command, completion):
+                evaluate.command, report.command, taxonomy.command, budget.command, completion):
         cli.add_command(cmd)
 
 

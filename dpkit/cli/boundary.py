@@ -108,10 +108,9 @@ def cli_message(exc: BaseException) -> str:
     Python spells it (``pass delimiter=``, ``name='value'``) becomes the flag (``--name value``);
     a message about a parameter that neither starts with nor mentions it gets the flag after it,
     in brackets. A line break in the message (from a quoted data value) is written ``\\n``."""
-    from dpkit.errors import DETAIL_HINT
+    from dpkit.cli.options import cli_hint
 
-    text = str(exc).replace(DETAIL_HINT, " (-v shows the detail)")  # the flag in Python's words' place
-    text = one_line(text)
+    text = one_line(cli_hint(str(exc)))  # the flag in Python's words' place; one line
     param = getattr(exc, "param", None)
     names = _parameter_names() | ({param} if param else set())
     mention = re.compile(r"(?<![\w-])([a-z_]+)=(?:'([^']*)'|(?!\w))")

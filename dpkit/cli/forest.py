@@ -115,7 +115,9 @@ def predict(model_path: str, data: str, output: str, proba: bool, keep: str | No
 
     Spends no privacy budget (the model is already differentially private). The output
     column is named after the model's target; rows keep the input order. A value equal
-    to the schema's missing token follows the branch with the most (noisy) records.
+    to the schema's missing token follows the branch with the most (noisy) records (or the
+    missing branch or leaf a `keep` schema trained); so does a category the model does not
+    know or a number that does not parse, with one warning: every row is scored.
 
     \b
     Example:

@@ -82,10 +82,22 @@ def dpkit_command(name: str, group: click.Group | None = None, *, cls: type | No
     return make
 
 
+#: the command line's words for :data:`dpkit.errors.DETAIL_HINT` (its flag, not Python's call)
+CLI_DETAIL_HINT = " (-v shows the detail)"
+
+
+def cli_hint(text: str) -> str:
+    """``text`` with the library's hint for the owner's detail (:func:`dpkit.set_verbosity`) in the
+    command line's words (``-v``), wherever it is in the text."""
+    from dpkit.errors import DETAIL_HINT
+
+    return text.replace(DETAIL_HINT, CLI_DETAIL_HINT).replace(DETAIL_HINT.strip(" ()"), CLI_DETAIL_HINT.strip(" ()"))
+
+
 def say(message: str) -> None:
     """A progress or result line on stderr, unless -q (cron)."""
     if not quiet():
-        click.echo(message, err=True)
+        click.echo(cli_hint(message), err=True)
 
 
 #: -v/--verbose, --debug and -q/--quiet, accepted by the group and by every command. Two things
@@ -233,22 +245,34 @@ def domain_keywords(p: dict) -> dict[str, Any]:
     (publish, forest train)."""
     return dict(schema=p["schema_path"], target=p["target"], on_invalid=p.get("on_invalid") or "error",
                 delta=p.get("delta"), domain_share=p.get("domain_share"), ignore=p.get("ignore"),
-                values=public_values(p.get("public_values")), **declarations(p))
+                keep=p.get("keep"), values=public_values(p.get("public_values")),
+                bounds=public_bounds(p.get("public_bounds")), vocabulary=p.get("vocabulary"), **declarations(p))
 
 
 #: --delta, --domain-share, --ignore, --values and the declarations: a run without --schema
 #: learns its domain (docs/domain.md)
 domain_options = stack(
     click.option("--delta", default=None, metavar="δ",
-                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3)."),
+                 help="Without --schema: the δ of the domain learning, e.g. 1e-6 (0 < δ ≤ 1e-3); "
+                 "with --schema unused (the domain is public: the run is ε-DP)."),
     click.option("--domain-share", default=None, metavar="S",
                  help="Without --schema: the share of ε that learns the domain [default: 0.2]."),
     click.option("--ignore", default=None, metavar="A,B",
                  help="Without --schema: columns to leave out of the learned schema (a sampling weight, "
                  "an identifier); no budget is spent on them."),
+    click.option("--keep", default=None, metavar="A,B",
+                 help="Without --schema: columns named like an identifier (id, *_id, CustomerId, RowNumber, "
+                 "index, ...: left out by default, a rule on the name) to learn all the same."),
     click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
                  help="Without --schema: a column's public value list, e.g. the target's classes "
                  "(taken as given, no budget spent; repeatable)."),
+    click.option("--vocabulary", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+                 help="Without --schema: a YAML file of public value lists (name: [a, b, ...]) added to the "
+                 "built-in ones (yes/no, 0/1, true/false, male/female, months, weekdays): their values are "
+                 "listed when their noisy counts clear a pure-ε threshold (docs/domain.md)."),
+    click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
+                 help="Without --schema: a numeric column's public bounds (taken as given, no budget spent; "
+                 "repeatable)."),
     declaration_options(),
 )
 
@@ -264,6 +288,19 @@ def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
             raise dpkit.DpkitUsageError(f"{flag} gives column {col.strip()!r} twice")
         out[col.strip()] = text.strip()
     return out
+
+
+def public_bounds(items: tuple[str, ...] | None) -> dict[str, tuple[float, float]] | None:
+    """``--bounds COL=LO:HI`` flags as the library's ``bounds=`` (None when none is given)."""
+    from dpkit.kmeans.common import parse_bounds
+
+    out = {}
+    for col, text in pairs(items, "--bounds").items():
+        (lo, *more), (hi, *_) = parse_bounds(text)  # the one LO:HI parser (cluster's --bounds)
+        if more:
+            raise dpkit.DpkitUsageError(f"--bounds takes one LO:HI per column, got {col}={text!r}")
+        out[col] = (lo, hi)
+    return out or None
 
 
 def public_values(items: tuple[str, ...] | None) -> dict[str, list[str]] | None:
@@ -363,11 +400,11 @@ def emit(as_json: bool, result: Any, tables: list[Table] | None = None, lines: l
     if as_json:
         import json
 
-        click.echo(json.dumps(result, indent=2, ensure_ascii=ascii, default=str), err=data_on_stdout)
+        click.echo(cli_hint(json.dumps(result, indent=2, ensure_ascii=ascii, default=str)), err=data_on_stdout)
     elif tables is not None:
         show(tables, lines)
     elif lines is not None:
-        click.echo("\n".join(lines))
+        click.echo(cli_hint("\n".join(lines)))
 
 
 def emit_run_result(doc: dict[str, Any], output: str, /, extra: dict[str, Any] | None = None, **files: str | None) -> None:
@@ -384,7 +421,7 @@ def show(tables: list[Table], lines: list[str] | None = None) -> None:
 
     if not sys.stdout.isatty():
         for line in lines if lines is not None else ["\t".join(r) for _, h, rows in tables for r in (h, *rows)]:
-            click.echo(line)
+            click.echo(cli_hint(line))
         return
     from rich.console import Console
     from rich.table import Table as RichTable

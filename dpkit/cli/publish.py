@@ -102,8 +102,10 @@ def generalize(data: str, cut_path: str, schema_path: str | None, output: str, *
 
     Every predictor value becomes the taxonomy node or interval of the released cut that
     contains it, so a test split (or new records to score) matches the released table's
-    columns. The class column is kept as it is when present. Rows with missing values follow
-    the schema's policy. This reads only DATA and the public report: it is not a release of
+    columns. The class column is kept as it is when present. Every row comes out, in order: a
+    missing value, a category the schema does not list and a number that does not parse are
+    read as missing (the cut's node holding it, the root of a column left at its root, else
+    '(missing)'), with one warning. This reads only DATA and the public report: it is not a release of
     the training data and spends no ε. With a `kanon-select --generalize` report, DATA is
     projected on the kept quasi-identifiers (+ the target), each generalized to its chosen
     level; no record is suppressed (a test split is not released).

@@ -129,8 +129,14 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
               "one record is listed.")
 @declaration_options("Private mode", date_default="", missing=False)
 @click.option("--ignore", "ignore_cols", default=None, metavar="A,B", help="Columns to declare ignore.")
+@click.option("--keep", "keep_cols", default=None, metavar="A,B",
+              help="Columns named like an identifier (id, *_id, CustomerId, RowNumber, index, ...: declared "
+              "ignore by default, a rule on the name) to draft or learn all the same.")
 @click.option("--values", "public_values", multiple=True, metavar="COL=A,B,...",
               help="Private mode: a column's public value list (taken as given, no budget spent; repeatable).")
+@click.option("--vocabulary", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+              help="Private mode: a YAML file of public value lists (name: [a, b, ...]) added to the built-in "
+              "ones (yes/no, 0/1, months, ...), listed by a pure-ε rule (docs/domain.md).")
 @click.option("--bounds", "public_bounds", multiple=True, metavar="COL=LO:HI",
               help="Private mode: a numeric column's public bounds (taken as given; repeatable).")
 @click.option("--levels", type=click.IntRange(0, 8), default=None, metavar="L",
@@ -163,8 +169,9 @@ def infer(**p: Any) -> None:
 
     \b
     Without --epsilon: a NON-private draft for a person to review. Numeric columns get
-    bounds rounded outward, text columns a flat list of their values, identifier-like
-    columns 'ignore'. Category lists and bounds read from the data reveal it: replace them
+    bounds from robust quantiles (1 % and 99 %, widened to the extremes unless those are outliers) rounded,
+    with the data's min and max in a comment; text columns a flat list of their values;
+    columns named like an identifier (or whose values are all distinct) 'ignore'. Category lists and bounds read from the data reveal it: replace them
     with public knowledge before any private release.
 
     \b
@@ -184,15 +191,17 @@ def infer(**p: Any) -> None:
             read_options(data, p["encoding"], p["delimiter"], resolved=False), output=output, epsilon=epsilon,
             delta=delta, report=p["report"], bounds=pairs(p["public_bounds"], "--bounds"), missing=p["missing"],
             levels=p["levels"], target=p["target"], random_state=p["seed"], **declarations({**p, "missing": None}),
-            ignore=p["ignore_cols"], values=public_values(p["public_values"]), ledger=p["ledger"], engine=p["engine"],
-            spark_master=p["spark_master"], partition=p["partition"] or "laplace")
+            ignore=p["ignore_cols"], keep=p["keep_cols"], values=public_values(p["public_values"]),
+            ledger=p["ledger"], engine=p["engine"],
+            spark_master=p["spark_master"], partition=p["partition"] or "laplace",
+            **({"vocabulary": p["vocabulary"]} if p["vocabulary"] is not None else {}))
         if output == "-":
             click.echo(learned.yaml, nl=False)
         say(f"wrote {_shown(output)}: {learned.summary}, learned under (epsilon, delta)-DP "
             f"(epsilon={learned.report['privacy']['epsilon_spent']:.6g}, delta={float(delta):g}); report {report}")
         return
     private_only = {"--delta": delta, **{f"--{k}": p[k] for k in ("numeric", "categorical", "integer", "date", "levels",
-                                                                    "partition", "report", "seed")},
+                                                                    "partition", "report", "seed", "vocabulary")},
                     "--values": p["public_values"] or None, "--bounds": p["public_bounds"] or None,
                     "--engine spark": p["engine"] == "spark" or None}
     given = [flag for flag, value in private_only.items() if value is not None]
@@ -200,6 +209,7 @@ def infer(**p: Any) -> None:
         raise dpkit.DpkitUsageError(f"{given[0]} belongs to the private mode: give --epsilon (and --delta) too")
     drafted = dpkit.draft_schema(read_options(data, p["encoding"], p["delimiter"]), target=p["target"],
                            max_categories=p["max_categories"], output_name=output, ignore=p["ignore_cols"],
+                           keep=p["keep_cols"],
                            missing=None if p["missing"].lower() == "none" else p["missing"])
     drafted.write(output)
     say(f"wrote draft {_shown(output)}: {drafted.summary} — review it before use (not private)")

@@ -40,7 +40,7 @@ def write_categories(df: Any, path: str, *, delimiter: str = ",", mode: int = 0o
         if not _write_unquoted(df, path, delimiter, mode):
             write_csv(df, path, delimiter=delimiter, mode=mode)
         return
-    codes = [s.cat.codes.to_numpy() for s in cols]
+    codes = [s.array.codes for s in cols]
     if any((c < 0).any() for c in codes):
         write_csv(df, path, delimiter=delimiter, mode=mode)
         return
@@ -102,7 +102,7 @@ def _write_unquoted(df: Any, path: str, delimiter: str, mode: int = 0o644) -> bo
         if len(cols) == 1 and "" in values:
             return False  # a lone empty field is written as ""
         dictionaries.append(pa.array(values, type=pa.string()))
-    codes = [s.cat.codes.to_numpy() for s in cols]
+    codes = [s.array.codes for s in cols]
     head = io.StringIO()
     csv.writer(head, delimiter=delimiter, lineterminator="\n").writerow(list(df.columns))
     options = pacsv.WriteOptions(include_header=False, delimiter=delimiter, quoting_style="none")

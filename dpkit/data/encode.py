@@ -19,7 +19,7 @@ import numpy as np
 from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
 from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
-from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
+from dpkit.errors import DataError, DpkitUsageError, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +40,9 @@ def encode(
 
     ``first_line`` is the line number of ``df``'s first row in messages (1 without a header).
 
-    Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error);
+    Missing tokens follow the schema's policy (``drop`` rows with a warning, or an error; a
+    value a column reads as missing — ``unparsable: missing``, ``unlisted: missing`` — is
+    dropped under ``error`` too, never refused);
     categorical values outside the taxonomy are an error naming line, column and value;
     numeric values must parse and be finite, and are clipped to the public bounds with a
     warning that counts them (docs/algorithms.md §0 rule 1).
@@ -72,6 +74,8 @@ def encode(
     failed: dict[str, np.ndarray] = {}  # row indices whose value did not convert
     rows = np.zeros(n, dtype=bool)
     first_missing: dict[str, int] = {}
+    first_token: dict[str, int] = {}  # the rows missing by a token: the only ones missing_policy: error refuses
+    missing_in: dict[str, list[np.ndarray]] = {}  # per column, the rows it drops (the owner's share)
     for c in wanted:
         col = schema.columns[c]
         values = df[c].to_numpy()
@@ -93,7 +97,8 @@ def encode(
             if is_tok.any():
                 if not _keeps_missing(col, conv, bad[is_tok]):
                     rows[bad[is_tok]] = True
-                    first_missing[c] = int(bad[is_tok][0])
+                    missing_in.setdefault(c, []).append(bad[is_tok])
+                    first_missing[c] = first_token[c] = int(bad[is_tok][0])
                 bad = bad[~is_tok]
         if bad.size and isinstance(col, CategoricalColumn) and col.unlisted != "error":
             # values outside the taxonomy are the catch-all leaf, or missing (docs/formats.md)
@@ -101,6 +106,7 @@ def encode(
                 conv[bad] = col.other_code
             elif not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         if bad.size and isinstance(col, NumericColumn) and col.unparsable == "missing":
@@ -108,23 +114,25 @@ def encode(
             # one record can cause would reveal it; dpkit.domain.metadata) — under keep, its bucket
             if not _keeps_missing(col, conv, bad):
                 rows[bad] = True
+                missing_in.setdefault(c, []).append(bad)
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
+    by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
     if first_missing:
-        if schema.missing_policy == "error":
-            r = min(first_missing.values())
+        # under error a missing token refuses the run; a stray value a column reads as missing
+        # (unparsable: missing, unlisted: missing) drops its row: such a refusal would reveal one
+        # record (docs/formats.md, missing_policy)
+        if first_token and schema.missing_policy == "error":
+            r = min(first_token.values())
             # the first column missing on that row (its first missing row is r, as r is the least)
-            c = next(c for c in wanted if first_missing.get(c) == r)
+            c = next(c for c in wanted if first_token.get(c) == r)
             raise DataError(private(
                 f"{source}:{r + first_line}: column {c!r} is missing ({raw[c][r]!r}); "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
                 f"{source}: column {c!r} has a missing value; "
                 f"set missing_policy: drop in {schema.path} to drop such rows",
             ))
-        from dpkit.data.encoded import dropped_message
-
-        warn(dropped_message(source, int(rows.sum()), schema, wanted), DpkitWarning)
     keep_all = not rows.any()
     idx = np.flatnonzero(~rows) if not keep_all else None
     out: dict[str, np.ndarray] = {}
@@ -172,10 +180,11 @@ def encode(
                 ))
             nums = converted[c] if keep_all else converted[c][idx]
             out[c] = compact_numbers(_clip(nums, col, clips), col)
-    if clips:  # one warning naming every clipped column
-        from dpkit.data.encoded import clips_warning
+    from dpkit.data.encoded import load_warnings
 
-        warn(clips_warning(source, clips, schema.path))
+    for w in load_warnings(source, schema, wanted, int(rows.sum()), clips, schema.path, total=n,
+                           by_column=by_column):
+        warn(w)
     return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
 
 

@@ -14,7 +14,7 @@ warnings (values clipped, rows dropped), whose counts only the data owner sees.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +103,7 @@ def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) 
     bounds = f"to the public bounds [{col.lo:g}, {col.hi:g}] of {schema_path}"
     return private(
         f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
-        f"{source}: clipped values of {col.name!r} {bounds}",
+        f"{source}: clipped values of {col.name!r} {bounds}, if any",
     )
 
 
@@ -121,20 +121,31 @@ def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: st
         names = ", ".join(repr(col.name) for col, _ in clips)
         bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
         counts = ", ".join(str(n) for _, n in clips)
+        if len(clips) <= 4:
+            quiet = f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}, if any"
+        else:  # the short form names every bounded column: a wide table's without bounds, and at most 12
+            shown = ", ".join(repr(col.name) for col, _ in clips[:12]) + (
+                f", … ({len(clips)} in all)" if len(clips) > 12 else "")
+            quiet = f"{source}: clipped values of columns {shown} to their public bounds of {schema_path}, if any"
         text = private(f"{source}: clipped {counts} value(s) of columns {names} to their public bounds {bounds} "
-                       f"of {schema_path}",
-                       f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}")
+                       f"of {schema_path}", quiet)
     warning = DpkitWarning(text)
     warning.details = details  # type: ignore[attr-defined]
     return warning
 
 
-def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None) -> str:
+def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[str] | None = None, *,
+                    total: int | None = None, by_column: Mapping[str, int] | None = None) -> str:
     """The drop warning: the count only for the data owner (:func:`dpkit.console.private`).
 
     ``columns``: the used columns (default: all). Those whose unlisted values are read as
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
-    a row holds no missing token, and the warning must not say it does."""
+    a row holds no missing token, and the warning must not say it does. ``total`` (the rows
+    read) and ``by_column`` (the rows each column drops) give the owner the share dropped and,
+    above :data:`dpkit.data.unknown.LARGE_SHARE` of the rows, the columns that drop it: in the
+    exact form only — an exact statistic of the private data, which the summary a log gets
+    never holds, and whose presence there never depends on it (docs/formats.md,
+    ``missing_policy``)."""
     # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
     # the exact data; they are learned under DP now, and the schema file names them)
     tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
@@ -156,4 +167,92 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     what = ", or ".join(parts) or "a missing value in the used columns"
     from dpkit.console import private
 
-    return private(f"{source}: dropped {count} row(s) with {what}", f"{source}: dropped rows with {what}")
+    return private(f"{source}: dropped {count} row(s) with {what}{dropped_share(count, total, by_column)}",
+                   f"{source}: dropped rows with {what}, if any")
+
+
+def dropped_share(count: int, total: int | None, by_column: Mapping[str, int] | None) -> str:
+    """`` (12% of the rows)``, and above the large share the columns that drop most of them and
+    what keeps them: the owner's detail of :func:`dropped_message`."""
+    from dpkit.data.unknown import LARGE_SHARE
+
+    if not total:
+        return ""
+    share = count / total
+    text = f" ({share:.0%} of {total:,} rows)"
+    if share <= LARGE_SHARE:
+        return text
+    large = {c: k / total for c, k in (by_column or {}).items() if k / total > LARGE_SHARE}
+    named = f": {', '.join(f'{c!r} is missing in {v:.0%}' for c, v in large.items())}" if large else ""
+    return (f"{text} — more than {LARGE_SHARE:.0%} of the rows{named}; missing_policy: keep keeps them "
+            "as a value of their column (docs/formats.md)")
+
+
+def may_drop(schema: Schema, columns: Sequence[str]) -> bool:
+    """Can a load of ``columns`` under ``schema`` drop a row? A function of the schema only (public):
+    a column whose missing values have no cell of their own — no ``(missing)`` leaf or bucket —
+    and that reads some value as missing: a stray value (an unlisted category under ``unlisted:
+    missing``, a value that is not a number under ``unparsable: missing``) under any policy (a
+    stray value never refuses a run), a missing token under a policy that drops rather than refuses."""
+    tokens = bool(schema.missing_tokens) and schema.missing_policy != "error"
+    for name in columns:
+        col = schema.columns.get(name)
+        if isinstance(col, CategoricalColumn):
+            if (tokens or col.unlisted == "missing") and col.missing_code < 0:
+                return True
+        elif isinstance(col, NumericColumn):
+            if (tokens or col.unparsable == "missing") and not col.missing:
+                return True
+    return False
+
+
+def may_clip(schema: Schema, columns: Sequence[str]) -> list[NumericColumn]:
+    """The numeric (and date) columns among ``columns`` whose values a load clips to their public
+    bounds when outside them (every one with finite bounds): a function of the schema only."""
+    return [col for name in columns if isinstance(col := schema.columns.get(name), NumericColumn)
+            and math.isfinite(col.lo) and math.isfinite(col.hi)]
+
+
+def load_warnings(source: str, schema: Schema, columns: Sequence[str], dropped: int,
+                  clips: Sequence[tuple[Any, int]], schema_path: str, *, total: int | None = None,
+                  by_column: Mapping[str, int] | None = None) -> list[DpkitWarning]:
+    """The load's notices about rows dropped and values clipped (``clips``: (column, count) pairs).
+
+    For the data owner (:func:`dpkit.console.owner_watching`: a terminal, or ``-v``) the exact
+    counts, and only when there is something to say. Otherwise the notices' *presence* must not
+    depend on one record either — whether a notice appears would tell a log's reader that some
+    record lies outside the bounds, or holds a class that was not released (which partition
+    selection's δ protects): the short form is printed whenever the schema's rules can drop or
+    clip (:func:`may_drop`, :func:`may_clip`; public), whatever the data holds, and says so
+    ("…, if any"). docs/domain.md, "What stderr says". ``total`` and ``by_column``: the owner's
+    share of rows dropped (:func:`dropped_message`)."""
+    from dpkit.console import owner_watching, reading_owner_records
+
+    out: list[DpkitWarning] = []
+    if owner_watching():
+        if dropped:
+            out.append(DpkitWarning(dropped_message(source, dropped, schema, columns, total=total,
+                                                    by_column=by_column)))
+        return out + clip_warnings(source, clips, [], schema_path)
+    if reading_owner_records():  # generalize, predict, evaluate: the owner's own records, no release
+        if dropped:
+            out.append(DpkitWarning(dropped_message(source, 0, schema, columns)))
+        return out + clip_warnings(source, clips, [], schema_path)
+    if may_drop(schema, columns):
+        out.append(DpkitWarning(dropped_message(source, 0, schema, columns)))
+    return out + clip_warnings(source, clips, may_clip(schema, columns), schema_path)
+
+
+def clip_warnings(source: str, clips: Sequence[tuple[Any, int]], clippable: Sequence[Any],
+                  schema_path: str) -> list[DpkitWarning]:
+    """The clipping notice of :func:`load_warnings` on its own: for the data owner the exact
+    ``clips`` when any; reading the owner's own records (:func:`dpkit.console.owner_records`) the
+    short form of the columns clipped, when any; elsewhere the short form naming every column in ``clippable``
+    (those with public bounds: a function of the schema or model only), whatever the data holds."""
+    from dpkit.console import owner_watching, reading_owner_records
+
+    if owner_watching():
+        return [clips_warning(source, clips, schema_path)] if clips else []
+    if reading_owner_records():
+        return [clips_warning(source, [(col, 0) for col, _ in clips], schema_path)] if clips else []
+    return [clips_warning(source, [(col, 0) for col in clippable], schema_path)] if clippable else []

@@ -96,9 +96,20 @@ def _parse_strings(
         )
     if require_rows and len(df) == 0:
         raise DataError(f"{name}: has a header but no data rows")
+    # R's write.table (row.names = TRUE) names one column fewer than its rows hold: the first
+    # field of each row is its row name. pandas reads such a file with the row names as its
+    # index; so do we, and leave them out (a row's name is no value of the table), saying so.
+    if (has_header and len(df) and not isinstance(df.index, pd.RangeIndex)
+            and _row_names(raw, text, encoding, delimiter, len(header), len(df))):
+        from dpkit.errors import DpkitWarning, warn
+
+        warn(DpkitWarning(f"{name}: the header names {len(header)} columns and every row holds {len(header) + 1} "
+                          "fields: the first field of each row is read as its row name (as R's write.table "
+                          "writes them) and left out"))
+        df = df.reset_index(drop=True)
     # The C parser pads short rows with "" silently, and takes a long first row as an index:
     # find such rows so that they are not read as values.
-    if len(df) and len(header) > 1:
+    elif len(df) and len(header) > 1:
         bad = _ragged_row(raw, text, encoding, delimiter, len(header), len(df), has_header)
         if bad is not None:
             line, got = bad
@@ -156,6 +167,19 @@ def _parser_error_line(msg: str) -> int | None:
 
     m = re.search(r"line (\d+)", msg)
     return int(m.group(1)) if m else None
+
+
+def _row_names(raw: bytes, text: str, encoding: str, delimiter: str, width: int, n_rows: int) -> bool:
+    """Does every data row hold ``width + 1`` fields under a header of ``width`` names (R's
+    write.table with row names)? One ``bytes.count`` without quotes, else a csv scan."""
+    if '"' not in text and delimiter.isascii():
+        data = _bytes_of(raw, text, encoding)
+        if data.count(delimiter.encode()) != (width - 1) + n_rows * width:
+            return False
+        lines = [ln for ln in text.split("\n") if ln.strip("\r")]
+        return len(lines) == n_rows + 1 and all(ln.count(delimiter) == width for ln in lines[1:])
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if r]
+    return len(rows) > 1 and len(rows[0]) == width and all(len(r) == width + 1 for r in rows[1:])
 
 
 def _ragged_row(

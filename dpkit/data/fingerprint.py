@@ -81,6 +81,9 @@ def frame_digest(df: Any) -> str:
     rows in the same order are the same data set."""
     import pandas as pd
 
+    from dpkit.data.pandas_compat import text_as_object
+
+    df = text_as_object(df)  # one data set whichever pandas read it
     h = hashlib.sha256(repr([(str(c), str(t)) for c, t in df.dtypes.items()]).encode())
     h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
     return h.hexdigest()
@@ -145,7 +148,9 @@ def row_hashes(data: Any) -> tuple[str, Any] | None:
     import numpy as np
     import pandas as pd
 
-    df = as_frame(data)
+    from dpkit.data.pandas_compat import text_as_object
+
+    df = text_as_object(as_frame(data))
     signature = repr([(str(c), str(t)) for c, t in df.dtypes.items()])
     rows = pd.util.hash_pandas_object(df, index=False).to_numpy(dtype=np.uint64)
     return signature, np.unique(rows)

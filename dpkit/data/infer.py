@@ -7,8 +7,12 @@ starting point: it warns with :class:`~dpkit.errors.PrivacyLeakWarning`, and the
 produces (:func:`draft_yaml`) opens with a comment saying that every list and bound must be
 checked against, or replaced by, public knowledge (a code book, a standard, a round range).
 
-Rules: a column whose non-missing values all parse as numbers is numeric, with bounds
-rounded outward to round numbers (so that they reveal less than the exact extremes); one whose
+Rules: a column named like an identifier (:func:`dpkit.domain.metadata.looks_like_id`: ``id``,
+``*_id``, ``CustomerId``, ``RowNumber``, ``index``, …) is ``ignore`` with a REVIEW comment,
+unless kept (``keep``). A column whose non-missing values all parse as numbers is numeric, its
+bounds from the 1 % and 99 % quantiles (widened to the extremes unless those lie past a
+fence: entry errors), rounded outward to a 1-2-5 step, with the exact min and max in a comment
+for the reviewer (:func:`robust_bounds`); one whose
 values are all ISO dates (or timestamps) is ``type: date`` (``timestamp``) with bounds rounded
 outward to year starts (:mod:`dpkit.data.dates`). A
 column that is numeric but for a few stray values (at most :data:`MAX_STRAY_SHARE` of its
@@ -70,6 +74,75 @@ def round_outward(lo: float, hi: float) -> tuple[float, float]:
     if new_hi <= new_lo:
         new_hi = new_lo + step
     return _tidy(new_lo), _tidy(new_hi)
+
+
+#: the draft's numeric bounds start from these quantiles of the data (not the exact extremes:
+#: one entry error, a blood pressure of 16,020, made the reviewed draft's grid useless)
+ROBUST_QUANTILES = (0.01, 0.99)
+#: ... widened to the data's min/max unless those lie farther than this many times the
+#: quantiles' range beyond them (a fence: a long but real tail is kept, an entry error is not)
+FENCE = 2.0
+#: the draft's bounds are rounded outward to a 1-2-5 step of about this share of their range
+ROUND_STEPS = 10
+
+
+def robust_bounds(nums: Any) -> tuple[float, float]:
+    """The draft's numeric bounds (NOT private: read from the data, for a person to review):
+    the 1 % and 99 % quantiles, widened to the min and max unless these lie beyond a fence two
+    quantile ranges away (entry errors: a blood pressure's 16,020 among values 80-180), never
+    below 0 when the quantiles are not, then rounded outward to a 1-2-5 step of about a tenth of
+    the range (392 .. 850 -> 350, 850). 1 % rather than 0.5 %: a column with 1 % of entry errors
+    (a diastolic pressure of 1,000 or 10,000) moves its 99.5 % quantile onto them."""
+    import numpy as np
+
+    lo_q, hi_q = (float(x) for x in np.quantile(nums, ROBUST_QUANTILES))
+    mn, mx = float(nums.min()), float(nums.max())
+    integer = bool(np.all(np.floor(nums) == nums))
+    w = hi_q - lo_q
+    if w <= 0:
+        return round_outward(mn, mx) if mx > mn else round_outward(lo_q, hi_q)
+    lo = max(mn, lo_q - FENCE * w)
+    hi = min(mx, hi_q + FENCE * w)
+    if lo_q >= 0 > lo:
+        lo = 0.0  # a few negative entry errors in a column of non-negative values
+    if integer:
+        lo, hi = math.floor(lo), math.ceil(hi)
+    return round_nice(lo, hi, integer)
+
+
+def round_nice(lo: float, hi: float, integer: bool = False) -> tuple[float, float]:
+    """``[lo, hi]`` widened to multiples of the smallest 1, 2 or 5 × 10^k step that splits the
+    range into at most :data:`ROUND_STEPS` parts (84, 172 -> 80, 180; 0, 72 -> 0, 80); whole
+    numbers spanning at most twice that many keep their lower end and get one past their upper
+    one (codes -3 .. 8 -> -3, 9; a flag 0, 1 -> 0, 2): publish splits an integer column at whole
+    numbers strictly inside its bounds, so [0, 1] could not tell a flag's 0 from its 1."""
+    span = hi - lo
+    if integer and span <= 2 * ROUND_STEPS and float(lo).is_integer() and float(hi).is_integer():
+        return _tidy(lo), _tidy(hi + 1)
+    raw = span / ROUND_STEPS
+    k = math.floor(math.log10(raw))
+    step = next(m * 10.0 ** e for e in (k, k + 1) for m in (1, 2, 5) if m * 10.0 ** e >= raw)
+    new_lo = math.floor(lo / step + 1e-9) * step
+    new_hi = math.ceil(hi / step - 1e-9) * step
+    if new_hi <= new_lo:
+        new_hi = new_lo + step
+    return _tidy(new_lo), _tidy(new_hi)
+
+
+def _bounds_comment(nums: Any, lo: float, hi: float) -> str:
+    """``REVIEW: ...; data min -150, max 16020; 0.4 % of values outside`` for a numeric column."""
+    import numpy as np
+
+    outside = int(np.count_nonzero((nums < lo) | (nums > hi)))
+    share = f"; {100 * outside / nums.size:.2g} % of values outside" if outside else ""
+    past = ("; the upper bound is one past the largest whole number (publish splits inside the bounds)"
+            if float(nums.max()) == hi - 1 and bool(np.all(np.floor(nums) == nums)) else "")
+    return (f"REVIEW: bounds from the data's 1-99 % quantiles, rounded (NOT private); data min {_g(nums.min())}, "
+            f"max {_g(nums.max())}{share}{past}; use a public range")
+
+
+def _g(x: float) -> str:
+    return f"{float(x):.10g}"
 
 
 def _tidy(x: float) -> float:
@@ -153,11 +226,6 @@ def _as_dates(values: Any) -> dict[str, Any] | None:
             "_comment": "REVIEW: bounds read from the data (rounded to years); use a public range"}
 
 
-def _looks_like_id(name: str) -> bool:
-    n = name.lower().replace("-", "_")
-    return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
-
-
 def draft_from_data(
     df: pd.DataFrame,
     *,
@@ -165,6 +233,7 @@ def draft_from_data(
     max_categories: int = 50,
     missing: str | None = "auto",
     source: str = "<data>",
+    keep: Any = None,
 ) -> dict[str, Any]:
     """A draft schema (plain YAML data) for ``df``; warns that it is not private (the public
     :func:`dpkit.draft_schema`; not :func:`dpkit.infer_schema`, which learns one under DP).
@@ -172,8 +241,14 @@ def draft_from_data(
     ``missing="auto"`` picks the most common of :data:`MISSING_CANDIDATES` found in the data
     (policy ``drop``); ``None`` declares no missing token. Columns with comments carry a
     ``_comment`` key that :func:`~dpkit.data.importers.dump_schema` writes as ``# ...``.
+    ``keep``: columns named like an identifier (:func:`dpkit.domain.metadata.looks_like_id`,
+    drafted ``ignore`` with a REVIEW comment) to draft as any other.
     """
     import numpy as np
+
+    from dpkit.domain.metadata import looks_like_id, names
+
+    kept = set(names(keep, "keep", [str(c) for c in df.columns]))
 
     if max_categories < 2:
         raise DpkitUsageError(f"max_categories must be at least 2, got {max_categories}", param="max_categories")
@@ -215,21 +290,24 @@ def draft_from_data(
         if dated is not None:
             columns[name] = dated
             continue
-        if nums is not None and not (_looks_like_id(name) and len(distinct) == present.size):
-            lo, hi = float(nums.min()), float(nums.max())
+        if name != target and name not in kept and looks_like_id(name):
+            columns[name] = {"type": "ignore", "_comment": "REVIEW: named like an identifier (a rule on the name); "
+                             "--keep COLUMN (keep= in Python) drafts it if it is a predictor"}
+            continue
+        if nums is not None:
             integer = bool(np.all(np.floor(nums) == nums))
-            blo, bhi = round_outward(lo, hi)
+            blo, bhi = robust_bounds(nums)
             spec: dict[str, Any] = {
                 "type": "numeric",
                 "bounds": [int(blo), int(bhi)] if integer else [blo, bhi],
                 "integer": integer,
-                "_comment": "REVIEW: bounds read from the data (rounded); use a public range"
+                "_comment": _bounds_comment(nums, blo, bhi)
                 if stray is None else _stray_comment(present, stray, rows),
             }
             columns[name] = spec
             continue
-        if name != target and (len(distinct) == present.size and n > 1 or _looks_like_id(name)):
-            columns[name] = {"type": "ignore", "_comment": "every value distinct: an identifier?"}
+        if name != target and name not in kept and len(distinct) == present.size and n > 1:
+            columns[name] = {"type": "ignore", "_comment": "REVIEW: every value distinct: an identifier?"}
             continue
         if len(distinct) > max_categories:
             if name == target:
@@ -250,6 +328,8 @@ def draft_from_data(
             **spec,
             "_comment": "REVIEW: categories read from the data; use a public code list",
         }
+    if tokens:
+        _note_missing_shares(df, tokens, columns, target, source)
     warn(f"{source}: {WARNING}", PrivacyLeakWarning)
     # machine-readable, unlike the comment: private commands refuse a schema marked draft
     data: dict[str, Any] = {"draft": True}
@@ -257,6 +337,40 @@ def draft_from_data(
         data["target"] = target
     if tokens:
         data["missing"] = tokens[0] if len(tokens) == 1 else tokens
-        data["missing_policy"] = "drop"
+        # keep: a missing value is a value of its column, every row stays (a column missing in most
+        # rows emptied a release under drop: docs/formats.md, missing_policy)
+        data["missing_policy"] = "keep"
     data["columns"] = columns
     return data
+
+
+def _note_missing_shares(df: pd.DataFrame, tokens: list[str], columns: dict[str, Any], target: str | None,
+                         source: str) -> None:
+    """Name the columns missing in more than :data:`dpkit.data.unknown.LARGE_SHARE` of the rows:
+    a comment on each (with its share: the draft is the owner's, read from the data, not
+    private) and one warning (the share for the owner only, :func:`dpkit.console.private`). A
+    predictor's missing values are kept under the draft's ``keep``; the target's drop their rows."""
+    import numpy as np
+
+    from dpkit.data.unknown import LARGE_SHARE
+
+    n = len(df)
+    large: dict[str, float] = {}
+    for name, spec in columns.items():
+        if spec.get("type") == "ignore" or n == 0:
+            continue
+        share = float(np.count_nonzero(np.isin(df[name].to_numpy(), tokens))) / n
+        if share > LARGE_SHARE:
+            large[name] = share
+            fate = ("their rows are dropped (a record without a class is not counted)" if name == target else
+                    "kept as the column's (missing) value under missing_policy: keep; under drop their rows "
+                    "would be lost")
+            note = f"REVIEW: {share:.0%} of the values are missing: {fate}"
+            spec["_comment"] = f"{spec['_comment']}; {note}" if spec.get("_comment") else note
+    if large:
+        listing = ", ".join(f"{c!r} ({v:.0%})" for c, v in large.items())
+        warn(private(f"{source}: column(s) missing in more than {LARGE_SHARE:.0%} of the rows: {listing}; the draft "
+                     "keeps them (missing_policy: keep) — drop would lose those rows",
+                     f"{source}: column(s) missing in more than {LARGE_SHARE:.0%} of the rows: "
+                     f"{', '.join(map(repr, large))}; the draft keeps them (missing_policy: keep) — drop would lose "
+                     "those rows"), DpkitWarning)

@@ -52,6 +52,13 @@ def parquet_columns(options: ReadOptions) -> list[str]:
     return list(_open_parquet(options).schema_arrow.names)
 
 
+def _is_text(t: Any) -> bool:
+    """A Parquet string column as pyarrow types it: pandas 3 writes ``large_string``."""
+    import pyarrow as pa
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
 def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) -> EncodedTable:
     """Encode ``wanted`` columns of a Parquet file, a batch at a time; errors name the row."""
     import pyarrow as pa
@@ -62,7 +69,7 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
     fields = pf.schema_arrow
     strings = [c for c in wanted if (isinstance(schema.columns.get(c), CategoricalColumn)
                                      or getattr(schema.columns.get(c), "time", None) is not None)
-               and fields.get_field_index(c) >= 0 and pa.types.is_string(fields.field(fields.get_field_index(c)).type)]
+               and fields.get_field_index(c) >= 0 and _is_text(fields.field(fields.get_field_index(c)).type)]
     if strings:  # opened again (the footer only) to read the categorical strings as dictionaries
         pf = _open_parquet(options, strings)
     _check_columns(name, header, schema, wanted)
@@ -92,6 +99,13 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
             raise DataError(f"{name}: row {r + 1}: {col.time} column {c!r} has {v!r}, not {expected(col.time)}")
         raise DataError(f"{name}: row {r + 1}: numeric column {c!r} has {v!r}, not a finite number")
     if encoder.dropped and schema.missing_policy == "error":
+        if any(getattr(schema.columns[c], "unparsable", None) == "missing"
+               or getattr(schema.columns[c], "unlisted", None) == "missing" for c in wanted):
+            # a token refuses, a stray value drops its row: the exact path tells them apart
+            from dpkit.data.encode import encode
+            from dpkit.data.table import read_table
+
+            return encode(read_table(options), schema, wanted, source=name, first_line=1)
         r, c = encoder.first_missing or (0, wanted[0])
         raise DataError(f"{name}: row {r + 1}: column {c!r} is missing; set missing_policy: drop in "
                         f"{schema.path} to drop such rows")
@@ -149,4 +163,7 @@ def write_parquet(df: Any, fh: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), fh)
+    from dpkit.data.pandas_compat import text_as_object
+
+    # text as pandas 2 types it: the same Parquet bytes (string columns, pandas metadata) on 2 and 3
+    pq.write_table(pa.Table.from_pandas(text_as_object(df), preserve_index=False), fh)

@@ -149,14 +149,21 @@ def sniff_delimiter(text: str) -> str:
     split the header into more than one field and give every sampled row the header's
     width; among those, the widest wins, and ``,`` wins ties. None fits: ``,``.
     """
+    fits = sniff_candidates(text)
+    return fits[0] if fits else ","
+
+
+def sniff_candidates(text: str) -> list[str]:
+    """Every delimiter of :data:`SNIFFED` that splits the sample's header into more than one field
+    and every sampled row into the header's width, the best first (the widest; ``,`` wins ties)."""
     lines = text.split("\n")
     if len(lines) > 1 and len(text) >= SAMPLE_BYTES - 4:
         lines = lines[:-1]  # the last line of a cut sample is partial
     lines = [ln for ln in lines[:50] if ln.strip("\r")]
     if not lines:
-        return ","
-    best, best_width = ",", 1
-    for d in SNIFFED:
+        return []
+    fits: list[tuple[int, int, str]] = []
+    for i, d in enumerate(SNIFFED):
         try:
             rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=d))
         except csv.Error:
@@ -165,13 +172,19 @@ def sniff_delimiter(text: str) -> str:
         if not rows:
             continue
         width = len(rows[0])
-        if width > best_width and all(len(r) == width for r in rows):
-            best, best_width = d, width
-    return best
+        if width > 1 and all(len(r) == width for r in rows):
+            fits.append((-width, i, d))
+    return [d for _, _, d in sorted(fits)]
 
 
 def resolve_delimiter(options: ReadOptions, raw: bytes | None = None) -> str:
-    """``options.delimiter``, or the sniffed one (with a warning naming it when it is not ``,``)."""
+    """``options.delimiter``, or the sniffed one. A warning names it when it is not ``,`` and the
+    sniff was a choice — another delimiter also splits the sample into equal widths — or the
+    user asked for detail (``-v``, :func:`dpkit.set_verbosity`): a file that only one delimiter
+    fits is read as a Unix user expects, silently (pandas' ``sep=None`` says nothing either),
+    rather than with the same notice in every command of a pipeline."""
+    from dpkit.console import verbose
+
     if options.delimiter is not None:
         return options.delimiter
     head = sample(options, raw)
@@ -179,12 +192,12 @@ def resolve_delimiter(options: ReadOptions, raw: bytes | None = None) -> str:
         text = head.decode(options.encoding, errors="replace")
     except LookupError:
         return ","  # the reader reports the unknown encoding
-    d = sniff_delimiter(text.lstrip("\ufeff"))
-    if d != ",":
-        warn(
-            DpkitWarning(f"{options.name}: fields are separated by {_NAMES[d]} (sniffed; pass delimiter= "
-                         "to choose)", param="delimiter"),
-        )
+    fits = sniff_candidates(text.lstrip("\ufeff"))
+    d = fits[0] if fits else ","
+    if d != "," and (len(fits) > 1 or verbose()):
+        others = " or ".join(_NAMES[o] for o in fits[1:])
+        choice = f"; {others} would also fit: pass delimiter= to choose" if others else "; pass delimiter= to choose"
+        warn(DpkitWarning(f"{options.name}: fields are separated by {_NAMES[d]} (sniffed{choice})", param="delimiter"))
     return d
 
 

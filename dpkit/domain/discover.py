@@ -45,6 +45,14 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   ``decade_points`` (off by default: a held-out table lost with them), bounds that hold 0 also
   offer log-spaced points between 0 and each bound
   (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
+* A numeric column whose fractions are not established (the metadata's noisy fraction count
+  under τ_j) draws its bounds on the whole-number grid, and a whole-number column's upper bound
+  lies past its largest value (``integer_top``: publish splits at whole numbers strictly inside
+  the bounds). A column mostly missing with too few numbers for its bounds (the metadata's noisy
+  counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`) is left out (declared ignore, its note
+  ``left_out``; the run warns, naming ``bounds=``). ``bounds_reward`` (off) adds a reward for the
+  bulk below the upper bound (:func:`~dpkit.privacy.quantiles.bounds_on_grid`). (docs/domain.md,
+  "Identifiers, whole numbers and bounds a person would write").
 """
 
 from __future__ import annotations
@@ -77,14 +85,19 @@ from dpkit.data.schema import (
 )
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
+from dpkit.domain.vocabulary import Thresholds, Vocabularies
+from dpkit.domain.vocabulary import decide as decide_vocabulary
+from dpkit.domain.vocabulary import thresholds as vocabulary_thresholds
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import discrete_laplace
 from dpkit.privacy.partition import (
     Selection,
     choose_partition,
+    first_round,
+    gaussian_plan,
     joint_partition_selection,
-    partition_selection,
+    second_round,
 )
 from dpkit.privacy.quantiles import (
     BOUND_PRIOR,
@@ -95,12 +108,23 @@ from dpkit.privacy.quantiles import (
     bounds_on_grid,
     decade_points,
     nice_grid,
+    reward_window,
     split_tree,
     zero_edge,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
 OTHER_NAMES = ("(other)", "(other values)", "(any other value)", "(not listed)")
+
+#: the share of the categorical predictors' ε and δ kept for a second round of partition selection on
+#: the columns the first left open (DomainOptions.second_round; docs/domain.md, "A budget that fits")
+SECOND_ROUND = 0.0
+#: a predictor is open after the first round when its listed noisy mass is below this share of the
+#: noisy record count (the largest listed mass over the categorical columns)
+OPEN_BELOW = 0.7
+#: the second round goes to at most second_round·m / OPEN_GAIN open predictors (m: the categorical
+#: predictors), so that each gets at least OPEN_GAIN times the ε it had in one round
+OPEN_GAIN = 2.0
 EMPTY = ("error", "ignore")
 PARTITIONS = ("auto", "laplace", "gaussian")
 
@@ -138,9 +162,27 @@ class DomainOptions:
     #: zero-heavy table but −0.013 on a held-out public one (docs/domain.md, "Zero-heavy and skewed
     #: columns")
     decade_points: bool = False
+    #: the share of the categorical predictors' ε and δ kept for a second round of partition
+    #: selection on the predictors the first round left open (0: one round; the per-column Laplace
+    #: only; dpkit.domain.discover._two_rounds)
+    second_round: float = SECOND_ROUND
     #: the learned schema's ``missing_policy`` (with missing tokens or a target): ``keep`` (a
     #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
     missing_policy: str = "keep"
+    #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
+    #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
+    #: per record is). Off: the bounds came out within 2x of the data (looseness 2.3 -> 1.4) but
+    #: ROC AUC fell on three tables of nine (docs/domain.md, "Bounds a person would write")
+    bounds_reward: bool = False
+    #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
+    #: (the upper side's is half of it)
+    lower_prior: float = 0.5
+    #: a whole-number column's upper bound lies past its largest value (a value at hi counts as
+    #: clipped): publish splits it at whole numbers strictly inside the bounds, so [0, 1] could
+    #: not separate a flag's 0 from its 1 (dpkit.privacy.quantiles.bounds_on_grid's ``below_top``)
+    integer_top: bool = True
+    #: leave out a numeric column with too few values for its bounds (:data:`FEW_SHARE`, :data:`FEW_EPS_N`)
+    few_values: bool = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
@@ -157,6 +199,8 @@ class DomainOptions:
             raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}")
         if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
             raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}")
+        if not (math.isfinite(self.second_round) and 0 <= self.second_round < 1):
+            raise DpkitUsageError(f"second_round must be at least 0 and below 1, got {self.second_round!r}")
         if self.missing_policy not in ("keep", "drop"):
             raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}")
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
@@ -198,6 +242,8 @@ class Discovery:
     noise: str = "discrete Laplace"
     #: the selection used: "laplace" or "gaussian" (``DomainOptions.partition``, or its choice)
     partition: str = "laplace"
+    #: the public vocabularies were candidates of the categorical columns (dpkit.domain.vocabulary)
+    vocabulary: bool = False
 
     @property
     def released_tokens(self) -> dict[str, tuple[str, ...]]:
@@ -291,6 +337,109 @@ def released_tokens(kept: Sequence[str], candidates: Sequence[str]) -> tuple[lis
     return [v for v in kept if v not in public], tuple(t for t in candidates if t in found)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What one column's selection lists (public: released values and noisy counts only)."""
+
+    #: the first (or only) round's selection
+    selection: Selection
+    #: released values that are not vocabulary cells (missing tokens excluded), in cell order
+    values: tuple[str, ...]
+    #: vocabulary values listed (dpkit.domain.vocabulary.decide)
+    vocabulary: tuple[str, ...]
+    #: the noisy mass of the listed cells and the public missing tokens (a noisy record count)
+    records: int
+    epsilon: float = 0.0
+    delta: float = 0.0
+    #: the second round's threshold, when the column had one
+    second: int | None = None
+
+
+def _listing(cat: Categories, sel: Selection, vocabulary: Vocabularies | None, limits: Thresholds | None,
+             epsilon: float = 0.0, delta: float = 0.0, target: bool = False) -> Listing:
+    """A column's listing from one selection: its released private values, and the vocabulary
+    values listed by the pure-ε rule on the vocabulary cells' noisy counts (post-processing)."""
+    vocab = cat.vocabulary if cat.vocabulary is not None else np.zeros(len(cat.values), dtype=bool)
+    pairs = list(zip(sel.selected, sel.noisy, strict=True))
+    values = tuple(cat.values[i] for i, _ in pairs if not cat.public[i] and not vocab[i])
+    listed: tuple[str, ...] = ()
+    if vocabulary is not None and limits is not None:
+        noisy = {cat.values[i]: int(x) for i, x in pairs if vocab[i]}
+        mass = sum(max(int(x), 0) for i, x in pairs if not vocab[i])
+        listed = tuple(decide_vocabulary(vocabulary, noisy, limits, mass, target))
+    keep = set(values) | set(listed)
+    records = int(max(sum(int(x) for i, x in pairs if cat.public[i] or cat.values[i] in keep), 0))
+    return Listing(sel, values, listed, records, epsilon, delta)
+
+
+def _two_rounds(learned: Sequence[str], categories: Mapping[str, Categories], budgets: Mapping[str, tuple[float, float]],
+                target: str | None, opts: DomainOptions, vocabulary: Vocabularies | None, rng: np.random.Generator,
+                accountant: Accountant, step: str) -> dict[str, Listing]:
+    """Per-column Laplace partition selection, in two rounds (docs/domain.md, "A budget that fits
+    the table").
+
+    Round 1: every learned categorical column at its (ε_j, δ_j) — the predictors at
+    (1 − ``opts.second_round``) of theirs, the target at all of its. A predictor is *open* when the
+    noisy mass of what round 1 listed is below :data:`OPEN_BELOW` of Ñ, the largest listed mass of
+    any column (a noisy record count): post-processing of round 1's output. Round 2: the kept
+    share of the predictors' ε and δ, split equally over the open predictors only, runs their
+    partition selection again with fresh noise; a column lists what either round listed. Adaptive
+    sequential composition: which columns run round 2 is a function of round 1's output, and
+    round 2 spends at most the fixed (ε₂, δ₂) whatever it is (Dwork & Roth Thm 3.16; the filter
+    of Rogers, Roth, Ullman & Vadhan 2016 for budgets chosen adaptively with a fixed total); with no
+    open predictor round 2 spends nothing, and a run without a schema gives what is left to its
+    release. The column-level form of the policy mechanisms of Gopi, Gulhane, Kulkarni, Shen,
+    Shokouhi & Yekhanin, "Differentially private set union" (ICML 2020): the budget goes to the
+    values still under the threshold, not to the columns already listed."""
+    share = opts.second_round
+    preds = [c for c in learned if c != target]
+    if len(preds) < 2:
+        share = 0.0  # one predictor: a second round only splits its budget
+    out: dict[str, Listing] = {}
+
+    first: dict[str, np.ndarray] = {}  # PRIVATE: every cell's first-round noisy count, for second_round only
+
+    def listing(c: str, sel: Selection, eps: float, d: float) -> Listing:
+        lim = vocabulary_thresholds(vocabulary, sel.threshold, epsilon=eps) if vocabulary is not None else None
+        return _listing(categories[c], sel, vocabulary, lim, eps, d, c == target)
+
+    for c in learned:
+        e, d = budgets[c]
+        if c != target and share:
+            e, d = e * (1 - share), d * (1 - share)
+        sel, first[c] = first_round(categories[c].counts, epsilon=e, delta=d, rng=rng, accountant=accountant,
+                                    step=f"{step}: categories of {c}", public=_public(categories[c]))
+        out[c] = listing(c, sel, e, d)
+    if not share:
+        return out
+    n_hat = max(p.records for p in out.values())
+    # the open predictors, the least listed first; at most as many as leave each OPEN_GAIN times
+    # a predictor's one-round ε (more would each get less than one round gave them)
+    open_ = sorted((c for c in preds if out[c].records < OPEN_BELOW * n_hat), key=lambda c: (out[c].records, c))
+    open_ = open_[:max(1, int(share * len(preds) / OPEN_GAIN))]
+    if not open_:
+        return out  # round 2's budget is not spent
+    e2 = share * math.fsum(budgets[c][0] for c in preds) / len(open_)
+    d2 = share * math.fsum(budgets[c][1] for c in preds) / len(open_)
+    for c in open_:
+        cat, once = categories[c], out[c]
+        sel = second_round(cat.counts, first[c], epsilon=e2, first_epsilon=once.epsilon, delta=d2, rng=rng,
+                           accountant=accountant, step=f"{step}: categories of {c} (second round)", public=_public(cat))
+        again = listing(c, sel, e2, d2)
+        first_ = once
+        values = (*first_.values, *(v for v in again.values if v not in first_.values))
+        listed = (*first_.vocabulary, *(v for v in again.vocabulary if v not in first_.vocabulary))
+        out[c] = Listing(first_.selection, values, listed, max(first_.records, again.records),
+                         first_.epsilon + e2, first_.delta + d2, again.selection.threshold)
+    return out
+
+
+def _public(cat: Categories) -> np.ndarray:
+    """The cells partition selection noises whatever their count: the declared missing tokens
+    and the vocabularies' values."""
+    return cat.public if cat.vocabulary is None else cat.public | cat.vocabulary
+
+
 def _interval(node: SplitNode) -> IntervalNode:
     return IntervalNode(node.lo, node.hi, tuple(_interval(c) for c in node.children))
 
@@ -310,6 +459,7 @@ def discover(
     step: str = "domain",
     target_epsilon: float | None = None,
     candidates: Sequence[str] = (),
+    vocabulary: Vocabularies | None = None,
 ) -> Discovery:
     """Learn every used column's domain; spends ``epsilon`` and ``delta`` (module docstring).
 
@@ -318,6 +468,10 @@ def discover(
     :data:`~dpkit.domain.metadata.MISSING_CANDIDATES`, one that declared them ``()``). A
     predictor's released token joins the schema's ``missing_tokens`` and sets its ``missing:
     true``; the target's is no class (its records read as missing, as an unreleased class's).
+
+    ``vocabulary``: the public vocabularies (:mod:`dpkit.domain.vocabulary`) the categories were
+    counted with (``categories[c].vocabulary``): their cells are public, noised with the column's
+    noise and listed by the pure-ε rule of :func:`dpkit.domain.vocabulary.decide`.
 
     A predictor with no surviving value is refused (DataError naming it and the public
     threshold) or, with ``options.empty == "ignore"``, declared ``ignore``; the target with
@@ -335,12 +489,20 @@ def discover(
         # public: the learned columns' kinds (declared or DP outcomes), their weights, ε and δ
         mechanism = choose_partition([budgets[c] for c in learned_cats], rho_weights, cat_eps, delta)
     joint: dict[str, Selection] = {}
+    limits: dict[str, Thresholds] = {}
+    picks: dict[str, Listing] = {}
+    if learned_cats and mechanism == "laplace":
+        picks = _two_rounds(learned_cats, categories, budgets, target, opts, vocabulary, rng, accountant, step)
     if learned_cats and mechanism == "gaussian":
         sels = joint_partition_selection(
             [categories[c].counts for c in learned_cats], rho_weights, epsilon=cat_eps,
             delta=delta, rng=rng, accountant=accountant, step=f"{step}: categories of {', '.join(learned_cats)}",
-            public=[categories[c].public for c in learned_cats])
+            public=[_public(categories[c]) for c in learned_cats])
         joint = dict(zip(learned_cats, sels, strict=True))
+        if vocabulary is not None:
+            plan = gaussian_plan(rho_weights, cat_eps, delta)
+            limits = {c: vocabulary_thresholds(vocabulary, tau, sigma2=s2)
+                      for c, s2, tau in zip(learned_cats, plan.sigma2, plan.thresholds, strict=True)}
     columns: dict[str, Column] = {}
     notes: list[ColumnNote] = []
     record_estimates: list[int] = []
@@ -369,12 +531,14 @@ def discover(
         if m.kind == "categorical":
             cat = categories[m.name]
             if joint:  # drawn above, all columns at once; the note shows the shared (ε, δ)
-                sel, eps_j, delta_j = joint[m.name], cat_eps, delta
-            else:
-                sel = partition_selection(cat.counts, epsilon=eps_j, delta=delta_j, rng=rng, accountant=accountant,
-                                          step=f"{step}: categories of {m.name}", public=cat.public)
-            record_estimates.append(int(max(sel.noisy.sum(), 0)))
-            kept = [cat.values[i] for i in sel.selected if not cat.public[i]]
+                pick = _listing(cat, joint[m.name], vocabulary, limits.get(m.name), target=m.name == target)
+                eps_j, delta_j = cat_eps, delta
+            else:  # drawn above, one or two rounds (_two_rounds)
+                pick = picks[m.name]
+                eps_j, delta_j = pick.epsilon, pick.delta
+            sel = pick.selection
+            kept, from_vocabulary = [*pick.values, *pick.vocabulary], list(pick.vocabulary)
+            record_estimates.append(pick.records)
             # a released public missing token is the column's missing value, not a category
             # (post-processing of the release with a public list: released_tokens)
             kept, found = released_tokens(kept, candidates)
@@ -419,15 +583,19 @@ def discover(
                     f"released at this epsilon/delta (threshold {sel.threshold} records), and a release needs "
                     "two: give the class names as public values if they are, or raise epsilon or the domain share "
                     "(docs/domain.md, \"Small and imbalanced tables\")")
+            at = f"threshold {sel.threshold}" + (f", then {pick.second} in a second round" if pick.second else "")
             if m.name == target:
                 columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
-                note.learned = (f"{len(kept)} classes (partition selection, threshold {sel.threshold}); "
+                note.learned = (f"{len(kept)} classes (partition selection, {at}); "
                                 "records of any other class are read as missing")
             else:
                 other = _other_name(kept)
                 columns[m.name] = _flat(m.name, [*kept, other], other=other, unlisted="other")
-                note.learned = (f"{len(kept)} values (partition selection, threshold {sel.threshold}) "
+                note.learned = (f"{len(kept)} values (partition selection, {at}) "
                                 f"+ {other!r} for every other value")
+            if from_vocabulary:
+                note.learned += (f"; {', '.join(map(repr, from_vocabulary))} of a public vocabulary (its noisy counts "
+                                 "cleared a pure-epsilon threshold)")
             if found:
                 note.learned += (f"; {', '.join(map(repr, found))} released too, a token of the public missing list: "
                                  + ("read as a missing class (its records dropped)" if m.name == target else
@@ -438,8 +606,9 @@ def discover(
             notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
         else:
             prof = numbers[m.name]
-            columns[m.name], learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
-            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0))
+            col, learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
+            columns[m.name] = col if col is not None else IgnoredColumn(m.name)
+            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0, left_out=col is None))
     if failures:
         thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
         at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
@@ -484,12 +653,26 @@ def discover(
                     missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
                     path="<learned schema>", learned=True)
     return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
-                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace")
+                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace",
+                     vocabulary is not None and bool(learned_cats))
+
+
+#: the share of a numeric column's bounds ε for a noisy count ñ of its numbers when the metadata
+#: has none (every part declared): the reward's window is a share of ñ
+NUMBER_COUNT_SHARE = 0.05
+#: a numeric column is left out when its missing values are established, its noisy count of
+#: numbers is below this share of its noisy cells (mostly missing) ...
+FEW_SHARE = 0.5
+#: ... and too small for the bounds to land around the data: ε_b·ñ below twice 2·ln|G| ≈ 12 (the
+#: exponential mechanism's error bound over the |G|²/2 pairs of the grid; twice, as ñ is a noisy
+#: count of σ ≈ 400 on a 5,000-row table: a 94 %-NULL column's 200 numbers pass 12 in one run of four)
+FEW_EPS_N = 25.0
 
 
 def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng: np.random.Generator,
-             accountant: Accountant, step: str) -> tuple[NumericColumn, str]:
-    """Bounds (and a hierarchy of split points) of one numeric column."""
+             accountant: Accountant, step: str) -> tuple[NumericColumn | None, str]:
+    """Bounds (and a hierarchy of split points) of one numeric column; (None, why) when it is left
+    out for too few values (the metadata's noisy counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`)."""
     if m.bounds is not None:  # public bounds: the whole ε learns the split points
         lo, hi = m.bounds
         tree = split_tree(prof, lo, hi, opts.levels, epsilon=eps, integer=m.integer, rng=rng,
@@ -498,10 +681,43 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
         return (NumericColumn(m.name, lo, hi, m.integer, hierarchy, unparsable="missing"),
                 f"public bounds (given); {len(tree.points())} split points (DP quantiles)")
     eps_bounds = eps * (1 - opts.split_share) if opts.levels > 0 else eps
-    grid = nice_grid(m.integer)
-    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_bounds, rng=rng, accountant=accountant, step=f"{step} bounds",
-                            gamma=opts.bound_prior, zero_bonus=opts.zero_bonus,
-                            negative_lower=opts.negative_lower)
+    # ñ: the metadata's noisy count of the column's numbers (post-processing, nothing spent), else
+    # (every part declared) a count of its own
+    n_hat = m.noisy_numbers
+    eps_count = eps_bounds * NUMBER_COUNT_SHARE if opts.bounds_reward and n_hat is None else 0.0
+    eps_draw = eps_bounds - eps_count
+    if eps_count > 0:
+        n_hat = int(discrete_laplace(prof.n, epsilon=eps_count, rng=rng, accountant=accountant,
+                                     step=f"{step} size")[()])
+    # a column mostly missing (a 94 %-NULL one) with too few numbers for its bounds, which would be
+    # the prior's ([2.5e13, 1e14] from a few hundred values): its missing values established
+    # (metadata.holds_missing: thousands of them), fewer numbers than missing values and ε·ñ too
+    # small for the bounds to land. Decided on the metadata's noisy counts only (post-processing):
+    # whether it is left out depends on one record as those counts do, and the message names no count
+    if (opts.few_values and m.missing is True and not m.missing_structural and m.noisy_numbers is not None
+            and m.noisy_others is not None
+            and m.noisy_numbers < FEW_SHARE * (m.noisy_numbers + max(m.noisy_others, 0))
+            and eps_draw * m.noisy_numbers < FEW_EPS_N):
+        return None, ("left out: too few values to learn bounds from (on its noisy counts, mostly missing and too "
+                      "few numbers for the bounds); give public bounds")
+    # the reals' grid below 1 (10^-4 … 0.1) only for a column whose fractions are established or
+    # declared: a learned flag is a coin flip when the column's non-zero values are fewer than the
+    # noise (a rare 0/1 flag, a count that is mostly 0: whole > fraction decided by the noise), and
+    # on the reals' grid such a column took [0, 0.001] — five steps to reach 1, more than clipping
+    # its few ones. Whole-number bounds still hold a fraction column ([0, 1] for a share): a
+    # function of the noisy counts already drawn (post-processing)
+    grid = nice_grid(m.integer or m.fractions is False)
+    # with the reward the mechanism's ε per record is halved (not monotone): so is γ per grid
+    # step, which keeps the width's price against clipping as it was (a zero-heavy column's range
+    # from 0 to its bulk); the terms on 0 as the lower bound stay whole (they hold lo at 0 against
+    # the prior's geometric tail below it, which a smaller γ lengthens)
+    halve = 0.5 if opts.bounds_reward else 1.0
+    lo, hi = bounds_on_grid(prof, grid, epsilon=eps_draw, rng=rng, accountant=accountant, step=f"{step} bounds",
+                            gamma=opts.bound_prior * (opts.lower_prior if opts.bounds_reward else 1.0),
+                            gamma_upper=opts.bound_prior * halve, zero_bonus=opts.zero_bonus,
+                            negative_lower=opts.negative_lower,
+                            reward=reward_window(n_hat) if opts.bounds_reward and n_hat is not None else None,
+                            below_top=opts.integer_top and bool(m.integer or m.fractions is False))
     learned = "bounds (DP quantiles on the public nice grid)"
     hierarchy = None
     if opts.levels > 0:

@@ -234,6 +234,14 @@ class ColumnMeta:
     #: ``missing`` is True by a public rule, not learned (:func:`structural_missing`: a run
     #: without a schema's numeric and date columns keep their bucket whatever the noisy counts said)
     missing_structural: bool = False
+    #: a numeric column whose whole-number flag was learned: were fractions *established* (their
+    #: noisy count reached τ_j)? False: not established, whatever the flag says (the bounds are then
+    #: drawn on the whole-number grid, dpkit.domain.discover); None: not learned
+    fractions: bool | None = None
+    #: a learned numeric column's noisy counts (post-processing of its shape cells): of its numbers
+    #: (whole, fraction, zero) and of every other value (tokens, dates, text); None: not profiled
+    noisy_numbers: int | None = None
+    noisy_others: int | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +257,8 @@ class Declarations:
     missing: tuple[str, ...] | None = None
     values: Mapping[str, Sequence[str]] | None = None
     bounds: Mapping[str, Sequence[float]] | None = None
+    #: columns named like identifiers to learn all the same (:func:`looks_like_id`)
+    keep: str | Iterable[str] | None = None
 
 
 @dataclass
@@ -299,10 +309,44 @@ def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | No
     return tuple(dict.fromkeys(tokens))
 
 
+#: whole names (lower case, separators dropped) that name a row or record number, not a quantity
+ID_NAMES = frozenset({"id", "uid", "uuid", "guid", "key", "index", "idx", "row", "rowid", "rownum", "rownumber",
+                      "rowno", "recordid", "recordnumber"})
+#: a name whose last word is one of these names an identifier (``customer_id``, ``CustomerId``, ``userID``)
+ID_SUFFIXES = frozenset({"id", "uid", "uuid", "guid", "key"})
+
+
+def name_words(name: str) -> list[str]:
+    """A column name's words, lower case: split at separators and case changes
+    (``CustomerId`` -> customer, id; ``userID`` -> user, id; ``HTTPCode`` -> http, code)."""
+    import re
+
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
 def looks_like_id(name: str) -> bool:
-    """The public name rule: identifier-like columns are ignored unless declared."""
-    n = name.lower().replace("-", "_")
-    return n in ("id", "uid", "uuid", "key", "index", "row", "rowid") or n.endswith(("_id", "_uuid", "_key"))
+    """The public name rule (docs/domain.md, "Identifiers"): a column named like a row or record
+    identifier is ignored by a run without a schema unless its type is declared or it is kept
+    (``keep=``). On the name only — the header is public — never on the values: ``id``, ``ID``,
+    ``uuid``, ``key``, ``index``, ``RowNumber``, ``row_id``; a last word ``id``/``uuid``/``guid``/
+    ``key``/``uid`` (``customer_id``, ``CustomerId``, ``userID``, ``api-key``); pandas' written
+    index ``Unnamed: 0``. ``paid``, ``valid``, ``Idade`` are not (one word each)."""
+    import re
+
+    if re.fullmatch(r"\s*unnamed:\s*\d+\s*", name, flags=re.IGNORECASE):
+        return True
+    words = name_words(name)
+    return bool(words) and ("".join(words) in ID_NAMES or words[-1] in ID_SUFFIXES)
+
+
+def named_ids(columns: Sequence[str], target: str | None, declared: Declarations) -> list[str]:
+    """The columns the public name rule leaves out (:func:`looks_like_id`): named like an
+    identifier, not the target, no type declared, not kept (``declared.keep``, checked against
+    the header: a usage error naming ``keep`` otherwise)."""
+    kept = set(names(declared.keep, "keep", columns))
+    given = resolve_declarations(columns, target, declared)[0]
+    return [c for c in columns if c != target and c not in given and c not in kept and looks_like_id(c)]
 
 
 def is_date(value: str) -> bool:
@@ -340,6 +384,8 @@ class Decision:
     tokens: tuple[str, ...]
     #: the noisy counts (token cells, then SHAPES), for :func:`holds_missing` once the type is final
     noisy: tuple[int, ...] = ()
+    #: the fraction cell reached τ: fractions are established (not only not ruled out)
+    fractions: bool = False
 
 
 def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
@@ -360,7 +406,7 @@ def decide(noisy: np.ndarray, tokens: Sequence[str], tau: int) -> Decision:
     pool = established or ["numeric", "categorical"]
     kind = max(pool, key=lambda c: scores[c])  # max keeps the first of equal scores
     integer = frac < tau and (whole >= tau or whole > frac)
-    return Decision(kind, integer, learned_tokens, tuple(int(x) for x in noisy))
+    return Decision(kind, integer, learned_tokens, tuple(int(x) for x in noisy), fractions=frac >= tau)
 
 
 def holds_missing(dec: Decision, kind: str, tokens: Sequence[str], sum_threshold: Callable[[int], int]) -> bool:
@@ -495,10 +541,12 @@ def learn_metadata(
     tokens_declared = declared.missing is not None
     cells = declared.missing if declared.missing is not None else MISSING_CANDIDATES
 
+    by_name = set(named_ids(columns, target, declared))
+
     def plan(name: str) -> tuple[str, ...]:
         """The parts of column ``name`` to learn."""
         kind = given.get(name)
-        if name == target or kind == "ignore" or (kind is None and looks_like_id(name)):
+        if name == target or kind == "ignore" or name in by_name:
             return ()
         parts = []
         if kind is None:
@@ -565,7 +613,10 @@ def learn_metadata(
                                 # declared tokens: the user says what missing is, every column
                                 # keeps its (missing) cell (no flag, as a hand-written schema)
                                 missing=(holds_missing(dec, final, cells, noise.sum_threshold)  # type: ignore[union-attr]
-                                         if dec is not None and not tokens_declared else None)))
+                                         if dec is not None and not tokens_declared else None),
+                                fractions=(dec.fractions if final == "numeric" and dec is not None and "integer" in parts
+                                           else None),
+                                **(_number_counts(dec, len(cells)) if final == "numeric" and dec is not None else {})))
     token_columns: dict[str, list[str]] = {}
     if not tokens_declared:
         for name, dec in decisions.items():
@@ -575,6 +626,13 @@ def learn_metadata(
               tuple(t for t in MISSING_CANDIDATES if t in token_columns))
     return Metadata(metas, tuple(tokens or ()), tokens_declared, eps_j * len(profiled), token_columns,
                     delta=noise.delta if noise is not None else 0.0, plan=noise)
+
+
+def _number_counts(dec: Decision, k: int) -> dict[str, int]:
+    """A numeric column's noisy count of numbers and of the rest, from its decision's cells (token
+    cells, then :data:`SHAPES`): sums of noisy counts already drawn (post-processing)."""
+    whole, frac, date, text, zero = dec.noisy[k:k + 5]
+    return {"noisy_numbers": int(whole + frac + zero), "noisy_others": int(sum(dec.noisy[:k]) + date + text)}
 
 
 def numeric_summary(summary: Summary, tokens: Sequence[str]) -> Summary:

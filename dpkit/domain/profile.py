@@ -40,6 +40,9 @@ class Categories:
     values: tuple[str, ...]
     counts: np.ndarray
     public: np.ndarray
+    #: the cells of public vocabularies (:mod:`dpkit.domain.vocabulary`), held or not: noised,
+    #: listed by a pure-ε rule on their noisy counts (None: no vocabulary)
+    vocabulary: np.ndarray | None = None
 
 
 def summarize(frame: Any, columns: Sequence[str] | None = None) -> dict[str, Summary]:
@@ -64,16 +67,23 @@ def summarize(frame: Any, columns: Sequence[str] | None = None) -> dict[str, Sum
     return out
 
 
-def categories(summary: Summary, tokens: Sequence[str]) -> Categories:
+def categories(summary: Summary, tokens: Sequence[str], vocabulary: Any = None) -> Categories:
     """A categorical column's cells: the missing tokens first (public, counted, so that no
-    record is lost), then its other distinct values in order of first appearance."""
+    record is lost), then its other distinct values in order of first appearance, then, with a
+    ``vocabulary`` (:class:`dpkit.domain.vocabulary.Vocabularies`), each vocabulary value the column
+    does not hold (public cells of count 0; ``Categories.vocabulary`` marks every vocabulary cell)."""
+    from dpkit.domain.vocabulary import cells
+
     order = list(dict.fromkeys([*tokens, *summary.values]))
+    order, vocab = cells(order, vocabulary)
+    if tokens:  # a declared missing token stays a token, whatever a vocabulary says
+        vocab &= ~np.isin(np.asarray(order, dtype=object), list(tokens))
     index = {v: i for i, v in enumerate(order)}
     counts = np.zeros(len(order), dtype=np.int64)
     for v, n in zip(summary.values, summary.counts, strict=True):
         counts[index[v]] += int(n)
     public = np.isin(np.asarray(order, dtype=object), list(tokens)) if tokens else np.zeros(len(order), bool)
-    return Categories(tuple(order), counts, public)
+    return Categories(tuple(order), counts, public, vocab if vocabulary is not None else None)
 
 
 def numbers(summary: Summary, tokens: Sequence[str]) -> Profile:

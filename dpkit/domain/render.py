@@ -134,6 +134,10 @@ def header(*, source: str, epsilon: float, delta: float, metadata: Metadata, tar
         "    column's '(other)' leaf (the target's as missing, so its record is dropped);",
         *([f"    a released value of the public list of missing tokens is its column's missing value: {_released(discovery)};"]
           if discovery.released_tokens else []),
+        *(["    the values of public vocabularies (yes/no, 0/1, true/false, male/female, months, weekdays, and",
+           "    any --vocabulary file) are public cells: noised whether held or not, a whole vocabulary listed",
+           "    when its noisy counts clear a pure-epsilon threshold (no delta);"]
+          if discovery.vocabulary else []),
         "  - the numeric bounds (values outside are clipped on load) and any interval hierarchy:",
         "    DP quantiles (exponential mechanism) on a public grid of round numbers.",
         *(["  - the date bounds: the same mechanism on the public grid of year starts (1800-2200);",

@@ -41,7 +41,7 @@ def column_codes(series: Any) -> tuple[np.ndarray, np.ndarray]:
     import pandas as pd
 
     if isinstance(series.dtype, pd.CategoricalDtype):
-        raw = np.asarray(series.cat.codes)
+        raw = series.array.codes  # the Categorical's own codes (no copy; pandas 3's .cat.codes copies)
         if (raw < 0).any():  # a missing cell (NaN): the exact path numbers it too
             codes, uniques = pd.factorize(series.to_numpy(), use_na_sentinel=False)
             return codes, np.asarray(uniques, dtype=object)

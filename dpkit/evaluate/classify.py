@@ -184,13 +184,15 @@ def load_dataset(
     if schema is not None and schema.missing is not None and schema.missing_policy != "keep":
         is_missing = df[[*columns, target]].isin(list(schema.missing_tokens)).to_numpy()
         rows = is_missing.any(axis=1)
-        if rows.any():
-            if schema.missing_policy != "drop":
-                r = int(np.flatnonzero(rows)[0])
-                raise DataError(
-                    f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
-                    f"set missing_policy: drop in {schema.path} to drop such rows"
-                )
+        if rows.any() and schema.missing_policy != "drop":
+            r = int(np.flatnonzero(rows)[0])
+            raise DataError(
+                f"{private(f'{source}:{r + 2}', source)}: a value is missing ({schema.missing!r}); "
+                f"set missing_policy: drop in {schema.path} to drop such rows"
+            )
+        # evaluation reads the owner's own records and releases nothing: the notice is there when
+        # rows were dropped (a private run's is there whatever the data holds: load_warnings)
+        if schema.missing_policy == "drop" and rows.any():
             warn(
                 private(f"{source}: dropped {int(rows.sum())} row(s) with a missing value ({schema.missing!r})",
                         f"{source}: dropped rows with a missing value ({schema.missing!r})"),
@@ -413,6 +415,7 @@ def score_tables(
     predictor: Callable[[pd.DataFrame], Any] | None = None,
     sources: tuple[str, ...] = ("<train>", "<test>", "<baseline>", "<baseline-test>"),
     proba: tuple[np.ndarray, list[str]] | None = None,
+    curve: bool = False,
 ) -> dict[str, Any]:
     """The whole ``dpkit evaluate classify`` computation on in-memory tables of strings.
 
@@ -422,11 +425,12 @@ def score_tables(
     and the majority-class floor. ``proba``: the per-class scores of ``predictions`` (rows of
     ``test``, classes) for ROC AUC; a ``predictor`` may return ``(labels, (scores, classes))``.
     Returns plain data (see :func:`metrics.classification_report`), plus ``baseline_*`` and
-    ``floor_*`` keys. Warns when 99 % of the predictions are one class. Usable from
+    ``floor_*`` keys; with ``curve``, ``roc_curve`` (and ``baseline_roc_curve``) of a binary task
+    (:func:`metrics.roc_points`). Warns when 99 % of the predictions are one class. Usable from
     ``run_experiment``.
     """
     from dpkit.evaluate.imbalance import one_class_warning
-    from dpkit.evaluate.metrics import class_labels, classification_report
+    from dpkit.evaluate.metrics import class_labels, classification_report, roc_points
 
     test_ds = load_dataset(test, target, schema=schema, auto_weight=False, source=sources[1])
     train_ds = None
@@ -459,6 +463,8 @@ def score_tables(
         warn(f"{sources[0] if train_ds is not None else sources[1]}: the classifier {warning}",
                       DpkitWarning)
     positive = out["positive"]
+    if curve and scores is not None and positive is not None:
+        out["roc_curve"] = roc_points(test_ds.y, scores, list(score_classes or labels), positive)
     floor_source = train_ds
     if baseline_train is not None:
         # the raw table has no weights unless it has the same weight column
@@ -474,6 +480,8 @@ def score_tables(
                                      score_classes=raw_classes)
         for key in SUMMARY_METRICS:
             out[f"baseline_{key}"] = base[key]
+        if curve and raw_scores is not None and positive is not None:
+            out["baseline_roc_curve"] = roc_points(raw_test.y, raw_scores, list(raw_classes), positive)
         _floor(out, floor_report(raw_train, raw_test, positive=positive, labels=class_labels(raw_test.y, labels)))
     elif floor_source is not None:
         _floor(out, floor_report(floor_source, test_ds, positive=positive, labels=labels))

@@ -224,6 +224,29 @@ def roc_auc(y_true: Sequence[Any], scores: np.ndarray, classes: Sequence[Any], *
                                labels=[str(c) for c in present]))
 
 
+def roc_points(y_true: Sequence[Any], scores: np.ndarray, classes: Sequence[Any], positive: Any,
+               *, max_points: int = 200) -> dict[str, Any] | None:
+    """The ROC curve of the ``positive`` class's score (one-vs-rest): false and true positive
+    rates at every threshold (scikit-learn's ``roc_curve``, Fawcett 2006), thinned to at most
+    ``max_points`` points for drawing. ``None`` when it is undefined (one class present, or no
+    score column for ``positive``)."""
+    from sklearn.metrics import roc_curve
+
+    t = np.asarray(y_true, dtype=object)
+    classes = list(classes)
+    if positive not in classes or t.size == 0:
+        return None
+    hit = np.asarray(t == positive, dtype=bool)
+    if hit.all() or not hit.any():
+        return None
+    fpr, tpr, _ = roc_curve(hit, np.asarray(scores, dtype=float)[:, classes.index(positive)])
+    if len(fpr) > max_points:
+        keep = np.unique(np.linspace(0, len(fpr) - 1, max_points).round().astype(int))
+        fpr, tpr = fpr[keep], tpr[keep]
+    return {"positive": positive, "fpr": [round(float(x), 5) for x in fpr],
+            "tpr": [round(float(x), 5) for x in tpr]}
+
+
 def classification_report(
     y_true: Sequence[Any],
     y_pred: Sequence[Any],

@@ -45,8 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.console import private
-from dpkit.errors import DataError, DpkitUsageError, warn
+from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -314,10 +313,14 @@ class ForestModel:
     def encode_frame(self, df: pd.DataFrame, *, source: str = "<data>", first_line: int = 2) -> np.ndarray:
         """The ``(n, n_features)`` matrix of a table of strings, checked against the model.
 
-        A missing column, an unparsable number or a category the model does not know is a
-        :class:`DataError` naming the file, line and column; the model's ``missing`` token
-        becomes NaN; numbers outside the public bounds are clipped (as in training).
-        ``first_line``: the line number of the first row (1 without a header row, ``-H``).
+        A missing column is a :class:`DataError`; every row is scored: the model's ``missing``
+        token, a category the model does not know (a feature without a catch-all) and a number
+        or date that does not parse are a missing value — the feature's missing category or
+        branch (``missing_policy: keep``), else NaN, the child with the most noisy records — with
+        one warning for the call (counts and values for the data owner,
+        :func:`dpkit.data.unknown.mapping_warning`); numbers outside the public bounds are
+        clipped (as in training). ``first_line``: the line number of the first row (1 without a
+        header row, ``-H``); it is no longer quoted, as nothing is refused for a value.
         """
         import pandas as pd
 
@@ -328,8 +331,11 @@ class ForestModel:
                 f"the header ({', '.join(map(str, df.columns[:8]))}{', ...' if len(df.columns) > 8 else ''}); "
                 "predict needs every predictor the model was trained on"
             )
+        from dpkit.data.unknown import unknown as unknown_value
+
         X = np.empty((len(df), len(self.features)), dtype=float)
         clips: list[tuple[Feature, int]] = []  # (feature, values clipped): one warning for the call
+        unknown: dict[str, Any] = {}  # values read as missing: one warning too
         for j, feat in enumerate(self.features):
             # a list comprehension: pandas' .str.strip() took most of the prediction time; an
             # in-memory None/NaN is the empty cell, as the readers made it when the model was
@@ -345,40 +351,25 @@ class ForestModel:
                 if feat.other is not None and bad.any():  # unlisted values are the catch-all (issue 22)
                     codes[bad] = feat.categories.index(feat.other)
                     bad[:] = False
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    uniq = list(dict.fromkeys(values[bad]))[:MAX_LISTED]
-                    known = (f"the model was trained with {len(feat.categories)} categories "
-                             f"({', '.join(map(repr, feat.categories[:MAX_LISTED]))}"
-                             f"{', ...' if len(feat.categories) > MAX_LISTED else ''}) — fix the data or retrain "
-                             "with a schema that lists them")
-                    raise DataError(private(
-                        f"{source}:{i + first_line}: column {feat.name!r} has {int(bad.sum())} value(s) the model "
-                        f"does not know ({', '.join(map(repr, uniq))}); {known}",
-                        f"{source}: column {feat.name!r} has values the model does not know; {known}",
-                    ))
+                if bad.any():  # a category the model does not know: missing, never a refusal
+                    unknown[feat.name] = unknown_value(values, bad, "category", first_line)
+                    is_missing = is_missing | bad
                 # the category a missing value is (missing_policy: keep), else NaN (the largest child)
                 codes[is_missing] = feat.categories.index(feat.missing) if feat.missing is not None else np.nan
                 X[:, j] = codes
             else:
                 if feat.time is not None:  # ISO dates (dpkit.data.dates: the readers' one parse function)
-                    from dpkit.data.dates import expected as shape
                     from dpkit.data.dates import parse_array
 
                     nums = parse_array(values, feat.time)
                 else:
-                    nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-                if feat.lenient:  # unparsable: missing — what does not parse is missing, as on load
-                    is_missing = is_missing | ~np.isfinite(nums)
+                    nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float, copy=True)
                 bad = ~np.isfinite(nums) & ~is_missing
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    kind, expected = ((feat.time, shape(feat.time)) if feat.time is not None
-                                      else ("numeric", "a finite number"))
-                    raise DataError(private(
-                        f"{source}:{i + first_line}: {kind} column {feat.name!r} has {values[i]!r}, not {expected}",
-                        f"{source}: {kind} column {feat.name!r} has a value that is not {expected}",
-                    ))
+                if bad.any():  # not a number (a date): missing, as a learned type's unparsable: missing reads it
+                    if not feat.lenient:  # a learned type's schema says so itself: nothing to warn about
+                        unknown[feat.name] = unknown_value(values, bad, "number" if feat.time is None else "date",
+                                                          first_line)
+                    is_missing = is_missing | bad
                 outside = ((nums < feat.lo) | (nums > feat.hi)) & ~is_missing
                 if outside.any():
                     clips.append((feat, int(outside.sum())))
@@ -386,10 +377,15 @@ class ForestModel:
                 # "low": read as the lower bound, as in training; else NaN (the missing child)
                 nums[is_missing] = feat.lo if feat.missing == "low" else np.nan
                 X[:, j] = nums
-        if clips:  # one warning naming every clipped column
-            from dpkit.data.encoded import clips_warning
+        if unknown:
+            from dpkit.data.unknown import mapping_warning
 
-            warn(clips_warning(source, clips, "the model"))
+            warn(mapping_warning(source, len(df), unknown, done="every row scored") or "", DpkitWarning)
+        from dpkit.data.encoded import clip_warnings
+
+        # one warning naming every clipped column; without -v one naming every bounded one, whatever the data
+        for w in clip_warnings(source, clips, [f for f in self.features if f.kind != "categorical"], "the model"):
+            warn(w)
         return X
 
     def encode_table(self, table: EncodedTable) -> np.ndarray:

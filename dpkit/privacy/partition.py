@@ -165,20 +165,8 @@ def partition_selection(
     the declared missing token): noised, released whatever their count. Spends ``epsilon`` and
     ``delta`` in ``accountant`` before drawing.
     """
-    eps = validate_epsilon(epsilon)
-    d = validate_delta(delta, allow_zero=False)
-    c = _counts(counts, "partition_selection")
-    pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
-    if pub.shape != c.shape:
-        raise DpkitUsageError("public must have the shape of counts")
-    tau = threshold(eps, d)
-    s, t = exact.noise_fraction(eps)
-    accountant.spend(step, f"partition selection (discrete laplace, threshold {tau})", eps, 1.0, delta=d)
-    noise = exact.discrete_laplace(rng, s, t, int(c.size)) if c.size else np.zeros(0, dtype=np.int64)
-    noisy = c.astype(np.int64) + noise
-    keep = pub | (noisy >= tau)
-    sel = np.flatnonzero(keep)
-    return Selection(selected=sel, noisy=noisy[sel], threshold=tau)
+    return first_round(counts, epsilon=epsilon, delta=delta, rng=rng, accountant=accountant, step=step,
+                       public=public)[0]
 
 
 # --------------------------------------------------------------------------- many columns at once
@@ -357,3 +345,117 @@ def joint_partition_selection(
         sel = np.flatnonzero(keep)
         out.append(Selection(selected=sel, noisy=noisy[sel], threshold=tau))
     return out
+
+
+# --------------------------------------------------------------------------- a second round
+#
+# A run can select a column's categories in two rounds (dpkit.domain.discover._two_rounds): the
+# first at (ε₁, δ₁), the second — for the columns the first left open, chosen from its output —
+# at (ε₂, δ₂), deciding on the SUM of both rounds' noisy counts, so that a column that takes
+# both rounds loses nothing against one round at ε₁ + ε₂ (the sum of two discrete Laplace
+# counts is about as sharp as one at the summed rate).
+
+
+def first_round(
+    counts: np.ndarray | list[int],
+    *,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    public: np.ndarray | None = None,
+) -> tuple[Selection, np.ndarray]:
+    """:func:`partition_selection` (its mechanism and proof), returning also every cell's noisy
+    count — PRIVATE beyond the selected cells: only :func:`second_round` may read it, to decide on
+    the sum of both rounds."""
+    eps = validate_epsilon(epsilon)
+    d = validate_delta(delta, allow_zero=False)
+    c = _counts(counts, "partition_selection")
+    pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
+    if pub.shape != c.shape:
+        raise DpkitUsageError("public must have the shape of counts")
+    tau = threshold(eps, d)
+    s, t = exact.noise_fraction(eps)
+    accountant.spend(step, f"partition selection (discrete laplace, threshold {tau})", eps, 1.0, delta=d)
+    noisy = c.astype(np.int64) + (exact.discrete_laplace(rng, s, t, int(c.size)) if c.size else np.zeros(0, np.int64))
+    sel = np.flatnonzero(pub | (noisy >= tau))
+    return Selection(selected=sel, noisy=noisy[sel], threshold=tau), noisy
+
+
+def sum_tail(k: int, a1: float, a2: float) -> float:
+    """An upper bound on P(Z₁ + Z₂ ≥ k), k ≥ 1, Z_i ~ DLap(a_i) independent (q_i = e^{−a_i},
+    c₁ = (1 − q₁)/(1 + q₁) the mass at 0 of Z₁). Condition on Z₁ = z: for z ≤ k − 1,
+    P(Z₂ ≥ k − z) = q₂^{k−z}/(1 + q₂), and the sum over z of c₁q₁^{|z|}·q₂^{k−z} is geometric —
+    c₁q₂^k·(q₁q₂/(1 − q₁q₂) + Σ_{z=0}^{k−1} (q₁/q₂)^z); for z ≥ k, P(Z₂ ≥ k − z) ≤ 1 and
+    P(Z₁ ≥ k) = q₁^k/(1 + q₁). Floats: raised by 10⁻⁹ relative."""
+    q1, q2 = math.exp(-a1), math.exp(-a2)
+    c1 = (1 - q1) / (1 + q1)
+    neg = q1 * q2 / (1 - q1 * q2) * q2**k  # z <= -1
+    if abs(a1 - a2) < 1e-15:
+        pos = k * q2**k  # z = 0 .. k-1, (q1/q2)^z = 1
+    else:  # Σ_{z=0}^{k-1} q1^z q2^{k-z} = (q2^k − q1^k)·q2/(q2 − q1)
+        pos = (q2**k - q1**k) * q2 / (q2 - q1)
+    return (c1 * (neg + pos) / (1 + q2) + q1**k / (1 + q1)) * (1 + 1e-9)
+
+
+@functools.lru_cache(maxsize=256)
+def sum_threshold(epsilon1: float, epsilon2: float, delta: float) -> int:
+    """The smallest τ with P(Z₁ + Z₂ ≥ τ − 2) ≤ ``delta`` (by :func:`sum_tail`) for independent
+    Z_i ~ DLap(a_i), a_i the exact rates of ``epsilon1``, ``epsilon2``: a value held by one record
+    (a count of 1 in each round, 2 in the sum) passes the sum's threshold with probability ≤ δ."""
+    d = validate_delta(delta, allow_zero=False)
+    a1 = float(Fraction(*exact.noise_fraction(epsilon1)))
+    a2 = float(Fraction(*exact.noise_fraction(epsilon2)))
+    lo, hi = 1, 2
+    while sum_tail(hi, a1, a2) > d:
+        lo, hi = hi, 2 * hi
+    while lo < hi:  # the tail decreases in k
+        mid = (lo + hi) // 2
+        if sum_tail(mid, a1, a2) <= d:
+            hi = mid
+        else:
+            lo = mid + 1
+    return 2 + lo
+
+
+def second_round(
+    counts: np.ndarray | list[int],
+    first: np.ndarray,
+    *,
+    epsilon: float,
+    first_epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    public: np.ndarray | None = None,
+) -> Selection:
+    """A column's second round: fresh DLap(ε₂) noise on every cell; a cell is listed when this
+    round's noisy count reaches :func:`threshold` (ε₂, δ₂/2) — the rule that wins when ε₂ is the
+    larger — or when it plus the first round's (``first``, from :func:`first_round` at
+    ``first_epsilon``) reaches :func:`sum_threshold` (ε₁, ε₂, δ₂/2) — the rule that wins when the
+    two are alike. Returns the cells so listed (and the public ones) with THIS round's noisy
+    counts, and the first rule's threshold. Spends (ε₂, δ₂) before drawing.
+
+    Proof sketch (with the first round: (ε₁ + ε₂, δ₁ + δ₂)-DP for the column). D' = D plus a
+    record with value v. (i) v present in D: the two noisy vectors over D's cells are (ε₁ + ε₂)-DP
+    (two geometric mechanisms, basic composition); listing and the choice of the open columns are
+    post-processing. (ii) v absent from D: every other cell has the same distribution in both runs,
+    independent of v's; v is listed in round 1 with probability ≤ δ₁ (:func:`threshold`) and here
+    with probability ≤ δ₂/2 + δ₂/2 (the two rules' thresholds); which columns are open is a function of the *listed*
+    cells, so when v is listed in neither round the output is distributed as M(D)'s, and as in
+    :func:`partition_selection` P[M(D') ∈ S] ≤ P[M(D) ∈ S] + δ₁ + δ₂ and conversely."""
+    eps = validate_epsilon(epsilon)
+    d = validate_delta(delta, allow_zero=False)
+    c = _counts(counts, "second_round")
+    pub = np.zeros(c.size, dtype=bool) if public is None else np.asarray(public, dtype=bool)
+    if pub.shape != c.shape or np.shape(first) != c.shape:
+        raise DpkitUsageError("public and first must have the shape of counts")
+    tau, tau_sum = threshold(eps, d / 2), sum_threshold(first_epsilon, eps, d / 2)
+    s, t = exact.noise_fraction(eps)
+    accountant.spend(step, f"partition selection, second round (discrete laplace, threshold {tau}; "
+                     f"the sum of both rounds' noisy counts against {tau_sum})", eps, 1.0, delta=d)
+    noisy = c.astype(np.int64) + (exact.discrete_laplace(rng, s, t, int(c.size)) if c.size else np.zeros(0, np.int64))
+    sel = np.flatnonzero(pub | (noisy >= tau) | (np.asarray(first, dtype=np.int64) + noisy >= tau_sum))
+    return Selection(selected=sel, noisy=noisy[sel], threshold=tau)

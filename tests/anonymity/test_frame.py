@@ -155,7 +155,7 @@ def test_dropped_rows_leave_the_rows_used(schema) -> None:
     assert codes.tolist() == [0, 1, 2, 0, 1] and m == 3
     # the category codes of a table read in first-seen order are used as they are (shared)
     assert whole.frame.rows is None
-    assert np.shares_memory(whole.codes["col"][0], clean["col"].cat.codes.to_numpy())
+    assert np.shares_memory(whole.codes["col"][0], clean["col"].array.codes)
     assert list(p.codes) == ["age", "col", "y"]
     assert list(p.features_of(np.array([1, 4])).index) == [1, 4]
     labels, classes = p.labels("y")

@@ -104,8 +104,7 @@ def _run(df, schema_path, k, **kw):
 
 
 @pytest.mark.parametrize("k", [2, 10, 50])
-def test_outputs_are_k_anonymous_by_pycanon(k: int) -> None:
-    pycanon = pytest.importorskip("pycanon.anonymity")
+def test_outputs_are_k_anonymous_by_pycanon(k: int, pycanon) -> None:
     df = _adult(4000)
     gen = _run(df, ADULT_SCHEMA, k)
     rel = gen.release
@@ -118,8 +117,7 @@ def test_outputs_are_k_anonymous_by_pycanon(k: int) -> None:
     assert rel["equivalence_classes"]["smallest"] >= k
 
 
-def test_l_diverse_by_pycanon() -> None:
-    pycanon = pytest.importorskip("pycanon.anonymity")
+def test_l_diverse_by_pycanon(pycanon) -> None:
     gen = _run(_adult(4000), ADULT_SCHEMA, 5, sensitive="occupation", l=3)
     qis = gen.release["selected"]
     assert "occupation" not in qis and "occupation" in gen.output.columns
@@ -128,8 +126,7 @@ def test_l_diverse_by_pycanon() -> None:
 
 
 @pytest.mark.parametrize("k", [5, 25])
-def test_breast_cancer_by_pycanon(k: int) -> None:
-    pycanon = pytest.importorskip("pycanon.anonymity")
+def test_breast_cancer_by_pycanon(k: int, pycanon) -> None:
     df = pd.read_csv(BCW, dtype=str, keep_default_na=False)
     gen = _run(df, BCW_SCHEMA, k, max_suppression=0.05)
     qis = gen.release["selected"]

@@ -25,15 +25,17 @@ KEY = "0x6e1f0c5a9b3d47e28c1a5f7d0b9e3c42"
 #: is what keeps a rare value private), so every check that fits on such a table is refused
 SMALL_DATA = ("no class of the checks' 10–150-record tables clears the partition-selection threshold at "
               "epsilon=1, delta=1e-6: the fit is refused (a DataError) rather than release a rare class")
+#: (check_positive_only_tag_during_fit, check_fit_check_is_fitted and check_n_features_in fit 0/1
+#: targets: their classes are a public vocabulary since issue 46, listed whatever their size, and
+#: those checks pass)
 CLASSIFIER_AT_EPSILON_1 = {name: SMALL_DATA for name in (
     "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
     "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
+    "check_estimators_dtypes", "check_dtype_object",
     "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimators_pickle",
     "check_f_contiguous_array_estimator", "check_classifier_data_not_an_array", "check_classifiers_classes",
     "check_supervised_y_2d", "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-    "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_fit2d_predict1d")}
+    "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent", "check_fit2d_predict1d")}
 CLASSIFIER_AT_EPSILON_1["check_classifiers_train"] = (
     "asks for accuracy > 0.83 on 100–150 records: at epsilon=1 the forest's noisy leaf counts on so few records "
     "are near chance (DP's price on small data, not a bug)")
@@ -68,8 +70,15 @@ def test_sklearn_checks_fail_only_as_listed(estimator, expected) -> None:
 ], ids=["DiffPRFsClassifier", "DPQTKMeans"])
 def test_sklearn_checks_all_pass_where_noise_is_negligible(estimator) -> None:
     # at epsilon=1000 the noise cannot explain a failure: what is left are the API's manners
+    import sklearn
+
+    known = set()
+    if tuple(int(p) for p in sklearn.__version__.split(".")[:2]) < (1, 8) and isinstance(estimator, dpkit.DiffPRFsClassifier):
+        # scikit-learn 1.6 - 1.7's check casts a categorical estimator's X to int32, then
+        # subtracts a float mean in place: the check itself raises (fixed in 1.8)
+        known = {"check_positive_only_tag_during_fit"}
     report = _statuses(estimator, None)
-    assert sorted({r["check_name"] for r in report if r["status"] == "failed"}) == []
+    assert sorted({r["check_name"] for r in report if r["status"] == "failed"} - known) == []
 
 
 def test_parameters_are_keyword_only_but_the_first() -> None:

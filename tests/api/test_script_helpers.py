@@ -34,7 +34,7 @@ def test_check_output_paths_refuses_overwriting_an_input(tmp_path: Path) -> None
 
 def test_sniffed_read_options_name_the_delimiter(tmp_path: Path) -> None:
     data = tmp_path / "semi.csv"
-    data.write_text("a;b\n1;2\n3;4\n")
+    data.write_text("a;b;c,d\n1;2;3,5\n3;4;5,5\n")  # ',' fits too: the sniff is a choice, and says so
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         options = dpkit.ReadOptions(str(data), delimiter=None).sniffed()

@@ -172,3 +172,19 @@ def check(result: AuditResult, broken: bool) -> None:
         assert result.violation, f"the audit missed the broken release: {result}"
     else:
         assert not result.violation, str(result)
+
+
+def rewritten(module: Any, name: str, edits: list[tuple[str, str]]) -> Any:
+    """``module.name`` with each (old, new) text edit applied to its source, compiled in the
+    module's namespace: the shipped function with one decision changed — how an audit writes a
+    deliberate break. Fails if an edit no longer matches (the audit must then follow the code)."""
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(getattr(module, name)))
+    for old, new in edits:
+        assert old in source, f"{name}: {old!r} not in the source any more"
+        source = source.replace(old, new)
+    namespace = dict(vars(module))
+    exec(compile(source, inspect.getsourcefile(module), "exec"), namespace)  # noqa: S102
+    return namespace[name]

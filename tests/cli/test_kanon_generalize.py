@@ -36,8 +36,7 @@ def adult3k(tmp_path_factory) -> tuple[Path, Path]:
     return train, test
 
 
-def test_generalize_end_to_end(capsys, tmp_path: Path, adult3k) -> None:
-    pycanon = pytest.importorskip("pycanon.anonymity")
+def test_generalize_end_to_end(capsys, tmp_path: Path, adult3k, pycanon) -> None:
     train, test = adult3k
     out = tmp_path / "g.csv"
     code, stdout, err = dpkit(capsys, "kanon-select", train, "--schema", ADULT_SCHEMA, "-k", "10",
@@ -90,8 +89,7 @@ def _labels(cut: list) -> list[str]:
     return [f"[{a},{b}{']' if i == len(cut) - 1 else ')'}" for i, (a, b) in enumerate(cut)]
 
 
-def test_generalize_sensitive_l(capsys, tmp_path: Path, adult3k) -> None:
-    pycanon = pytest.importorskip("pycanon.anonymity")
+def test_generalize_sensitive_l(capsys, tmp_path: Path, adult3k, pycanon) -> None:
     train, _ = adult3k
     out = tmp_path / "g.csv"
     code, _, err = dpkit(capsys, "kanon-select", train, "--schema", ADULT_SCHEMA, "-k", "5", "--generalize",

@@ -68,6 +68,9 @@ def test_semicolon_input_is_sniffed_and_can_give_a_semicolon_release(tmp_path, s
     data.write_text(rows(d=";"))
     code, _, err = publish(data, schema, tmp_path / "r.csv", "--output-delimiter", ";")
     assert code == 0, err
+    assert "sniffed" not in err  # only ';' fits: read silently (issue 43)
+    code, _, err = publish(data, schema, tmp_path / "r.csv", "--output-delimiter", ";", "-v")
+    assert code == 0, err
     assert "fields are separated by ';' (sniffed" in err
     assert (tmp_path / "r.csv").read_text().splitlines()[0] == "age;color;label"
 

@@ -196,7 +196,8 @@ def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = dpkit.cluster(str(S1), engine=engine, **kw)
-        got[engine] = (result.centroids[result.columns].to_numpy(), sorted(str(w.message) for w in caught))
+        got[engine] = (result.centroids[result.columns].to_numpy(), sorted(str(w.message) for w in caught
+                                                                          if not _third_party(w)))
     assert len(calls) == 1
     assert np.array_equal(got["numpy"][0], got["spark"][0])
     assert got["numpy"][1] == got["spark"][1]  # no clipping warning on either: np.clip is silent
@@ -360,7 +361,7 @@ def test_string_frame_encodes_as_a_load_does(tmp_path, spark):
                          ("strings", lambda: load_spark_strings(opts, None).encode(schema, STRING_COLS))):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            got[engine] = (make(), sorted(str(w.message) for w in caught))
+            got[engine] = (make(), sorted(str(w.message) for w in caught if not _third_party(w)))
     (a, wa), (b, wb) = got["load"], got["strings"]
     assert wa == wb and any("dropped rows" in w for w in wa)
     assert a.count() == b.count()
@@ -413,3 +414,10 @@ def test_taxonomy_infer_is_the_same_on_spark(tmp_path, spark, partition):
     assert len(lists) == 1 and ("discrete Gaussian" in lists[0]) == (partition == "gaussian"), lists
     assert (tmp_path / "numpy.yaml").read_bytes() == (tmp_path / "spark.yaml").read_bytes()
     assert _release(tmp_path / "numpy.report.json") == _release(tmp_path / "spark.report.json")
+
+
+def _third_party(w) -> bool:  # noqa: ANN001
+    """A warning PySpark or py4j raise themselves (pyspark 3.5's distutils deprecation and the
+    socket it leaves open, 4.x's pandas-3 notice): not dpkit's, and only ever on the Spark side."""
+    return issubclass(w.category, ResourceWarning) or any(
+        part in str(w.filename) for part in ("pyspark", "py4j", "distutils"))

@@ -45,9 +45,8 @@ def _same(tmp_path: Path, data_numpy: Path, data_spark: Path, args: list) -> Pat
     return outs["spark"]
 
 
-def test_xgb_ka_is_the_same_on_spark(tmp_path):
+def test_xgb_ka_is_the_same_on_spark(tmp_path, pycanon):
     """XGB-KA with the schema, the --rank-sample draw (the same positions), â„“-diversity."""
-    pycanon = pytest.importorskip("pycanon.anonymity")
     out = _same(tmp_path, ADULT, ADULT, ["--schema", SCHEMA, "--target", "income", "-k", "5", "--rank-sample",
                                          "4000", "--seed", "3", "--sensitive", "occupation", "-l", "2"])
     rel = json.loads((tmp_path / "spark.report.json").read_text())["release"]
@@ -64,11 +63,10 @@ def test_hamming_from_parquet_without_schema(tmp_path, parquet):  # noqa: F811 â
                                               "--keep", "fnlwgt"])
 
 
-def test_ranking_on_every_row_is_the_same_on_spark(tmp_path):
+def test_ranking_on_every_row_is_the_same_on_spark(tmp_path, pycanon):
     """--rank-sample 0: XGBoost trains in this process on every row, taken from Spark in position
     order; without a schema the non-numeric columns' categories are numbered on Spark (first
     seen, over every row) as pandas.factorize numbers them: the same ranking, bytes and report."""
-    pycanon = pytest.importorskip("pycanon.anonymity")
     small = tmp_path / "adult-3000.csv"
     small.write_text("".join(ADULT.read_text().splitlines(keepends=True)[:3001]))
     out = _same(tmp_path, small, small, ["--target", "income", "-k", "10", "--rank-sample", "0"])

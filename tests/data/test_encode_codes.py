@@ -73,6 +73,7 @@ def test_codes_encode_as_the_strings_do(rows: list[dict], policy: str, dates: st
 
 
 def test_ordinary_codes_never_build_the_rows_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)  # the owner's form: what happened
     schema = parse_schema(SCHEMA_TEXT.format(policy="drop", dates="missing"), "S.yaml")
     df = pd.DataFrame({"a": ["x1", "zz", "?"] * 4, "b": ["u", "w", "v"] * 4, "c": ["p", "q", "q"] * 4,
                        "n": ["3", "12", "?"] * 4, "m": ["5", "250", "n/a"] * 4,

@@ -61,7 +61,7 @@ def test_types_bounds_and_identifiers():
     assert cols["colour"]["values"] == ["green", "red"]  # the missing token is not a category
     assert cols["label"]["type"] == "categorical" and cols["label"]["values"] == ["1", "2"]
     assert cols["zip"]["type"] == "ignore" and "more than 50" in cols["zip"]["_comment"]
-    assert d["target"] == "label" and d["missing"] == "?" and d["missing_policy"] == "drop"
+    assert d["target"] == "label" and d["missing"] == "?" and d["missing_policy"] == "keep"
     text = dump_schema(d, DRAFT_HEADER)
     assert text.startswith("# DRAFT schema") and "NOT PRIVATE" in text.splitlines()[0]
     s = parse_schema(text, "draft.yaml")

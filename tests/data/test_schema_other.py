@@ -14,7 +14,7 @@ from dpkit.data.encode import encode
 from dpkit.data.schema import parse_schema, schema_to_dict
 from dpkit.data.source import ReadOptions
 from dpkit.data.table import load
-from dpkit.errors import DataError, SchemaError
+from dpkit.errors import DataError, DpkitWarning, SchemaError
 
 SCHEMA = """
 target: y
@@ -92,8 +92,9 @@ def test_forest_predict_reads_unlisted_values_as_the_catch_all() -> None:
     assert x[:, 0].tolist() == [0, 2]
     plain = ForestModel(target="y", classes=("0", "1"), features=[Feature("a", "categorical", categories=("x",))],
                         trees=[])
-    with pytest.raises(DataError, match="does not know"):
-        plain.encode_frame(pd.DataFrame({"a": ["zz"]}))
+    # without a catch-all an unknown category is a missing value, never a refusal (issue 43)
+    with pytest.warns(DpkitWarning, match="values not in the schema were read as missing in 'a'"):
+        assert np.isnan(plain.encode_frame(pd.DataFrame({"a": ["zz"]}))[0, 0])
     assert _Reader("m.json").feature(0, feats[0].to_dict()) == feats[0]  # the model file keeps it
     with pytest.raises(DataError, match="other must be one of its values"):
         _Reader("m.json").feature(0, {**feats[0].to_dict(), "other": "nope"})

@@ -161,14 +161,15 @@ def test_the_target_with_no_surviving_class_is_always_refused() -> None:
 
 
 def test_a_target_with_one_surviving_class_is_refused_naming_only_that_class() -> None:
-    """97 % 'no': at ε = 0.1 the 90 'yes' records are under the threshold and only 'no' would be
-    released — a one-class release predicts 'no' for everyone, so it is refused."""
+    """97 % 'stay': at ε = 0.1 the 90 'left' records are under the threshold and only 'stay' would
+    be released — a one-class release predicts 'stay' for everyone, so it is refused. (Classes of
+    no public vocabulary: a yes/no target keeps both classes, tests/domain/test_vocabulary.py.)"""
     n = 3000
-    df = pd.DataFrame({"y": ["yes"] * 90 + ["no"] * (n - 90), "a": ["p", "q"] * (n // 2)})
-    with pytest.raises(DataError, match=r"only one class of the target 'y' \('no'\).*threshold \d+ records") as exc:
+    df = pd.DataFrame({"y": ["left"] * 90 + ["stay"] * (n - 90), "a": ["p", "q"] * (n // 2)})
+    with pytest.raises(DataError, match=r"only one class of the target 'y' \('stay'\).*threshold \d+ records") as exc:
         infer_schema(df, target="y", epsilon=0.1, delta=1e-6, random_state=KEY)
-    assert "'yes'" not in str(exc.value)
-    assert infer_schema(df, target="y", epsilon=5.0, delta=1e-6, random_state=KEY).columns["y"].leaves == ("no", "yes")
+    assert "'left'" not in str(exc.value)
+    assert infer_schema(df, target="y", epsilon=5.0, delta=1e-6, random_state=KEY).columns["y"].leaves == ("left", "stay")
 
 
 @pytest.mark.parametrize("delta", [0, -1e-6, 2e-3, 1.0, "x", None])

@@ -152,7 +152,7 @@ def _stray_table(n: int = 20000) -> pd.DataFrame:
                          "y": np.where(g.random(n) < 0.5, "p", "q")})
 
 
-def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load() -> None:
+def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load(owner_verbose) -> None:
     df = _stray_table()
     s = infer_schema(df, target="y", epsilon=1.0, delta=1e-6, random_state=KEY)
     amount = s.columns["amount"]

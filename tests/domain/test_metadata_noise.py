@@ -14,6 +14,7 @@ import pytest
 from dpkit.api.domain import learn_schema, read_strings
 from dpkit.domain.metadata import GAUSSIAN_DELTA_SHARE, noise_plan
 from dpkit.privacy import Accountant, exact, make_rng
+from dpkit.privacy.concentrated import cdp_delta
 from dpkit.privacy.partition import threshold
 
 
@@ -96,3 +97,38 @@ def test_a_few_columns_keep_the_laplace_whose_noise_is_smaller() -> None:
     plan = noise_plan(4, 0.02, 1e-6)
     assert plan.mechanism == "laplace" and plan.threshold == 2904 and plan.delta == 0
     assert noise_plan(9, 0.02, 1e-6).mechanism == "gaussian"
+
+
+def _gaussian_plans_pay_for_sqrt_m() -> None:
+    """The σ² a Gaussian plan uses, with the L2 sensitivity √m of one record's m cells (one per
+    column), is (ε, δ_G)-DP as booked (CKS Thm. 4, Cor. 13), for every m that takes the Gaussian."""
+    import dpkit.domain.metadata as metadata
+
+    for m, eps, delta in [(8, 2.0, 0.05), (13, 0.0306, 1e-6), (30, 0.5, 1e-6), (60, 1.0, 1e-8)]:
+        plan = metadata.noise_plan(m, eps, delta)
+        assert plan.mechanism == "gaussian", (m, eps, delta)
+        assert cdp_delta(m / (2 * float(plan.sigma2)), eps) <= plan.delta, (m, eps, delta, plan)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_gaussian_plan_pays_for_sensitivity_sqrt_m(monkeypatch, broken: bool) -> None:  # noqa: ANN001
+    """Issue 43 (privacy review 4): σ² sized for L2 sensitivity 1 instead of √m spent ≈ 0.125 while
+    booking 0.031 on Adult, and passed the δ audit (its thresholds follow σ). Caught here, and by
+    tests/audit/test_review4_audits.py on the noisy counts themselves."""
+    if broken:
+        import os
+        import sys
+
+        import dpkit.domain.metadata as metadata
+
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "audit"))
+        from dp_audit import rewritten
+
+        monkeypatch.setattr(metadata, "noise_plan", rewritten(metadata, "noise_plan", [
+            ("_ceil_step(columns / (2 * rho))", "_ceil_step(1 / (2 * rho))"),
+            ("cdp_delta(columns / (2 * float(sigma2)), epsilon)", "cdp_delta(1 / (2 * float(sigma2)), epsilon)"),
+        ]))
+        with pytest.raises(AssertionError):
+            _gaussian_plans_pay_for_sqrt_m()
+    else:
+        _gaussian_plans_pay_for_sqrt_m()

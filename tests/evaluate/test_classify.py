@@ -186,4 +186,6 @@ def test_numbers_parses_each_distinct_value_as_to_numeric_parses_every_cell(cell
         want = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     except (TypeError, ValueError, OverflowError):
         return  # pandas refuses the mix outright: nothing to match
-    np.testing.assert_array_equal(numbers(series), want)
+    # to the last bit, but for an integer beyond 2**53, which pandas 2.2 rounds to float by another
+    # path than a string's parse (one unit in the last place)
+    np.testing.assert_allclose(numbers(series), want, rtol=2**-52, atol=0)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dpkit.errors import DataError
+from dpkit.errors import DataError, DpkitWarning
 from dpkit.learn import DiffPRFs, load_model, predict, predict_frame, predict_proba, save_model
 from dpkit.learn.model import FORMAT_VERSION, model_from_dict
 from dpkit.privacy import Accountant, make_rng
@@ -78,19 +78,24 @@ def test_missing_token_follows_the_largest_child(model) -> None:
 def test_unseen_category_and_missing_column(model, monkeypatch) -> None:
     df = make_frame(20, seed=3)
     df.loc[7, "color"] = "purple"
-    # a log gets neither the line nor the value (issue 38); the owner's terminal gets both
-    with pytest.raises(DataError, match=r"test.csv: column 'color' has values the model does not know") as exc:
-        predict(model, df, source="test.csv")
-    assert "purple" not in str(exc.value) and ":9" not in str(exc.value)
+    # an unknown category is a missing value, never a refusal (issue 43): every row is scored, one
+    # warning; a log gets neither the line nor the value (issue 38), the owner's terminal both
+    with pytest.warns(DpkitWarning, match=r"test.csv: every row scored; values not in the schema were read as "
+                                          r"missing in 'color'") as rec:
+        got = predict(model, df, source="test.csv")
+    assert len(got) == 20 and "purple" not in str(rec[0].message) and "line 9" not in str(rec[0].message)
+    missing = df.copy()
+    missing.loc[7, "color"] = "?"  # the model's missing token: the same prediction
+    assert list(got) == list(predict(model, missing))
     monkeypatch.setattr("dpkit.console.owner_watching", lambda: True)
-    with pytest.raises(DataError, match=r"test.csv:9: column 'color' .*'purple'"):
+    with pytest.warns(DpkitWarning, match=r"'color': 1 value\(s\) not in its taxonomy \('purple'; the first on line 9\)"):
         predict(model, df, source="test.csv")
     with pytest.raises(DataError, match=r"'w' used by the model are not in the header"):
         predict(model, make_frame(20).drop(columns=["w"]), source="test.csv")
     bad = make_frame(5)
     bad.loc[2, "x"] = "ten"
-    with pytest.raises(DataError, match="not a finite number"):
-        predict(model, bad)
+    with pytest.warns(DpkitWarning, match=r"'x': 1 value\(s\) not a number \('ten'"):
+        assert len(predict(model, bad)) == 5
 
 
 def test_other_format_version(model, tmp_path) -> None:

@@ -104,12 +104,21 @@ class SparkFrame:
                 clips.append(r["clips"])
         self.offsets = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self.n_rows = int(kept.sum())
-        if dropped:
-            from dpkit.data.encoded import dropped_message
+        from dpkit.console import owner_watching
 
-            warn(dropped_message(self.source, dropped, self.schema, list(self.fields)), DpkitWarning)
-        for text in _clip_warnings(clips, self.source):  # one, naming every clipped column
-            warn(text, DpkitWarning)
+        if owner_watching():
+            if dropped:
+                from dpkit.data.encoded import dropped_message
+
+                warn(dropped_message(self.source, dropped, self.schema, list(self.fields),
+                                     total=self.n_rows + dropped), DpkitWarning)
+            for text in _clip_warnings(clips, self.source):  # one, naming every clipped column
+                warn(text, DpkitWarning)
+        else:  # the short form, whatever the data holds (dpkit.data.encoded.load_warnings)
+            from dpkit.data.encoded import load_warnings
+
+            for w in load_warnings(self.source, self.schema, list(self.fields), 0, [], self.schema.path):
+                warn(w)
         if self.n_rows == 0:
             raise DataError(f"{self.source}: has a header but no data rows")
 
