@@ -168,7 +168,7 @@ def test_train_refuses_a_one_class_target(tmp_path, capsys) -> None:
     data.write_text("y,x\nno,1\nno,2\nno,3\n")
     schema.write_text("target: y\ncolumns:\n  y: {type: categorical, values: ['no']}\n"
                       "  x: {type: numeric, bounds: [0, 10]}\n")
-    code, _, err = dpkit(capsys, "forest", "train", data, "--schema", schema, "--epsilon", "1", "--seed",
+    code, _, err = dpkit(capsys, "forest", "train", data, "--schema", schema, "--epsilon", "1", "-q", "--seed",
                          "0x6b1f3c9d2e8a4f7051c6d9e2a3b4c5d6", "-o", tmp_path / "m.json")
     assert code == 2 and "one class" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "m.json").exists() and not (tmp_path / "m.report.json").exists()

@@ -183,14 +183,14 @@ def test_publish_generalize_evaluate(learned: bool, t: MessyTable, epsilon: floa
         check_same_outcome(g, lg, "generalize after " + shape)
         if g.code == 0:
             same_bytes(gen, d / "lgen.csv", "generalize after " + shape)
-            _check_generalized(read_output(gen), t, allowed, "generalize after " + shape)
+            _check_generalized(read_output(gen), t, allowed, "generalize after " + shape, strict=True)
         if not t.short_header:
             frame = _test_frame(t)
             fo = lib(release.generalize, frame)
             check_same_outcome(g, fo, "Release.generalize(DataFrame) after " + shape)
             if fo.code == 0:
                 assert fo.value.index.equals(frame.index), f"Release.generalize(DataFrame) after {shape}\nindex lost"
-                _check_generalized(fo.value, t, allowed, "Release.generalize(DataFrame) after " + shape)
+                _check_generalized(fo.value, t, allowed, "Release.generalize(DataFrame) after " + shape, strict=True)
         f.untouched(shape)
         if g.code:
             return
@@ -207,7 +207,6 @@ def test_publish_generalize_evaluate(learned: bool, t: MessyTable, epsilon: floa
             assert json.loads(e.stdout) == json.loads(json.dumps(le.value)), f"evaluate classify after {shape}"
 
 
-@pytest.mark.xfail(strict=False, reason="generalize row mapping: branch generalize")
 @corpus(40)
 @given(t=messy_tables(dialects=False), levels=st.sampled_from([2, "auto"]))
 @counted
@@ -459,7 +458,6 @@ def test_a_table_renders_as_its_dialect_says() -> None:
     assert t.csv_bytes() == '\ufeffy;c\r\n1;no;"a;b"\r\n2;yes;"two\nlines"\r\n'.encode()
 
 
-@pytest.mark.xfail(strict=False, reason="branch privacy")
 def test_a_short_header_is_read_as_r_writes_it(tmp_path: Path) -> None:
     """Issue 43 item 8: a header with one name fewer than its fields (R's write.csv row names)
     is read as pandas reads it, the first field as row names — not refused as ragged."""
