@@ -66,21 +66,36 @@ def test_generalize_to_a_directory_and_parquet(tmp_path, spark, cut):  # noqa: F
 
 
 def test_generalize_bad_input_leaves_no_output(tmp_path, spark, cut):  # noqa: F811
+    """A value the taxonomy does not list is read as missing on both engines (generalize maps
+    every row: the same bytes); a file the cut cannot apply to (a column missing) is refused on
+    both, leaving no output and no hidden part files."""
     bad = tmp_path / "bad.csv"
     lines = ADULT.read_text().splitlines()
     parts = lines[20000].split(",")
     parts[1] = "Martian"  # workclass: not in the taxonomy (in a later Spark partition)
     lines[20000] = ",".join(parts)
     bad.write_text("\n".join(lines) + "\n")
-    msgs = []
+    outs = []
     for engine in ("numpy", "spark"):
         out = tmp_path / engine / "g.csv"
         out.parent.mkdir()
         code, err = _invoke(_generalize(bad, cut, out, engine))
-        assert code == 1 and "Traceback" not in err
+        assert code == 0 and "Traceback" not in err, err
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    header = lines[0].split(",")
+    keep = [i for i, name in enumerate(header) if name != "workclass"]
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(",".join(row.split(",")[i] for i in keep) for row in lines) + "\n")
+    msgs = []
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"short-{engine}" / "g.csv"
+        out.parent.mkdir()
+        code, err = _invoke(_generalize(short, cut, out, engine))
+        assert code == 1 and "Traceback" not in err, err
         assert list(out.parent.iterdir()) == []  # no output, no hidden part files
         msgs.append(err.strip().splitlines()[-1])
-    assert "workclass" in msgs[1] and "Martian" not in msgs[1]
+    assert all("workclass" in m for m in msgs), msgs
 
 
 def test_failed_write_job_leaves_no_output(tmp_path, spark):  # noqa: F811
@@ -166,14 +181,17 @@ def test_taxonomy_validate_is_the_same_on_spark(tmp_path, spark):  # noqa: F811
         got = []
         for engine in ("numpy", "spark"):
             code, err = _invoke(_validate(data, engine, "-v"))  # the owner asks for the values
-            # pyspark 3.5 leaves a socket open: pytest shows the ResourceWarning Python hides
+            # pyspark 3.5 leaves a socket open, pyspark 4 notes pandas 3: pytest resets the filters
+            # that keep these two out of a real run's stderr (dpkit.engine.spark)
             got.append((code, [line for line in err.splitlines() if line.startswith(("dpkit", "ok:"))
-                               and "ResourceWarning" not in line]))
+                               and "ResourceWarning" not in line and "PySpark does not yet" not in line]))
         assert got[0] == got[1], data
         results.append(got[0])
     (code, err), (ok_code, ok) = results
     # without -v (stderr not a terminal: a log) the values stay out of the message, on both engines
-    quiet = [_invoke(_validate(bad, engine)) for engine in ("numpy", "spark")]
+    quiet = [(c, "".join(ln + "\n" for ln in e.splitlines() if "PySpark does not yet" not in ln
+                         and "ResourceWarning" not in ln))
+             for c, e in (_invoke(_validate(bad, engine)) for engine in ("numpy", "spark"))]
     assert quiet[0] == quiet[1] and quiet[0][0] == 1 and "Martian" not in quiet[0][1]
     assert "-v shows the detail" in quiet[0][1]
     assert code == 1 and "'Martian' (line 151)" in err[-1] and "'Venusian' (line 9001)" in err[-1]

@@ -17,8 +17,15 @@ primitives), :mod:`.strings` (the string frame), :mod:`.rows` (jobs that release
 and :mod:`.write` (row-level outputs written by Spark).
 """
 
-from dpkit.engine.spark.frame import SparkFrame
-from dpkit.engine.spark.read import load_spark
-from dpkit.engine.spark.session import DEFAULT_MASTER, session
+import warnings
+
+# PySpark 4.x warns on every pandas >= 3 import that it does not "fully support" it; dpkit moves
+# only Arrow batches and aggregates through PySpark, and tests/cli/test_spark*.py run on pandas 3
+# (the lock) and on pandas 2.2 (the lowest leg) with the same bytes: the notice would be noise
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+
+from dpkit.engine.spark.frame import SparkFrame  # noqa: E402
+from dpkit.engine.spark.read import load_spark  # noqa: E402
+from dpkit.engine.spark.session import DEFAULT_MASTER, session  # noqa: E402
 
 __all__ = ["DEFAULT_MASTER", "SparkFrame", "load_spark", "session"]
