@@ -435,6 +435,8 @@ def infer_schema(
     from dpkit.run import PrivateRun, call_identity
 
     d = check_delta(delta)
+    if bounds is not None:
+        bounds = _public_bounds(bounds)
     if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
         from dpkit.domain.vocabulary import load
 
@@ -524,6 +526,20 @@ class DomainPlan(NamedTuple):
 DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 
 
+def _public_bounds(bounds: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """``bounds=`` as (lo, hi) per column: a pair, or ``"lo:hi"`` text (``--bounds COL=LO:HI``),
+    parsed by the one parser of cluster's bounds."""
+    from dpkit.kmeans.common import parse_bounds
+
+    out = {}
+    for col, spec in bounds.items():
+        lows, highs = parse_bounds(spec if isinstance(spec, str) else [list(spec)])
+        if len(lows) != 1:
+            raise DpkitUsageError(f"bounds takes one lo:hi per column, got {col}={spec!r}", param="bounds")
+        out[col] = (lows[0], highs[0])
+    return out
+
+
 def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str | None,
               engine: str | None, ignore: Names = None, keep: Names = None,
               values: Mapping[str, Sequence[str]] | None = None, vocabulary: str | None = None, *,
@@ -563,6 +579,8 @@ def no_schema(schema: Schema | None, delta: Any, domain_share: Any, target: str 
     if not target:
         raise DpkitUsageError("target is required without a schema", param="target")
     engine_name(engine)  # an unknown engine is refused here too, before anything is read
+    if bounds is not None:
+        bounds = _public_bounds(bounds)
     if vocabulary is not None:  # read now: a bad file is a usage error before anything is spent
         from dpkit.domain.vocabulary import load
 

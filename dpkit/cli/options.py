@@ -290,16 +290,10 @@ def pairs(items: tuple[str, ...] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def public_bounds(items: tuple[str, ...] | None) -> dict[str, tuple[float, float]] | None:
-    """``--bounds COL=LO:HI`` flags as the library's ``bounds=`` (None when none is given)."""
-    from dpkit.kmeans.common import parse_bounds
-
-    out = {}
-    for col, text in pairs(items, "--bounds").items():
-        (lo, *more), (hi, *_) = parse_bounds(text)  # the one LO:HI parser (cluster's --bounds)
-        if more:
-            raise dpkit.DpkitUsageError(f"--bounds takes one LO:HI per column, got {col}={text!r}")
-        out[col] = (lo, hi)
+def public_bounds(items: tuple[str, ...] | None) -> dict[str, str] | None:
+    """``--bounds COL=LO:HI`` flags as the library's ``bounds=`` (None when none is given): the
+    ``LO:HI`` text, which the library parses as it parses cluster's ``bounds``."""
+    out = pairs(items, "--bounds")
     return out or None
 
 

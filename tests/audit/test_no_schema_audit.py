@@ -73,15 +73,16 @@ def test_a_value_only_one_record_holds_is_released_at_most_with_delta(broken: bo
     if broken:
         import importlib
 
-        discover = importlib.import_module("dpkit.domain.discover")  # the package re-exports the function
-        real = discover.partition_selection
+        discover = importlib.import_module("dpkit.domain.discover")  # the module calls first_round
+        real = discover.first_round
 
         def draft(counts, **kw):  # noqa: ANN001, ANN202 - every value seen, as a data-derived draft
             import dataclasses
 
-            return dataclasses.replace(real(counts, **kw), selected=np.arange(len(counts)))
+            sel, noisy = real(counts, **kw)
+            return dataclasses.replace(sel, selected=np.arange(len(counts)), noisy=noisy), noisy
 
-        monkeypatch.setattr(discover, "partition_selection", draft)
+        monkeypatch.setattr(discover, "first_round", draft)
     d_prime = pd.DataFrame([*ROWS, ("w", "p")], columns=["a", "label"])
     d = pd.DataFrame(ROWS, columns=["a", "label"])
     rng = np.random.default_rng(2026)
