@@ -165,5 +165,7 @@ def write_parquet(df: Any, fh: Any) -> None:
 
     from dpkit.data.pandas_compat import text_as_object
 
-    # text as pandas 2 types it: the same Parquet bytes (string columns, pandas metadata) on 2 and 3
-    pq.write_table(pa.Table.from_pandas(text_as_object(df), preserve_index=False), fh)
+    # text as pandas 2 types it (string columns), and no pandas metadata, which records the pandas
+    # version that wrote the file: a keyed run writes the same bytes on pandas 2 and 3
+    table = pa.Table.from_pandas(text_as_object(df), preserve_index=False)
+    pq.write_table(table.replace_schema_metadata(None), fh)
