@@ -1,8 +1,8 @@
 """The types of dpkit's public signatures, written once (``dpkit.DataLike``, ...).
 
 * :data:`DataLike` — what every function reads: a path (CSV or Parquet; ``-`` is stdin), a
-  :class:`ReadOptions` (a path with its dialect spelled out, once, for every call that reads it)
-  or a pandas DataFrame;
+  :class:`ReadOptions` (a path with its dialect spelled out, once, for every call that reads it),
+  a pandas DataFrame or any :class:`ArrowStream` (polars, pyarrow, DuckDB: :mod:`dpkit.api.frames`);
 * :data:`SeedLike` — a secret key ``0x…`` (reproducible and private), a plain integer
   (reproducible, not private) or None (a fresh key from the operating system);
 * :data:`LedgerLike` — a :class:`dpkit.Ledger`, its path, or None;
@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, ForwardRef, TypeAlias, TypedDict, Union
+from typing import TYPE_CHECKING, Any, ForwardRef, Protocol, TypeAlias, TypedDict, Union
 
 #: what a :func:`later` reference evaluates with (in this module's namespace)
 _import = import_module
@@ -76,7 +76,14 @@ else:  # the same names for typing.get_type_hints, imported only when it evaluat
     ReadOptions = later("dpkit.data.source", "ReadOptions")
     Ledger = later("dpkit.ledger", "Ledger")
 
-DataLike: TypeAlias = Union[str, os.PathLike[str], ReadOptions, DataFrame]  # noqa: UP007
+class ArrowStream(Protocol):
+    """An object that speaks the Arrow PyCapsule stream interface (a polars DataFrame, a pyarrow
+    Table, a DuckDB relation)."""
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+
+
+DataLike: TypeAlias = Union[str, os.PathLike[str], ReadOptions, ArrowStream, DataFrame]  # noqa: UP007
 SeedLike: TypeAlias = int | str | None
 LedgerLike: TypeAlias = Union[Ledger, str, os.PathLike[str], None]  # noqa: UP007
 SchemaLike: TypeAlias = Union[Schema, str, os.PathLike[str]]  # noqa: UP007

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
+from dpkit.api.frames import any_frame
 from dpkit.api.inputs import (
     DATAFRAME,
     as_strings,
@@ -114,6 +115,7 @@ class Clustering:
         deprecated("Clustering.centres", "Clustering.centroids[clustering.columns].to_numpy()")
         return self._centres()
 
+    @any_frame(back=True)
     def assign(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """Every row of ``data`` with the index of its nearest centroid (column
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
@@ -224,6 +226,7 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     return columns, None, LEARNED
 
 
+@any_frame()
 @renamed("cluster")
 def cluster(
     data: DataLike,

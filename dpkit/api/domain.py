@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
+from dpkit.api.frames import any_frame
 from dpkit.data.schema import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, LedgerLike, SeedLike
@@ -370,6 +371,7 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     return target_eps, epsilon - target_eps
 
 
+@any_frame()
 @renamed("infer_schema")
 def infer_schema(
     data: DataLike,

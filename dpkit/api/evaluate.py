@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.frames import any_frame
 from dpkit.console import owner_records
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.types import DataLike, Reading, SchemaLike, later
@@ -98,6 +99,7 @@ def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[
     return numeric_columns(cdf, columns, name, times), times
 
 
+@any_frame()
 @owner_records()
 def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | None = None,
                         labels: str | None = None, compare: str | None = None, reference: bool = True,
@@ -148,6 +150,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
                               reference=reference)
 
 
+@any_frame()
 @owner_records()
 def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None, from_report: str | None = None,
                    k: int | None = None, sensitive: str | None = None, l: int | None = None,  # noqa: E741
@@ -266,6 +269,7 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
     return classifier_utility(df, test, list(qis), target, positive=positive)
 
 
+@any_frame("test", "train", "predictions", "baseline", "baseline_test")
 @renamed("evaluate_classifier")
 @owner_records()
 def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None = None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
+from dpkit.api.frames import any_frame
 from dpkit.api.inputs import (
     DATAFRAME,
     check_columns,
@@ -140,6 +141,7 @@ class Forest:
                                   param="keep")
         return X, df.index, df[keep].astype(str)
 
+    @any_frame(back=True)
     @owner_records()
     def predict_proba(self, data: DataLike, **reading: Unpack[Reading]) -> pd.DataFrame:
         """One ``p_<class>`` column per class: the mean of the trees' leaf class probabilities
@@ -155,6 +157,7 @@ class Forest:
         probs = self.model.predict_proba(X)
         return pd.DataFrame(probs, index=index, columns=pd.Index([f"p_{c}" for c in self.model.classes], dtype=object))
 
+    @any_frame(back=True)
     @owner_records()
     def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
@@ -162,6 +165,7 @@ class Forest:
         was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
         return self.predictions(data, decision=decision, **check_reading(reading, "predict", ("decision",)))[self.model.target]
 
+    @any_frame(back=True)
     def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
                     keep: list[str] | str | None = None, **reading: Unpack[Reading]) -> pd.DataFrame:
@@ -239,6 +243,7 @@ def load_forest(path: str | os.PathLike) -> Forest:
     return Forest(load_model(os.fspath(path)))
 
 
+@any_frame()
 @renamed("forest")
 def forest(
     data: DataLike,

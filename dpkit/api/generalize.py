@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dpkit.api.frames import any_frame
 from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.console import owner_records
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
@@ -35,6 +36,7 @@ class ReleaseLike(Protocol):
     report: dict[str, Any]
     schema: Any
 
+@any_frame(back=True)
 @owner_records()
 def generalize(
     data: DataLike,

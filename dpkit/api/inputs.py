@@ -8,7 +8,9 @@
 * a :class:`~dpkit.data.source.ReadOptions`, the same with every dialect option spelled out
   (the command line builds one from its flags);
 * a :class:`pandas.DataFrame`: its values are read as the CSV reader would read their text
-  (a missing value is the empty string; whitespace around a category is stripped).
+  (a missing value is the empty string; whitespace around a category is stripped);
+* any object with ``__arrow_c_stream__`` (polars, pyarrow, DuckDB): read as the pandas
+  DataFrame pyarrow makes of it, tables given back in the caller's kind (:mod:`dpkit.api.frames`).
 
 Nothing here draws noise or decides anything about privacy: it only reads.
 """
@@ -90,7 +92,8 @@ def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter:
         return resolve(data)
     if not isinstance(data, str | os.PathLike):
         raise ParameterTypeError(
-            f"data must be a path, a pandas DataFrame or (engine='spark') a Spark DataFrame, got "
+            f"data must be a path, a pandas DataFrame, an Arrow stream (a polars DataFrame, a pyarrow "
+            f"Table, a DuckDB relation: __arrow_c_stream__) or (engine='spark') a Spark DataFrame, got "
             f"{type(data).__name__}", param="data")
     if column_names is not None and header:
         raise DpkitUsageError("column_names names the columns of a headerless input; pass header=False",

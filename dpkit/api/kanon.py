@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
+from dpkit.api.frames import any_frame
 from dpkit.api.inputs import (
     DATAFRAME,
     is_dataframe,
@@ -124,6 +125,7 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
     return list(dict.fromkeys([*qis, target, *keep] + ([sensitive] if sensitive else [])))
 
 
+@any_frame()
 @renamed("kanon_select")
 def kanon_select(
     data: DataLike,
@@ -318,6 +320,7 @@ class KAnonymityReport:
         return f"{self.source}: {' and '.join(parts)}"
 
 
+@any_frame()
 def check_kanon(
     data: DataLike,
     quasi_identifiers: list[str],

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
+from dpkit.api.frames import any_frame
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
@@ -167,6 +168,7 @@ class Release:
         return generalize(data, self, schema=self.schema, **options)
 
 
+@any_frame()
 @renamed("publish")
 def publish(
     data: DataLike,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.api.frames import any_frame
 from dpkit.data.schema import Schema
 from dpkit.errors import (
     DataError,
@@ -300,6 +301,7 @@ def _listing(cov: Any) -> str:
     return "; ".join(parts)
 
 
+@any_frame()
 @renamed("learn_schema")
 def learn_schema(data: DataLike, *, output: str, epsilon: float, delta: float | None = None,
                  report: str | None = None, bounds: dict[str, str] | None = None, missing: str | None = "auto",
