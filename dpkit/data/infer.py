@@ -113,12 +113,12 @@ def robust_bounds(nums: Any) -> tuple[float, float]:
 def round_nice(lo: float, hi: float, integer: bool = False) -> tuple[float, float]:
     """``[lo, hi]`` widened to multiples of the smallest 1, 2 or 5 × 10^k step that splits the
     range into at most :data:`ROUND_STEPS` parts (84, 172 -> 80, 180; 0, 72 -> 0, 80); whole
-    numbers spanning at most twice that many keep their lower end and get one past their upper
-    one (codes -3 .. 8 -> -3, 9; a flag 0, 1 -> 0, 2): publish splits an integer column at whole
-    numbers strictly inside its bounds, so [0, 1] could not tell a flag's 0 from its 1."""
+    numbers spanning at most twice that many keep both ends, as a person writes a code list's
+    (codes -3 .. 8 -> -3, 8; a flag 0, 1 -> 0, 1): publish splits an integer column's closed top
+    interval at its upper bound too, so [0, 1] tells a flag's 0 from its 1."""
     span = hi - lo
     if integer and span <= 2 * ROUND_STEPS and float(lo).is_integer() and float(hi).is_integer():
-        return _tidy(lo), _tidy(hi + 1)
+        return _tidy(lo), _tidy(hi)
     raw = span / ROUND_STEPS
     k = math.floor(math.log10(raw))
     step = next(m * 10.0 ** e for e in (k, k + 1) for m in (1, 2, 5) if m * 10.0 ** e >= raw)
@@ -135,10 +135,8 @@ def _bounds_comment(nums: Any, lo: float, hi: float) -> str:
 
     outside = int(np.count_nonzero((nums < lo) | (nums > hi)))
     share = f"; {100 * outside / nums.size:.2g} % of values outside" if outside else ""
-    past = ("; the upper bound is one past the largest whole number (publish splits inside the bounds)"
-            if float(nums.max()) == hi - 1 and bool(np.all(np.floor(nums) == nums)) else "")
     return (f"REVIEW: bounds from the data's 1-99 % quantiles, rounded (NOT private); data min {_g(nums.min())}, "
-            f"max {_g(nums.max())}{share}{past}; use a public range")
+            f"max {_g(nums.max())}{share}; use a public range")
 
 
 def _g(x: float) -> str:

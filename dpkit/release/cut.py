@@ -133,6 +133,16 @@ class NumericCut:
         hi = self.edges[i + 1] if i + 1 < len(self.edges) else float(self.column.hi)
         return self.edges[i], hi
 
+    def integer_top(self, i: int) -> bool:
+        """Is interval ``i`` an integer column's closed top ``[lo, hi]`` holding more than one whole
+        number? Its upper bound is then a split point too (``[lo, hi)`` and ``[hi, hi]``): without
+        it a 0/1 flag declared ``[0, 1]`` stays one cell and a count's two largest values one."""
+        col = self.column
+        if not col.integer or col.time is not None or i != self.n_intervals - 1:
+            return False
+        lo, hi = self.bounds(i)
+        return math.floor(hi) > lo
+
     @property
     def n_intervals(self) -> int:
         """The intervals of the cut (its size less the missing bucket)."""
@@ -173,10 +183,12 @@ class NumericCut:
         return Bins(name, np.asarray(self.edges, dtype=float))
 
     def split(self, i: int, points: Sequence[float], children: Sequence[IntervalNode] | None = None) -> None:
-        """Split interval ``i`` at ``points`` (strictly inside it, ascending)."""
+        """Split interval ``i`` at ``points`` (strictly inside it, ascending; an integer column's
+        closed top interval also at its upper bound, :func:`column_points`)."""
         lo, hi = self.bounds(i)
         pts = [float(p) for p in points]
-        if not pts or any(not lo < p < hi for p in pts) or sorted(set(pts)) != pts:
+        top = self.integer_top(i)
+        if not pts or any(not (lo < p < hi or top and p == hi) for p in pts) or sorted(set(pts)) != pts:
             raise ValueError(f"split points {pts} must lie strictly inside [{lo}, {hi}) in order")
         self.edges[i + 1 : i + 1] = pts
         self.apart = self.apart or self.has_bucket
@@ -301,7 +313,9 @@ def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCu
     except (TypeError, ValueError):
         raise DataError(f"{source}: cut of {col.name!r} must be a list of [lo, hi] pairs") from None
     ok = bool(pairs) and pairs[0][0] == col.lo and pairs[-1][1] == col.hi
-    ok = ok and all(a < b for a, b in pairs) and all(pairs[i][1] == pairs[i + 1][0] for i in range(len(pairs) - 1))
+    # an integer column's closed top may be one value, [hi, hi] (NumericCut.integer_top)
+    ok = ok and all(a < b or (col.integer and j == len(pairs) - 1 and a == b and j > 0) for j, (a, b) in enumerate(pairs))
+    ok = ok and all(pairs[i][1] == pairs[i + 1][0] for i in range(len(pairs) - 1))
     if not ok:
         raise DataError(
             f"{source}: cut of {col.name!r} must tile its bounds [{format_value(col, col.lo)}, "
@@ -311,14 +325,20 @@ def _numeric_from_json(col: NumericColumn, value: Any, source: str) -> NumericCu
     return NumericCut(col, [a for a, _ in pairs], None, apart=apart or (col.missing and col.holds_missing is not False and len(pairs) > 1))
 
 
-def column_points(col: NumericColumn, lo: float, hi: float, max_points: int) -> np.ndarray:
+def column_points(col: NumericColumn, lo: float, hi: float, max_points: int, top: bool = False) -> np.ndarray:
     """The candidate split points of ``col`` inside ``(lo, hi)``: the calendar grid for a date
-    or timestamp column (:func:`dpkit.data.dates.calendar_points`), else :func:`grid_points`."""
+    or timestamp column (:func:`dpkit.data.dates.calendar_points`), else :func:`grid_points`.
+    ``top``: ``[lo, hi]`` is an integer column's closed top (:meth:`NumericCut.integer_top`);
+    when the grid holds every whole number inside, ``hi`` is one more (it sets ``hi`` apart)."""
     if col.time is not None:
         from dpkit.data.dates import calendar_points
 
         return calendar_points(lo, hi, max_points, col.time)
-    return grid_points(lo, hi, max_points, col.integer)
+    pts = grid_points(lo, hi, max_points, col.integer)
+    if top and col.integer and math.floor(hi) > lo and math.floor(hi) - math.floor(lo) <= max_points \
+            and (pts.size == 0 or pts[-1] == math.floor(hi) - 1):
+        pts = np.append(pts, float(math.floor(hi)))
+    return pts
 
 
 def grid_points(lo: float, hi: float, max_points: int, integer: bool) -> np.ndarray:

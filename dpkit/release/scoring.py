@@ -186,7 +186,7 @@ def numeric_candidates(
                 owner.append(k)
                 last.append(is_last and c.hi == hi)
             continue
-        for p in _with_points(column_points(col, lo, hi, grid), col.points, lo, hi):
+        for p in _with_points(column_points(col, lo, hi, grid, top=a.integer_top(i)), col.points, lo, hi):
             k = len(cands)
             cands.append(Candidate(name, interval=i, points=(float(p),)))
             lo_pts += [lo, float(p)]

@@ -82,7 +82,7 @@ def test_the_draft_writes_ids_as_ignore_for_review_and_keep_drafts_them(tmp_path
     assert "{type: ignore}" in lines["RowNumber"] and "# REVIEW: named like an identifier" in lines["CustomerId"]
     assert "--keep" in lines["RowNumber"] or "keep=" in lines["RowNumber"]
     assert "data min 350, max 850" in lines["score"] and "bounds: [350, 850]" in lines["score"]
-    assert "bounds: [0, 2]" in lines["active"]
+    assert "bounds: [0, 1]" in lines["active"]  # a flag as a person writes it (publish splits at 1)
     res = _dpkit("-q", "taxonomy", "infer", str(data), "--target", "y", "--keep", "RowNumber", "-o", str(tmp_path / "k.yaml"))
     assert res.returncode == 0, res.stderr
     text = (tmp_path / "k.yaml").read_text()

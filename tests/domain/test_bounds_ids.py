@@ -247,12 +247,12 @@ def test_discover_keeps_the_header_order() -> None:
 def test_round_nice(lo: float, hi: float, want: tuple[float, float]) -> None:
     assert round_nice(lo, hi) == want
     if float(lo).is_integer() and float(hi).is_integer() and hi - lo <= 20:
-        assert round_nice(lo, hi, integer=True) == (lo, hi + 1)  # a code's ends, one past the top
+        assert round_nice(lo, hi, integer=True) == (lo, hi)  # a code list's ends, as a person writes them
 
 
 def test_a_drafted_flag_is_one_a_release_can_split() -> None:
-    """publish splits an integer column at whole numbers strictly inside its bounds: a flag
-    drafted [0, 1] (as before) was released as one cell, [0, 1], whatever its values."""
+    """A flag is drafted [0, 1], as a person writes it, and publish splits it at its upper bound
+    (before the integer top split it was drafted [0, 2]: [0, 1] was released as one cell)."""
     g = np.random.default_rng(0)
     n = 3000
     f = (g.random(n) < 0.5).astype(int)
@@ -260,13 +260,13 @@ def test_a_drafted_flag_is_one_a_release_can_split() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = draft_from_data(df, target="y")
-        assert d["columns"]["f"]["bounds"] == [0, 2] and "one past the largest" in d["columns"]["f"]["_comment"]
+        assert d["columns"]["f"]["bounds"] == [0, 1] and "data min 0, max 1" in d["columns"]["f"]["_comment"]
         d.pop("draft")
         from dpkit.data.importers import dump_schema
         from dpkit.data.schema import parse_schema
 
         r = dpkit.publish(df, schema=parse_schema(dump_schema(d), "d.yaml"), epsilon=1.0, random_state=KEY)
-    assert set(r.table["f"]) == {"[0,1)", "[1,2]"}
+    assert set(r.table["f"]) == {"[0,1)", "[1,1]"}
 
 
 def test_a_learned_flag_gets_an_upper_bound_past_its_ones() -> None:

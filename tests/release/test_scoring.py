@@ -46,7 +46,8 @@ def test_numeric_grid_scores_match_brute_force(schema, table):
     marg = Marginals(as_frame(table), "label", 3, cut)
     cands, scores = numeric_candidates("age", cut.attributes["age"], marg, grid=32)
     x = table.columns["age"]
-    assert [c.points[0] for c in cands] == [1, 2, 3, 4, 5, 7, 8, 9]
+    # the closed top [6, 10] also splits at 10 (an integer column's upper bound, issue 46)
+    assert [c.points[0] for c in cands] == [1, 2, 3, 4, 5, 7, 8, 9, 10]
     for c, s in zip(cands, scores, strict=True):
         p = c.points[0]
         lo, hi = (0, 6) if c.interval == 0 else (6, 11)  # last interval closed: includes 10
