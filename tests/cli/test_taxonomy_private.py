@@ -94,7 +94,11 @@ def test_private_flags_without_epsilon_are_refused(capsys, small) -> None:  # no
 
 def test_a_column_with_no_surviving_value_is_refused_naming_it(capsys, tmp_path, small) -> None:  # noqa: ANN001
     out = tmp_path / "s.yaml"
-    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--epsilon", "1", "--delta", "1e-6", "-o", out)
+    # keyed: with a fresh key a rare run (the vocabulary rule's false positives, at most 1 % a
+    # column: dpkit.domain.vocabulary.FALSE_POSITIVE) lists the months for the id column, whose
+    # values are all unique, and the column is not refused (seen once in CI)
+    code, _, err = dpkit(capsys, "taxonomy", "infer", small, "--epsilon", "1", "--delta", "1e-6", "--seed", KEY,
+                         "-o", out)
     line = one_line_error(err)
     assert code == 1 and "'id_text'" in line and "--ignore COLUMN" in line
     assert not out.exists()
