@@ -748,6 +748,17 @@ def _numeric(m: ColumnMeta, prof: Profile, eps: float, opts: DomainOptions, rng:
 NO_DATES = 3.0
 
 
+def _few_dates(m: ColumnMeta, eps_count: float, n_hat: int) -> bool:
+    """Does a declared date column hold few or no dates? On the metadata's noisy shape counts when
+    the column was profiled: fewer dates than values that are neither a date nor a missing token
+    (both noised alike, so the comparison does not hang on ε; a column of dates does not warn
+    however small its ε). Otherwise on the size count's ñ: ε_c·ñ below :data:`NO_DATES`. Both are
+    post-processing of counts already drawn."""
+    if m.noisy_numbers is not None and m.noisy_unread is not None:
+        return m.noisy_numbers < m.noisy_unread
+    return eps_count * n_hat < NO_DATES
+
+
 def _warn_no_dates(m: ColumnMeta) -> None:
     """Warn that a column declared a date holds (almost) no date. Decided on the noisy count ñ
     already drawn for the month refinement (post-processing: nothing more is spent, and the
@@ -779,7 +790,7 @@ def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, ac
     # collapses the bounds onto a few months; measured: 300 dates over 8 months at ε_j = 0.05)
     n_hat = int(discrete_laplace(prof.n, epsilon=eps_count, rng=rng, accountant=accountant,
                                  step=f"{step} size")[()])
-    if "type" in m.declared and eps_count * n_hat < NO_DATES:
+    if "type" in m.declared and _few_dates(m, eps_count, n_hat):
         _warn_no_dates(m)
     learned = "bounds (DP quantiles on the public calendar grid of year starts)"
     # a second draw on the month starts inside the year-start bounds (a function of the released

@@ -239,9 +239,13 @@ class ColumnMeta:
     #: drawn on the whole-number grid, dpkit.domain.discover); None: not learned
     fractions: bool | None = None
     #: a learned numeric column's noisy counts (post-processing of its shape cells): of its numbers
-    #: (whole, fraction, zero) and of every other value (tokens, dates, text); None: not profiled
+    #: (whole, fraction, zero) and of every other value (tokens, dates, text) — a date or timestamp
+    #: column's: of its dates and of every other value; None: not profiled
     noisy_numbers: int | None = None
     noisy_others: int | None = None
+    #: of the others, the values neither a missing token nor of the column's kind (what it reads
+    #: as missing: text in a numeric column, anything but a date in a date column)
+    noisy_unread: int | None = None
 
 
 @dataclass(frozen=True)
@@ -616,7 +620,8 @@ def learn_metadata(
                                          if dec is not None and not tokens_declared else None),
                                 fractions=(dec.fractions if final == "numeric" and dec is not None and "integer" in parts
                                            else None),
-                                **(_number_counts(dec, len(cells)) if final == "numeric" and dec is not None else {})))
+                                **(_number_counts(dec, len(cells), final)
+                                   if final in ("numeric", "date", "timestamp") and dec is not None else {})))
     token_columns: dict[str, list[str]] = {}
     if not tokens_declared:
         for name, dec in decisions.items():
@@ -628,11 +633,17 @@ def learn_metadata(
                     delta=noise.delta if noise is not None else 0.0, plan=noise)
 
 
-def _number_counts(dec: Decision, k: int) -> dict[str, int]:
-    """A numeric column's noisy count of numbers and of the rest, from its decision's cells (token
-    cells, then :data:`SHAPES`): sums of noisy counts already drawn (post-processing)."""
+def _number_counts(dec: Decision, k: int, kind: str = "numeric") -> dict[str, int]:
+    """A numeric column's noisy count of numbers and of the rest — a date or timestamp column's
+    of dates and of the rest — from its decision's cells (token cells, then :data:`SHAPES`): sums
+    of noisy counts already drawn (post-processing)."""
     whole, frac, date, text, zero = dec.noisy[k:k + 5]
-    return {"noisy_numbers": int(whole + frac + zero), "noisy_others": int(sum(dec.noisy[:k]) + date + text)}
+    tokens = sum(dec.noisy[:k])
+    if kind != "numeric":
+        return {"noisy_numbers": int(date), "noisy_others": int(tokens + whole + frac + text + zero),
+                "noisy_unread": int(whole + frac + text + zero)}
+    return {"noisy_numbers": int(whole + frac + zero), "noisy_others": int(tokens + date + text),
+            "noisy_unread": int(date + text)}
 
 
 def numeric_summary(summary: Summary, tokens: Sequence[str]) -> Summary:
