@@ -197,7 +197,7 @@ def _classify(rep: dict[str, Any], where: str | None, obj: Any, schema: Any, tes
         from dpkit.api.generalize import generalize
 
         if obj is not None and release is None:
-            rows = obj.table.astype(str)
+            rows = obj._rows().astype(str)
         else:
             rows = read_table(_options(release or _need(_beside(where, (".csv", ".parquet", ".pq")), "release")))
         if schema is None:
@@ -293,7 +293,7 @@ def _kanon(rep: dict[str, Any], where: str | None, obj: Any, test: Any, target: 
     from dpkit.api.evaluate import evaluate_kanon
     from dpkit.report import write_report
 
-    rows = obj.table if obj is not None and release is None else (
+    rows = obj._rows() if obj is not None and release is None else (
         release or _need(_beside(where, (".csv", ".parquet", ".pq")), "release"))
     with tempfile.TemporaryDirectory() as tmp:
         path = where or os.path.join(tmp, "kanon.report.json")

@@ -9,8 +9,9 @@ keyed run on a polars frame draws the noise a pandas frame of the same rows and 
 
 What a call returns that is a table (:meth:`dpkit.Release.generalize`, :meth:`dpkit.Forest.predict`,
 :meth:`dpkit.Clustering.assign`, …) comes back as the caller's kind: polars for polars (rows in
-the input's order: polars has no index), pandas for everything else. Result objects (a
-:class:`dpkit.Release`) keep their pandas ``table``; ``polars.from_pandas(release.table)`` turns it.
+the input's order: polars has no index), pandas for everything else; so do the tables of a
+:class:`dpkit.Release` (``table``, ``counts``) and a :class:`dpkit.KAnonymousTable` (``table``)
+made from polars. A :class:`dpkit.Clustering`'s ``centroids`` stay pandas (a few rows).
 
 Not here: the engines read Arrow only from Parquet files (:mod:`dpkit.data.parquet`); an Arrow
 object in memory goes through pandas (one copy of the text columns) before it is encoded.
@@ -70,14 +71,26 @@ def to_pandas(data: Any) -> Any:
 
 
 def in_kind(result: Any, kind: str | None) -> Any:
-    """``result`` (a pandas DataFrame or Series) as polars when the caller gave polars."""
+    """``result`` (a pandas DataFrame or Series) as polars when the caller gave polars. A result
+    object with a ``_kind`` slot (:class:`dpkit.Release`, :class:`dpkit.KAnonymousTable`) is
+    told the caller's kind, and gives its tables in it."""
     if kind != "polars":
         return result
     import pandas as pd
     import polars as pl
 
     if isinstance(result, pd.DataFrame | pd.Series):
-        return pl.from_pandas(result, include_index=False)
+        out = pl.from_pandas(result, include_index=False)
+        # an ordered categorical (a release's intervals low to high) keeps its order as an Enum
+        frame = result if isinstance(result, pd.DataFrame) else result.to_frame()
+        enums = {c: pl.Enum([str(v) for v in t.categories]) for c, t in frame.dtypes.items()
+                 if isinstance(t, pd.CategoricalDtype) and t.ordered}
+        if not enums:
+            return out
+        return (out.with_columns(pl.col(c).cast(e) for c, e in enums.items()) if isinstance(out, pl.DataFrame)
+                else out.cast(next(iter(enums.values()))))
+    if hasattr(result, "_kind"):
+        object.__setattr__(result, "_kind", kind)
     return result
 
 

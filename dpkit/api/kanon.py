@@ -53,9 +53,19 @@ class KAnonymousTable:
     def selected(self) -> list[str]:
         return list(self.report["release"]["selected"])
 
+    #: the caller's kind of dataframe ("polars", or None: pandas), set at the door (dpkit.api.frames)
+    _kind: str | None = field(default=None, init=False, repr=False)
+
     @property
     def table(self) -> pd.DataFrame:
-        """The output rows (``category`` columns of the strings written)."""
+        """The output rows (``category`` columns of the strings written); a polars frame for a
+        run on polars."""
+        from dpkit.api.frames import in_kind
+
+        return in_kind(self._rows(), self._kind)
+
+    def _rows(self) -> pd.DataFrame:
+        """:attr:`table` as pandas, built once (what the card reads)."""
         if self._table is None:
             self._table = self._frame.categories(self.columns)
         return self._table
@@ -97,7 +107,7 @@ class KAnonymousTable:
     def _repr_html_(self) -> str:
         from dpkit.api.card import report_card
 
-        return report_card(self, embed=True, head=self.table)
+        return report_card(self, embed=True, head=self._rows())
 
     def summary(self) -> str:
         """One line: the quasi-identifiers kept (with their levels), what was suppressed, the
@@ -125,7 +135,7 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
     return list(dict.fromkeys([*qis, target, *keep] + ([sensitive] if sensitive else [])))
 
 
-@any_frame()
+@any_frame(back=True)
 @renamed("kanon_select")
 def kanon_select(
     data: DataLike,

@@ -58,6 +58,8 @@ class Release:
     schema: Schema = field(repr=False)
     columns: list[str] = field(default_factory=list)
     _table: Any = field(default=None, init=False, repr=False)
+    #: the caller's kind of dataframe ("polars", or None: pandas), set at the door (dpkit.api.frames)
+    _kind: str | None = field(default=None, init=False, repr=False)
     #: the domain learned in the run when no output path took its schema (the report names it
     #: "<learned>"): :meth:`write_report` writes it beside the report, so that the report alone
     #: generalizes later data (:func:`dpkit.generalize`)
@@ -86,15 +88,24 @@ class Release:
         """The released records, one row each, columns in the input's order: each predictor an
         ordered categorical of its cut (intervals low to high, taxonomy nodes in the cut's
         order), the target a categorical of its classes, numbers where every label is a number.
-        :meth:`write` writes the same labels as text."""
-        if self._table is None:
-            self._table = self._typed(self.noisy.to_frame(columns=self.columns))
-        return self._table
+        :meth:`write` writes the same labels as text. A polars frame for a run on polars."""
+        from dpkit.api.frames import in_kind
+
+        return in_kind(self._rows(), self._kind)
 
     @property
     def counts(self) -> pd.DataFrame:
-        """The released cells, one row each with a ``count`` column (what ``counts=True`` writes)."""
-        return self._typed(self.noisy.to_frame(counts=True, columns=self.columns))
+        """The released cells, one row each with a ``count`` column (what ``counts=True`` writes).
+        A polars frame for a run on polars."""
+        from dpkit.api.frames import in_kind
+
+        return in_kind(self._typed(self.noisy.to_frame(counts=True, columns=self.columns)), self._kind)
+
+    def _rows(self) -> pd.DataFrame:
+        """:attr:`table` as pandas, built once (what the card reads)."""
+        if self._table is None:
+            self._table = self._typed(self.noisy.to_frame(columns=self.columns))
+        return self._table
 
     def _typed(self, df: pd.DataFrame) -> pd.DataFrame:
         from dpkit.api.display import typed
@@ -124,7 +135,7 @@ class Release:
     def _repr_html_(self) -> str:
         from dpkit.api.card import report_card
 
-        return report_card(self, embed=True, head=self.table)
+        return report_card(self, embed=True, head=self._rows())
 
     @property
     def cut(self) -> dict[str, Any]:
@@ -168,7 +179,7 @@ class Release:
         return generalize(data, self, schema=self.schema, **options)
 
 
-@any_frame()
+@any_frame(back=True)
 @renamed("publish")
 def publish(
     data: DataLike,

@@ -53,12 +53,31 @@ def test_kinds() -> None:
 
 
 @pytest.mark.parametrize("kind", ["polars", "pyarrow table", "pyarrow reader"])
-def test_publish_same_bytes_as_pandas(frames, kind) -> None:
+def test_publish_same_bytes_as_pandas(frames, kind, tmp_path) -> None:
     table = pa.Table.from_pandas(frames["train"], preserve_index=False)
     data = {"polars": frames["pl_train"], "pyarrow table": table, "pyarrow reader": table.to_reader()}[kind]
     ours, theirs = _release(data), _release(frames["train"])
-    pd.testing.assert_frame_equal(ours.table, theirs.table)
+    ours.write(tmp_path / "ours.csv")
+    theirs.write(tmp_path / "theirs.csv")
+    assert (tmp_path / "ours.csv").read_bytes() == (tmp_path / "theirs.csv").read_bytes()
     assert ours.report["privacy"] == theirs.report["privacy"]
+    if kind == "polars":  # the release's tables in the caller's kind, the same rows
+        assert isinstance(ours.table, pl.DataFrame) and isinstance(ours.counts, pl.DataFrame)
+        pd.testing.assert_frame_equal(ours.table.to_pandas().astype(str), theirs.table.astype(str))
+        assert ours.counts["count"].sum() == theirs.counts["count"].sum()
+    else:  # pyarrow in, pandas out
+        pd.testing.assert_frame_equal(ours.table, theirs.table)
+
+
+def test_a_release_on_polars_keeps_the_cut_order_as_an_enum(frames) -> None:
+    """An ordered categorical column of the release (intervals low to high) is a polars Enum of
+    the same order; the card and the notebook display read the release as before."""
+    ours, theirs = _release(frames["pl_train"]), _release(frames["train"])
+    for column in theirs.columns:
+        dtype = theirs.table[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+            assert ours.table.schema[column] == pl.Enum([str(v) for v in dtype.categories]), column
+    assert "<svg" in ours._repr_html_() and "<svg" in ours.card()
 
 
 def test_duckdb_relation(frames) -> None:
@@ -110,10 +129,13 @@ def test_kanon_and_evaluate_take_polars(frames) -> None:
     selection = dpkit.kanon_select(small, k=10, schema=SCHEMA, target="income")
     assert selection.selected
     release = _release(frames["pl_train"])
-    train = pl.from_pandas(release.table.astype(str))
+    same = dpkit.kanon_select(small.to_pandas(), k=10, schema=SCHEMA, target="income")
+    assert isinstance(selection.table, pl.DataFrame) and isinstance(same.table, pd.DataFrame)
+    pd.testing.assert_frame_equal(selection.table.to_pandas().astype(str), same.table.astype(str))
+    train = release.table.cast(pl.String)
     test = release.generalize(frames["pl_test"])
     scores = dpkit.evaluate_classifier(test, target="income", train=train, schema=SCHEMA)
-    again = dpkit.evaluate_classifier(test.to_pandas(), target="income", train=release.table.astype(str), schema=SCHEMA)
+    again = dpkit.evaluate_classifier(test.to_pandas(), target="income", train=train.to_pandas(), schema=SCHEMA)
     assert scores == again
 
 
