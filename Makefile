@@ -55,14 +55,14 @@ help:
 	@echo "make test-lowest  the suite in .venv-lowest, on the lowest supported versions"
 	@echo "make lock       refresh requirements/*.lock (exact versions and hashes) from pyproject.toml"
 	@echo "make fuzz       every command on >= 2,000 random messy tables (tests/corpus, long; FUZZ_EXAMPLES per test)"
-	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results.md"
+	@echo "make bench      benchmarks (time, memory, utility vs peers) -> bench/out, docs/results/bench-*.md"
 	@echo "make bench-scale  1M/10M rows: each command vs DuckDB -> docs/results/bench-scale.md"
 	@echo "make bench-robust  default publish vs --levels 13 on 12 tables -> docs/results/publish-robust.md"
 	@echo "make bench-imbalanced  forest and publish on imbalanced targets -> docs/results/imbalanced.md"
 	@echo "make bench-frontdoor  no-schema publish vs reviewed draft vs raw on tables as they come -> docs/results/frontdoor.md"
 	@echo "make bench-peers  publish vs dpmm's AIM (adult-5pct, ~30 min a run) and MST (4 tables, ~5 min a run) -> docs/results/peers-*.md"
 	@echo "make bench-peers-frontdoor  no-schema publish vs dpmm's MST (8 tables, 2-10 min a run) and AIM (zero-heavy, ~30 min), no schema either -> docs/results/peers-frontdoor.md"
-	@echo "make reproduce  rerun every paper experiment -> docs/results.md"
+	@echo "make reproduce  rerun every paper experiment -> docs/results/paper-*.md and the index docs/results.md"
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)

@@ -11,7 +11,7 @@ release, ROC AUC on the mapped test split), ε = 1 in total, release seed s. Var
 * the same schema with the date declared ``ignore`` (what a release without dates keeps);
 * no schema, ``date=[...]`` declared: 0.2 of ε learns the domain (schema seed 1000 + s,
   δ = 1e-6, as a run without a schema does) and the release spends the other 0.8;
-* no schema, the date not declared: the private metadata step (docs/domain.md, "Types and
+* no schema, the date not declared: the private metadata step (docs/domain-reference.md, "Types and
   missing tokens") establishes the column's type;
 * no schema, the date declared categorical (``categorical=[...]``): what every run without a
   schema did before dates — every day a value, none clears the threshold, the column left out;

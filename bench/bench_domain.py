@@ -254,7 +254,7 @@ def _other_targets(runs: range) -> list[tuple[str, str, list[float | None], list
 
 def _partitions(runs: range) -> list[tuple[str, str, list[float | None], list[float | None]]]:
     """Per-column Laplace (the default) against the joint Gaussian selection (``partition``,
-    docs/domain.md "Many columns"): publish accuracy and ROC AUC with no schema, income (tuned
+    docs/domain-reference.md "Many columns"): publish accuracy and ROC AUC with no schema, income (tuned
     on) and the held-out targets; nothing else changes."""
 
     def point(schema: str | None, seed: int, target: str) -> tuple[float | None, float | None]:

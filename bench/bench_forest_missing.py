@@ -23,7 +23,7 @@ Tables (built here, train and test alike, seed 0; written to bench/out/forest_mi
   species' typical value 80 % of the time, odor as above, ``root`` ``?`` in a third of the rows
   (:func:`_wide`). With 23 categorical columns a per-column Laplace threshold is ~2,660
   records: most predictors keep one value or none; the joint Gaussian's is ~870 (the
-  automatic choice takes it: docs/domain.md, "Many columns"). Tuned on.
+  automatic choice takes it: docs/domain-reference.md, "Many columns"). Tuned on.
 * ``survey-wide``: held out (:func:`_survey`, 8,000 / 4,000 rows): 16 five-point questions in
   words with 5–25 % ``?``, region, age band; written before it was first measured.
 
@@ -37,7 +37,7 @@ another checkout (the base commit, which drops the rows) on the same tables. The
 entropy tree (scikit-learn, min_samples_leaf 10) on the raw one-hot table, a missing number as
 its own value below every other.
 
-``--partition laplace|gaussian|auto`` fixes the categories' selection (docs/domain.md, "Many
+``--partition laplace|gaussian|auto`` fixes the categories' selection (docs/domain-reference.md, "Many
 columns"; the default is the library's, auto).
 
 ``fd:NAME`` runs the forest on a table of bench/bench_frontdoor.py (``fd:adult``, ``fd:mixed``,

@@ -14,7 +14,7 @@ CSV/YAML files go to bench/out/robust/):
   description, rounded outward to one significant digit of the range, never the split) —
   stratified 2/3 : 1/3 split (seed 0) for the tables without a published test split.
 
-Protocol (docs/results.md, :func:`dpkit.sweep.tasks.publish.run_experiment`): release the
+Protocol (docs/results/paper-maxgddp-adult.md, :func:`dpkit.sweep.tasks.publish.run_experiment`): release the
 training split, map the test split onto the released cut, train an entropy tree on one-hot
 features of the release (cells weighted by their counts), score it on the mapped test split.
 ``min_samples_leaf`` is 10 records for tables with ≥ 2,000 training rows, else 1. Beside it:
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         "the same output as before for the same seed); `h=13 + suppression` = the paper's depth with "
         "the default's post-processing (library API, `postprocess='suppress'`). A run whose release would hold more than "
         f"{BENCH_MAX_CELLS:.0e} expected noise cells is refused (publish refuses above 5e7; such a release "
-        "takes minutes to write and to learn from). Protocol: docs/results.md (entropy tree on "
+        "takes minutes to write and to learn from). Protocol: docs/results/paper-maxgddp-adult.md (entropy tree on "
         "one-hot features of the release, scored on the test split mapped with the cut). "
         "κ (the resolution of the stopping rule) was tuned on the Adult subsamples "
         f"({', '.join(TUNING)}) only; every other table is held out.",

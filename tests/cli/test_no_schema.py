@@ -222,10 +222,10 @@ def test_one_stray_value_neither_flips_the_metadata_nor_fails_the_run(tmp_path: 
     assert res.returncode == 0, res.stderr
     stem = tmp_path / Path(out).stem
     schema = Path(f"{stem}.schema.yaml").read_text()
-    # (points: the split beside 0 that the bounds' zero bonus may offer, docs/domain.md)
+    # (points: the split beside 0 that the bounds' zero bonus may offer, docs/domain-reference.md)
     # one stray value flips nothing: not established. The forest's missing child is given by the
     # public rule whatever the data (dpkit.domain.metadata.structural_missing); publish keeps the
-    # learned flag (an empty bucket is a cell of the release: docs/domain.md, "Missing values")
+    # learned flag (an empty bucket is a cell of the release: docs/domain-reference.md, "Missing values")
     flag = "structural" if command == ["forest", "train"] else "false"
     assert re.search(r"amount: +\{type: numeric, bounds: \[[-\d]+, \d+\], integer: true, unparsable: missing"
                      rf"(, points: \[[^]]*\])?, missing: {flag}\}}", schema)

@@ -1,6 +1,6 @@
 """The automatic choice of the category lists' noise (``partition="auto"``; issue 36): a forest
 without a schema on a wide table takes the joint discrete Gaussian, on a narrow one the
-per-column discrete Laplace; publish keeps the Laplace (held-out mushroom: docs/domain.md, "Many
+per-column discrete Laplace; publish keeps the Laplace (held-out mushroom: docs/domain-reference.md, "Many
 columns"); the report and the learned YAML name the one used."""
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def test_the_learned_schema_given_back_trains_the_same_rule(trained) -> None:
 
 def test_publish_keeps_the_learned_flag_and_a_structural_schema_sets_the_rows_apart(tmp_path: Path) -> None:
     """publish without a schema keeps the learned flag (x ``missing: false``: an empty structural
-    bucket is a cell of the release where nothing is missing — docs/domain.md, "Missing values").
+    bucket is a cell of the release where nothing is missing — docs/domain-reference.md, "Missing values").
     The same schema with x ``missing: structural`` (a reviewed schema may say it) sets the '?' rows
     apart once x is split: the bucket ``(missing)`` in the release and the generalized test split,
     not the lowest interval."""

@@ -198,12 +198,12 @@ def test_plan_weights_are_shares_of_rho() -> None:
 def test_many_columns_get_lower_thresholds_than_per_column_laplace() -> None:
     """Adult's nine categorical columns at the default domain share of ε = 1 (0.2 over 14 used
     columns, the target weighing 4): every threshold is lower than per-column Laplace's
-    (docs/domain.md, "Many columns"); with one column Laplace is better."""
+    (docs/domain-reference.md, "Many columns"); with one column Laplace is better."""
     eps_cat, delta = 0.2 * 12 / 17, 1e-6
     plan = gaussian_plan([1.0] * 8 + [16.0], eps_cat, delta)
     lap_pred = threshold(eps_cat / 12, delta / 9)
     lap_target = threshold(eps_cat * 4 / 12, delta / 9)
-    assert (lap_pred, lap_target) == (1304, 328) and plan.thresholds == (776,) * 8 + (196,)  # docs/domain.md
+    assert (lap_pred, lap_target) == (1304, 328) and plan.thresholds == (776,) * 8 + (196,)  # docs/domain-reference.md
     assert gaussian_plan([1.0], 0.2, delta).thresholds[0] > threshold(0.2, delta)
 
 
