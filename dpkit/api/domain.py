@@ -1,4 +1,4 @@
-"""``dpkit.infer_schema``: a schema whose domains are learned under (ε, δ)-DP (issue 22).
+"""``dpkit.infer_schema``: a schema whose domains are learned under (ε, δ)-DP (docs/domain.md).
 
 Two entry points:
 

@@ -347,8 +347,8 @@ def forest(
                       keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
-        # gained on every wide table measured (UCI mushroom, held out: 0.87 -> 0.94); publish lost
-        # there (0.973 -> 0.949) and keeps the Laplace (docs/domain.md, "Many columns")
+        # gains on wide tables, publish loses there and keeps the Laplace (docs/domain.md, "Many
+        # columns"; docs/decisions/0004-gaussian-partition-on-wide-tables.md)
         learn = learn._replace(partition="auto")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
@@ -400,7 +400,7 @@ def forest(
         if schema_obj.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
             release["missing_values"] = kept_missing(model)
         report = run.report(parameters, release)
-        # the model file says what the report says (issue 24 item 5): a plain-seed model is
+        # the model file says what the report says: a plain-seed model is
         # marked "model: none", as every output of a run that is not private
         privacy = report["privacy"]
         model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],

@@ -216,7 +216,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     :class:`~dpkit.errors.DataError` when the data holds values outside it; warns about values
     outside the numeric bounds and unused columns. Values, line numbers and counts of the data
     are exact only under the private-detail rule (:func:`dpkit.console.private`: a terminal or
-    ``-v``), so a cron log keeps none (second privacy review, issue 24 item 6).
+    ``-v``), so a cron log keeps none.
     """
     from dpkit.console import private
     from dpkit.data.coverage import check_coverage
@@ -280,7 +280,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
                       DpkitWarning)
     tail = "all values covered"
     if cov.missing_rows:
-        dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # issue 36 item 3
+        dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # missing_policy: keep
                    if sch.missing_policy == "keep" else
                    f"row(s) with the missing token {sch.missing!r} are dropped on load")
         tail += f" ({private(f'{cov.missing_rows} {dropped}', dropped)})"

@@ -101,7 +101,7 @@ def say(message: str) -> None:
 
 
 #: -v/--verbose, --debug and -q/--quiet, accepted by the group and by every command. Two things
-#: a Unix user asks for separately (issue 38): -v, more detail in the messages — here the data
+#: a Unix user asks for separately: -v, more detail in the messages — here the data
 #: owner's private detail (exact counts, raw values and their lines) also when stderr is not a
 #: terminal; --debug, the traceback of an error, for a bug report (it implies -v: a traceback
 #: quotes the data anyway). The error boundary reads --debug from argv

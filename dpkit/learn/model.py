@@ -348,7 +348,7 @@ class ForestModel:
             if feat.kind == "categorical":
                 codes = pd.Index(list(feat.categories)).get_indexer(values).astype(float)
                 bad = (codes < 0) & ~is_missing
-                if feat.other is not None and bad.any():  # unlisted values are the catch-all (issue 22)
+                if feat.other is not None and bad.any():  # unlisted values are the catch-all
                     codes[bad] = feat.categories.index(feat.other)
                     bad[:] = False
                 if bad.any():  # a category the model does not know: missing, never a refusal
