@@ -27,6 +27,7 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.console import owner_records
+from dpkit.defaults import DEFAULT_DECISION
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
@@ -159,14 +160,14 @@ class Forest:
 
     @any_frame(back=True)
     @owner_records()
-    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
+    def predict(self, data: DataLike, *, decision: str = DEFAULT_DECISION, **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
         was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
         return self.predictions(data, decision=decision, **check_reading(reading, "predict", ("decision",)))[self.model.target]
 
     @any_frame(back=True)
-    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
+    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = DEFAULT_DECISION,
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
                     keep: list[str] | str | None = None, **reading: Unpack[Reading]) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.frames import any_frame
 from dpkit.data.schema import Schema
+from dpkit.defaults import DEFAULT_ENCODING, MAX_CATEGORIES
 from dpkit.errors import (
     DataError,
     DpkitUsageError,
@@ -80,7 +81,7 @@ def import_schema(
     numeric: str = "intervals",
     data: str | os.PathLike[str] | ReadOptions | None = None,
     hierarchy_delimiter: str = ";",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     delimiter: str | None = None,
     output_name: str = "<schema>",
 ) -> SchemaText:
@@ -161,9 +162,9 @@ def draft_schema(
     data: DataLike,
     *,
     target: str | None = None,
-    max_categories: int = 50,
+    max_categories: int = MAX_CATEGORIES,
     missing: str | None = "auto",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     delimiter: str | None = None,
     output_name: str = "<schema>",
     ignore: str | list[str] | None = None,
@@ -206,7 +207,7 @@ def draft_schema(
 
 
 def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptions | None = None, *,
-                    encoding: str = "utf-8-sig", delimiter: str | None = None, engine: str | None = None,
+                    encoding: str = DEFAULT_ENCODING, delimiter: str | None = None, engine: str | None = None,
                     spark_master: str | None = None) -> dict[str, Any]:
     """Check a schema file and, given ``data``, that it covers every value (``dpkit taxonomy
     validate``).
