@@ -565,16 +565,16 @@ def learn_metadata(
     decisions: dict[str, Decision] = {}
     exact_counts = {name: shape_counts(summaries[name], cells) for name in profiled}
     if noise is not None and noise.mechanism == "gaussian":
-        from dpkit.privacy import exact
+        from dpkit.privacy.mechanisms import joint_discrete_gaussian
 
         # one step for the m columns at once: L2 sensitivity √m, (ε, δ_G) by zCDP (NoisePlan)
-        accountant.spend(f"{step}: types and missing tokens of {len(profiled)} columns",
-                         f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
-                         f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})",  # type: ignore[arg-type]
-                         epsilon, math.sqrt(len(profiled)), delta=noise.delta)
-        for name in profiled:
-            c = exact_counts[name]
-            noisy = c + exact.discrete_gaussian(rng, noise.sigma2, int(c.size))  # type: ignore[arg-type]
+        noisy_counts = joint_discrete_gaussian(
+            [exact_counts[name] for name in profiled], sigma2=noise.sigma2,  # type: ignore[arg-type]
+            epsilon=epsilon, delta=noise.delta, rng=rng, accountant=accountant,
+            step=f"{step}: types and missing tokens of {len(profiled)} columns",
+            mechanism=(f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
+                       f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})"))  # type: ignore[arg-type]
+        for name, noisy in zip(profiled, noisy_counts, strict=True):
             decisions[name] = decide(noisy, cells, noise.threshold)
     else:
         for name in profiled:
