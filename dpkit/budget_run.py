@@ -1,4 +1,4 @@
-"""All-or-nothing runs: ``dpkit budget run --epsilon E -- CMD ARGS…`` (issue 23, docs/cron.md).
+"""All-or-nothing runs: ``dpkit budget run --epsilon E -- CMD ARGS…`` (docs/cron.md).
 
 The ε of a whole pipeline (a night's publish and forest on the same export) is reserved on the
 ledger before CMD starts, as one transaction: refused, nothing runs and the refusal is recorded.

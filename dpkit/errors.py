@@ -66,15 +66,27 @@ class LedgerError(DpkitError):
 
 
 class BudgetExceeded(LedgerError):
-    """A run or a reservation would pass a data set's cap (or its reservation's ε): refused
-    before anything is read or run, and recorded in the ledger's refusals."""
+    """A spend would pass a budget; nothing more is spent. One class for both budgets:
 
+    - a ledger's: a run or a reservation would pass a data set's cap (or its reservation's ε
+      or δ) — refused before anything is read or run, and recorded in the ledger's refusals;
+      raised with the ledger's message, ``BudgetExceeded(message)``;
+    - a run's own: a step would spend more than the run's ε (or δ) budget
+      (:class:`dpkit.privacy.Accountant`) — raised as ``BudgetExceeded(requested, remaining,
+      step, what)``, whose message states requested and remaining, kept as ``requested`` and
+      ``remaining``.
 
-class BudgetExceededError(DpkitError):
-    """A step of a run would spend more than the run's ε (or δ) budget: states requested and
-    remaining (:class:`dpkit.privacy.Accountant`; also importable from there, its old home)."""
+    ``BudgetExceededError`` is the same class under its older name (also importable from
+    :mod:`dpkit.privacy`)."""
 
-    def __init__(self, requested: float, remaining: float, step: str = "", what: str = "epsilon") -> None:
+    def __init__(self, message: str | float = "", remaining: float | None = None, step: str = "",
+                 what: str = "epsilon") -> None:
+        self.requested: float | None = None
+        self.remaining: float | None = None
+        if remaining is None:
+            super().__init__(str(message))
+            return
+        requested = float(message)
         where = f" for {step!r}" if step else ""
         super().__init__(
             f"privacy budget exceeded{where}: requested {what}={requested:.6g}, "
@@ -82,6 +94,11 @@ class BudgetExceededError(DpkitError):
         )
         self.requested = requested
         self.remaining = remaining
+
+
+#: the older name of :class:`BudgetExceeded` (the accountant's), kept so that code catching it
+#: keeps working
+BudgetExceededError = BudgetExceeded
 
 
 class DpkitWarning(UserWarning):

@@ -21,7 +21,7 @@ REPORT_VERSION = 1
 SEEDED_GUARANTEE = "none (seeded: reproducible, not private)"
 
 
-#: the neighbouring relation of a run (issue 24 item 8): a record outside the schema's domain
+#: the neighbouring relation of a run (docs/algorithms.md §0): a record outside the schema's domain
 #: makes the whole run refuse, so the guarantee is about records within it
 NEIGHBOURS = "add/remove one record within the schema's domain"
 #: ... unless such records are dropped, each on its own (``on_invalid="drop"``): a record-wise
@@ -140,7 +140,7 @@ def write_report(report: dict[str, Any], path: str | Path) -> None:
 
     A schema the report names by a relative path is also named relative to the report's own
     directory (``parameters.schema_from_report``), so ``generalize --cut REPORT`` finds it from
-    any directory (issue 23); no absolute path is written (a public report would show the
+    any directory; no absolute path is written (a public report would show the
     steward's directories)."""
     import os
 

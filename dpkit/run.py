@@ -136,7 +136,7 @@ class PrivateRun:
         self.command = command
         self.algorithm = algorithm
         self.epsilon = parse_epsilon(epsilon)
-        #: the run's δ budget (issue 22): 0 keeps the pure-ε run and report unchanged
+        #: the run's δ budget: 0 keeps the pure-ε run and report unchanged
         self.delta = validate_delta(delta)
         self.seed = None if seed is None else check_seed(seed, "random_state")  # the library's name
         check_output_paths(inputs, outputs)
@@ -184,7 +184,7 @@ class PrivateRun:
         derived from it and the run's identity — the input's fingerprint, command, algorithm,
         ε, δ and ``identity`` (every parameter that shapes the output) — so a key reused on
         neighbouring inputs, or under other parameters, draws independent noise, and the same
-        key, input, command and parameters give the same bytes (issue 24 item 1; docs/ledger.md,
+        key, input, command and parameters give the same bytes (docs/ledger.md,
         "seeded runs")."""
         from dpkit.privacy import is_key, make_rng
         from dpkit.privacy.rng import run_context
@@ -266,7 +266,7 @@ def run_ledger(ledger: Any, command: str, epsilon: float) -> Any:
 
     Inside a reservation (``$DPKIT_RESERVATION``: ``budget run``, ``with ledger.reserve()``) a
     run must book on the reservation's ledger: one that names another ledger, or none, would
-    spend ε that the reservation never counts (issue 38 finding 1). It is refused here, before
+    spend ε that the reservation never counts. It is refused here, before
     the data is read, and the refusal is recorded in the reservation's ledger. (The guarantee
     is for dpkit's own runs: a script that unsets the variable is outside any bookkeeping.)
     """

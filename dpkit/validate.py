@@ -128,7 +128,7 @@ def seed(value: object, name: str = "seed") -> int | str:
         if not is_key(key):
             raise DpkitUsageError(bad, param=name)
         # a key is only as strong as its randomness: 0x000…0003 is a seed in disguise
-        # (issue 24 item 2); a random 128-bit key fails either test with odds of about 2^-24
+        # (docs/ledger.md, "seeded runs"); a random 128-bit key fails either test with odds of about 2^-24
         if int(key, 16) < 2**WEAK_KEY_BITS or len(set(key[2:])) < MIN_KEY_DIGITS:
             raise DpkitUsageError(f"{name} key {value} does not look random (below 2^{WEAK_KEY_BITS} or fewer than "
                                   f"{MIN_KEY_DIGITS} distinct hex digits); {HOW_TO_KEY}", param=name)

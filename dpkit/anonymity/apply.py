@@ -25,7 +25,7 @@ def apply_release(
     """``df`` projected on the release's kept columns (+ target when present), generalized alike.
 
     ``carry``: the columns the release wrote as they are beside the quasi-identifiers (its
-    ``keep`` and ``sensitive`` columns), carried through too (issue 23: an ``evaluate`` after
+    ``keep`` and ``sensitive`` columns), carried through too (an ``evaluate`` after
     ``generalize`` needs them); the columns come in the input's order, as kanon-select writes them.
     Every row comes out, in order: a missing value of a generalized column — a category the
     schema does not list and a number that does not parse are missing too, with one warning —

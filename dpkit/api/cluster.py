@@ -378,7 +378,7 @@ def cluster(
                       PrivacyLeakWarning)
     model = make_model(algorithm, k, run.epsilon, resolved, options) if share is None else None
     # a plain integer seed is as non-private as data bounds: its outputs are marked the same
-    # way (second privacy review, issue 24 item 5)
+    # way (docs/ledger.md, "seeded runs")
     mark = NOT_PRIVATE_SUFFIX if guarantee or not run.private else ""
     label = "cluster" + mark
     with run:

@@ -1,5 +1,5 @@
 """How a result object shows itself in a notebook: a ``__repr__`` of a few lines and a
-``_repr_html_`` card (issue 37 item 6).
+``_repr_html_`` card (docs/report.md).
 
 The text and the card are built from what the object already holds — its report (the
 accountant's spends), its release (the cut, the centroids, the model's public domains) — and

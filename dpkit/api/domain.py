@@ -1,4 +1,4 @@
-"""``dpkit.infer_schema``: a schema whose domains are learned under (ε, δ)-DP (issue 22).
+"""``dpkit.infer_schema``: a schema whose domains are learned under (ε, δ)-DP (docs/domain.md).
 
 Two entry points:
 
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from dpkit import validate
 from dpkit.api.frames import any_frame
 from dpkit.data.schema import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, LedgerLike, SeedLike
 from dpkit.validate import renamed
@@ -153,7 +154,7 @@ class Learned:
         return metadata_report(self.metadata, self.discovery)
 
 
-def read_strings(data: DataLike, *, encoding: str = "utf-8-sig", delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
+def read_strings(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
     """``data`` as a DataFrame of stripped strings and its name in messages.
 
     A path is read by the CLI's rules (:class:`~dpkit.data.source.ReadOptions`, CSV or Parquet,
@@ -395,7 +396,7 @@ def infer_schema(
     target_weight: float = 4.0,
     empty: str = "error",
     partition: str = "laplace",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     delimiter: str | None = None,
     output: str | None = None,
     report: str | None = None,

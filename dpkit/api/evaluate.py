@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.frames import any_frame
 from dpkit.console import owner_records
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.types import DataLike, Reading, SchemaLike, later
 from dpkit.validate import renamed
@@ -251,7 +252,7 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
         raise DpkitUsageError("target= is required with a test split (or a kanon-select report naming "
                               "the target)", param="target")
     require_columns(df, [target], "target", "DATA")
-    test = read_csv(test_path, encoding=reading.get("encoding") or "utf-8-sig", delimiter=reading.get("delimiter"))
+    test = read_csv(test_path, encoding=reading.get("encoding") or DEFAULT_ENCODING, delimiter=reading.get("delimiter"))
     require_columns(test, [*qis, target], "test", test_path)
     if rep is not None and params.get("generalize"):
         schema = None

@@ -27,6 +27,7 @@ from dpkit.api.inputs import (
     source_path,
 )
 from dpkit.console import owner_records
+from dpkit.defaults import DEFAULT_DECISION
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
@@ -159,14 +160,14 @@ class Forest:
 
     @any_frame(back=True)
     @owner_records()
-    def predict(self, data: DataLike, *, decision: str = "argmax", **reading: Unpack[Reading]) -> pd.Series:
+    def predict(self, data: DataLike, *, decision: str = DEFAULT_DECISION, **reading: Unpack[Reading]) -> pd.Series:
         """The predicted class of every row, as a Series named after the target, with ``data``'s
         index (a DataFrame's own; 0, 1, ... for a file); of the training target's dtype when it
         was a DataFrame's int, bool or float column (:attr:`labels`), else text."""
         return self.predictions(data, decision=decision, **check_reading(reading, "predict", ("decision",)))[self.model.target]
 
     @any_frame(back=True)
-    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = "argmax",
+    def predictions(self, data: DataLike, *, proba: bool = False, decision: str = DEFAULT_DECISION,
                     output: str | os.PathLike | None = None, output_delimiter: str = ",",
                     keep: list[str] | str | None = None, **reading: Unpack[Reading]) -> pd.DataFrame:
         """What ``dpkit forest predict`` writes: the predicted class (column named after the
@@ -347,8 +348,8 @@ def forest(
                       keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
-        # gained on every wide table measured (UCI mushroom, held out: 0.87 -> 0.94); publish lost
-        # there (0.973 -> 0.949) and keeps the Laplace (docs/domain.md, "Many columns")
+        # gains on wide tables, publish loses there and keeps the Laplace (docs/domain.md, "Many
+        # columns"; docs/decisions/0004-gaussian-partition-on-wide-tables.md)
         learn = learn._replace(partition="auto")
     predictors: list[str] = list(columns) if columns else []
     if learn is None:
@@ -400,7 +401,7 @@ def forest(
         if schema_obj.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
             release["missing_values"] = kept_missing(model)
         report = run.report(parameters, release)
-        # the model file says what the report says (issue 24 item 5): a plain-seed model is
+        # the model file says what the report says: a plain-seed model is
         # marked "model: none", as every output of a run that is not private
         privacy = report["privacy"]
         model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],

@@ -21,8 +21,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dpkit.data.source import DEFAULT_ENCODING, ReadOptions
 from dpkit.data.source import LISTED_COLUMNS as LISTED
+from dpkit.data.source import ReadOptions
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
 
 if TYPE_CHECKING:

@@ -311,8 +311,8 @@ def publish(
                       keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
-        # empty cell of the release where nothing is missing (docs/domain.md, "Missing values":
-        # held-out mixed ROC AUC 0.584 -> 0.568); the forest's missing child is free and keeps it
+        # empty cell of the release where nothing is missing (docs/domain.md, "Missing values";
+        # docs/decisions/0005-structural-missing.md); the forest's missing child is free and keeps it
         learn = learn._replace(structural_missing=False)
     if learn is None:
         target = _target(schema_obj, schema_name, target)

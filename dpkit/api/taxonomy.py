@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.frames import any_frame
 from dpkit.data.schema import Schema
+from dpkit.defaults import DEFAULT_ENCODING, MAX_CATEGORIES
 from dpkit.errors import (
     DataError,
     DpkitUsageError,
@@ -80,7 +81,7 @@ def import_schema(
     numeric: str = "intervals",
     data: str | os.PathLike[str] | ReadOptions | None = None,
     hierarchy_delimiter: str = ";",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     delimiter: str | None = None,
     output_name: str = "<schema>",
 ) -> SchemaText:
@@ -161,9 +162,9 @@ def draft_schema(
     data: DataLike,
     *,
     target: str | None = None,
-    max_categories: int = 50,
+    max_categories: int = MAX_CATEGORIES,
     missing: str | None = "auto",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     delimiter: str | None = None,
     output_name: str = "<schema>",
     ignore: str | list[str] | None = None,
@@ -206,7 +207,7 @@ def draft_schema(
 
 
 def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptions | None = None, *,
-                    encoding: str = "utf-8-sig", delimiter: str | None = None, engine: str | None = None,
+                    encoding: str = DEFAULT_ENCODING, delimiter: str | None = None, engine: str | None = None,
                     spark_master: str | None = None) -> dict[str, Any]:
     """Check a schema file and, given ``data``, that it covers every value (``dpkit taxonomy
     validate``).
@@ -216,7 +217,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     :class:`~dpkit.errors.DataError` when the data holds values outside it; warns about values
     outside the numeric bounds and unused columns. Values, line numbers and counts of the data
     are exact only under the private-detail rule (:func:`dpkit.console.private`: a terminal or
-    ``-v``), so a cron log keeps none (second privacy review, issue 24 item 6).
+    ``-v``), so a cron log keeps none.
     """
     from dpkit.console import private
     from dpkit.data.coverage import check_coverage
@@ -280,7 +281,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
                       DpkitWarning)
     tail = "all values covered"
     if cov.missing_rows:
-        dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # issue 36 item 3
+        dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # missing_policy: keep
                    if sch.missing_policy == "keep" else
                    f"row(s) with the missing token {sch.missing!r} are dropped on load")
         tail += f" ({private(f'{cov.missing_rows} {dropped}', dropped)})"

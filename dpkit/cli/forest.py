@@ -14,6 +14,7 @@ from dpkit.cli.options import (
     input_options,
     run_options,
 )
+from dpkit.defaults import DEFAULT_DECISION
 
 
 class AutoInt(click.ParamType):
@@ -104,7 +105,7 @@ def train(ctx: click.Context, **p: Any) -> None:
 @click.option("--keep", default=None, metavar="COLS",
               help="Input columns (comma list) to write first, as read, e.g. an id to join on.")
 @click.option("--id", "id_column", default=None, metavar="COL", help="An id column to write first (as --keep COL).")
-@click.option("--decision", default="argmax", show_default=True, metavar="argmax|balanced|threshold:P",
+@click.option("--decision", default=DEFAULT_DECISION, show_default=True, metavar="argmax|balanced|threshold:P",
               help="How a class is chosen from the probabilities: the most probable; 'balanced' divides each "
               "by its prior (from the model's noisy leaf counts; for imbalanced targets); 'threshold:P' "
               "predicts the rarer of two classes where its probability is at least P. Free in epsilon.")

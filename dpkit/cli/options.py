@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 import dpkit
+from dpkit.defaults import DEFAULT_ENCODING
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -101,7 +102,7 @@ def say(message: str) -> None:
 
 
 #: -v/--verbose, --debug and -q/--quiet, accepted by the group and by every command. Two things
-#: a Unix user asks for separately (issue 38): -v, more detail in the messages — here the data
+#: a Unix user asks for separately: -v, more detail in the messages — here the data
 #: owner's private detail (exact counts, raw values and their lines) also when stderr is not a
 #: terminal; --debug, the traceback of an error, for a bug report (it implies -v: a traceback
 #: quotes the data anyway). The error boundary reads --debug from argv
@@ -145,7 +146,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 #: are command parameters (settable from --config); the others are read by :func:`read_options`
 #: / :func:`output_delimiter`, so a command needs no new parameters to honour them.
 input_options = stack(
-    click.option("--encoding", "-e", default="utf-8-sig", show_default=True,
+    click.option("--encoding", "-e", default=DEFAULT_ENCODING, show_default=True,
                  help="Text encoding of the input CSV (e.g. latin-1)."),
     click.option("--delimiter", "-d", default=None, metavar="CHAR", callback=_delimiter,
                  help="Field delimiter of the input CSV ('\\t' or tab for TSV); default: sniffed among "
@@ -166,7 +167,7 @@ def _flags() -> dict[str, Any]:
     return ctx.meta.get(_META, {}) if ctx is not None else {}
 
 
-def read_options(path: str, encoding: str = "utf-8-sig", delimiter: str | None = None, *,
+def read_options(path: str, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None, *,
                  resolved: bool = True) -> Any:
     """The :class:`dpkit.ReadOptions` of an input, from the command's flags.
 

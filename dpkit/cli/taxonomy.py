@@ -18,6 +18,7 @@ from dpkit.cli.options import (
     input_options,
     say,
 )
+from dpkit.defaults import MAX_CATEGORIES
 
 
 def _shown(output: str) -> str:
@@ -116,7 +117,7 @@ def import_(sources: tuple[str, ...], fmt: str, output: str, rename: tuple[str, 
 @click.option("-o", "--output", default="-", type=click.Path(dir_okay=False, allow_dash=True),
               help="Schema YAML to write [default: '-', stdout].")
 @click.option("--target", default=None, help="The class column (always categorical).")
-@click.option("--max-categories", type=click.IntRange(min=2), default=50, show_default=True,
+@click.option("--max-categories", type=click.IntRange(min=2), default=MAX_CATEGORIES, show_default=True,
               help="Draft mode: text columns with more distinct values are declared 'ignore'.")
 @click.option("--missing", "missing", default="auto", show_default=True, metavar="TOKENS",
               help="The missing-value token(s), comma-separated; 'auto': the draft picks one of ? '' NA N/A "

@@ -1,4 +1,4 @@
-"""A table as codes of each column's distinct strings: what a string frame reads (issue 36).
+"""A table as codes of each column's distinct strings: what a string frame reads.
 
 :func:`read_codes` streams a CSV with the columnar reader's Arrow chunks
 (:func:`dpkit.data.columnar.csv_batches`, on every core) and keeps, per column, only each

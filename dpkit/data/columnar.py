@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 # bytes per block of the streaming reader: Arrow reads up to 32 blocks ahead of the consumer
 # (its background reader's queue), so 16 MB blocks held up to ~512 MB of raw CSV; 4 MB blocks
-# hold ~128 MB, at the same speed (10M Adult rows: load peak 847 -> 530 MB)
+# hold a quarter of that at the same speed (docs/decisions/0012-io-performance.md)
 STREAM_BLOCK_SIZE = 1 << 22
 # bytes per chunk of the parallel CSV reader (load_csv_fast): each worker thread parses a
 # chunk with Arrow in one go (~2x faster on 2 cores than Arrow's streaming reader, which
@@ -90,7 +90,7 @@ def load_csv_fast(
     parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False,
                                newlines_in_values=False, ignore_empty_lines=True)
     # check_utf8=False: a UTF-8 input is checked chunk by chunk, every byte (csv_batches),
-    # and a transcoded one is UTF-8 by construction (Arrow's own check costs ~20% of the parse)
+    # and a transcoded one is UTF-8 by construction (Arrow's own check would repeat it)
     convert = pacsv.ConvertOptions(include_columns=[names[p] for p in positions], column_types=types,
                                    null_values=tokens, strings_can_be_null=False,
                                    quoted_strings_can_be_null=False, check_utf8=False)
@@ -118,7 +118,7 @@ def csv_batches(source: tuple[str, bytes | None], names: list[str], header: bool
     ``newlines_in_values=False`` Arrow's own streaming reader cuts its blocks the same way, so
     a chunk parses as it would in one stream — and worker threads parse a chunk each with
     Arrow (which releases the GIL) and apply ``fn`` to it: both cores parse, where Arrow's
-    streaming reader parses on one (10M Adult rows: load 6.4 -> 3.4 s on 2 cores). At most two
+    streaming reader parses on one (docs/decisions/0012-io-performance.md). At most two
     chunks per worker are in flight, so memory stays bounded at any file size. Each chunk is
     checked to be UTF-8, as the exact path requires of every byte (Arrow would check only the
     columns it converts). Other encodings are read as one stream (Arrow transcodes it;
@@ -526,7 +526,7 @@ def encode_dictionary(codes: Mapping[str, np.ndarray], values: Mapping[str, np.n
 
 def _to_numpy(arr: Any) -> np.ndarray:
     """A numeric Arrow array as numpy: a view of its values buffer when it has no nulls
-    (``Array.to_numpy`` imports pandas, ~0.3 s of a run, even for a view)."""
+    (``Array.to_numpy`` imports pandas, even for a view: a noticeable share of a short run)."""
     dtype = _numpy_type(arr.type) if arr.null_count == 0 else None
     if dtype is None:
         return arr.to_numpy(zero_copy_only=False)
@@ -551,8 +551,8 @@ class _Growing:
 
     Chunks that large are memory-mapped by the allocator, so the memory of a column's chunks
     goes back to the system as soon as the column is joined into one array; thousands of
-    small per-batch arrays would stay in the heap and double the table's footprint (100M
-    rows: ~1.5 GB more peak RSS).
+    small per-batch arrays would stay in the heap and double the table's footprint
+    (docs/decisions/0012-io-performance.md).
     """
 
     def __init__(self) -> None:

@@ -392,7 +392,7 @@ def weighted_class_counts(
 
 
 # --------------------------------------------------------------------------- publish
-# (MAXGDDP / DiffGen, issue 3)
+# (MAXGDDP / DiffGen)
 
 
 def distinct_index(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -172,11 +172,10 @@ def bounds_grid(kind: str) -> np.ndarray:
 
 
 #: γ of the learned bounds' width prior, nats per year of the grid: firmer than the numeric
-#: grid's 0.25 per step (a step there is 20–33 % of the value; a year is a fixed width, and at
-#: 0.25 the bounds came out ~3 years loose on each side). Measured on a 2019–2024 column of
-#: 300/3,000 records at ε_j = 0.02/0.083, 30 seeds: both bounds within a year of the data in
-#: 8/30 runs at γ = 0.25, 14/30 at 0.5, 22/30 at 1 (a month grid with a quarter/year bonus:
-#: 19/30, and it fails where n·ε is small, as the width of a range of years costs 12 steps a year)
+#: grid's per-step prior (a step there is 20–33 % of the value; a year is a fixed width, and
+#: the numeric grid's γ left the bounds years loose on each side). A month grid with a
+#: quarter/year bonus fails where n·ε is small, as a range of years costs 12 steps a year
+#: (docs/decisions/0009-date-bounds-prior.md)
 YEAR_PRIOR = 1.0
 #: the share of a learned date column's bounds ε spent refining them on month starts
 #: (:func:`refine_grid`) inside the year-start bounds: a column whose dates span 8 months across

@@ -146,8 +146,8 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     exact form only — an exact statistic of the private data, which the summary a log gets
     never holds, and whose presence there never depends on it (docs/formats.md,
     ``missing_policy``)."""
-    # a learned schema's tokens are not quoted (issue 38: 0.4 printed the token it guessed from
-    # the exact data; they are learned under DP now, and the schema file names them)
+    # a learned schema's tokens are not quoted (a token guessed from the exact data would be a
+    # statistic of it; they are learned under DP, and the schema file names them)
     tokens = "" if schema.learned else ", ".join(repr(t) for t in schema.missing_tokens)
     names = list(schema.columns) if columns is None else list(columns)
     unlisted = [n for n in names if isinstance(schema.columns.get(n), CategoricalColumn)

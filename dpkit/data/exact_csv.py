@@ -157,7 +157,7 @@ def _may_need_strip(raw: bytes, text: str, encoding: str, delimiter: str) -> boo
 
 def _ragged(name: str, exact: str, width: int) -> str:
     """A ragged row's message: ``exact`` (its line, its field count) only for the data owner's
-    terminal or -v (:func:`dpkit.console.private`) — a line number points at a record (issue 38)."""
+    terminal or -v (:func:`dpkit.console.private`) — a line number points at a record."""
     todo = "check delimiter= and quoting"
     return private(f"{exact}; {todo}", f"{name}: a ragged row (every row needs {width} fields); {todo}")
 

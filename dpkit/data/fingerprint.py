@@ -45,7 +45,7 @@ def directory_digest(path: str | Path) -> str:
     The bytes count, not the listing: two directories that differ in one record have different
     digests even when every size and mtime is the same (a same-length value swap with the
     mtime copied). The digest is what a keyed run derives its noise from, so a listing would
-    give neighbouring inputs the same noise (issue 38 finding 2). Consequences: rewriting a file
+    give neighbouring inputs the same noise. Consequences: rewriting a file
     with the same bytes, or copying the directory elsewhere, keeps the digest; the whole
     directory is read once before a run that needs its fingerprint. Files Spark skips (names
     starting with ``_`` or ``.``, e.g. ``_SUCCESS``, ``.crc``) are left out, as Spark leaves

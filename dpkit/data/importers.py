@@ -45,6 +45,7 @@ from dpkit.data.schema import (
     TaxonomyNode,
     parse_schema,
 )
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DpkitUsageError, SchemaError, warn
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def _interval(label: str) -> tuple[float, float] | None:
     return (lo, hi) if lo <= hi else None
 
 
-def read_arx_rows(path: str | Path, *, delimiter: str = ";", encoding: str = "utf-8-sig") -> list[list[str]]:
+def read_arx_rows(path: str | Path, *, delimiter: str = ";", encoding: str = DEFAULT_ENCODING) -> list[list[str]]:
     """The rows of one ARX hierarchy file (blank rows skipped, cells stripped)."""
     p = Path(path)
     try:
@@ -324,7 +325,7 @@ def import_arx(
     paths: Iterable[str | Path],
     *,
     delimiter: str = ";",
-    encoding: str = "utf-8-sig",
+    encoding: str = DEFAULT_ENCODING,
     numeric: str = "intervals",
 ) -> dict[str, Any]:
     """ARX hierarchy files (or folders of them) -> schema columns as plain YAML data.

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpkit.console import private
+from dpkit.defaults import MAX_CATEGORIES
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, PrivacyLeakWarning, warn
 
 if TYPE_CHECKING:
@@ -228,7 +229,7 @@ def draft_from_data(
     df: pd.DataFrame,
     *,
     target: str | None = None,
-    max_categories: int = 50,
+    max_categories: int = MAX_CATEGORIES,
     missing: str | None = "auto",
     source: str = "<data>",
     keep: Any = None,

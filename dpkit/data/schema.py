@@ -219,8 +219,8 @@ class Schema:
     draft: bool = False
     #: every missing token (``missing: ['', 'n/a', '?']``); ``(missing,)`` when one is given
     missing_tokens: tuple[str, ...] = ()
-    #: learned in the run (no schema given): messages do not quote its missing tokens (issue 38;
-    #: 0.4 printed a token guessed from the exact data). Not part of equality or of the repr: a keyed
+    #: learned in the run (no schema given): messages do not quote its missing tokens (a token
+    #: guessed from the exact data would be a statistic of it). Not part of equality or of the repr: a keyed
     #: run's key derives from the schema's repr (dpkit.privacy.rng.run_context), and a flag
     #: that changes no output must not change the noise
     learned: bool = field(default=False, compare=False, repr=False)
@@ -246,7 +246,7 @@ class Schema:
 
     def keeping_missing(self) -> Schema:
         """This schema with every used column holding missing values as values (the target
-        too): what ``generalize`` encodes with, so that no row is dropped (issue 36 item 3).
+        too): what ``generalize`` encodes with, so that no row is dropped.
         A column of a ``keep`` schema is unchanged (same leaf codes, same missing bucket)."""
         import dataclasses
 
@@ -283,7 +283,7 @@ class Schema:
 
     def dropping_invalid(self) -> Schema:
         """This schema with every record outside its domain dropped on its own (``on_invalid
-        drop``, issue 24 item 8): a categorical value outside its taxonomy reads as missing
+        drop``, docs/formats.md): a categorical value outside its taxonomy reads as missing
         (``unlisted: missing``) and missing values are dropped. Numbers outside the bounds are
         clipped either way; a value that is not a number still refuses the run."""
         import dataclasses

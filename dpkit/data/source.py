@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
-DEFAULT_ENCODING = "utf-8-sig"
 #: the delimiters a CSV's is sniffed among (docs/formats.md)
 DELIMITERS = (",", ";", "\t", "|")
 #: how many column names a message lists before "…"

@@ -22,6 +22,7 @@ from dpkit.data.encoded import EncodedTable
 from dpkit.data.exact_csv import _parse_strings, _read_text
 from dpkit.data.schema import NumericColumn, Schema
 from dpkit.data.source import _quick_header, first_line, is_parquet, read_raw, resolve
+from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DpkitUsageError
 
 __all__ = ["EncodedTable", "encode", "first_line", "read_raw", "resolve"]  # defined elsewhere, used from here too
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from dpkit.data.source import ReadOptions
 
 
-DEFAULT_ENCODING = "utf-8-sig"
 
 
 def read_csv(

@@ -1,4 +1,4 @@
-"""Private domain discovery (issue 22): learn a schema's domains under (ε, δ)-DP.
+"""Private domain discovery (docs/domain.md): learn a schema's domains under (ε, δ)-DP.
 
 :mod:`~dpkit.domain.metadata` (the public metadata: names, types, missing tokens),
 :mod:`~dpkit.domain.profile` (exact per-column counts through the Frame protocol),

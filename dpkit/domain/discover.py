@@ -158,9 +158,9 @@ class DomainOptions:
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
     #: offer publish log-spaced split points (1, 2, 5 × 10^k) between 0 and a learned bound
-    #: (dpkit.privacy.quantiles.decade_points). Off: measured +0.010 ROC AUC on the tuned-on
-    #: zero-heavy table but −0.013 on a held-out public one (docs/domain.md, "Zero-heavy and skewed
-    #: columns")
+    #: (dpkit.privacy.quantiles.decade_points). Off: it helped the table it was tuned on but not
+    #: a held-out public one (docs/domain.md, "Zero-heavy and skewed columns";
+    #: docs/decisions/0007-decade-points-off.md)
     decade_points: bool = False
     #: the share of the categorical predictors' ε and δ kept for a second round of partition
     #: selection on the predictors the first round left open (0: one round; the per-column Laplace
@@ -171,8 +171,8 @@ class DomainOptions:
     missing_policy: str = "keep"
     #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
     #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
-    #: per record is). Off: the bounds came out within 2x of the data (looseness 2.3 -> 1.4) but
-    #: ROC AUC fell on three tables of nine (docs/domain.md, "Bounds a person would write")
+    #: per record is). Off: the bounds came out tighter but the releases' utility fell on some
+    #: tables (docs/domain.md, "Bounds a person would write"; docs/decisions/0008-bounds-reward-off.md)
     bounds_reward: bool = False
     #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
     #: (the upper side's is half of it)
@@ -329,7 +329,7 @@ def released_tokens(kept: Sequence[str], candidates: Sequence[str]) -> tuple[lis
     ε, no δ, no random draw. What it changes is how the released schema *reads* a value it
     already names (a leaf ``''`` becomes the leaf ``(missing)``), not which values were released.
     Needed because the metadata's stability threshold τ_j (one cell's, ≈ m·ln(m/δ)/ε of the
-    metadata's ε) is far above partition selection's for a column (issue 36: on 8,000 rows with eight
+    metadata's ε) is far above partition selection's for a column (e.g. on 8,000 rows with eight
     predictors, ``''`` in 10 % of ``region`` is 800 records against τ_j = 914, and partition
     selection, at 226, listed ``''`` as a category)."""
     public = set(candidates)

@@ -93,7 +93,7 @@ KINDS = ("categorical", "numeric", "date", "timestamp", "ignore")
 MISSING_CANDIDATES = ("", "?", "NA", "N/A", "n/a", "null", "NULL", "None", "-", "nan")
 #: the shape cells after the tokens, in order;
 #: zero has a cell of its own: it is a whole number that says nothing of whether a column's other
-#: values are (a float column that is 80 % zeros is not an integer column: issue 36)
+#: values are (a float column that is 80 % zeros is not an integer column)
 SHAPES = ("whole number", "fraction", "date", "text", "zero")
 
 
@@ -432,7 +432,7 @@ def holds_missing(dec: Decision, kind: str, tokens: Sequence[str], sum_threshold
 
 
 #: the kinds :func:`structural_missing` gives a missing child (a number or a date: what a
-#: numeric split reads; a categorical column's missing value is a category, issue 36 item 3)
+#: numeric split reads; a categorical column's missing value is a category)
 STRUCTURAL_KINDS = ("numeric", "date", "timestamp")
 
 
@@ -446,15 +446,15 @@ def structural_missing(metas: Sequence[ColumnMeta]) -> list[ColumnMeta]:
     The schema writes ``missing: structural`` (:attr:`dpkit.data.schema.NumericColumn.structural`):
     a forest gives the column a missing child. A run without a schema applies it in the forest
     only (``DomainPlan.structural_missing``); a no-schema publish keeps the learned flag, as an
-    empty bucket cost the held-out mixed table 0.016 ROC AUC. Given a schema that says it,
+    empty bucket costs the release utility. Given a schema that says it,
     publish sets the bucket apart at the column's first split and its automatic depth counts it
     as a fraction of a cell (:data:`dpkit.release.maxgddp.STRUCTURAL_BUCKET`).
 
     Why: a column is flagged only when its missing values reach the stability threshold of
     :meth:`NoisePlan.sum_threshold`, ≈ 4,100 records on a 15,000-row table of 7 predictors, so
     a column with 10–20 % of its values missing was ``missing: false`` and its missing values
-    were read as its lowest ones (bench/bench_forest_missing.py's ``hr``: forest 0.739 accuracy
-    against 0.780 with this rule, 20 runs; docs/results/missing.md, "Narrow tables")."""
+    were read as its lowest ones (docs/results/missing.md, "Narrow tables";
+    docs/decisions/0005-structural-missing.md)."""
     import dataclasses
 
     return [dataclasses.replace(m, missing=True, missing_structural=True)
@@ -569,16 +569,16 @@ def learn_metadata(
     decisions: dict[str, Decision] = {}
     exact_counts = {name: shape_counts(summaries[name], cells) for name in profiled}
     if noise is not None and noise.mechanism == "gaussian":
-        from dpkit.privacy import exact
+        from dpkit.privacy.mechanisms import joint_discrete_gaussian
 
         # one step for the m columns at once: L2 sensitivity √m, (ε, δ_G) by zCDP (NoisePlan)
-        accountant.spend(f"{step}: types and missing tokens of {len(profiled)} columns",
-                         f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
-                         f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})",  # type: ignore[arg-type]
-                         epsilon, math.sqrt(len(profiled)), delta=noise.delta)
-        for name in profiled:
-            c = exact_counts[name]
-            noisy = c + exact.discrete_gaussian(rng, noise.sigma2, int(c.size))  # type: ignore[arg-type]
+        noisy_counts = joint_discrete_gaussian(
+            [exact_counts[name] for name in profiled], sigma2=noise.sigma2,  # type: ignore[arg-type]
+            epsilon=epsilon, delta=noise.delta, rng=rng, accountant=accountant,
+            step=f"{step}: types and missing tokens of {len(profiled)} columns",
+            mechanism=(f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
+                       f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})"))  # type: ignore[arg-type]
+        for name, noisy in zip(profiled, noisy_counts, strict=True):
             decisions[name] = decide(noisy, cells, noise.threshold)
     else:
         for name in profiled:

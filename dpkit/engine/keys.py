@@ -235,8 +235,8 @@ class RowHash(Key):
     128-bit ``key`` (low 64 bits k0, high 64 bits k1), then ``mod modulo``. The key is drawn
     from the run's rng and never released, so — assuming SipHash-2-4 is a PRF, the
     computational assumption docs/forest.md states — the assignment is indistinguishable from
-    uniform and independent per position for anyone without it (second privacy review, issue 24
-    item 3: the former ``splitmix64(p XOR K)`` with a 63-bit key was invertible). The modulo
+    uniform and independent per position for anyone without it (an invertible mix such as ``splitmix64(p XOR K)`` with a 63-bit
+    key would not be; docs/forest.md). The modulo
     bias is below ``modulo / 2^64``. Both engines number rows in input order and evaluate this
     same function.
     """

@@ -121,7 +121,7 @@ class NumpyStringFrame(NumpyFrame):
         again: what a load gives for it (:func:`dpkit.data.table.encode_codes`; the Spark
         engine's counterpart is ``SparkStringFrame.encode``). ``first_line``: the line of the
         first row in messages. A run without a schema learns its schema from this frame and
-        encodes it so (issue 36)."""
+        encodes it so."""
         from dpkit.data.table import encode_codes
 
         if self.rows is not None:

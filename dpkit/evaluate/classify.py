@@ -16,8 +16,8 @@ Models (:func:`make_model`):
 
 - ``tree`` — scikit-learn's CART with the entropy criterion, standing in for the papers'
   C4.5. C4.5 prunes its trees; CART here does not, so a leaf must hold at least 0.1 % of
-  the training weight (``min_weight_fraction_leaf=0.001``). On raw Adult that gives 0.852
-  accuracy (the paper's C4.5 baseline is 0.853; the unpruned tree 0.818). The rule is on
+  the training weight (``min_weight_fraction_leaf=0.001``): on raw Adult that matches the
+  paper's C4.5 baseline (docs/decisions/0014-evaluation-tree.md). The rule is on
   weight, so a ``--counts`` table and its one-row-per-record expansion give the same tree.
 - ``svm`` — a linear SVM (``LinearSVC``, C = 1) on one-hot + standardized numeric
   features, as in the XGB-KA paper's evaluation; linear so that Adult trains in seconds.
@@ -69,8 +69,8 @@ def numbers(series: pd.Series) -> np.ndarray:
     """``pd.to_numeric(series, errors="coerce")`` as float64, each distinct value parsed once.
 
     The tables come as strings (a column holds few distinct values); parsing every cell was a
-    fifth of ``evaluate classify`` on Adult (0.8 of 4.1 s), the distinct values take ~1/20 of
-    that. Value for value the same floats: the parse is element-wise (a missing value, which
+    large share of ``evaluate classify``, the distinct values take a small part of that
+    (docs/decisions/0012-io-performance.md). Value for value the same floats: the parse is element-wise (a missing value, which
     :func:`pandas.factorize` codes -1, stays NaN)."""
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""The one-class warning shared by ``forest predict`` and ``evaluate classify`` (issue 25).
+"""The one-class warning shared by ``forest predict`` and ``evaluate classify``.
 
 A model or a release that predicts one class for (almost) every row looks fine by accuracy on
 an imbalanced target (it scores the majority rate) and is useless. Both commands say so, once,

@@ -17,10 +17,8 @@ Departures from the paper (docs/algorithms.md §3):
   level's noise (``threshold_sd``; an empty node is split with probability ≈ 12 %, but
   its empty children stop at once), and caps the height where a node can no longer be
   told from noise: the depth at which N̂ points spread over the occupied cells fall
-  below 2σ (``height_sd``, :func:`auto_height`). Of the pairs (2σ, 2σ), (1σ, 1σ),
-  (1σ, 2σ), (σ/2, σ/2) tried on S1 and unbalance (10 runs per ε,
-  docs/results/cluster.md), (1σ, 2σ) did best overall. ``max_height`` / ``threshold``
-  override both.
+  below 2σ (``height_sd``, :func:`auto_height`; docs/decisions/0001-dpqt-threshold-and-height.md).
+  ``max_height`` / ``threshold`` override both.
 - The root is always split (it is the public box: no data is needed to decide), and the
   last level is never split, so only levels 1..H−1 draw noisy counts. If every node stops
   before H, the unused level budgets go to the bucket counts.
@@ -31,9 +29,8 @@ Departures from the paper (docs/algorithms.md §3):
 - **Beyond 2-D** (the paper is 2-D only): for d <= 4 a node splits into 2^d equal children;
   for d > 4 a kd-style split halves one dimension per level, cycling through them (2
   children), so the node count per level does not explode. ``split`` chooses explicitly.
-  docs/algorithms.md suggests 2^d children up to d = 3; measured on Iris in [0, 10]^4 (10 runs,
-  docs/results/cluster.md) 16 children beat the kd split at every ε (NICV ratio 3.8 vs
-  18.3 at ε = 1): the kd split needs d times as many levels for the same resolution, so
+  docs/algorithms.md suggests 2^d children up to d = 3; 2^d children up to d = 4
+  (docs/decisions/0002-dpqt-split-beyond-2d.md), as the kd split needs d times as many levels for the same resolution, so
   each level's count is d times noisier, while the extra children of a 2^d split cost no
   budget (parallel composition) and empty ones rarely pass the threshold.
 - ``allocation="geometric"`` gives level h a share ∝ 2^(h/3) of ε1 (Cormode et al.,
@@ -323,7 +320,7 @@ def noise_floor(counts: np.ndarray, floor: float, k: int) -> np.ndarray:
 
     Post-processing. Many leaves are empty siblings of dense nodes; their noise, clamped
     at 0, would put spurious mass away from the data and pull centroids off: a floor of
-    2σ took the NICV ratio on unbalance at ε = 1 from 2.03 to 1.40 (10 runs). When buckets
+    2σ removes them (docs/decisions/0003-dpqt-noise-floor.md). When buckets
     are few (small ε) every bucket matters, so nothing is removed.
     """
     c = np.clip(np.asarray(counts, dtype=float), 0.0, None)

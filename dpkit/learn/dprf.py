@@ -48,7 +48,7 @@ Where dpkit departs from the paper (docs/algorithms.md §2):
 * **Stopping only on noisy values.** The paper also stops when "all records of the node
   have one class"; that exact test leaks, so only the depth and the noisy size decide.
 * **Missing values are values** (``missing_policy: keep``, the default of a run without a
-  schema; issue 36; docs/algorithms.md §2). A numeric attribute whose schema keeps its missing
+  schema; docs/algorithms.md §2). A numeric attribute whose schema keeps its missing
   values (:func:`dpkit.learn.model.missing_rule` ``branch``: the column's ``missing: true``, or
   every column when the tokens are declared — the cells of publish's missing bucket) splits
   into *three* children at the first split on it along a path: ``x <= t``, ``x > t`` and
@@ -105,7 +105,7 @@ SAMPLINGS = ("disjoint", "none")
 _INV_LN2 = 1.0 / math.log(2)
 _WEIGHT_GRID = float(2**20)  # class weights are multiples of 2^-20 (class_weights)
 AUTO = "auto"
-#: the automatic shape (issue 25; docs/forest.md, "The forest's shape"): the share of ε spent
+#: the automatic shape (docs/forest.md, "The forest's shape"): the share of ε spent
 #: on the noisy class counts, the trees it starts from and the bounds it stays in, and the
 #: signal-to-noise R the rarest class must keep in an average leaf
 SHAPE_SHARE = 0.05

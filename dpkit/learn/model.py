@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpkit.defaults import DEFAULT_DECISION
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
@@ -269,7 +270,7 @@ class ForestModel:
         total = totals.sum()
         return totals / total if total > 0 else np.full(len(self.classes), 1.0 / len(self.classes))
 
-    def decide(self, probs: np.ndarray, decision: str = "argmax") -> np.ndarray:
+    def decide(self, probs: np.ndarray, decision: str = DEFAULT_DECISION) -> np.ndarray:
         """Class labels from the forest's probabilities under a decision rule (free in ε):
 
         * ``argmax`` — the most probable class (DiffPRFs §2.2);
@@ -348,7 +349,7 @@ class ForestModel:
             if feat.kind == "categorical":
                 codes = pd.Index(list(feat.categories)).get_indexer(values).astype(float)
                 bad = (codes < 0) & ~is_missing
-                if feat.other is not None and bad.any():  # unlisted values are the catch-all (issue 22)
+                if feat.other is not None and bad.any():  # unlisted values are the catch-all
                     codes[bad] = feat.categories.index(feat.other)
                     bad[:] = False
                 if bad.any():  # a category the model does not know: missing, never a refusal

@@ -12,7 +12,7 @@ import sqlite3
 from datetime import UTC, datetime
 
 SCHEMA_VERSION = 3  # 2: reservation groups (budget run, Ledger.reserve as a context), refusals;
-#                    3: δ per run and an optional δ cap per data set (issue 22)
+#                    3: δ per run and an optional δ cap per data set
 
 #: run statuses and whether/which ε they count against the cap
 RESERVED = "reserved"  # in flight, or the process died: the whole reservation counts

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from dpkit import validate
-from dpkit.errors import BudgetExceededError, DpkitUsageError
+from dpkit.errors import BudgetExceeded, DpkitUsageError
+from dpkit.errors import BudgetExceededError as BudgetExceededError  # the older name, re-exported
 
 #: relative tolerance that absorbs floating-point error when comparing ε sums.
 TOLERANCE = 1e-9
@@ -59,7 +60,7 @@ class Budget:
     def __sub__(self, other: Budget) -> Budget:
         diff = self.epsilon - other.epsilon
         if diff < -TOLERANCE * max(1.0, self.epsilon):
-            raise BudgetExceededError(other.epsilon, self.epsilon)
+            raise BudgetExceeded(other.epsilon, self.epsilon)
         return Budget(max(diff, 0.0))
 
     def __mul__(self, factor: float) -> Budget:
@@ -103,7 +104,7 @@ class Accountant:
     """Tracks the spends of one run against its budget.
 
     ``check`` before doing work, ``spend`` at the point of noise. Over-spending raises
-    :class:`BudgetExceededError` and records nothing.
+    :class:`~dpkit.errors.BudgetExceeded` and records nothing.
     """
 
     def __init__(self, budget: float | Budget, *, delta: float = 0.0) -> None:
@@ -133,23 +134,23 @@ class Accountant:
         return max(self.delta_budget - self.delta_spent, 0.0)
 
     def check_delta(self, delta: float, step: str = "") -> None:
-        """Raise :class:`BudgetExceededError` if ``delta`` more would exceed the δ budget."""
+        """Raise :class:`~dpkit.errors.BudgetExceeded` if ``delta`` more would exceed the δ budget."""
         if delta < 0 or not math.isfinite(delta):
             raise DpkitUsageError(f"delta for {step or 'a step'} must be finite and >= 0")
         if delta == 0:
             return
         total = math.fsum([*(s.delta for s in self._spends), float(delta)])
         if not total <= self.delta_budget * (1 + TOLERANCE):
-            raise BudgetExceededError(delta, self.delta_remaining, step, what="delta")
+            raise BudgetExceeded(delta, self.delta_remaining, step, what="delta")
 
     def check(self, epsilon: float, step: str = "") -> None:
-        """Raise :class:`BudgetExceededError` if ``epsilon`` more would exceed the budget."""
+        """Raise :class:`~dpkit.errors.BudgetExceeded` if ``epsilon`` more would exceed the budget."""
         if epsilon < 0 or not math.isfinite(epsilon):
             raise DpkitUsageError(f"epsilon for {step or 'a step'} must be finite and >= 0")
         # fsum of all entries, exactly what ``spent`` will be after the spend is recorded
         total = math.fsum([*(s.epsilon for s in self._spends), float(epsilon)])
         if not self.budget.fits(total):
-            raise BudgetExceededError(epsilon, self.remaining, step)
+            raise BudgetExceeded(epsilon, self.remaining, step)
 
     def spend(
         self,

@@ -259,7 +259,7 @@ def _inversion(rng: np.random.Generator, s: int, t: int, size: int, limit: int, 
 # --------------------------------------------------------------------------- selection
 # Exact coins for the selection mechanisms (exponential mechanism, permute-and-flip): no
 # float exp() that underflows to 0 and no 53-bit coin, so every candidate keeps its exact,
-# positive probability however far it trails (issue 24, item 4).
+# positive probability however far it trails (Canonne, Kamath & Steinke 2020).
 
 
 def uniform_below(rng: np.random.Generator, n: int) -> int:

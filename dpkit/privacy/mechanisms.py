@@ -162,6 +162,28 @@ def grid_laplace(
     return (ticks + noise) * g
 
 
+def joint_discrete_gaussian(
+    counts: Sequence[np.ndarray],
+    *,
+    sigma2: Fraction,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    accountant: Accountant,
+    step: str,
+    mechanism: str,
+) -> list[np.ndarray]:
+    """Exact discrete Gaussian noise N_ℤ(0, σ²) on m count vectors released as one step.
+
+    A record adds one to one cell of each vector, so the L2 sensitivity is √m and the release
+    is ρ-zCDP with ρ = m/(2σ²) (Canonne, Kamath & Steinke 2020, Thm. 4); ``epsilon`` and
+    ``delta`` are the caller's conversion of that ρ (:mod:`dpkit.privacy.concentrated`),
+    recorded as they are under ``mechanism``. Spends once, before drawing; the vectors are
+    noised in their order (:func:`dpkit.privacy.exact.discrete_gaussian`)."""
+    accountant.spend(step, mechanism, epsilon, math.sqrt(len(counts)), delta=delta)
+    return [c + exact.discrete_gaussian(rng, sigma2, int(c.size)) for c in counts]
+
+
 # --------------------------------------------------------------------------- selection
 
 
@@ -182,7 +204,7 @@ _MAX_SCALED_SENSITIVITY = 2**20
 def _rounding_grid(sens: float) -> Fraction:
     """G = 2^(10 − ⌊log₂ Δ⌋): the grid 1/G on which real utilities are rounded, Δ·G ∈ [2^10, 2^11).
 
-    A function of the declared sensitivity alone — never of the utilities (issue 38)."""
+    A function of the declared sensitivity alone — never of the utilities."""
     return Fraction(2) ** (10 - math.floor(math.log2(sens)))
 
 
@@ -190,10 +212,10 @@ def _scaled_scores(u: np.ndarray, sens: float, integer: bool) -> tuple[list[int]
     """Utilities on an integer grid and their integer sensitivity there: (scores, Δ').
 
     The scale is fixed by public quantities only — Δ and the caller's declaration
-    ``integer`` — never by the utilities' values. (Up to 0.4 it was the utilities' common
-    dyadic denominator: a data set whose scores happened to be integers used scale 1 and its
-    neighbour with a fractional score scale 1024, two mechanisms whose output laws are not
-    within e^ε of each other — privacy loss 2.77 at ε = 1 on a Gini selection, issue 38.)
+    ``integer`` — never by the utilities' values: a scale taken from the utilities (their
+    common dyadic denominator) would give a data set whose scores happen to be integers one
+    mechanism and its neighbour with a fractional score another, whose output laws are not
+    within e^ε of each other (docs/decisions/0013-fixed-score-grid.md).
 
     - ``integer`` (the utilities are integers on *every* data set, a property of the score
       function, e.g. counts or MAXGDDP's Max score): with D the denominator of Δ, u·D and Δ·D
@@ -242,7 +264,7 @@ def report_noisy_max(
     utilities are integers on every data set. Nothing else is assumed: the scale of the
     scores is fixed by Δ and ``integer`` alone (:func:`_scaled_scores`), never by the data.
 
-    Exact (issue 24): the scores are integers s (declared-integer utilities as they are,
+    Exact: the scores are integers s (declared-integer utilities as they are,
     real ones rounded to the fixed grid 1/G, G = 2^(10 − ⌊log₂ Δ⌋), at sensitivity
     Δ' = ⌈ΔG⌉ + 1), the noise is exact discrete Laplace DLap(ε/(kΔ')) (k = 1 for monotone
     utilities, MAXGDDP Thm 1; 2 in general) and ties are broken uniformly at random. That is
@@ -311,7 +333,7 @@ def exponential(
 ) -> int:
     """The exponential mechanism, P(i) ∝ μ_i · exp(ε·u_i / (2Δ)) (McSherry & Talwar 2007).
 
-    Sampled exactly (issue 24): rejection from μ with exact Bernoulli(e^{-ε(u*−u_i)/2Δ}) coins
+    Sampled exactly: rejection from μ with exact Bernoulli(e^{-ε(u*−u_i)/2Δ}) coins
     (Canonne, Kamath & Steinke 2020, Alg. 1) on the exact rationals of the float utilities —
     no float exp() underflow, so pure ε with no δ. ``monotone`` uses exp(ε·u/Δ).
     ``log_base_measure`` is log μ (−inf for measure 0); μ = exp(log μ) is taken as the exact
@@ -374,8 +396,8 @@ def exponential_interval(
     The first and last edges must be public (the domain's bounds); inner edges may be data
     values. Real-valued points are drawn on the public grid lo + j·(hi − lo)/2³² rather than
     as ``e_i + U·(e_i+1 − e_i)``: which doubles that formula can produce depends on the data
-    edges themselves, so a released float would reveal them (found in review; the same
-    class of leak as Mironov 2012). On the grid, the measure of an interval is its number of
+    edges themselves, so a released float would reveal them (the same class of
+    leak as Mironov 2012). On the grid, the measure of an interval is its number of
     grid points and the output ``lo + j·r`` is a function of j alone; grid point j belongs
     to the interval whose utility is that of the partition {v : (v − lo)/r ≤ j}, a fixed
     predicate per point, so the sensitivity of the utilities is unchanged.
@@ -419,7 +441,7 @@ def permute_and_flip(
     the loop ends within one pass. The coins are exact Bernoulli(e^{-x}) draws on the exact
     rationals x (Canonne, Kamath & Steinke 2020, Alg. 1): a float exp() would underflow to 0
     for a candidate trailing by more than ~745·2Δ/ε and a 53-bit coin could never accept
-    below 2⁻⁵³ (issue 24) — here every candidate keeps its exact probability: pure ε, no δ.
+    below 2⁻⁵³ — here every candidate keeps its exact probability: pure ε, no δ.
     """
     eps, sens = _check(epsilon, sensitivity)
     u = _utilities(utilities)
@@ -439,7 +461,7 @@ def _permute_and_flip_exact(rng: np.random.Generator, gaps: list[Fraction]) -> i
 
 
 # --------------------------------------------------------------------------- sparse tables
-# (appended for `dpkit publish`, issue 3)
+# (the noisy contingency table of `dpkit publish`)
 
 #: a table whose cells cannot be indexed by int64 is refused rather than sampled.
 _MAX_FLAT_CELLS = 2**61  # the skip walk sums two table lengths in int64

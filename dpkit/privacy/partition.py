@@ -230,7 +230,7 @@ class GaussianPlan:
 
 def gaussian_plan(weights: Sequence[float], epsilon: float, delta: float) -> GaussianPlan:
     """σ_j² and τ_j for m columns sharing (ε, δ): :func:`_plan`, checked and cached (the search
-    for ρ takes ~10 ms; a caller may plan the same columns many times)."""
+    for ρ is not free; a caller may plan the same columns many times)."""
     w = tuple(float(x) for x in weights)
     if not w or not all(math.isfinite(x) and x > 0 for x in w):
         raise DpkitUsageError("gaussian_plan needs one weight > 0 per column")
@@ -259,10 +259,9 @@ def _plan(w: tuple[float, ...], eps: float, d: float) -> GaussianPlan:
 
 
 #: how much lower the largest threshold (a predictor's) must be for a run's automatic choice to
-#: take the joint Gaussian (:func:`choose_partition`): at least halved. Measured (docs/domain.md,
-#: "Many columns"): at Adult's 8 categorical predictors the Gaussian's is 0.55× the Laplace's
-#: and publish loses 0.009 of accuracy with it (30 runs); at 12 predictors (0.45×) the forest
-#: gains 0.07 and publish holds level, at 22 (0.33×) the forest gains 0.10 and publish 0.06.
+#: take the joint Gaussian (:func:`choose_partition`): at least halved — below that, publish
+#: loses with it; from there on the forest gains (docs/domain.md, "Many columns";
+#: docs/decisions/0004-gaussian-partition-on-wide-tables.md).
 PARTITION_GAIN = 2.0
 
 

@@ -18,7 +18,7 @@ mechanisms below are built so that the width costs (almost) nothing:
    The prior is folded into the integer scores as g = ⌈γ/(s/t)⌉ per step (γ' = g·s/t ≥ γ).
    Two more public terms on lo alone (:data:`ZERO_BONUS`, :data:`NEGATIVE_LOWER`) favour 0 as
    the lower bound of a count or an amount and charge a negative one; with the grid's powers
-   of ten below 1 they let a zero-heavy column's bounds cover its non-zero values (issue 36).
+   of ten below 1 they let a zero-heavy column's bounds cover its non-zero values.
 2. :func:`split_tree` — split points by recursive medians inside [lo, hi] on a fine public
    grid (the integers, or lo + j·step with a "nice" step, ≤ 2²⁰ points): the root's median,
    then the median of each half, …, to ``levels`` levels (Kaplan, Schnapp & Stemmer,
@@ -82,7 +82,7 @@ FLOOR = 1e-6
 #: the fine grid of split points has at most this many steps
 FINE_STEPS = 2**20
 #: γ of the bounds' prior (nats per grid step): one step looser is worth ~γ/ε clipped records
-#: (0.25 measured best of 0.125/0.25/0.5 on Adult and breast-cancer, docs/domain.md)
+#: (chosen among 0.125, 0.25 and 0.5 on Adult and breast-cancer, docs/domain.md)
 BOUND_PRIOR = 0.25
 #: the prior's weight, in nats, on 0 as the lower bound: 0 is the bound a person writes for a
 #: count or an amount. Without it a zero-heavy column's lower bound follows the geometric law
@@ -426,10 +426,11 @@ def decade_points(lo: float, hi: float, integer: bool) -> tuple[float, ...]:
                     continue
                 out.add(sign * p)
     # only below publish's linear step: the grid holds the rest, and every extra candidate a
-    # selection scores alike draws splits to its column (report noisy max: measured, an age's
-    # [0, 150] with 1, 2, 5, 10, 20, 50, 100 took splits from the strongest column); and only a
-    # side with a whole decade of them (1, 2, 5, 10): a code's [-2, 40] gains ±1, ±2 — which
-    # cost codes-id 0.007 of AUC over 60 runs — where a zero-heavy amount's [0, 600] needs 0.1…10
+    # selection scores alike draws splits to its column (under report noisy max an age's
+    # [0, 150] with 1, 2, 5, 10, 20, 50, 100 takes splits from the strongest column); and only a
+    # side with a whole decade of them (1, 2, 5, 10): a code's [-2, 40] would gain ±1, ±2, which
+    # cost utility (docs/decisions/0011-decade-points-below-step.md), where a zero-heavy
+    # amount's [0, 600] needs 0.1…10
     step = (hi - lo) / ALL_INTEGERS
     keep: list[float] = []
     for sign in (-1.0, 1.0):

@@ -11,7 +11,7 @@ A seed makes a run reproducible, in one of two forms (docs/formats.md, "seeded r
   own ChaCha20 key from it with HKDF-SHA256 (RFC 5869) over the run's identity — the input's
   fingerprint, the command, the algorithm, ε, δ and every parameter that shapes the output.
   So one key may be reused across runs and data sets: neighbouring inputs, or the same input
-  under other parameters, draw independent noise (the second privacy review, issue 24 item 1),
+  under other parameters, draw independent noise (docs/ledger.md, "seeded runs"),
   while the same key, input, command and parameters give the same bytes. Nobody can search
   2^100 or more keys, so the release stays ε-DP as long as the key stays secret (a
   computational assumption: HKDF-SHA256 and ChaCha20 are pseudo-random); the report keeps
@@ -71,7 +71,7 @@ def run_key(key: str, context: bytes) -> int:
     block) of the user's secret ``key`` with ``info = context``.
 
     Two runs share noise only when they share key and context, i.e. when they are the same
-    run on the same bytes (issue 24 item 1). HKDF is a PRF in ``info`` under the key, so for
+    run on the same bytes. HKDF is a PRF in ``info`` under the key, so for
     anyone without the key the streams of different contexts are independent.
     """
     prk = hmac.new(_HKDF_SALT, bytes.fromhex(key[2:]), hashlib.sha256).digest()

@@ -137,7 +137,8 @@ def select(selector: str, scores: np.ndarray, *, epsilon: float, rng: np.random.
            accountant: Accountant, step: str, monotone: bool = True, integer: bool = True) -> int:
     """Pick a candidate index privately; both scores have Δ = 1, Max is monotone (MAXGDDP
     Thm 1) and an integer on every data set, Gini is neither (:mod:`dpkit.release.scoring`):
-    report-noisy-max rounds Gini scores to its fixed grid (issue 38)."""
+    report-noisy-max rounds Gini scores to its fixed grid
+    (:func:`dpkit.privacy.mechanisms.report_noisy_max`)."""
     kw = dict(epsilon=epsilon, rng=rng, accountant=accountant, step=step, sensitivity=1.0, monotone=monotone)
     if selector == "report-noisy-max":
         return report_noisy_max(scores, noise="laplace", integer=integer, **kw)
@@ -305,10 +306,9 @@ def plan_depth(table: Any, levels: int | str, epsilon: float, selection_share: f
 
 #: what a structural missing bucket (``missing: structural``: given by a public rule, not
 #: established by the noisy counts) weighs in the automatic depth's cell budget. Counted whole,
-#: the empty buckets of a table without missing numbers took the budget of real splits (Adult
-#: ROC AUC 0.867 -> 0.857); counted as nothing, a narrow table whose buckets hold 10-20 % of
-#: the records over-grew its cut (hr 0.766 -> 0.719); 0.25 kept most of both (10 runs each:
-#: docs/results/missing.md, "Narrow tables"). The release holds the cell all the same, and the
+#: the empty buckets of a table without missing numbers take the budget of real splits; counted
+#: as nothing, a narrow table whose buckets hold many of the records over-grows its cut; a
+#: quarter keeps most of both (docs/decisions/0006-structural-bucket-weight.md). The release holds the cell all the same, and the
 #: suppression threshold counts it whole. Public: a constant.
 STRUCTURAL_BUCKET = 0.25
 

@@ -96,7 +96,7 @@ def write_release(table: NoisyTable, path: str, *, counts: bool = False, columns
         fh.write((header + "\n").encode())
         # each line is repeated into pieces of at most _WRITE_BYTES, handed to the kernel in
         # groups (os.writev): no piece is copied again, and the small pieces reuse the same
-        # memory (large fresh buffers cost page faults: 10M rows, 2.9 -> 1.1 s)
+        # memory (large fresh buffers cost page faults; docs/decisions/0012-io-performance.md)
         parts: list[bytes] = []
         size = 0
         for row, c in zip(lines, reps, strict=True):

@@ -46,7 +46,7 @@ def session(master: str | None = None) -> Any:
         # a JVM that lives for one dpkit run on this machine: the C1 compiler only. Its JIT
         # threads no longer compete with the job for the cores, and the JVM does little per
         # row here (the executors' Python encodes; the cache holds packed batches): session
-        # start and first jobs ~40% faster (docs/results/bench-spark.md)
+        # start and first jobs faster (docs/decisions/0010-spark-local-jvm.md)
         java += " " + _LOCAL_JVM
     builder = (
         SparkSession.builder.master(master).appName("dpkit")
@@ -74,7 +74,7 @@ def session(master: str | None = None) -> Any:
 
 @contextlib.contextmanager
 def _jvm_stderr_quiet() -> Iterator[None]:
-    """Start the JVM with its stderr on /dev/null unless -v was given (issue 23): its start-up
+    """Start the JVM with its stderr on /dev/null unless -v was given: its start-up
     lines ("Using incubator modules", "Setting default log level") are printed before any
     log4j configuration applies, and dpkit's stderr is one line per warning or error. The
     JVM inherits the descriptor for its life; its failures reach dpkit as exceptions. PySpark's
@@ -152,7 +152,7 @@ def _collect(df: Any, kind: str = "aggregate") -> list[Any]:
 
 def _print_stats() -> None:
     """The job timings; the rows per job (e.g. publish's occupied cells: a count of the private
-    data) only under the private-detail rule (dpkit.console; issue 24 item 6)."""
+    data) only under the private-detail rule (dpkit.console)."""
     import json
 
     from dpkit.console import owner_watching

@@ -159,7 +159,7 @@ class SparkStringFrame(SparkFrame):
         dropped rows and clipping are a load's. The strings are the numpy reader's (stripped,
         an empty field ''), and every row's input position is known here, so an error's line
         is exact (``first_line``: the line of the first data row, 1 without a header). A run
-        without a schema learns its schema from this frame and encodes it so (issue 22)."""
+        without a schema learns its schema from this frame and encodes it so (docs/domain.md)."""
         from itertools import groupby
 
         import pyarrow as pa
