@@ -49,7 +49,7 @@ NOT_PRIVATE_SUFFIX = "_not_private"
 DATA_BOUNDS = "none: domain read from data"
 #: where the bounds came from when a share of the run's ε learned them
 LEARNED = "learned under DP (domain_share of epsilon)"
-#: the share of ε that learns the bounds when none are given (docs/domain.md, "cluster with no
+#: the share of ε that learns the bounds when none are given (docs/domain-reference.md, "cluster with no
 #: bounds"; publish and forest learn a whole schema with dpkit.api.domain.DOMAIN_SHARE)
 BOUNDS_SHARE = 0.1
 #: γ of the learned bounds' prior, nats per grid step (dpkit.privacy.quantiles.bounds_on_grid).
@@ -280,11 +280,11 @@ def cluster(
         When the bounds are learned (no bounds, no schema): the columns of whole numbers (their
         bounds on the integer grid) and the missing-value tokens, declared (public). Either way
         a value that is not a number is read as missing and its row dropped, never refused (a
-        refusal one record can cause would reveal it; docs/domain.md, "Types and missing tokens").
+        refusal one record can cause would reveal it; docs/domain-reference.md, "Types and missing tokens").
     date : optional
         When the bounds are learned: the columns of ISO dates (``YYYY-MM-DD``), declared
         (public). Each is clustered as its day number (days since 1970-01-01), its bounds learned
-        on the calendar grid (docs/domain.md, "Dates"); a value that is not a date is missing
+        on the calendar grid (docs/domain-reference.md, "Dates"); a value that is not a date is missing
         and its row dropped. The centroids give its coordinate as an ISO date (the report keeps
         day numbers). With a schema, its ``type: date`` columns are read the same way.
     domain_share : float, optional

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 #: the largest δ accepted (:data:`dpkit.validate.MAX_DELTA`)
 MAX_DELTA = validate.MAX_DELTA
 #: the share of ``publish``'s and ``forest train``'s ε that learns the domain when they run
-#: without a schema (docs/domain.md, "Defaults, and why": 0.1 refused every run on Adult at 5 %
+#: without a schema (docs/domain-reference.md, "Defaults, and why": 0.1 refused every run on Adult at 5 %
 #: positives, its minority class under the threshold)
 DOMAIN_SHARE = 0.2
 
@@ -250,7 +250,7 @@ def learn_schema(
     public value list) and ``bounds`` (column → public (lo, hi)) are taken as given: nothing is
     spent on them (with ``bounds`` and split levels, only the split points are learned).
     A date column (``date``, or learned) is read as days since 1970: bounds learned on the
-    calendar grid, a value that is not a date read as missing (docs/domain.md, "Dates").
+    calendar grid, a value that is not a date read as missing (docs/domain-reference.md, "Dates").
     ``keep``: the only predictors to learn (every other column but the target is ignored and
     spends nothing: a forest's ``columns``; they are learned even when named like an
     identifier). ``keep_ids``: columns named like an identifier to learn all the same (the public
@@ -302,7 +302,7 @@ def learn_schema(
     summaries = _summaries(data, header, target, declared)
     # the target keeps the share of ε it would have with every type declared: the metadata's ε
     # comes out of the predictors' shares (a small table's rarest class must still clear its
-    # threshold; docs/domain.md, "Types and missing tokens"). Public: the declarations only.
+    # threshold; docs/domain-reference.md, "Types and missing tokens"). Public: the declarations only.
     target_eps, predictors_eps = _target_share(list(summaries), target, declared, epsilon, opts)
     meta = learn_metadata(summaries, target=target, declared=declared, epsilon=opts.meta_share * predictors_eps,
                           delta=delta, rng=rng, accountant=accountant)
@@ -409,13 +409,13 @@ def infer_schema(
     ``data``: a CSV/Parquet path or a DataFrame. ``target``: the class column (categorical; its
     rare classes are read as missing). ``numeric``/``categorical``/``integer``/``date``/``ignore``:
     column lists (or comma-separated) declaring types (public); every other column's type and
-    whole-number flag is learned under DP (docs/domain.md, "Types and missing tokens");
+    whole-number flag is learned under DP (docs/domain-reference.md, "Types and missing tokens");
     ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
     or None (none). ``keep``: columns named like an identifier (``id``, ``CustomerId``,
     ``RowNumber``, …: left out by a public rule on the name, with a warning) to learn all the same.
     ``values``/``bounds``: public value lists / bounds of some
     columns (taken as given, nothing spent on them). ``vocabulary``: a YAML file of public value
-    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain.md, "Public
+    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain-reference.md, "Public
     vocabularies"): their values are public candidates of every learned categorical column. ``levels``: levels of each numeric
     interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
     numeric column's share of ε against a categorical one's; ``target_weight``: the target's
@@ -423,7 +423,7 @@ def infer_schema(
     ``partition``: the category lists' selection, ``"laplace"`` (per column), ``"gaussian"``
     (all categorical columns at once: lower thresholds with many columns) or ``"auto"`` (the
     Gaussian when it lowers every column's threshold, from public numbers only; what a forest
-    without a schema uses; docs/domain.md, "Many columns"); the report's ``parameters.partition`` names the one used.
+    without a schema uses; docs/domain-reference.md, "Many columns"); the report's ``parameters.partition`` names the one used.
     ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
     ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
     the run only once they exist). ``random_state``: as every private function's (``seed``
@@ -514,7 +514,7 @@ class DomainPlan(NamedTuple):
     #: counts said (``missing: structural``: dpkit.domain.metadata.structural_missing)
     structural_missing: bool = True
     #: the category lists' selection (DomainOptions.partition): publish keeps the per-column
-    #: Laplace; the forest takes "auto" (docs/domain.md, "Many columns")
+    #: Laplace; the forest takes "auto" (docs/domain-reference.md, "Many columns")
     partition: str = "laplace"
     #: a file of public vocabularies added to the package's (dpkit.domain.vocabulary)
     vocabulary: str | None = None

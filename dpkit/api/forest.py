@@ -348,7 +348,7 @@ def forest(
                       keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
-        # gains on wide tables, publish loses there and keeps the Laplace (docs/domain.md, "Many
+        # gains on wide tables, publish loses there and keeps the Laplace (docs/domain-reference.md, "Many
         # columns"; docs/decisions/0004-gaussian-partition-on-wide-tables.md)
         learn = learn._replace(partition="auto")
     predictors: list[str] = list(columns) if columns else []

@@ -259,7 +259,7 @@ def publish(
     keep : list of str or "a,b", optional
         Without a schema: columns named like an identifier (``id``, ``ID``, ``*_id``,
         ``CustomerId``, ``RowNumber``, ``index``, ``Unnamed: 0``: left out by a public rule on
-        the name, with one warning; docs/domain.md, "Identifiers") to learn all the same.
+        the name, with one warning; docs/domain-reference.md, "Identifiers") to learn all the same.
     bounds : dict, optional
         Without a schema: public bounds (column → (lo, hi)), taken as given, nothing spent on
         them: a numeric column left out for too few values is kept with them.
@@ -270,11 +270,11 @@ def publish(
         Without a schema: a YAML file of public value lists (name → values) added to the
         package's vocabularies (yes/no, 0/1, true/false, male/female, months, weekdays): values
         named there are public candidates of every learned categorical column, listed by a
-        pure-ε rule on their noisy counts (docs/domain.md, "Public vocabularies").
+        pure-ε rule on their noisy counts (docs/domain-reference.md, "Public vocabularies").
     numeric, categorical, integer, date : list of str or "a,b", optional
         Without a schema: columns declared of that type (public; ``integer``: numeric columns of
         whole numbers). Every other column's type and whole-number flag is learned under DP in
-        the domain share (docs/domain.md, "Types and missing tokens").
+        the domain share (docs/domain-reference.md, "Types and missing tokens").
     missing : str or list of str, optional
         Without a schema: the missing-value tokens (``"none"``: none); default: learned under DP
         from a public list of tokens.
@@ -311,7 +311,7 @@ def publish(
                       keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
     if learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
-        # empty cell of the release where nothing is missing (docs/domain.md, "Missing values";
+        # empty cell of the release where nothing is missing (docs/domain-reference.md, "Missing values";
         # docs/decisions/0005-structural-missing.md); the forest's missing child is free and keeps it
         learn = learn._replace(structural_missing=False)
     if learn is None:

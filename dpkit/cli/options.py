@@ -222,7 +222,7 @@ privacy_options = stack(
 def declaration_options(mode: str = "Without --schema", date_default: str = " [default: types are learned under DP]",
                         missing: bool = True) -> Callable:
     """--numeric, --categorical, --integer, --date (and --missing): public metadata a run is told
-    instead of learning it under DP (docs/domain.md, "Types and missing tokens"); ``mode`` starts
+    instead of learning it under DP (docs/domain-reference.md, "Types and missing tokens"); ``mode`` starts
     each help line."""
     return stack(
         click.option("--numeric", default=None, metavar="A,B", help=f"{mode}: columns to read as numeric."),

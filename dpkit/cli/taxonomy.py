@@ -166,7 +166,7 @@ def infer(**p: Any) -> None:
     (E, D)-DP. The schema is accepted by publish, forest and cluster; its header says what
     was declared and what was learned: the types, whole-number flags and missing tokens
     not declared (--numeric/--categorical/--integer/--date/--ignore, --missing) are learned
-    under DP too (docs/domain.md, "Types and missing tokens"). Writes a report.
+    under DP too (docs/domain-reference.md, "Types and missing tokens"). Writes a report.
 
     \b
     Without --epsilon: a NON-private draft for a person to review. Numeric columns get

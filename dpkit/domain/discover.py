@@ -9,12 +9,12 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
 * ε is split over the used columns in proportion to a weight per column (1 for a
   categorical column, ``numeric_weight`` for a numeric one, ``target_weight`` for the
   target): basic composition over the columns, as every record holds one value in each
-  (docs/domain.md, "Many columns"). The target weighs more because a release needs two of
+  (docs/domain-reference.md, "Many columns"). The target weighs more because a release needs two of
   its classes, and on an imbalanced table the minority class is the value nearest the
-  threshold (docs/domain.md, "Defaults and why").
+  threshold (docs/domain-reference.md, "Defaults, and why").
 * δ goes wholly to the categorical columns (the quantile mechanisms are pure ε). With no
   categorical column nothing spends δ.
-* The categorical columns: partition selection, one of two ways (``partition``; docs/domain.md,
+* The categorical columns: partition selection, one of two ways (``partition``; docs/domain-reference.md,
   "Many columns"). Per column with discrete Laplace noise
   (:func:`dpkit.privacy.partition.partition_selection`), each with its (ε_j, δ/m); or all m
   at once with discrete Gaussian noise (:func:`~dpkit.privacy.partition.joint_partition_selection`),
@@ -25,7 +25,7 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   largest (a predictor's), a choice from public numbers only
   (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors. publish
   keeps the Laplace: on Adult and on the held-out UCI mushroom table the Gaussian's longer lists
-  made its releases worse (docs/domain.md, "Many columns").
+  made its releases worse (docs/domain-reference.md, "Many columns").
 * The released values of a column become a flat ``values:`` list plus a catch-all leaf
   ``(other)`` that every unreleased value is read as (``other: (other)``); the target gets
   no catch-all: a record whose class was not released is read as missing
@@ -34,14 +34,14 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
 * A released value that is a token of the public missing list (``candidates``: the no-schema
   run's :data:`~dpkit.domain.metadata.MISSING_CANDIDATES` when the tokens are not declared) is
   no category: it becomes its column's missing token (:func:`released_tokens`), and for the
-  target a missing class. Post-processing of the release with a public list (docs/domain.md,
+  target a missing class. Post-processing of the release with a public list (docs/domain-reference.md,
   "Missing values").
 * A numeric column: its ε_j for both bounds at once on the public nice grid (a prior that
   favours 0 as the lower bound and charges a negative one: ``zero_bonus``, ``negative_lower``)
   and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
   medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
   split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
-  the released bounds, nothing spent (docs/domain.md, "Zero-heavy and skewed columns"); with
+  the released bounds, nothing spent (docs/domain-reference.md, "Zero-heavy and skewed columns"); with
   ``decade_points`` (off by default: a held-out table lost with them), bounds that hold 0 also
   offer log-spaced points between 0 and each bound
   (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
@@ -51,7 +51,7 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   the bounds). A column mostly missing with too few numbers for its bounds (the metadata's noisy
   counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`) is left out (declared ignore, its note
   ``left_out``; the run warns, naming ``bounds=``). ``bounds_reward`` (off) adds a reward for the
-  bulk below the upper bound (:func:`~dpkit.privacy.quantiles.bounds_on_grid`). (docs/domain.md,
+  bulk below the upper bound (:func:`~dpkit.privacy.quantiles.bounds_on_grid`). (docs/domain-reference.md,
   "Identifiers, whole numbers and bounds a person would write").
 """
 
@@ -117,7 +117,7 @@ from dpkit.privacy.quantiles import (
 OTHER_NAMES = ("(other)", "(other values)", "(any other value)", "(not listed)")
 
 #: the share of the categorical predictors' ε and δ kept for a second round of partition selection on
-#: the columns the first left open (DomainOptions.second_round; docs/domain.md, "A budget that fits")
+#: the columns the first left open (DomainOptions.second_round; docs/domain-reference.md, "A budget that fits")
 SECOND_ROUND = 0.0
 #: a predictor is open after the first round when its listed noisy mass is below this share of the
 #: noisy record count (the largest listed mass over the categorical columns)
@@ -152,14 +152,14 @@ class DomainOptions:
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column), "gaussian" (all at once) or
     #: "auto": the Gaussian when it lowers every column's threshold (public numbers only:
-    #: dpkit.privacy.partition.choose_partition; docs/domain.md, "Many columns")
+    #: dpkit.privacy.partition.choose_partition; docs/domain-reference.md, "Many columns")
     partition: str = "laplace"
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
     #: offer publish log-spaced split points (1, 2, 5 × 10^k) between 0 and a learned bound
     #: (dpkit.privacy.quantiles.decade_points). Off: it helped the table it was tuned on but not
-    #: a held-out public one (docs/domain.md, "Zero-heavy and skewed columns";
+    #: a held-out public one (docs/domain-reference.md, "Zero-heavy and skewed columns";
     #: docs/decisions/0007-decade-points-off.md)
     decade_points: bool = False
     #: the share of the categorical predictors' ε and δ kept for a second round of partition
@@ -172,7 +172,7 @@ class DomainOptions:
     #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
     #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
     #: per record is). Off: the bounds came out tighter but the releases' utility fell on some
-    #: tables (docs/domain.md, "Bounds a person would write"; docs/decisions/0008-bounds-reward-off.md)
+    #: tables (docs/domain-reference.md, "Bounds a person would write"; docs/decisions/0008-bounds-reward-off.md)
     bounds_reward: bool = False
     #: with the reward, γ of the lower bound's side of the prior as a multiple of ``bound_prior``
     #: (the upper side's is half of it)
@@ -375,7 +375,7 @@ def _listing(cat: Categories, sel: Selection, vocabulary: Vocabularies | None, l
 def _two_rounds(learned: Sequence[str], categories: Mapping[str, Categories], budgets: Mapping[str, tuple[float, float]],
                 target: str | None, opts: DomainOptions, vocabulary: Vocabularies | None, rng: np.random.Generator,
                 accountant: Accountant, step: str) -> dict[str, Listing]:
-    """Per-column Laplace partition selection, in two rounds (docs/domain.md, "A budget that fits
+    """Per-column Laplace partition selection, in two rounds (docs/domain-reference.md, "A budget that fits
     the table").
 
     Round 1: every learned categorical column at its (ε_j, δ_j) — the predictors at

@@ -3,7 +3,7 @@
 Every part of a schema that a run without a schema uses or releases is either **declared** by
 the user (public: ``numeric=``, ``categorical=``, ``integer=``, ``date=``, ``ignore=``,
 ``missing=``, ``values=``, ``bounds=``; the column names and the target are public too) or
-**learned** here by an accounted DP step (docs/domain.md, "Tables as they come"). Nothing is
+**learned** here by an accounted DP step (docs/domain-reference.md, "Tables as they come"). Nothing is
 read from the exact data.
 
 **The mechanism.** Every value of a column falls in exactly one *shape* cell of a public list:
@@ -22,7 +22,7 @@ partition selection. The noise is public too (:func:`noise_plan`, from m, ε and
   2020, Thm. 4), (ε, δ_G)-DP with δ_G = :data:`GAUSSIAN_DELTA_SHARE`·δ (their Cor. 13). It is
   chosen when its stability threshold is the lower and its noise per cell no larger (from
   m ≈ 9 columns): τ grows as m·ln(m/δ)/ε under the Laplace and only about as
-  √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain.md, "Why τ was so large").
+  √(m·ln(1/δ_G)·ln(m/δ))/ε under the Gaussian (docs/domain-reference.md, "Why τ was so large").
 
 Every decision below is a function of the noisy counts only: post-processing.
 
@@ -330,7 +330,7 @@ def name_words(name: str) -> list[str]:
 
 
 def looks_like_id(name: str) -> bool:
-    """The public name rule (docs/domain.md, "Identifiers"): a column named like a row or record
+    """The public name rule (docs/domain-reference.md, "Identifiers"): a column named like a row or record
     identifier is ignored by a run without a schema unless its type is declared or it is kept
     (``keep=``). On the name only — the header is public — never on the values: ``id``, ``ID``,
     ``uuid``, ``key``, ``index``, ``RowNumber``, ``row_id``; a last word ``id``/``uuid``/``guid``/

@@ -6,7 +6,7 @@ person writing the schema would list them without looking. Partition selection
 records) also applies to ``Yes`` and ``1``, and a 0/1 target with 5 % positives on a 5k-row table
 was refused. Here every value of every vocabulary (:data:`DEFAULT_FILE`, extended by a user's
 file), in each of its public spellings (:func:`spellings`), is a **public cell** of every learned
-categorical column (docs/domain.md, "Public vocabularies"):
+categorical column (docs/domain-reference.md, "Public vocabularies"):
 
 * its count — 0 when the data does not hold it — is noised with the column's own partition
   selection noise, like the declared missing tokens' public cells. Which cells exist is fixed

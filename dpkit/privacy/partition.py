@@ -175,7 +175,7 @@ def partition_selection(
 # cells by one each: L1 sensitivity m (what per-column Laplace pays) but L2 sensitivity √m.
 # Gaussian noise pays the L2 one (Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo & Gipson,
 # PoPETs 2020, §3; DVGM §5): at Adult's nine categorical columns and the default domain
-# share of ε = 1, a predictor's threshold falls from 1,304 records to 776 (docs/domain.md,
+# share of ε = 1, a predictor's threshold falls from 1,304 records to 776 (docs/domain-reference.md,
 # "Many columns").
 
 #: the share of a joint selection's δ for the Gaussian vector (the rest: new values' release)
@@ -260,7 +260,7 @@ def _plan(w: tuple[float, ...], eps: float, d: float) -> GaussianPlan:
 
 #: how much lower the largest threshold (a predictor's) must be for a run's automatic choice to
 #: take the joint Gaussian (:func:`choose_partition`): at least halved — below that, publish
-#: loses with it; from there on the forest gains (docs/domain.md, "Many columns";
+#: loses with it; from there on the forest gains (docs/domain-reference.md, "Many columns";
 #: docs/decisions/0004-gaussian-partition-on-wide-tables.md).
 PARTITION_GAIN = 2.0
 
@@ -289,7 +289,7 @@ def choose_partition(budgets: Sequence[tuple[float, float]], weights: Sequence[f
     it is called with are themselves declared or DP outcomes). At a run's default shares the
     ratio of the largest thresholds falls with m: Adult's 8 categorical predictors 1,641 → 895
     records (Laplace kept), 12 predictors 1,581 → 719 and 22 predictors 2,661 → 871 (the
-    Gaussian); docs/domain.md, "Many columns".
+    Gaussian); docs/domain-reference.md, "Many columns".
     """
     if not budgets or len(budgets) != len(weights):
         raise DpkitUsageError("choose_partition needs one weight per column, and a column")
@@ -318,7 +318,7 @@ def joint_partition_selection(
     public: Sequence[np.ndarray],
 ) -> list[Selection]:
     """Partition selection on m columns at once with discrete Gaussian noise: (ε, δ)-DP
-    together, where each record holds one value per column (docs/domain.md, "Many columns").
+    together, where each record holds one value per column (docs/domain-reference.md, "Many columns").
 
     Proof sketch. D' = D plus a record r. (i) On the cells present in D (and the public ones),
     the noisy counts differ in at most one cell per column, by one: Rényi divergence ≤

@@ -74,7 +74,7 @@ INTEGER_DECADES = range(0, 16)
 #: below 1 the reals' grid holds the powers of ten only (10^-4, …, 0.1): the bounds' prior
 #: charges per grid step, so a range from 0 to x pays for every step between them; ten steps a
 #: decade down to 10^-9 made [0, 400] cost ≈ 120 steps (e^-30), more than clipping every
-#: non-zero record of a zero-heavy column (docs/domain.md, "Zero-heavy and skewed columns"). It
+#: non-zero record of a zero-heavy column (docs/domain-reference.md, "Zero-heavy and skewed columns"). It
 #: stops at 10^-4 so that publish's grid inside the smallest bounds, [0, 10^-4], has steps ≥ 10^-6
 FRACTION_MANTISSAS = (1.0,)
 #: the smallest magnitude of a split point beside 0 (:func:`zero_edge`)
@@ -409,7 +409,7 @@ def decade_points(lo: float, hi: float, integer: bool) -> tuple[float, ...]:
     and the bound; publish's selection scores them beside its grid, nothing is forced. A
     function of the released bounds only (post-processing: nothing spent, the DP claim
     unchanged); ≥ 1 for integer columns and ≥ :data:`FLOOR` in magnitude (never an edge a
-    person would not write). Measured (docs/domain.md, "Zero-heavy and skewed columns"): on
+    person would not write). Measured (docs/domain-reference.md, "Zero-heavy and skewed columns"): on
     bounds not holding 0 (codes-id's [800, 8·10⁶] for a lognormal limit) they did not help.
     """
     if not lo <= 0 <= hi or (integer and math.ceil(hi) - math.floor(lo) - 1 <= ALL_INTEGERS):
