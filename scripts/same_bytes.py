@@ -70,6 +70,14 @@ def commands(spark: bool) -> list[tuple[str, list[str]]]:
         ("generalize-kanon", ["generalize", "sample_data/adult/test.csv", "--cut", "out/kanon-gen.report.json",
                               "-o", "out/generalize-kanon.csv"]),
         ("infer", ["taxonomy", "infer", "sample_data/iris/iris.csv", "--target", "species", "-o", "out/infer.yaml"]),
+        # without a schema: the domain learned under DP inside the run, its schema written beside the output
+        ("publish-noschema", ["publish", "sample_data/adult/train.csv", "--target", "income", "--epsilon", "1",
+                              "--delta", "1e-6", "--seed", KEY, "-o", "out/publish-noschema.csv"]),
+        ("forest-noschema", ["forest", "train", "sample_data/adult/train.csv", "--target", "income", "--epsilon", "1",
+                             "--delta", "1e-6", "--trees", "5", "--depth", "3", "--seed", KEY,
+                             "-o", "out/forest-noschema.json"]),
+        ("infer-private", ["taxonomy", "infer", "sample_data/adult/train.csv", "--target", "income", "--epsilon", "1",
+                           "--delta", "1e-6", "--seed", KEY, "-o", "out/infer-private.yaml"]),
     ]
     if spark:
         spark_runs = []

@@ -20,11 +20,7 @@ from dpkit.api.inputs import (
     check_reading,
     dates_as_text,
     is_dataframe,
-    load,
-    read_dialect,
     read_options,
-    schema_of,
-    source_path,
 )
 from dpkit.console import owner_records
 from dpkit.defaults import DEFAULT_DECISION
@@ -35,10 +31,12 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpkit.data.schema import Schema
     from dpkit.learn.model import ForestModel
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
     ForestModel = later("dpkit.learn.model", "ForestModel")
+    Schema = later("dpkit.data.schema", "Schema")
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
 OPTIONS = {"n_estimators": "n_trees", "max_depth": "max_depth", "features_per_node": "features_per_node",
@@ -331,92 +329,89 @@ def forest(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
-    from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
+    from dpkit.api.domain import learned_schema_path
+    from dpkit.api.pipeline import Pipeline, output_paths
     from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import target_dtype
-    from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
 
     keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
-
-    schema_obj, schema_name = schema_of(schema)
     # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
     # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
-    schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, columns, values, vocabulary=vocabulary,
-                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
-                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
-    if learn is not None:
-        # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
-        # gains on wide tables, publish loses there and keeps the Laplace (docs/domain-reference.md, "Many
-        # columns"; docs/decisions/0004-gaussian-partition-on-wide-tables.md)
-        learn = learn._replace(partition="auto")
+    pipe = Pipeline("forest train", data, schema=schema, on_invalid=on_invalid, domain=dict(
+        delta=delta, domain_share=domain_share, target=target, engine=engine, ignore=ignore, keep=columns,
+        values=values, vocabulary=vocabulary, numeric=numeric, categorical=categorical, integer=integer,
+        date=date, missing=missing, keep_ids=keep, bounds=bounds))
     predictors: list[str] = list(columns) if columns else []
-    if learn is None:
-        target = target or schema_obj.target
-        if not target:
-            raise DpkitUsageError(f"target is required ({schema_name} names no target)", param="target")
-        schema_obj.column(target)
-        for c in predictors:
-            schema_obj.column(c)
-        predictors = predictors or schema_obj.predictors(target)
+    if pipe.learn is not None:
+        # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
+        # gained on every wide table measured; publish lost there and keeps the Laplace
+        # (docs/domain-reference.md, "Many columns")
+        pipe.learn = pipe.learn._replace(partition="auto")
+    else:
+        target, predictors = _target_and_predictors(pipe.schema, pipe.schema_name, target, predictors)
     given = {OPTIONS[k]: v for k, v in {**options, "n_estimators": n_estimators, "max_depth": max_depth}.items()
              if v is not None}
     estimator = DiffPRFs(epsilon=epsilon, **given)
     if predictors:
         resolve_features_per_node(estimator.features_per_node, len(predictors))
-    out = None if output is None else os.fspath(output)
-    rep = None if report is None else os.fspath(report)
-    learned_path = learned_schema_path(out) if learn is not None else None
-    path = source_path(data)
-    run = PrivateRun("forest train", "diffprfs", epsilon, random_state, inputs=[path, schema_name, config],
-                     outputs=[out, rep, learned_path], ledger=ledger, data_path=path if path is not None else data,
-                     delta=0.0 if learn is None else learn.delta,
-                     identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
-    reading = read_dialect(encoding, delimiter, header, column_names)
-    if learn is None:
-        frame = load(data, schema_obj, [*predictors, target], engine=engine, spark_master=spark_master, **reading)
-    with run:
-        estimator.epsilon = run.epsilon
-        if learn is not None:
-            # the domain first, under (ε·share, δ) of this run's budget; the forest gets the rest
-            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master,
-                                  path=learned_path)
-            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or "<learned>"
-            for c in predictors:
-                schema_obj.column(c)
-            predictors = predictors or schema_obj.predictors(target)
-            estimator.epsilon = run.epsilon - run.accountant.spent
-        estimator.fit(frame, target, accountant=run.accountant, rng=run.rng, features=predictors)
+    out, rep = output_paths(output, report)
+    learned_path = learned_schema_path(out) if pipe.learn is not None else None
+    pipe.start("diffprfs", epsilon, random_state, call=call, target=target,
+               columns=lambda schema, target: [*(predictors or schema.predictors(target)), target],
+               outputs=[out, rep, learned_path], ledger=ledger, engine=engine, spark_master=spark_master,
+               learned_path=learned_path, extra_inputs=[config],
+               reading=dict(encoding=encoding, delimiter=delimiter, header=header, column_names=column_names))
+    with pipe:
+        estimator.epsilon = pipe.epsilon
+        if pipe.learn is not None:
+            target, predictors = _target_and_predictors(pipe.schema, pipe.schema_name, target, predictors)
+        estimator.fit(pipe.frame, target, accountant=pipe.accountant, rng=pipe.rng, features=predictors)
         model = estimator.model_
-        parameters = {"data": path, "schema": schema_name, "target": target, "columns": predictors,
+        parameters = {"data": pipe.path, "schema": pipe.schema_name, "target": target, "columns": predictors,
                       **estimator.get_params(), "config": config}
         model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
         if is_dataframe(data) and target in data.columns:  # the dtype the caller gave the target (public)
             model.target_dtype = target_dtype(data[target].dtype, model.classes)
-        release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
-                   "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
-                   # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given
-                   "shape": estimator.shape_}
-        if schema_obj.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
-            release["missing_values"] = kept_missing(model)
-        report = run.report(parameters, release)
-        # the model file says what the report says: a plain-seed model is
-        # marked "model: none", as every output of a run that is not private
+        report = pipe.report(parameters, _release(model, estimator, out, pipe.schema))
+        # the model file says what the report says: a plain-seed model is marked "model: none",
+        # as every output of a run that is not private
         privacy = report["privacy"]
         model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],
-                         "epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
-                         "seeded": run.seeded, "neighbours": privacy["neighbours"]}
+                         "epsilon_budget": pipe.run.epsilon, "epsilon_spent": pipe.accountant.spent,
+                         "seeded": pipe.run.seeded, "neighbours": privacy["neighbours"]}
         result = Forest(model)
         if out is not None:
             result.write(out)
         result.report = report
         result.report["spends_by_tree"] = estimator.spends_by_tree_
-        if learn is not None:
-            domain.record(result.report["parameters"], learned_path)
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def _target_and_predictors(schema: Schema, name: str | None, target: str | None,
+                           predictors: list[str]) -> tuple[str, list[str]]:
+    """The target (default: the schema's) and the predictors (default: the schema's for it),
+    each checked against the schema."""
+    target = target or schema.target
+    if not target:
+        raise DpkitUsageError(f"target is required ({name} names no target)", param="target")
+    schema.column(target)
+    for c in predictors:
+        schema.column(c)
+    return target, predictors or schema.predictors(target)
+
+
+def _release(model: ForestModel, estimator: Any, out: str | None, schema: Schema) -> dict[str, Any]:
+    """The report's ``release`` of a forest: the model file, its size and shape (public)."""
+    release = {"model": out, "format_version": model.to_dict()["format_version"], "trees": len(model.trees),
+               "nodes": sum(len(t) for t in model.trees), "leaves": sum(n.is_leaf for t in model.trees for n in t),
+               # how the shape was chosen: "auto" from noisy class counts (released, DP) or as given
+               "shape": estimator.shape_}
+    if schema.missing_policy == "keep":  # only then: a schema that says nothing keeps its bytes
+        release["missing_values"] = kept_missing(model)
+    return release
 
 
 def kept_missing(model: ForestModel) -> dict[str, Any]:

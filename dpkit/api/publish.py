@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
-from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.release import DEFAULT_ALGORITHM
 from dpkit.types import (
@@ -295,28 +294,26 @@ def publish(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
-    from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
+    from dpkit.api.domain import learned_schema_path
+    from dpkit.api.pipeline import Pipeline, output_paths
     from dpkit.privacy import derive_seed
     from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
-    from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
 
     # every keyword, None-valued too (publish(..., missing=None) is a mistake, not a default)
     keywords(options, OPTIONS, "publish", named=_NAMED)
-
-    schema_obj, schema_name = schema_of(schema)
-    schema_obj = check_on_invalid(on_invalid, schema_obj)
-    learn = no_schema(schema_obj, delta, domain_share, target, engine, ignore, values=values, vocabulary=vocabulary,
-                      numeric=numeric, categorical=categorical, integer=integer, date=date, missing=missing,
-                      keep_ids=keep, bounds=bounds)  # a DomainPlan when learning
-    if learn is not None:
+    pipe = Pipeline("publish", data, schema=schema, on_invalid=on_invalid, domain=dict(
+        delta=delta, domain_share=domain_share, target=target, engine=engine, ignore=ignore, values=values,
+        vocabulary=vocabulary, numeric=numeric, categorical=categorical, integer=integer, date=date,
+        missing=missing, keep_ids=keep, bounds=bounds))
+    if pipe.learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
-        # empty cell of the release where nothing is missing (docs/domain-reference.md, "Missing values";
-        # docs/decisions/0005-structural-missing.md); the forest's missing child is free and keeps it
-        learn = learn._replace(structural_missing=False)
-    if learn is None:
-        target = _target(schema_obj, schema_name, target)
-        schema_obj = schema_obj.for_target(target)  # under keep, the class column has no (missing) leaf
+        # empty cell of the release where nothing is missing (docs/domain-reference.md, "Missing
+        # values"); the forest's missing child is free and keeps it
+        pipe.learn = pipe.learn._replace(structural_missing=False)
+    else:
+        target = _target(pipe.schema, pipe.schema_name, target)
+        pipe.schema = pipe.schema.for_target(target)  # under keep, the class column has no (missing) leaf
     if algorithm == "diffgen":
         ignored = [k for k in MAXGDDP_ONLY if options.get(k) is not None]
         if ignored:
@@ -324,54 +321,55 @@ def publish(
     # the options are checked before the run: a bad one spends nothing and books nothing
     model = make_model(algorithm, epsilon, options)
     model.check()
-    out = None if output is None else os.fspath(output)
-    rep = None if report is None else os.fspath(report)
-    learned_path = learned_schema_path(out) if learn is not None else None
+    out, rep = output_paths(output, report)
+    learned_path = learned_schema_path(out) if pipe.learn is not None else None
     # without an output to write it beside, the report takes the learned schema (Release.write_report)
-    beside_report = learned_schema_path(rep) if learn is not None and learned_path is None and rep else None
-    path = source_path(data)
-    run = PrivateRun("publish", algorithm, epsilon, random_state, inputs=[path, schema_name],
-                     outputs=[out, rep, learned_path or beside_report], ledger=ledger, data_path=path if path is not None else data,
-                     delta=0.0 if learn is None else learn.delta,
-                     identity=call_identity(call, schema=schema_obj, target=target), on_invalid=on_invalid)
-    reading = read_dialect(encoding, delimiter, header, column_names)
-    if learn is None:
-        order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
-        frame = load(data, schema_obj, order, engine=engine, spark_master=spark_master, **reading)
-    with run:
-        model.epsilon = run.epsilon
-        if learn is not None:
-            # the domain is learned first, under (ε·share, δ), from the same run's budget
-            domain = learn_domain(data, run, learn, target, reading, engine=engine, spark_master=spark_master,
-                                  path=learned_path)
-            schema_obj, frame, schema_name = domain.schema, domain.frame, learned_path or LEARNED
-            order = [c for c in schema_obj.used_columns() if c in schema_obj.predictors(target) or c == target]
-            model.epsilon = run.epsilon - run.accountant.spent
-        model.fit(frame, target, accountant=run.accountant, rng=run.rng)
+    beside_report = learned_schema_path(rep) if pipe.learn is not None and learned_path is None and rep else None
+    pipe.start(algorithm, epsilon, random_state, call=call, target=target, columns=_columns,
+               outputs=[out, rep, learned_path or beside_report], ledger=ledger, engine=engine,
+               spark_master=spark_master, learned_path=learned_path,
+               reading=dict(encoding=encoding, delimiter=delimiter, header=header, column_names=column_names))
+    with pipe:
+        model.epsilon = pipe.epsilon
+        model.fit(pipe.frame, target, accountant=pipe.accountant, rng=pipe.rng)
         # drawn next, after every draw of the release, so it changes none of them
-        postprocessing_seed = derive_seed(run.rng)
-        doc = run.report(_parameters(model, algorithm, schema_name, target, run.epsilon, counts),
-                         _release_section(model, order, target))
-        if learn is not None:
-            domain.record(doc["parameters"], learned_path)
-        if model.noise_share_ > NOISE_WARNING:
-            warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
-                          f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "
-                          "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
-                          DpkitWarning)
-        release = Release(doc, model.release_, schema_obj, order)
+        postprocessing_seed = derive_seed(pipe.rng)
+        doc = pipe.report(_parameters(model, algorithm, pipe.schema_name, target, pipe.run.epsilon, counts),
+                          _release_section(model, pipe.columns, target))
+        _warn_noise(model, doc)
+        release = Release(doc, model.release_, pipe.schema, pipe.columns)
         release._noise_share, release._postprocessing_seed = float(model.noise_share_), postprocessing_seed
-        if learn is not None and learned_path is None:
-            release._domain = domain
-        if out is not None:
-            release.write(out, counts=counts, delimiter=output_delimiter)
-        if rep is not None:
-            try:
-                release.write_report(rep)
-            except BaseException:
-                _remove(out)  # a release without its report is not left behind
-                raise
+        if pipe.domain is not None and learned_path is None:
+            release._domain = pipe.domain
+        _write(release, out, rep, counts=counts, delimiter=output_delimiter)
     return release
+
+
+def _warn_noise(model: Any, doc: dict[str, Any]) -> None:
+    """Warn when more than :data:`NOISE_WARNING` of the released records are expected noise."""
+    if model.noise_share_ > NOISE_WARNING:
+        warn(f"about {model.noise_share_:.0%} of the released records are expected to be noise "
+             f"({doc['release']['cells']:.3g} cells at epsilon {model.epsilon_counts_:.3g} for the "
+             "counts); use the automatic depth (levels auto), fewer levels or a larger epsilon",
+             DpkitWarning)
+
+
+def _write(release: Release, out: str | None, rep: str | None, *, counts: bool, delimiter: str) -> None:
+    """The release and its report, each when asked for; a release without its report is not left behind."""
+    if out is not None:
+        release.write(out, counts=counts, delimiter=delimiter)
+    if rep is not None:
+        try:
+            release.write_report(rep)
+        except BaseException:
+            _remove(out)
+            raise
+
+
+def _columns(schema: Schema, target: str) -> list[str]:
+    """The columns a release reads: the schema's predictors of ``target`` and the target, in
+    the schema's order."""
+    return [c for c in schema.used_columns() if c in schema.predictors(target) or c == target]
 
 
 def _target(schema: Schema, schema_name: str | None, target: str | None) -> str:
