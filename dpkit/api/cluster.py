@@ -308,34 +308,16 @@ def cluster(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     import numpy as np
-    import pandas as pd
 
-    from dpkit.data.output import write_csv
-    from dpkit.kmeans import OPTIONS, make_model
-    from dpkit.kmeans.common import check_k, data_bounds
-    from dpkit.run import PrivateRun, call_identity, private_rows_mode
-    from dpkit.validate import keywords
+    from dpkit.engine import engine_name
+    from dpkit.kmeans import make_model
+    from dpkit.run import PrivateRun, call_identity
 
-    if n_clusters is None:
-        raise DpkitUsageError("n_clusters (the number of clusters) is required", param="n_clusters")
-    k = check_k(n_clusters, "n_clusters")
-    if algorithm not in ALGORITHMS:
-        raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
-                              param="algorithm")
-    keywords(options, list(dict.fromkeys(o for opts in OPTIONS.values() for o in opts)), "cluster",
-             named=_NAMED)
-    if histogram is not None and algorithm == "dpkmeans":
-        raise DpkitUsageError("histogram needs algorithm dpqt or eug (dpkmeans releases no buckets)",
-                              param="histogram")
-    out, rep, hist, assign_out = (None if p is None else os.fspath(p) for p in (output, report, histogram, assign))
-    outs = [out, rep, hist, assign_out]
-    if sum(o == "-" for o in outs) > 1:
-        raise DpkitUsageError("only one output can go to stdout ('-')")
+    k = _check_arguments(n_clusters, algorithm, options, histogram)
+    out, rep, hist, assign_out = outs = _outputs(output, report, histogram, assign)
     data_schema, schema_name = schema_of(schema)
     named = bool(columns)
     columns, resolved, source = resolve_bounds(columns, bounds, data_schema, schema_name, allow_data_bounds)
-    from dpkit.engine import engine_name
-
     spark = engine_name(engine) == "spark"
     share = _learn_share(source, domain_share)
     declared = _declared(columns, share, integer, missing, date)
@@ -348,37 +330,13 @@ def cluster(
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
     schema_pts = points_schema(columns, lows, highs, source, data_schema, declared)
     reading = read_dialect(encoding, delimiter, header, column_names)
-    raw = first = None
-    if spark:
-        if assign_out:
-            from dpkit.engine.spark.session import session
-            from dpkit.engine.spark.write import check_output
-
-            check_output(session(spark_master), assign_out)  # before any ε is spent
-        from dpkit.engine import load
-
-        frame = load(read_options(data, **reading), schema_pts, columns, engine="spark", master=spark_master)
-        points = None
-    else:
-        frame, points, raw, first = _load_numpy(data, columns, schema_pts, resolved is None, bool(assign_out),
-                                                reading, named)
+    frame, points, raw, first = _read(data, columns, schema_pts, resolved is None, assign_out, reading, named,
+                                      spark, spark_master)
     guarantee = None
     if resolved is None and share is None:
-        if points is not None:
-            resolved = data_bounds(points)
-        else:
-            from dpkit.engine.spark.rows import extremes
-
-            # the same min and max as the numpy engine's (one Spark aggregation): NOT private
-            resolved = data_bounds(extremes(frame, columns))
-        guarantee = DATA_BOUNDS
-        run.not_private.append("--allow-data-bounds (domain read from data)")
-        warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
-                      "differentially private (the report says so); give public bounds instead",
-                      PrivacyLeakWarning)
+        resolved, guarantee = _data_bounds(points, frame, columns, run), DATA_BOUNDS
     model = make_model(algorithm, k, run.epsilon, resolved, options) if share is None else None
-    # a plain integer seed is as non-private as data bounds: its outputs are marked the same
-    # way (docs/ledger.md, "seeded runs")
+    # a plain integer seed is as non-private as data bounds: its outputs are marked the same way
     mark = NOT_PRIVATE_SUFFIX if guarantee or not run.private else ""
     label = "cluster" + mark
     with run:
@@ -393,42 +351,123 @@ def cluster(
             model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
-        # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
-        # listed in the report's release.not_private_outputs (docs/cluster.md)
-        table = _as_dates(pd.DataFrame(centres, columns=columns), schema_pts)
-        table.insert(0, label, np.arange(len(centres)))
-        buckets = _histogram(model, columns, mark) if algorithm in ("dpqt", "eug") else None
-        result = Clustering(table, {}, columns, buckets, label, schema_pts)
-        if out is not None:
-            write_csv(table, out)
-        if hist is not None:
-            write_csv(buckets, hist)
-        if assign_out and spark:
-            from dpkit.engine.spark.rows import label_rows
-            from dpkit.kmeans.assign import Assigner
-
-            label_rows(frame, read_options(data, **reading), Assigner(schema_pts, columns, centres, label,
-                                                                      frame.source, None),
-                       label, assign_out, delimiter=output_delimiter, mode=private_rows_mode(path))
-        elif assign_out:
-            from dpkit.kmeans.assign import Assigner
-
-            # post-processing of the release, for the data owner: holds the private rows
-            # (rows dropped for a missing value get an empty label)
-            assigned = Assigner(schema_pts, columns, centres, label, raw[1], first)(raw[0])
-            write_csv(assigned, assign_out, delimiter=output_delimiter, mode=private_rows_mode(path))
-        params = _parameters(model, algorithm, k, columns, resolved, source)
-        release = _release(model, algorithm, centres)
-        if guarantee:
-            params["bounds"] = "read from the data (not reported)"
-        if share is not None:
-            params["domain_share"] = share
-        if mark:
-            release["not_private_outputs"] = [o for o in (out, hist, assign_out) if o]
+        result = _result(model, centres, algorithm, columns, schema_pts, label, mark)
+        _write(result, out, hist)
+        if assign_out:  # post-processing of the release, for the data owner: holds the private rows
+            _assign(result, centres, data, reading, frame, raw, first, assign_out, path, spark, output_delimiter)
+        params = _parameters(model, algorithm, k, columns, resolved, source, data_bounds=bool(guarantee), share=share)
+        release = _release(model, algorithm, centres, not_private=[o for o in (out, hist, assign_out) if o] if mark
+                           else None)
         result.report = run.report(params, release, guarantee=guarantee)
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], histogram: Any) -> int:
+    """k, once ``cluster``'s own arguments are checked (before anything is read or spent)."""
+    from dpkit.kmeans import OPTIONS
+    from dpkit.kmeans.common import check_k
+    from dpkit.validate import keywords
+
+    if n_clusters is None:
+        raise DpkitUsageError("n_clusters (the number of clusters) is required", param="n_clusters")
+    k = check_k(n_clusters, "n_clusters")
+    if algorithm not in ALGORITHMS:
+        raise DpkitUsageError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}",
+                              param="algorithm")
+    keywords(options, list(dict.fromkeys(o for opts in OPTIONS.values() for o in opts)), "cluster",
+             named=_NAMED)
+    if histogram is not None and algorithm == "dpkmeans":
+        raise DpkitUsageError("histogram needs algorithm dpqt or eug (dpkmeans releases no buckets)",
+                              param="histogram")
+    return k
+
+
+def _outputs(*paths: Any) -> list[str | None]:
+    """The output paths as strings; at most one on stdout."""
+    outs = [None if p is None else os.fspath(p) for p in paths]
+    if sum(o == "-" for o in outs) > 1:
+        raise DpkitUsageError("only one output can go to stdout ('-')")
+    return outs
+
+
+def _read(data: Any, columns: list[str], schema: Schema, need_points: bool, assign_out: str | None,
+          reading: dict[str, Any], named: bool, spark: bool, spark_master: str | None) -> tuple[Any, Any, Any, Any]:
+    """(frame, points, raw rows, first line) of the input: on Spark a frame of cached points
+    (the assign output's location checked before any ε is spent), on numpy the points."""
+    if not spark:
+        return _load_numpy(data, columns, schema, need_points, bool(assign_out), reading, named)
+    if assign_out:
+        from dpkit.engine.spark.session import session
+        from dpkit.engine.spark.write import check_output
+
+        check_output(session(spark_master), assign_out)  # before any ε is spent
+    from dpkit.engine import load
+
+    return load(read_options(data, **reading), schema, columns, engine="spark", master=spark_master), None, None, None
+
+
+def _data_bounds(points: Any, frame: Any, columns: list[str], run: Any) -> Any:
+    """The bounds read from the data (``allow_data_bounds``): NOT private — the run is marked so
+    and a warning says it."""
+    from dpkit.kmeans.common import data_bounds
+
+    if points is not None:
+        resolved = data_bounds(points)
+    else:
+        from dpkit.engine.spark.rows import extremes
+
+        # the same min and max as the numpy engine's (one Spark aggregation): NOT private
+        resolved = data_bounds(extremes(frame, columns))
+    run.not_private.append("--allow-data-bounds (domain read from data)")
+    warn("the bounds were read from the data (allow_data_bounds), so the release is NOT "
+         "differentially private (the report says so); give public bounds instead", PrivacyLeakWarning)
+    return resolved
+
+
+def _result(model: Any, centres: Any, algorithm: str, columns: list[str], schema: Schema, label: str,
+            mark: str) -> Clustering:
+    """The clustering of a fitted model: its centroids (dates as ISO dates) numbered under
+    ``label``, and the noisy buckets of dpqt/eug."""
+    import numpy as np
+    import pandas as pd
+
+    # allow_data_bounds: every output is marked in its header (a CSV stays a CSV) and
+    # listed in the report's release.not_private_outputs (docs/cluster.md)
+    table = _as_dates(pd.DataFrame(centres, columns=columns), schema)
+    table.insert(0, label, np.arange(len(centres)))
+    buckets = _histogram(model, columns, mark) if algorithm in ("dpqt", "eug") else None
+    return Clustering(table, {}, columns, buckets, label, schema)
+
+
+def _write(result: Clustering, out: str | None, hist: str | None) -> None:
+    from dpkit.data.output import write_csv
+
+    if out is not None:
+        write_csv(result.centroids, out)
+    if hist is not None:
+        write_csv(result.histogram, hist)
+
+
+def _assign(result: Clustering, centres: Any, data: Any, reading: dict[str, Any], frame: Any, raw: Any, first: Any,
+            assign_out: str, path: str | None, spark: bool, delimiter: str) -> None:
+    """Write each input row with its nearest centroid's label (rows dropped for a missing value
+    get an empty label)."""
+    from dpkit.kmeans.assign import Assigner
+    from dpkit.run import private_rows_mode
+
+    if spark:
+        from dpkit.engine.spark.rows import label_rows
+
+        label_rows(frame, read_options(data, **reading), Assigner(result.schema, result.columns, centres,
+                                                                  result.label, frame.source, None),
+                   result.label, assign_out, delimiter=delimiter, mode=private_rows_mode(path))
+        return
+    from dpkit.data.output import write_csv
+
+    assigned = Assigner(result.schema, result.columns, centres, result.label, raw[1], first)(raw[0])
+    write_csv(assigned, assign_out, delimiter=delimiter, mode=private_rows_mode(path))
 
 
 def _learn_share(source: str, domain_share: Any) -> float | None:
@@ -552,8 +591,10 @@ def _histogram(model: Any, columns: list[str], mark: str) -> pd.DataFrame:
     return pd.DataFrame(hist)
 
 
-def _parameters(model: Any, algorithm: str, k: int, columns: list[str], bounds: Any, source: str) -> dict[str, Any]:
-    """The report's ``parameters``: the values the run used."""
+def _parameters(model: Any, algorithm: str, k: int, columns: list[str], bounds: Any, source: str, *,
+                data_bounds: bool = False, share: float | None = None) -> dict[str, Any]:
+    """The report's ``parameters``: the values the run used (bounds read from the data are not
+    reported)."""
     params: dict[str, Any] = {
         "columns": columns, "k": k, "bounds": [[float(a), float(b)] for a, b in zip(*bounds, strict=True)],
         "bounds_source": source, "algorithm": algorithm,
@@ -565,10 +606,16 @@ def _parameters(model: Any, algorithm: str, k: int, columns: list[str], bounds: 
         params["n_estimate"] = model.n_estimate
     else:
         params["iterations"] = model.iterations
+    if data_bounds:
+        params["bounds"] = "read from the data (not reported)"
+    if share is not None:
+        params["domain_share"] = share
     return params
 
 
-def _release(model: Any, algorithm: str, centres: Any) -> dict[str, Any]:
+def _release(model: Any, algorithm: str, centres: Any, *, not_private: list[str] | None = None) -> dict[str, Any]:
+    """The report's ``release``; ``not_private``: the outputs marked not private (data bounds or
+    a plain seed)."""
     release: dict[str, Any] = {"centroids": centres.tolist()}
     if algorithm in ("dpqt", "eug"):
         release["n_estimate"] = int(model.n_estimate_)
@@ -586,6 +633,8 @@ def _release(model: Any, algorithm: str, centres: Any) -> dict[str, Any]:
         release["iteration_epsilons"] = model.iteration_epsilons_.tolist()
     if model.note_:
         release["note"] = model.note_
+    if not_private is not None:
+        release["not_private_outputs"] = not_private
     return release
 
 

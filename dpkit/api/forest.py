@@ -331,7 +331,6 @@ def forest(
         del call["bounds"]
     from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline, output_paths
-    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
     from dpkit.learn.model import target_dtype
     from dpkit.validate import keywords
 
@@ -350,11 +349,7 @@ def forest(
         pipe.learn = pipe.learn._replace(partition="auto")
     else:
         target, predictors = _target_and_predictors(pipe.schema, pipe.schema_name, target, predictors)
-    given = {OPTIONS[k]: v for k, v in {**options, "n_estimators": n_estimators, "max_depth": max_depth}.items()
-             if v is not None}
-    estimator = DiffPRFs(epsilon=epsilon, **given)
-    if predictors:
-        resolve_features_per_node(estimator.features_per_node, len(predictors))
+    estimator = _estimator(epsilon, {**options, "n_estimators": n_estimators, "max_depth": max_depth}, predictors)
     out, rep = output_paths(output, report)
     learned_path = learned_schema_path(out) if pipe.learn is not None else None
     pipe.start("diffprfs", epsilon, random_state, call=call, target=target,
@@ -388,6 +383,16 @@ def forest(
         if rep is not None:
             result.write_report(rep)
     return result
+
+
+def _estimator(epsilon: Any, options: dict[str, Any], predictors: list[str]) -> Any:
+    """The DiffPRFs estimator of the options given (None: its default), checked before the run."""
+    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
+
+    estimator = DiffPRFs(epsilon=epsilon, **{OPTIONS[k]: v for k, v in options.items() if v is not None})
+    if predictors:
+        resolve_features_per_node(estimator.features_per_node, len(predictors))
+    return estimator
 
 
 def _target_and_predictors(schema: Schema, name: str | None, target: str | None,

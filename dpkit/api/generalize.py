@@ -120,19 +120,9 @@ def generalize(
         _spark(read_options(data, **reading), lenient, released, release, target, out, output_delimiter,
                spark_master)
         return None
-    from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
-
     order = [c for c in release.get("columns", released.columns + [target])
              if c in released.attributes or c == target]
-    index = None
-    if is_dataframe(data):
-        check_columns(data)
-        wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
-        strings = as_strings(data, wanted, lenient)
-        table, unknown = _encode(strings, schema_obj, lenient, wanted, DATAFRAME, 0)
-        index = data.index  # every row is kept, in order: the caller's index lines them up
-    else:
-        table, unknown, wanted = _load(read_options(data, **reading), schema_obj, lenient, order, released, target)
+    table, unknown, wanted, index = _read(data, reading, schema_obj, lenient, order, released, target)
     rows, unheld = Generalizer.of(released, lenient, wanted).labelled(table.columns, index=index)
     if index is not None and target in wanted:
         rows[target] = _target_in_dtype(rows[target], data[target])
@@ -155,6 +145,21 @@ def _encode(strings: pd.DataFrame, schema: Schema, lenient: Schema, wanted: list
 
     unknown = unknown_values(strings, schema, wanted, first_line)
     return encode(strings, lenient, wanted, source=source, first_line=first_line), unknown
+
+
+def _read(data: Any, reading: dict[str, Any], schema: Schema, lenient: Schema, order: list[str], released: Any,
+          target: str) -> tuple[Any, Any, list[str], Any]:
+    """(the encoded table, its unknown values, the columns read, the caller's index or None) of
+    the rows to map: a DataFrame's rows all kept in order (its index lines them up), a file's
+    loaded."""
+    from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
+
+    if not is_dataframe(data):
+        return (*_load(read_options(data, **reading), schema, lenient, order, released, target), None)
+    check_columns(data)
+    wanted = [c for c in order if c in released.attributes or (c == target and c in data.columns)]
+    table, unknown = _encode(as_strings(data, wanted, lenient), schema, lenient, wanted, DATAFRAME, 0)
+    return table, unknown, wanted, data.index
 
 
 def _load(opts: Any, schema: Schema, lenient: Schema, order: list[str], cut: Any,

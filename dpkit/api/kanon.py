@@ -232,35 +232,48 @@ def kanon_select(
                              seed=random_state, rank_sample=rank_sample, max_suppression=max_suppression,
                              max_lattice=max_lattice, parameters=parameters)
     else:
-        from dpkit.anonymity.select import ALGORITHMS
-        from dpkit.anonymity.select import kanon_select as select
-        from dpkit.engine.string_frame import load_strings
-        from dpkit.report import build_kanon_report
-
-        if is_dataframe(data):
-            frame_in, source = load_strings(data, used, engine=engine), DATAFRAME
-        else:
-            opts = read_options(data, **reading)
-            if spark and out is not None:
-                from dpkit.engine.spark.session import session
-                from dpkit.engine.spark.write import check_output
-
-                check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
-            frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name
-        sel = select(frame_in, target=target, k=k, quasi_identifiers=quasi_identifiers, schema=schema_obj,
-                     ranker=ranker, keep=keep, sensitive=sensitive, l=l, require_features=require_features,
-                     seed=random_state, rank_sample=rank_sample, source=source)
-        doc = build_kanon_report(command="kanon-select", algorithm=ALGORITHMS[ranker], k=k, parameters=parameters,
-                                 release=sel.release)
-        if l is not None:
-            doc["privacy"]["l"] = l
-            doc["privacy"]["sensitive"] = sensitive
-        result = KAnonymousTable(doc, list(sel.candidates), list(sel.columns), _frame=sel.frame)
+        result = _select(data, reading, used, engine=engine, spark_master=spark_master, out=out, k=k, target=target,
+                         schema=schema_obj, qis=quasi_identifiers, ranker=ranker, keep=keep, sensitive=sensitive,
+                         l=l, require_features=require_features, seed=random_state, rank_sample=rank_sample,
+                         parameters=parameters)
     if out is not None:
         result.write(out, delimiter=output_delimiter)
     if rep is not None:
         result.write_report(rep)
     return result
+
+
+def _select(data: Any, reading: dict[str, Any], used: list[str], *, engine: str | None, spark_master: str | None,
+            out: str | None, k: int, target: str, schema: Any, qis: Any, ranker: str, keep: list[str],
+            sensitive: str | None, l: int | None, require_features: bool, seed: Any, rank_sample: int,  # noqa: E741
+            parameters: dict[str, Any]) -> KAnonymousTable:
+    """XGB-KA's (or Greedy-Hamdist's) greedy forward selection on either engine: the kept
+    columns' rows, and the report."""
+    from dpkit.anonymity.select import ALGORITHMS
+    from dpkit.anonymity.select import kanon_select as select
+    from dpkit.engine import engine_name
+    from dpkit.engine.string_frame import load_strings
+    from dpkit.report import build_kanon_report
+
+    if is_dataframe(data):
+        frame_in, source = load_strings(data, used, engine=engine), DATAFRAME
+    else:
+        opts = read_options(data, **reading)
+        if engine_name(engine) == "spark" and out is not None:
+            from dpkit.engine.spark.session import session
+            from dpkit.engine.spark.write import check_output
+
+            check_output(session(spark_master), out)  # a cluster cannot write here: said before reading
+        frame_in, source = load_strings(opts, used, engine=engine, master=spark_master), opts.name
+    sel = select(frame_in, target=target, k=k, quasi_identifiers=qis, schema=schema, ranker=ranker, keep=keep,
+                 sensitive=sensitive, l=l, require_features=require_features, seed=seed, rank_sample=rank_sample,
+                 source=source)
+    doc = build_kanon_report(command="kanon-select", algorithm=ALGORITHMS[ranker], k=k, parameters=parameters,
+                             release=sel.release)
+    if l is not None:
+        doc["privacy"]["l"] = l
+        doc["privacy"]["sensitive"] = sensitive
+    return KAnonymousTable(doc, list(sel.candidates), list(sel.columns), _frame=sel.frame)
 
 
 def _generalize(data: Any, reading: dict[str, Any], used: list[str] | None, *, k: int, target: str, schema: Any,

@@ -110,20 +110,7 @@ def import_schema(
         columns = importers.import_arx(sources, delimiter=hierarchy_delimiter, encoding=encoding, numeric=numeric)
         review = importers.arx_bounds_to_review(columns)
     else:
-        columns = {}
-        for s in sources:
-            p = Path(s)
-            if p.is_dir():
-                raise DpkitUsageError(f"{s}: a folder; the diffgen format is one text file per source")
-            try:
-                text = p.read_text(encoding=encoding)
-            except UnicodeDecodeError as exc:
-                raise SchemaError(f"{s}: not valid {encoding} (byte {exc.start}); give its encoding",
-                                  param="encoding") from None
-            for name, spec in importers.import_diffgen(text, s).items():
-                if name in columns:
-                    raise SchemaError(f"{s}: attribute {name!r} is also in an earlier source")
-                columns[name] = spec
+        columns = _import_diffgen(sources, encoding)
     renames = _parse_renames(rename)
     if target is None:
         target = importers.guess_target(columns, renames)
@@ -156,6 +143,28 @@ def import_schema(
         schema_data = {"draft": True, **schema_data}
     text = importers.dump_schema(schema_data, header)
     return SchemaText(text, parse_schema(text, output_name), fmt)  # what is written must load
+
+
+def _import_diffgen(sources: list[str] | tuple[str, ...], encoding: str) -> dict[str, Any]:
+    """The columns of DiffGen taxonomy files, one text file per source; an attribute in two
+    sources is refused."""
+    from dpkit.data import importers
+
+    columns: dict[str, Any] = {}
+    for s in sources:
+        p = Path(s)
+        if p.is_dir():
+            raise DpkitUsageError(f"{s}: a folder; the diffgen format is one text file per source")
+        try:
+            text = p.read_text(encoding=encoding)
+        except UnicodeDecodeError as exc:
+            raise SchemaError(f"{s}: not valid {encoding} (byte {exc.start}); give its encoding",
+                              param="encoding") from None
+        for name, spec in importers.import_diffgen(text, s).items():
+            if name in columns:
+                raise SchemaError(f"{s}: attribute {name!r} is also in an earlier source")
+            columns[name] = spec
+    return columns
 
 
 def draft_schema(
@@ -220,11 +229,9 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     ``-v``), so a cron log keeps none.
     """
     from dpkit.console import private
-    from dpkit.data.coverage import check_coverage
     from dpkit.data.importers import schema_summary
     from dpkit.data.schema import load_schema
-    from dpkit.data.source import first_line, resolve
-    from dpkit.data.table import read_table
+    from dpkit.data.source import resolve
 
     schema_path = str(schema)
     sch = load_schema(schema_path, allow_draft=True)
@@ -238,23 +245,11 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
         result["message"] = summary
         return result
     from dpkit.data.source import ReadOptions
-    from dpkit.engine import engine_name
 
     opts = data if isinstance(data, ReadOptions) else resolve(ReadOptions(str(data), encoding=encoding,
                                                                           delimiter=delimiter))
     name = "<stdin>" if opts.path == "-" else opts.path
-    if engine_name(engine) == "spark":
-        from dpkit.engine.spark.rows import coverage
-        from dpkit.engine.spark.session import session
-
-        if opts.path == "-":
-            raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
-        # the same Coverage as check_coverage's, from one Spark job (aggregates only)
-        cov, names = coverage(session(spark_master), opts, sch, first_line=first_line(opts))
-    else:
-        df = read_table(opts)
-        cov = check_coverage(df, sch, source=name, first_line=first_line(opts))
-        names = [str(c) for c in df.columns]
+    cov, names = _coverage(opts, name, sch, engine, spark_master)
     if cov.missing_columns:
         raise DataError(
             f"{name}: column(s) {', '.join(map(repr, cov.missing_columns))} of {schema_path} are not in the header "
@@ -270,15 +265,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
         line, col = cov.missing_first or (0, "?")
         raise DataError(f"{private(f'{name}:{line}', name)}: column {col!r} is missing ({sch.missing!r}) and "
                         f"missing_policy is error; set missing_policy: drop in {schema_path} to drop such rows")
-    for col, (below, above) in cov.out_of_bounds.items():
-        c = sch.columns[col]
-        bounds = f"the public bounds [{c.lo:g}, {c.hi:g}]; loading clips them"
-        warn(private(f"{name}: column {col!r} has {below} value(s) below and {above} above {bounds}",
-                              f"{name}: column {col!r} has values outside {bounds}"), DpkitWarning)
-    extra = [c for c in names if c not in sch.columns]
-    if extra:
-        warn(f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}",
-                      DpkitWarning)
+    extra = _warn_bounds_and_unused(cov, sch, name, names, schema_path)
     tail = "all values covered"
     if cov.missing_rows:
         dropped = (f"row(s) with the missing token {sch.missing!r} are kept, as (missing)"  # missing_policy: keep
@@ -290,6 +277,41 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
                   columns_out_of_bounds=sorted(cov.out_of_bounds), unused_columns=[str(c) for c in extra],
                   message=f"{summary}; {name}: {tail}")
     return result
+
+
+def _coverage(opts: Any, name: str, sch: Schema, engine: str | None, spark_master: str | None) -> tuple[Any, list[str]]:
+    """(the data's Coverage of ``sch``, its column names), on either engine."""
+    from dpkit.data.coverage import check_coverage
+    from dpkit.data.source import first_line
+    from dpkit.data.table import read_table
+    from dpkit.engine import engine_name
+
+    if engine_name(engine) == "spark":
+        from dpkit.engine.spark.rows import coverage
+        from dpkit.engine.spark.session import session
+
+        if opts.path == "-":
+            raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
+        # the same Coverage as check_coverage's, from one Spark job (aggregates only)
+        return coverage(session(spark_master), opts, sch, first_line=first_line(opts))
+    df = read_table(opts)
+    return check_coverage(df, sch, source=name, first_line=first_line(opts)), [str(c) for c in df.columns]
+
+
+def _warn_bounds_and_unused(cov: Any, sch: Schema, name: str, names: list[str], schema_path: str) -> list[str]:
+    """Warn of values outside the numeric bounds (counts for the owner only) and of columns the
+    schema never uses; those columns."""
+    from dpkit.console import private
+
+    for col, (below, above) in cov.out_of_bounds.items():
+        c = sch.columns[col]
+        bounds = f"the public bounds [{c.lo:g}, {c.hi:g}]; loading clips them"
+        warn(private(f"{name}: column {col!r} has {below} value(s) below and {above} above {bounds}",
+                     f"{name}: column {col!r} has values outside {bounds}"), DpkitWarning)
+    extra = [c for c in names if c not in sch.columns]
+    if extra:
+        warn(f"{name}: column(s) not in {schema_path} are never used: {', '.join(map(str, extra))}", DpkitWarning)
+    return extra
 
 
 def _listing(cov: Any) -> str:

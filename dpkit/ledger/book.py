@@ -168,34 +168,8 @@ class Ledger(LedgerViews):
                     return name
                 raise LedgerError(f"{_label(data_path)}: its rows are all rows of data set {holder[1]!r} in "
                                   f"{self.path}, which runs on them book against already")
-            existing = con.execute("SELECT id, cap FROM datasets WHERE name = ?", (name,)).fetchone()
-            if existing is not None:
-                if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
-                    if append and not exist_ok:
-                        raise DpkitUsageError(
-                            f"data set {name!r} has cap {existing[1]:g}; appending keeps it (give no cap)",
-                            param="cap")
-                    raise LedgerError(f"data set {name!r} already exists in {self.path} with cap {existing[1]:g}, "
-                                      f"not {_check_cap(cap):g}; a cap is never changed", param="cap")
-                if not append:
-                    if exist_ok:
-                        raise LedgerError(f"data set {name!r} exists in {self.path} but {_label(data_path)} is not one of "
-                                          "its versions; append it as a new version", param="append")
-                    raise LedgerError(
-                        f"data set {name!r} already exists in {self.path}; append a new version of "
-                        f"its file to it, or choose another name", param="append"
-                    )
-                ds_id = existing[0]
-            else:
-                # append + exist_ok is the rotation idiom: the first night creates the data set
-                if append and not exist_ok:
-                    raise LedgerError(f"no data set named {name!r} in {self.path} to append to")
-                if cap is None:
-                    raise DpkitUsageError("cap is required to register a new data set", param="cap")
-                ds_id = con.execute(
-                    "INSERT INTO datasets(name, cap, created, delta_cap) VALUES (?, ?, ?, ?)",
-                    (name, _check_cap(cap), _now(), delta_cap),
-                ).lastrowid
+            ds_id = self._dataset_id(con, name, cap, delta_cap, append=append, exist_ok=exist_ok,
+                                     label=_label(data_path))
             con.execute(
                 "INSERT INTO fingerprints(sha256, dataset_id, path, added) VALUES (?, ?, ?, ?)",
                 (digest, ds_id, _label(data_path), _now()),
@@ -205,6 +179,38 @@ class Ledger(LedgerViews):
                 con.execute("INSERT INTO rowsets(sha256, signature, rows) VALUES (?, ?, ?)",
                             (digest, rows[0], rows[1].tobytes()))
         return name
+
+    def _dataset_id(self, con: sqlite3.Connection, name: str, cap: Any, delta_cap: float | None, *, append: bool,
+                    exist_ok: bool, label: str) -> int:
+        """The id of data set ``name`` that a new version (``append``) joins, or of the one created
+        with ``cap``; refused in one line when the name, the cap and ``append`` disagree."""
+        existing = con.execute("SELECT id, cap FROM datasets WHERE name = ?", (name,)).fetchone()
+        if existing is not None:
+            if cap is not None and not math.isclose(_check_cap(cap), existing[1]):
+                if append and not exist_ok:
+                    raise DpkitUsageError(
+                        f"data set {name!r} has cap {existing[1]:g}; appending keeps it (give no cap)",
+                        param="cap")
+                raise LedgerError(f"data set {name!r} already exists in {self.path} with cap {existing[1]:g}, "
+                                  f"not {_check_cap(cap):g}; a cap is never changed", param="cap")
+            if not append:
+                if exist_ok:
+                    raise LedgerError(f"data set {name!r} exists in {self.path} but {label} is not one of "
+                                      "its versions; append it as a new version", param="append")
+                raise LedgerError(
+                    f"data set {name!r} already exists in {self.path}; append a new version of "
+                    f"its file to it, or choose another name", param="append"
+                )
+            return int(existing[0])
+        # append + exist_ok is the rotation idiom: the first night creates the data set
+        if append and not exist_ok:
+            raise LedgerError(f"no data set named {name!r} in {self.path} to append to")
+        if cap is None:
+            raise DpkitUsageError("cap is required to register a new data set", param="cap")
+        return int(con.execute(
+            "INSERT INTO datasets(name, cap, created, delta_cap) VALUES (?, ?, ?, ?)",
+            (name, _check_cap(cap), _now(), delta_cap),
+        ).lastrowid)
 
     def _dataset_for(self, con: sqlite3.Connection, data_path: Any, digest: str) -> tuple[int, str, float]:
         row = con.execute(
