@@ -35,19 +35,16 @@ def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 
 def _functions() -> dict[str, int]:
     out: dict[str, int] = {}
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                out[f"{prefix}{child.name}"] = _code_lines(child)
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+
     for path in ROOT.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        rel = path.relative_to(ROOT).as_posix()
-
-        def visit(node: ast.AST, prefix: str) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                    out[f"{rel}:{prefix}{child.name}"] = _code_lines(child)
-                    visit(child, f"{prefix}{child.name}.")
-                elif isinstance(child, ast.ClassDef):
-                    visit(child, f"{prefix}{child.name}.")
-
-        visit(tree, "")
+        visit(ast.parse(path.read_text(encoding="utf-8")), f"{path.relative_to(ROOT).as_posix()}:")
     return out
 
 

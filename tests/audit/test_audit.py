@@ -100,7 +100,7 @@ def test_publish_selection_audit_catches_3x(selection_tables, monkeypatch):
     import dpkit.privacy.mechanisms as mech
 
     real = mech.sample_discrete_laplace
-    monkeypatch.setattr(mech, "sample_discrete_laplace", lambda rng, eps, size: real(rng, eps * 3, size))
+    monkeypatch.setattr(mech.laplace, "sample_discrete_laplace", lambda rng, eps, size: real(rng, eps * 3, size))
     d, d_prime = selection_tables
     r = audit(lambda t, rng: _publish_selection(t, rng), d, d_prime, bool, epsilon=EPS, n=N_RUNS)
     print(r)

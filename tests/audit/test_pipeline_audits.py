@@ -37,8 +37,8 @@ EPS = 0.5
 def half_noise(monkeypatch):
     """Every discrete Laplace draw (dense and sparse) for 2ε while the accountant says ε."""
     dense, sparse = mech.sample_discrete_laplace, mech.sample_sparse_positive_dlap
-    monkeypatch.setattr(mech, "sample_discrete_laplace", lambda rng, eps, size: dense(rng, 2 * eps, size))
-    monkeypatch.setattr(mech, "sample_sparse_positive_dlap",
+    monkeypatch.setattr(mech.laplace, "sample_discrete_laplace", lambda rng, eps, size: dense(rng, 2 * eps, size))
+    monkeypatch.setattr(mech.laplace, "sample_sparse_positive_dlap",
                         lambda rng, eps, shape, occ: sparse(rng, 2 * eps, shape, occ))
 
 
@@ -46,7 +46,7 @@ def half_noise(monkeypatch):
 def half_sparse_noise(monkeypatch):
     """Only publish's sparse empty cells drawn for 2ε (the occupied cells stay honest)."""
     sparse = mech.sample_sparse_positive_dlap
-    monkeypatch.setattr(mech, "sample_sparse_positive_dlap",
+    monkeypatch.setattr(mech.laplace, "sample_sparse_positive_dlap",
                         lambda rng, eps, shape, occ: sparse(rng, 2 * eps, shape, occ))
 
 
@@ -103,7 +103,7 @@ def test_report_noisy_max(broken, monkeypatch):  # noqa: ANN001
         import dpkit.privacy.mechanisms as mech
 
         real = mech.sample_discrete_laplace
-        monkeypatch.setattr(mech, "sample_discrete_laplace", lambda rng, eps, size: real(rng, eps * 2, size))
+        monkeypatch.setattr(mech.laplace, "sample_discrete_laplace", lambda rng, eps, size: real(rng, eps * 2, size))
     # candidate 0 ahead by 2; D' raises it by one: P(choose 1) has a ratio near e^ε (the
     # tightest two-candidate input; 30,000 runs a side since the event has P ≈ 0.1–0.3)
     check(search_audit(lambda u, rng: _rnm(u, rng, broken), [2, 0], [3, 0], epsilon=EPS, n=30000),
@@ -120,8 +120,8 @@ def test_exponential_mechanism(broken, monkeypatch):  # noqa: ANN001
     if broken:  # exact Bernoulli(e^-gap) coins since issue 24: double the gaps (half the noise)
         import dpkit.privacy.mechanisms as mech
 
-        real = mech._exponential_exact
-        monkeypatch.setattr(mech, "_exponential_exact", lambda rng, gaps, m: real(rng, [2 * g for g in gaps], m))
+        real = mech.selection._exponential_exact
+        monkeypatch.setattr(mech.selection, "_exponential_exact", lambda rng, gaps, m: real(rng, [2 * g for g in gaps], m))
     # general (non-monotone) utilities: the audited candidate moves up, 20 others down, so
     # its probability's ratio approaches e^ε
     u, u_prime = [0.0] * 21, [1.0] + [-1.0] * 20

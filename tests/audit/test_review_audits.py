@@ -93,8 +93,8 @@ def _cell_count(table, rng) -> float:  # noqa: ANN001
 def test_counts_on_chacha20(broken: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if broken:  # every discrete Laplace draw for 2ε while the accountant says ε
         dense, sparse = mech.sample_discrete_laplace, mech.sample_sparse_positive_dlap
-        monkeypatch.setattr(mech, "sample_discrete_laplace", lambda rng, eps, size: dense(rng, 2 * eps, size))
-        monkeypatch.setattr(mech, "sample_sparse_positive_dlap",
+        monkeypatch.setattr(mech.laplace, "sample_discrete_laplace", lambda rng, eps, size: dense(rng, 2 * eps, size))
+        monkeypatch.setattr(mech.laplace, "sample_sparse_positive_dlap",
                             lambda rng, eps, shape, occ: sparse(rng, 2 * eps, shape, occ))
     d, d_prime = _tables([("u", "p")] * 3 + [("v", "q")] * 2, ("u", "p"))
     check(search_audit(_cell_count, d, d_prime, epsilon=EPS, n=3000, rng=chacha), broken)

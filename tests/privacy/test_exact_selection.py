@@ -55,7 +55,7 @@ def test_a_candidate_trailing_by_more_than_72_8_delta_over_epsilon_can_win(monke
     # could never be accepted, at a lead of 1500Δ/ε exp() is exactly 0. Now the coin for the
     # trailer is Bernoulli(e^{-x}) on the exact rational x, whose law is positive:
     utilities = [0.0, -1500.0]
-    gaps = mech._gaps(np.array(utilities), Fraction(1, 2))
+    gaps = mech.base._gaps(np.array(utilities), Fraction(1, 2))
     assert gaps == [Fraction(0), Fraction(750)]
     lo, hi = exact.bernoulli_exp_probability(gaps[1])
     assert lo > 0 and abs(_log(lo) + 750) < 1e-9 * 750
@@ -70,7 +70,7 @@ def test_a_candidate_trailing_by_more_than_72_8_delta_over_epsilon_can_win(monke
 def test_exponential_mechanism_law_is_exact_for_a_far_trailer() -> None:
     # EM = rejection from the base measure with exact coins: P(i) ∝ μ_i · P(coin_i = 1), and
     # P(coin_i = 1) is exactly e^{-gap_i}: a trailer at gap 1000 has P ≈ e^{-1000} > 0
-    gaps = mech._gaps(np.array([3000.0, 1000.0]), Fraction(1, 2))
+    gaps = mech.base._gaps(np.array([3000.0, 1000.0]), Fraction(1, 2))
     lo, _ = exact.bernoulli_exp_probability(gaps[1])
     assert gaps == [Fraction(0), Fraction(1000)] and lo > 0 and abs(_log(lo) + 1000) < 1e-6
 

@@ -370,14 +370,14 @@ def test_exponential_base_measure_zero_is_never_chosen() -> None:
 def _spy_exponential(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Record the interval index exponential_interval draws (via the exact sampler)."""
     chosen: list[int] = []
-    real = mech._exponential_measure
+    real = mech.selection._exponential_measure
 
     def spy(*args: Any, **kwargs: Any) -> int:
         i = real(*args, **kwargs)
         chosen.append(i)
         return i
 
-    monkeypatch.setattr(mech, "_exponential_measure", spy)
+    monkeypatch.setattr(mech.selection, "_exponential_measure", spy)
     return chosen
 
 

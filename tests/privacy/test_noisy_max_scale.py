@@ -32,7 +32,7 @@ def _gap_and_noise(u, monkeypatch, **kw):  # noqa: ANN001, ANN202
         seen.append(eps)
         return np.array([0.0, t_box[0] + 0.5])
 
-    monkeypatch.setattr(mech, "sample_discrete_laplace", fake)
+    monkeypatch.setattr(mech.laplace, "sample_discrete_laplace", fake)
 
     def wins(t: int) -> bool:
         t_box[0] = t
