@@ -160,9 +160,9 @@ def keywords(given: Iterable[str], known: Iterable[str], where: str, *, named: I
             else f" (its options: {', '.join(known)})" if known else "")
     raise ParameterTypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}", param=name)
 
-
-#: the release that drops the deprecated names below
-REMOVED_IN = "0.7"
+#: the release that drops the deprecated names below (0.6 announced 0.7; 0.7 keeps them one more
+#: round and says 0.8, rather than warn of a removal in the version that runs)
+REMOVED_IN = "0.8"
 
 #: a public function's (or method's) deprecated keyword -> the name that replaced it, one name
 #: per concept across the functions and the estimators (scikit-learn's where they meet:

@@ -108,7 +108,7 @@ class Clustering:
 
     @property
     def centres(self) -> np.ndarray:
-        """Deprecated (removed in dpkit 0.7): ``centroids[columns].to_numpy()`` — one name,
+        """Deprecated (removed in dpkit 0.8): ``centroids[columns].to_numpy()`` — one name,
         :attr:`centroids`, for the release (an estimator's array is ``cluster_centers_``)."""
         from dpkit.validate import deprecated
 

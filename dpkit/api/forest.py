@@ -220,7 +220,7 @@ class Forest:
         save_model(self.model, os.fspath(path))
 
     def save(self, path: str | os.PathLike) -> None:
-        """Deprecated: :meth:`write` (removed in dpkit 0.7)."""
+        """Deprecated: :meth:`write` (removed in dpkit 0.8)."""
         from dpkit.validate import deprecated
 
         deprecated("Forest.save()", "Forest.write()")

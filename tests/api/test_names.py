@@ -1,5 +1,5 @@
 """One name per concept (issue 37 item 9): scikit-learn's names where the functions meet the
-estimators; the 0.4 names keep working until 0.7 with a DeprecationWarning that points at the
+estimators; the 0.4 names keep working until 0.8 with a DeprecationWarning that points at the
 caller's line and gives the same bytes; the command line keeps its flags and never warns; every
 public annotation resolves (``typing.get_type_hints``)."""
 
@@ -40,7 +40,7 @@ def _deprecated(call: typing.Callable[[], typing.Any], *names: str) -> typing.An
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = call()
-    got = [w for w in caught if issubclass(w.category, DeprecationWarning) and "removed in dpkit 0.7" in str(w.message)]
+    got = [w for w in caught if issubclass(w.category, DeprecationWarning) and "removed in dpkit 0.8" in str(w.message)]
     assert sorted(re.search(r"(\S+) is deprecated", str(w.message)).group(1) for w in got) == sorted(names), \
         [str(w.message) for w in got]
     assert {w.filename for w in got} == {__file__}, [w.filename for w in got]
