@@ -249,7 +249,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         target, else the name of ``y`` when it is a named Series that names no column of ``X``,
         else ``"y"``).
     target_name : str, default="deprecated"
-        The name of ``target`` up to 0.5: deprecated, removed in 0.7 (a fit with it warns, as
+        The name of ``target`` up to 0.5: deprecated, removed in 0.8 (a fit with it warns, as
         scikit-learn's renamed parameters do).
     features_per_node : int, "sqrt" or "all", default="sqrt"
         Attributes drawn at each node (:class:`dpkit.learn.dprf.DiffPRFs`).
