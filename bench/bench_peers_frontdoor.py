@@ -50,6 +50,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.bench_affordable import TABLES as AFFORDABLE
 from bench.bench_frontdoor import SHARE, TABLES, Table
 from bench.bench_peers import DELTA, PEERS_PYTHON, ROOT, score
 
@@ -59,6 +60,17 @@ DOC = ROOT / "docs" / "results" / "peers-frontdoor.md"
 PROC_EPSILON = 0.1
 #: the order of a partial run: the zero-heavy tables first (issue 36's comparison), Adult last (32k rows)
 ORDER = ["zero-heavy", "zero-heavy-wide", "codes-id", "question-marks", "iso-dates", "mixed", "adult-float", "adult"]
+
+
+def _build(name: str) -> Table:
+    """bench_frontdoor's table ``name``, or bench_affordable's (issue 46's traits)."""
+    from bench import bench_affordable
+
+    return TABLES[name].build() if name in TABLES else bench_affordable.build(name)
+
+
+def _tuned(name: str) -> bool:
+    return TABLES[name].tuned if name in TABLES else AFFORDABLE[name][4]
 
 
 def _worker(spec: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -161,15 +173,15 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     names = [n for n in a.tables.split(",") if n]
-    unknown = [n for n in names if n not in TABLES]
+    unknown = [n for n in names if n not in TABLES and n not in AFFORDABLE]
     if unknown:
-        ap.error(f"unknown table(s) {', '.join(unknown)}; known: {', '.join(TABLES)}")
+        ap.error(f"unknown table(s) {', '.join(unknown)}; known: {', '.join([*TABLES, *AFFORDABLE])}")
     models = [m for m in a.models.split(",") if m]
     proc = (PROC_EPSILON, a.fallback_proc_epsilon)
     start, load = time.time(), os.getloadavg()
     rows = []
     for name in names:
-        t = TABLES[name].build()
+        t = _build(name)
         res: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
         for seed in range(a.runs):
             for m in models:
@@ -195,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
 def _write(a: argparse.Namespace, rows: list, models: list[str], minutes: float, load: tuple) -> None:
     head = (f"| table | set | raw AUC | dpkit no schema AUC ({a.dpkit_runs} runs) | dpkit seed 0 | dpkit s |"
             + "".join(f" {m.upper()} AUC | {m.upper()} s (CPU s) |" for m in models))
-    lines = ["# dpkit's no-schema front door against dpmm's AIM and MST with no schema (issue 36)", "",
+    lines = ["# dpkit's no-schema front door against dpmm's AIM and MST with no schema", "",
              f"Written by `python -m bench.bench_peers_frontdoor --runs {a.runs} --dpkit-runs {a.dpkit_runs} "
              f"--models {a.models}{' --aim-tables ' + a.aim_tables if 'aim' in models else ''} --tables {a.tables}"
              f"{' --reuse' if a.reuse else ''}{' --no-run' if a.no_run else ''}` ({minutes:.0f} min; load average {load[0]:.1f} at the start). "
@@ -214,7 +226,7 @@ def _write(a: argparse.Namespace, rows: list, models: list[str], minutes: float,
             f" ({statistics.median(cpu):.3g})" if cpu else "")
 
     for name, raw, mine, res in rows:
-        cells = [name, "tuned on" if TABLES[name].tuned else "held out", f"{raw:.3f}",
+        cells = [name, "tuned on" if _tuned(name) else "held out", f"{raw:.3f}",
                  _mean([r["auc"] for r in mine]), f"{mine[0]['auc']:.3f}",
                  f"{statistics.median(r['seconds'] for r in mine):.2g}"]
         for m in models:
