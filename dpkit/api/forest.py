@@ -35,10 +35,10 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.learn.model import ForestModel
+    from dpkit.algorithms.forest.model import ForestModel
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    ForestModel = later("dpkit.learn.model", "ForestModel")
+    ForestModel = later("dpkit.algorithms.forest.model", "ForestModel")
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
 OPTIONS = {"n_estimators": "n_trees", "max_depth": "max_depth", "features_per_node": "features_per_node",
@@ -62,7 +62,7 @@ class Forest:
     def labels(self) -> list[Any]:
         """The classes as :meth:`predict` returns them: values of the training DataFrame's
         target dtype when it was int, bool or float (``[0, 1]``), else the class texts."""
-        from dpkit.learn.model import typed_labels
+        from dpkit.algorithms.forest.model import typed_labels
 
         return typed_labels(self.model)
 
@@ -124,8 +124,8 @@ class Forest:
         those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
         rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
         file's are numbered from 0."""
-        from dpkit.data.source import first_line
-        from dpkit.data.table import read_table
+        from dpkit.io.source import first_line
+        from dpkit.io.table import read_table
 
         if is_dataframe(data):
             df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0
@@ -209,7 +209,7 @@ class Forest:
             for i, c in enumerate(self.model.classes):
                 out[f"p_{c}"] = np.round(probs[:, i], 6)
         if output is not None:
-            from dpkit.data.output import write_csv
+            from dpkit.io.output import write_csv
 
             write_csv(out, os.fspath(output), delimiter=output_delimiter)
         return out
@@ -217,7 +217,7 @@ class Forest:
     def write(self, path: str | os.PathLike) -> None:
         """Write the model as JSON, atomically (:func:`load_forest` and ``dpkit forest predict``
         read it), as every result's ``write`` writes its release."""
-        from dpkit.learn.model import save_model
+        from dpkit.algorithms.forest.model import save_model
 
         save_model(self.model, os.fspath(path))
 
@@ -239,7 +239,7 @@ class Forest:
 
 def load_forest(path: str | os.PathLike) -> Forest:
     """A forest written by :meth:`Forest.write` or ``dpkit forest train`` (``-``: stdin)."""
-    from dpkit.learn.model import load_model
+    from dpkit.algorithms.forest.model import load_model
 
     return Forest(load_model(os.fspath(path)))
 
@@ -331,9 +331,9 @@ def forest(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
+    from dpkit.algorithms.forest.dprf import DiffPRFs, resolve_features_per_node
+    from dpkit.algorithms.forest.model import target_dtype
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
-    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
-    from dpkit.learn.model import target_dtype
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
 

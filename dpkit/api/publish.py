@@ -12,11 +12,11 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.algorithms.publish import DEFAULT_ALGORITHM
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
-from dpkit.release import DEFAULT_ALGORITHM
 from dpkit.types import (
     DataLike,
     GeneralizeOptions,
@@ -31,12 +31,12 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
-    from dpkit.release.sparse import NoisyTable
+    from dpkit.algorithms.publish.sparse import NoisyTable
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    Schema = later("dpkit.data.schema", "Schema")
-    NoisyTable = later("dpkit.release.sparse", "NoisyTable")
+    Schema = later("dpkit.schema.parse", "Schema")
+    NoisyTable = later("dpkit.algorithms.publish.sparse", "NoisyTable")
 
 #: how a report names a schema learned in the run and written nowhere (yet)
 LEARNED = "<learned>"
@@ -146,7 +146,7 @@ class Release:
     def write(self, path: str | os.PathLike, *, counts: bool = False, delimiter: str = ",") -> None:
         """Write the release atomically: CSV, or Parquet for a ``.parquet``/``.pq`` path;
         ``-`` is stdout. ``counts``: one row per cell with a ``count`` column."""
-        from dpkit.release.sparse import write_release
+        from dpkit.algorithms.publish.sparse import write_release
 
         write_release(self.noisy, os.fspath(path), counts=counts, columns=self.columns, delimiter=delimiter)
 
@@ -295,9 +295,9 @@ def publish(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
+    from dpkit.algorithms.publish import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.api.domain import learn_domain, learned_schema_path, no_schema
     from dpkit.privacy import derive_seed
-    from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.run import PrivateRun, call_identity, check_on_invalid
     from dpkit.validate import keywords
 
