@@ -17,7 +17,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from dpkit import _moved
 from dpkit.version import __version__
+
+_moved.install()  # the module paths that moved still import, with a DeprecationWarning
 
 #: public name -> the module that defines it
 _EXPORTS = {

@@ -85,6 +85,7 @@ FLOORS = {
     "dpkit.schema.draft": 2, "dpkit.schema.importers": 2,
     "dpkit.schema": 1, "dpkit.io": 1, "dpkit.data": 1, "dpkit.privacy": 1,
     "dpkit.errors": 0, "dpkit.defaults": 0, "dpkit.console": 0, "dpkit.version": 0, "dpkit.validate": 0,
+    "dpkit._moved": 0,
 }
 
 #: (importer, imported) -> why this import still points up (docs/architecture.md, "The layers")
