@@ -59,9 +59,17 @@ class _Finder:
         return importlib.machinery.ModuleSpec(fullname, self, is_package=False)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        # stacklevel 2: the frames of the import system are skipped, so the warning names the
-        # line of the program that imports the old path
-        warnings.warn(message(spec.name), DeprecationWarning, stacklevel=2)
+        # the warning names the line of the program that imports the old path: the frames of the
+        # import system (and of importlib.import_module) are skipped, and the filters see the
+        # importer's module (a script's old import warns, as DeprecationWarnings in __main__ do)
+        frame = sys._getframe(1)
+        while frame.f_back is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                                            or frame.f_code.co_filename == importlib.__file__):
+            frame = frame.f_back
+        where = frame.f_globals
+        warnings.warn_explicit(message(spec.name), DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
+                               module=where.get("__name__", "<unknown>"),
+                               registry=where.setdefault("__warningregistry__", {}), module_globals=where)
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module: ModuleType) -> None:

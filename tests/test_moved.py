@@ -108,3 +108,12 @@ assert not set(moved) & set(sys.modules), sorted(set(moved) & set(sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_import_module_warns_at_its_caller() -> None:
+    _forget("dpkit.kmeans.eug")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        importlib.import_module("dpkit.kmeans.eug")
+    ours = [w for w in caught if str(w.message).startswith("dpkit.kmeans.eug ")]
+    assert len(ours) == 1 and ours[0].filename == __file__
