@@ -1,6 +1,6 @@
 """Clustering benchmarks: DPQTk-means speed and memory, and diffprivlib's KMeans as a peer.
 
-* Speed: :class:`dpkit.kmeans.DPQTKMeans` at ε = 1 on 100,000 and 10,000,000 synthetic
+* Speed: :class:`dpkit.algorithms.cluster.DPQTKMeans` at ε = 1 on 100,000 and 10,000,000 synthetic
   points drawn from S1's cluster structure (each S1 cluster's mean and covariance, its
   share of the points), bounds [0, 1e6]^2, k = 15. Fit time in-process (data generation
   excluded) and peak resident memory of the process doing it (a fresh subprocess per size);
@@ -56,7 +56,7 @@ def s1_like(n: int, seed: int = 0) -> np.ndarray:
 
 def _child(n: int) -> None:
     """Run in a subprocess: generate n points, fit DPQT, print JSON (seconds, peak GB)."""
-    from dpkit.kmeans import DPQTKMeans
+    from dpkit.algorithms.cluster import DPQTKMeans
     from dpkit.privacy import Accountant, make_rng
 
     x = s1_like(n)
@@ -110,8 +110,8 @@ def _diffprivlib_kmeans():  # noqa: ANN202
 def utility(runs: int) -> list[dict]:
     import pandas as pd
 
+    from dpkit.algorithms.cluster import DPQTKMeans
     from dpkit.evaluate.clustering import assign, f_measure, nicv, nonprivate_nicv
-    from dpkit.kmeans import DPQTKMeans
     from dpkit.privacy import Accountant, make_rng
 
     DPKM = _diffprivlib_kmeans()
@@ -150,7 +150,7 @@ def main(quick: bool = False) -> str:
     lines = [
         "## Clustering: DPQTk-means speed, memory and a peer",
         "",
-        f"DPQTk-means (`dpkit.kmeans.DPQTKMeans`), ε = 1, k = 15, bounds [0, 1e6]², points drawn from "
+        f"DPQTk-means (`dpkit.algorithms.cluster.DPQTKMeans`), ε = 1, k = 15, bounds [0, 1e6]², points drawn from "
         f"S1's cluster structure; fit time in-process (data generation and imports excluded), peak RSS of "
         f"the fitting process. Machine: {cpus} cores shared with other jobs ({platform.machine()}, "
         f"Python {platform.python_version()}) — wall times include waiting for a core.",

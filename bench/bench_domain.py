@@ -2,7 +2,7 @@
 learned under (ε, δ)-DP against the hand-written taxonomies and a reviewed data-derived draft
 -> docs/results/domain.md.
 
-Protocol: the evaluate protocol of `make demo` (:func:`dpkit.release.experiment.run_experiment`:
+Protocol: the evaluate protocol of `make demo` (:func:`dpkit.algorithms.publish.experiment.run_experiment`:
 release the training split, map the test split onto the released cut, entropy tree on the
 release, accuracy on the mapped test split). ε = 1 in total; a learned schema spends
 ``share``·ε (δ = 1e-6) and the release the rest, each run with its own seed (schema seed
@@ -72,8 +72,8 @@ def _strings(data: str) -> Any:
 
 def _draft(data: str, target: str, tag: str, ignore: tuple[str, ...] = ()) -> str:
     """The non-private draft of ``taxonomy infer``, reviewed only by deleting its draft line."""
-    from dpkit.data.importers import dump_schema
-    from dpkit.data.infer import draft_from_data
+    from dpkit.schema.draft import draft_from_data
+    from dpkit.schema.importers import dump_schema
 
     df, src = _strings(data)
     with warnings.catch_warnings():
@@ -143,13 +143,13 @@ def _summary(accs: list[float | None]) -> str:
 
 def _numeric_variants(runs: int) -> list[tuple[str, list[float | None]]]:
     """Adult with the hand categorical taxonomies and four treatments of the numeric columns."""
-    from dpkit.data.importers import dump_schema
-    from dpkit.data.schema import IntervalNode, NumericColumn, load_schema
     from dpkit.domain.discover import DomainOptions, _numeric
     from dpkit.domain.metadata import ColumnMeta
     from dpkit.domain.render import schema_data
     from dpkit.privacy import Accountant, make_rng
     from dpkit.privacy.quantiles import Profile
+    from dpkit.schema.importers import dump_schema
+    from dpkit.schema.parse import IntervalNode, NumericColumn, load_schema
 
     base = load_schema(ROOT / "taxonomies/adult.yaml")
     df, _ = _strings(ADULT)

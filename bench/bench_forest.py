@@ -46,9 +46,9 @@ def _diffprivlib_forest():  # noqa: ANN202
 
 
 def _load():  # noqa: ANN202
-    from dpkit.data.schema import load_schema
-    from dpkit.data.table import load_table, read_csv
     from dpkit.errors import DpkitWarning
+    from dpkit.io.table import load_table, read_csv
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(SCHEMA)
     with warnings.catch_warnings():
@@ -93,8 +93,8 @@ def _row(tool: str, eps: str, accs: list[float], walls: list[float], cpus: list[
 def main(quick: bool = False) -> str:
     from sklearn.ensemble import RandomForestClassifier as SkForest
 
-    from dpkit.learn import DiffPRFs
-    from dpkit.learn.model import predict_proba
+    from dpkit.algorithms.forest import DiffPRFs
+    from dpkit.algorithms.forest.model import predict_proba
     from dpkit.privacy import Accountant, make_rng
 
     runs = 2 if quick else 5

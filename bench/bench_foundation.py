@@ -2,7 +2,7 @@
 
 * ``dpkit --help`` wall time (a fresh process each run; median of 10): the cost a user pays
   on every command before any work, kept low by importing pandas & co. lazily.
-* :func:`dpkit.data.table.load_table` (read CSV + encode against the schema) on Adult
+* :func:`dpkit.io.table.load_table` (read CSV + encode against the schema) on Adult
   (32,561 rows) and on a synthetic 1,000,000-row table with Adult's schema
   (:func:`bench.synth.synthetic_adult`), in rows per second, in-process (imports excluded).
 """
@@ -55,8 +55,8 @@ def process_times(cmd: list[str], runs: int) -> tuple[list[float], list[float]]:
 def load_times(path: Path, runs: int) -> dict[str, list[float]]:
     """Seconds (wall, CPU) of ``load_table`` and of ``read_csv`` + ``encode`` over ``runs``."""
     from dpkit.data.encode import encode
-    from dpkit.data.schema import load_schema
-    from dpkit.data.table import load_table, read_csv
+    from dpkit.io.table import load_table, read_csv
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(SCHEMA)
     out: dict[str, list[float]] = {"wall": [], "cpu": [], "read": [], "encode": [], "s_cpu": []}
@@ -121,7 +121,7 @@ def main(quick: bool = False) -> str:
         "",
         f"Command: `python -m bench.run foundation{' --quick' if quick else ''}`; ε: none (no privacy "
         f"mechanism runs). Start-up: median of {runs_help} fresh `dpkit --help` processes. Load: "
-        f"`dpkit.data.table.load_table` (what the commands call: typed fast path) and, for "
+        f"`dpkit.io.table.load_table` (what the commands call: typed fast path) and, for "
         f"comparison, `read_csv` + `encode` (DataFrame of strings, then codes) against "
         f"`taxonomies/adult.yaml`, in-process (imports excluded), median of {runs_load} runs on Adult and {max(2, runs_load - 2)} on the synthetic "
         f"table (`bench.synth.synthetic_adult({big_rows:,}, seed=0)`: Adult's columns resampled "

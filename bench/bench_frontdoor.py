@@ -315,7 +315,7 @@ TABLES: dict[str, Entry] = {
 
 def _schema_bounds(path: str | None) -> dict[str, tuple[float, float, str | None]]:
     """The numeric bounds of a schema file (for the report)."""
-    from dpkit.data.schema import NumericColumn, load_schema
+    from dpkit.schema.parse import NumericColumn, load_schema
 
     if path is None:
         return {}
@@ -379,7 +379,7 @@ def _spread(train: str, bounds: list[dict[str, tuple[float, float, str | None]]]
 def _exact(train: str, bounds: list[dict[str, tuple[float, float, str | None]]]) -> dict[str, tuple[float, float, int]]:
     """Each learned column's exact 1st and 99th percentiles and its number of negative values
     (NOT private: for the report only)."""
-    from dpkit.data.dates import parse_array
+    from dpkit.schema.dates import parse_array
 
     df = pd.read_csv(train, dtype=str, keep_default_na=False, skipinitialspace=True, sep=None, engine="python")
     out: dict[str, tuple[float, float, int]] = {}

@@ -113,7 +113,7 @@ def _stratified(name: str, df: pd.DataFrame, schema: str, target: str, positive:
 
 
 def _ordinal(train: pd.DataFrame, test: pd.DataFrame, schema: Any, target: str) -> tuple[np.ndarray, np.ndarray]:
-    from dpkit.data.schema import CategoricalColumn
+    from dpkit.schema.parse import CategoricalColumn
 
     xs = ([], [])
     for name in schema.predictors(target):

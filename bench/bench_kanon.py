@@ -51,8 +51,8 @@ def synthetic_adult(n: int, seed: int = 0):
 
 
 def _time_library(df, k: int, ranker: str) -> tuple[float, float, float, int, float]:
-    from dpkit.anonymity.select import kanon_select
-    from dpkit.data.schema import load_schema
+    from dpkit.algorithms.kanon.select import kanon_select
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(ADULT_SCHEMA)
     start, cpu = time.perf_counter(), time.process_time()
@@ -326,7 +326,7 @@ def _ladders(frame, candidates, schema):
     import numpy as np
     import pandas as pd
 
-    from dpkit.anonymity.hierarchy import categorical_ladder, numeric_ladder
+    from dpkit.algorithms.kanon.hierarchy import categorical_ladder, numeric_ladder
 
     out = {}
     for c in candidates:
@@ -377,10 +377,10 @@ def generalization_series(outdir: str | Path, splits: dict[str, int] | None = No
     import pycanon.anonymity as pycanon
     from sklearn.model_selection import train_test_split
 
-    from dpkit.anonymity.apply import apply_release
-    from dpkit.anonymity.generalization import kanon_generalize
-    from dpkit.anonymity.select import kanon_select
-    from dpkit.anonymity.utility import classifier_utility
+    from dpkit.algorithms.kanon.apply import apply_release
+    from dpkit.algorithms.kanon.generalization import kanon_generalize
+    from dpkit.algorithms.kanon.select import kanon_select
+    from dpkit.algorithms.kanon.utility import classifier_utility
     from dpkit.sweep.tasks.kanon import _load
 
     splits = splits or {"adult": 2, "breast-cancer": 5}

@@ -55,8 +55,8 @@ DELTA = 1e-6
 def encode(t: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int], str]:
     """(train codes, test codes, domain sizes, target): dpkit's encoding, numbers binned."""
     import dpkit
-    from dpkit.data.schema import CategoricalColumn
-    from dpkit.data.table import load_table
+    from dpkit.io.table import load_table
+    from dpkit.schema.parse import CategoricalColumn
 
     schema = dpkit.load_schema(t["schema"])
     target = t["target"]

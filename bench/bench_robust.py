@@ -88,7 +88,7 @@ def build_tables() -> dict[str, dict[str, Any]]:
         clean.iloc[np.sort(order[: min(k, len(clean))])].to_csv(path, index=False)
         tables[name] = {"data": str(path), "test": adult_test, "schema": str(ROOT / "taxonomies/adult.yaml")}
     flat = {**adult_schema, "columns": {}}
-    from dpkit.data.schema import CategoricalColumn, load_schema
+    from dpkit.schema.parse import CategoricalColumn, load_schema
 
     parsed = load_schema(str(ROOT / "taxonomies/adult.yaml"))
     for name, spec in adult_schema["columns"].items():
@@ -139,8 +139,8 @@ def build_tables() -> dict[str, dict[str, Any]]:
 
 def _one(job: tuple[str, dict[str, Any], str, dict[str, Any], float, int]) -> dict[str, Any]:
     warnings.simplefilter("ignore")
+    from dpkit.algorithms.publish import sparse
     from dpkit.errors import DpkitUsageError
-    from dpkit.release import sparse
     from dpkit.sweep.tasks.publish import _splits, run_experiment
 
     # a release of millions of noise cells takes minutes to write and to learn from: the bench

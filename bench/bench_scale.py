@@ -91,11 +91,11 @@ def commands(path: Path, out: Path) -> dict[str, list[str]]:
     s = str(SCHEMA)
     load_only = (
         "import warnings; warnings.simplefilter('ignore'); "
-        "from dpkit.data.schema import load_schema; from dpkit.data.source import ReadOptions; "
-        f"from dpkit.data.table import load; load(ReadOptions({str(path)!r}), load_schema({s!r}))"
+        "from dpkit.schema.parse import load_schema; from dpkit.io.source import ReadOptions; "
+        f"from dpkit.io.table import load; load(ReadOptions({str(path)!r}), load_schema({s!r}))"
     )
     return {
-        "load only (every used column, dpkit.data.table.load)": [sys.executable, "-c", load_only],
+        "load only (every used column, dpkit.io.table.load)": [sys.executable, "-c", load_only],
         "publish (default flags: --levels auto)": [*dpkit, "publish", str(path), "--schema", s, "--target",
                                                    "income", "--epsilon", "1", "-q", "-o", str(out / "rel.csv")],
         "publish (--levels 13)": [*dpkit, "publish", str(path), "--schema", s, "--target", "income",

@@ -129,7 +129,7 @@ def commands(data: Path, out: Path) -> dict[str, list[str]]:
         "publish": ["publish", str(data), "--schema", str(SCHEMA), "--target", "income", "--epsilon", "1",
                     "--levels", "13", "--seed", "1", "-o", str(out / "released.csv"), "-q"],
         # the same run writing one line per released cell: the driver's memory without the
-        # N released records it writes (dpkit/release/sparse.py write_release)
+        # N released records it writes (dpkit/algorithms/publish/sparse.py write_release)
         "publish --counts": ["publish", str(data), "--schema", str(SCHEMA), "--target", "income", "--epsilon", "1",
                              "--levels", "13", "--seed", "1", "-o", str(out / "counts.csv"), "--counts", "-q"],
         "cluster": ["cluster", str(data), "--schema", str(SCHEMA), "--columns", "age,hours-per-week", "-k", "5",

@@ -17,12 +17,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from dpkit import _moved
 from dpkit.version import __version__
+
+_moved.install()  # the module paths that moved still import, with a DeprecationWarning
 
 #: public name -> the module that defines it
 _EXPORTS = {
-    "load_schema": "dpkit.data.schema",
-    "Schema": "dpkit.data.schema",
+    "load_schema": "dpkit.schema.parse",
+    "Schema": "dpkit.schema.parse",
     "infer_schema": "dpkit.api.domain",
     "LearnedSchema": "dpkit.api.domain",
     "publish": "dpkit.api.publish",
@@ -47,7 +50,7 @@ _EXPORTS = {
     "ParameterTypeError": "dpkit.errors",
     "Ledger": "dpkit.ledger",
     "set_verbosity": "dpkit.console",
-    "ReadOptions": "dpkit.data.source",
+    "ReadOptions": "dpkit.io.source",
     "DataLike": "dpkit.types",
     "SeedLike": "dpkit.types",
     "LedgerLike": "dpkit.types",
@@ -140,8 +143,6 @@ if TYPE_CHECKING:
     from dpkit.api.publish import Release, publish
     from dpkit.api.taxonomy import draft_schema, import_schema, learn_schema, validate_schema
     from dpkit.console import set_verbosity
-    from dpkit.data.schema import Schema, load_schema
-    from dpkit.data.source import ReadOptions
     from dpkit.errors import (
         BudgetExceeded,
         DataError,
@@ -153,8 +154,10 @@ if TYPE_CHECKING:
         PrivacyLeakWarning,
         SchemaError,
     )
+    from dpkit.io.source import ReadOptions
     from dpkit.ledger import Ledger
     from dpkit.run import check_output_paths, private_runs
+    from dpkit.schema.parse import Schema, load_schema
     from dpkit.sweep.runner import plan_sweep, run_sweep
     from dpkit.sweep.spec import load_experiment
     from dpkit.types import DataLike, LedgerLike, SchemaLike, SeedLike

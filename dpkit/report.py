@@ -144,7 +144,7 @@ def write_report(report: dict[str, Any], path: str | Path) -> None:
     steward's directories)."""
     import os
 
-    from dpkit.data.output import atomic_output
+    from dpkit.io.output import atomic_output
 
     params = report.get("parameters")
     named = params.get("schema") if isinstance(params, dict) else None

@@ -327,7 +327,7 @@ def call_identity(call: dict[str, Any], **resolved: Any) -> dict[str, Any]:
     ``call`` is the function's ``locals()`` on entry; ``resolved`` replaces some by what they
     stand for (the loaded schema rather than its path). A config file counts by its bytes.
     """
-    from dpkit.data.fingerprint import file_digest
+    from dpkit.io.fingerprint import file_digest
 
     out = {_IDENTITY_NAME.get(k, k): _number_or_text(v) for k, v in call.items()
            if k not in _NOT_IDENTITY and not (k in _WHEN_GIVEN and v is None)}
@@ -372,9 +372,9 @@ def check_on_invalid(on_invalid: str, schema: Any) -> Any:
 
 def _input_fingerprint(data: Any) -> str:
     """The fingerprint a keyed run derives its key from: a file's, a directory's or a pandas
-    DataFrame's (dpkit/data/fingerprint.py). Data dpkit cannot hash here (a URI, a Spark
+    DataFrame's (dpkit/io/fingerprint.py). Data dpkit cannot hash here (a URI, a Spark
     DataFrame) cannot take a key: its neighbours would draw the same noise."""
-    from dpkit.data.fingerprint import input_digest, is_spark
+    from dpkit.io.fingerprint import input_digest, is_spark
 
     try:
         if data is None or is_spark(data):

@@ -50,7 +50,7 @@ def later(module: str, name: str | None = None) -> Any:
     """What an annotation names, imported when ``typing.get_type_hints`` evaluates it rather than
     when the module that writes the annotation is imported — ``import dpkit`` and ``dpkit --help``
     stay light (no numpy, no pandas). ``later("pandas")``: the module (for ``pd.DataFrame``);
-    ``later("dpkit.learn.model", "ForestModel")``: a class of it, as a forward reference that
+    ``later("dpkit.algorithms.forest.model", "ForestModel")``: a class of it, as a forward reference that
     evaluates in this module (so in whichever module the annotation sits). Bind the result, at
     run time only, to the name the ``TYPE_CHECKING`` import gives type checkers::
 
@@ -67,13 +67,13 @@ def later(module: str, name: str | None = None) -> Any:
 if TYPE_CHECKING:
     from pandas import DataFrame
 
-    from dpkit.data.schema import Schema
-    from dpkit.data.source import ReadOptions
+    from dpkit.io.source import ReadOptions
     from dpkit.ledger import Ledger
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported only when it evaluates them
     DataFrame = later("pandas", "DataFrame")
-    Schema = later("dpkit.data.schema", "Schema")
-    ReadOptions = later("dpkit.data.source", "ReadOptions")
+    Schema = later("dpkit.schema.parse", "Schema")
+    ReadOptions = later("dpkit.io.source", "ReadOptions")
     Ledger = later("dpkit.ledger", "Ledger")
 
 class ArrowStream(Protocol):
@@ -102,7 +102,7 @@ class Reading(TypedDict, total=False):
 
 class PublishOptions(TypedDict, total=False):
     """:func:`dpkit.publish`'s algorithm options (``MaxGDDP.__init__``, ``DiffGen.__init__``; the
-    names of :data:`dpkit.release.OPTIONS`)."""
+    names of :data:`dpkit.algorithms.publish.OPTIONS`)."""
 
     levels: int | str
     raw: bool
@@ -127,7 +127,7 @@ class ForestOptions(TypedDict, total=False):
 
 
 class ClusterOptions(TypedDict, total=False):
-    """:func:`dpkit.cluster`'s algorithm options (:data:`dpkit.kmeans.OPTIONS`: dpqt's, dpkmeans'
+    """:func:`dpkit.cluster`'s algorithm options (:data:`dpkit.algorithms.cluster.OPTIONS`: dpqt's, dpkmeans'
     ``iterations``, eug's ``n_estimate``)."""
 
     gamma: float

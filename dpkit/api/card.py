@@ -186,7 +186,7 @@ def _classify(rep: dict[str, Any], where: str | None, obj: Any, schema: Any, tes
               release: Any, baseline: Any) -> dict[str, Any]:
     """A publish release or a forest, scored on the test rows (and the raw baseline)."""
     from dpkit.api.evaluate import evaluate_classifier
-    from dpkit.data.table import read_table
+    from dpkit.io.table import read_table
 
     command = rep.get("command")
     raw_test = os.fspath(test) if isinstance(test, str | os.PathLike) else test  # a path: messages name it
@@ -276,7 +276,7 @@ def _read_histogram(path: str) -> pd.DataFrame:
     """The noisy buckets as ``dpkit cluster --histogram`` writes them: numbers, or a one-line error."""
     import pandas as pd
 
-    from dpkit.data.table import read_csv
+    from dpkit.io.table import read_csv
 
     df = read_csv(path)
     for c in df.columns:
@@ -385,7 +385,7 @@ def report_card(report: str | os.PathLike[str] | dict[str, Any] | Reported,
         raise DataError(f"{where or '<report>'}: not a report this dpkit can draw (report_version "
                         f"{rep.get('report_version')!r}; {type(exc).__name__}: {exc})") from None
     if output is not None:
-        from dpkit.data.output import atomic_output
+        from dpkit.io.output import atomic_output
 
         with atomic_output(os.fspath(output)) as fh:
             fh.write(page)

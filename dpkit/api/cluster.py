@@ -1,6 +1,6 @@
 """``dpkit.cluster``: differentially private k-means centroids (DPQTk-means and two baselines).
 
-One private run around one of :mod:`dpkit.kmeans`'s estimators — DPQTk-means (Zhang & Cheng:
+One private run around one of :mod:`dpkit.algorithms.cluster`'s estimators — DPQTk-means (Zhang & Cheng:
 a private quadtree over public bounds, then weighted k-means on its noisy buckets), DPk-means
 (Blum et al.'s noisy Lloyd) or EUGk-means (Su et al.'s uniform grid) — returning a
 :class:`Clustering`. The bounds are public knowledge: given, or taken from a schema; with neither, a share of ε
@@ -36,11 +36,11 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from dpkit.data.schema import Schema
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     np = later("numpy")
     pd = later("pandas")
-    Schema = later("dpkit.data.schema", "Schema")
+    Schema = later("dpkit.schema.parse", "Schema")
 
 ALGORITHMS = ("dpqt", "dpkmeans", "eug")
 #: appended to the header of every output's marker column when the release is not private
@@ -97,7 +97,7 @@ class Clustering:
         coordinate as its day number)."""
         import numpy as np
 
-        from dpkit.data.dates import to_number
+        from dpkit.schema.dates import to_number
 
         cols = []
         for c in self.columns:
@@ -121,9 +121,9 @@ class Clustering:
         :attr:`label`); rows with a missing value get an empty label. Post-processing of the
         release, spending nothing — but the result holds ``data``'s rows: it is as private
         as they are."""
-        from dpkit.data.source import first_line
-        from dpkit.data.table import read_table
-        from dpkit.kmeans.assign import Assigner
+        from dpkit.algorithms.cluster.assign import Assigner
+        from dpkit.io.source import first_line
+        from dpkit.io.table import read_table
 
         check_reading(reading, "assign")
         if is_dataframe(data):
@@ -142,7 +142,7 @@ class Clustering:
 
     def write(self, path: str | os.PathLike, *, delimiter: str = ",") -> None:
         """Write the centroids (CSV or Parquet by extension, atomically)."""
-        from dpkit.data.output import write_csv
+        from dpkit.io.output import write_csv
 
         write_csv(self.centroids, os.fspath(path), delimiter=delimiter)
 
@@ -159,7 +159,7 @@ def points_schema(columns: list[str], lows: Any, highs: Any, source: str, data_s
     integer columns and tokens), or a column of the data's schema that says ``unparsable:
     missing``, a value that is not a number is missing and its row dropped.
     ``keep`` is ``drop`` here: a point has no missing coordinate, so such a row is dropped."""
-    from dpkit.data.schema import NumericColumn, Schema
+    from dpkit.schema.parse import NumericColumn, Schema
 
     if declared is not None:
         return Schema(
@@ -192,8 +192,8 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     """(columns, (lows, highs) or None, where the bounds come from): ``bounds`` first, then the
     schema's numeric columns; None with ``allow_data_bounds`` (read from the data: not private)
     or, with neither, to be learned in the run (source :data:`LEARNED`)."""
-    from dpkit.data.schema import NumericColumn
-    from dpkit.kmeans.common import check_bounds, parse_bounds
+    from dpkit.algorithms.cluster.common import check_bounds, parse_bounds
+    from dpkit.schema.parse import NumericColumn
 
     if columns:
         columns = list(columns)
@@ -298,7 +298,7 @@ def cluster(
         (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
         data owner's own use).
     **options
-        The algorithm's options (``dpkit.kmeans``: dpqt's ``gamma``, ``max_height``,
+        The algorithm's options (``dpkit.algorithms.cluster``: dpqt's ``gamma``, ``max_height``,
         ``threshold``, ``allocation``, ``split``, ``n_estimate``; dpkmeans' ``iterations``;
         eug's ``n_estimate``), defaults in the estimators.
 
@@ -309,8 +309,8 @@ def cluster(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     import numpy as np
 
+    from dpkit.algorithms.cluster import make_model
     from dpkit.engine import engine_name
-    from dpkit.kmeans import make_model
     from dpkit.run import PrivateRun, call_identity
 
     k = _check_arguments(n_clusters, algorithm, options, histogram)
@@ -366,8 +366,8 @@ def cluster(
 
 def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], histogram: Any) -> int:
     """k, once ``cluster``'s own arguments are checked (before anything is read or spent)."""
-    from dpkit.kmeans import OPTIONS
-    from dpkit.kmeans.common import check_k
+    from dpkit.algorithms.cluster import OPTIONS
+    from dpkit.algorithms.cluster.common import check_k
     from dpkit.validate import keywords
 
     if n_clusters is None:
@@ -411,7 +411,7 @@ def _read(data: Any, columns: list[str], schema: Schema, need_points: bool, assi
 def _data_bounds(points: Any, frame: Any, columns: list[str], run: Any) -> Any:
     """The bounds read from the data (``allow_data_bounds``): NOT private — the run is marked so
     and a warning says it."""
-    from dpkit.kmeans.common import data_bounds
+    from dpkit.algorithms.cluster.common import data_bounds
 
     if points is not None:
         resolved = data_bounds(points)
@@ -442,7 +442,7 @@ def _result(model: Any, centres: Any, algorithm: str, columns: list[str], schema
 
 
 def _write(result: Clustering, out: str | None, hist: str | None) -> None:
-    from dpkit.data.output import write_csv
+    from dpkit.io.output import write_csv
 
     if out is not None:
         write_csv(result.centroids, out)
@@ -454,7 +454,7 @@ def _assign(result: Clustering, centres: Any, data: Any, reading: dict[str, Any]
             assign_out: str, path: str | None, spark: bool, delimiter: str) -> None:
     """Write each input row with its nearest centroid's label (rows dropped for a missing value
     get an empty label)."""
-    from dpkit.kmeans.assign import Assigner
+    from dpkit.algorithms.cluster.assign import Assigner
     from dpkit.run import private_rows_mode
 
     if spark:
@@ -464,7 +464,7 @@ def _assign(result: Clustering, centres: Any, data: Any, reading: dict[str, Any]
                                                                   result.label, frame.source, None),
                    result.label, assign_out, delimiter=delimiter, mode=private_rows_mode(path))
         return
-    from dpkit.data.output import write_csv
+    from dpkit.io.output import write_csv
 
     assigned = Assigner(result.schema, result.columns, centres, result.label, raw[1], first)(raw[0])
     write_csv(assigned, assign_out, delimiter=delimiter, mode=private_rows_mode(path))
@@ -500,7 +500,7 @@ def _declared(columns: list[str], share: float | None, integer: Any, missing: An
 
 def _as_dates(table: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     """The centroids with each date/timestamp column's coordinate as ISO text (post-processing)."""
-    from dpkit.data.dates import format_time
+    from dpkit.schema.dates import format_time
 
     for c in table.columns:
         time = getattr(schema.columns.get(c), "time", None)
@@ -550,10 +550,10 @@ def _load_numpy(data: Any, columns: list[str], schema: Schema, need_points: bool
     import numpy as np
 
     from dpkit.data.encode import encode
-    from dpkit.data.source import first_line
-    from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import load, read_table
     from dpkit.engine.numpy_frame import NumpyFrame
+    from dpkit.io.source import first_line
+    from dpkit.io.table import column_names as header_of
+    from dpkit.io.table import load, read_table
 
     if is_dataframe(data):
         df, source, first = as_strings(check_rows(data), columns, schema), DATAFRAME, 0

@@ -5,7 +5,7 @@ Two entry points:
 * :func:`infer_schema` — one private run of its own (a :class:`~dpkit.run.PrivateRun`: ε, δ and
   seed checks, the accountant, the ledger, the report), on a path (CSV or Parquet, read as the
   CLI reads it) or a pandas DataFrame. Returns a :class:`LearnedSchema`: a
-  :class:`~dpkit.data.schema.Schema` the private commands accept, with ``.yaml`` (the text, with a
+  :class:`~dpkit.schema.parse.Schema` the private commands accept, with ``.yaml`` (the text, with a
   provenance/spend header) and ``.report`` (the run's report). ``dpkit taxonomy infer --epsilon``
   is this function.
 * :func:`learn_schema` — the same discovery *inside* another run (its accountant and generator):
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
 from dpkit.api.frames import any_frame
-from dpkit.data.schema import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
 from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
+from dpkit.schema.parse import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
 from dpkit.types import DataLike, LedgerLike, SeedLike
 from dpkit.validate import renamed
 
@@ -65,13 +65,13 @@ class LearnedSchema(Schema):
     @property
     def summary(self) -> str:
         """``15 columns (9 categorical, 5 numeric, 1 ignored), target income``."""
-        from dpkit.data.importers import schema_summary
+        from dpkit.schema.importers import schema_summary
 
         return schema_summary(self)
 
     def _domains(self) -> dict[str, list[str]]:
         from dpkit.api.display import _g
-        from dpkit.data.schema import CategoricalColumn, NumericColumn
+        from dpkit.schema.parse import CategoricalColumn, NumericColumn
 
         out: dict[str, list[str]] = {}
         for name, col in self.columns.items():
@@ -104,7 +104,7 @@ class LearnedSchema(Schema):
 
     def write(self, path: str) -> None:
         """Write :attr:`yaml` to ``path`` atomically (``-``: stdout)."""
-        from dpkit.data.output import atomic_output
+        from dpkit.io.output import atomic_output
 
         with atomic_output(path) as fh:
             fh.write(self.yaml)
@@ -157,7 +157,7 @@ class Learned:
 def read_strings(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter: str | None = None) -> tuple[pd.DataFrame, str]:
     """``data`` as a DataFrame of stripped strings and its name in messages.
 
-    A path is read by the CLI's rules (:class:`~dpkit.data.source.ReadOptions`, CSV or Parquet,
+    A path is read by the CLI's rules (:class:`~dpkit.io.source.ReadOptions`, CSV or Parquet,
     the delimiter sniffed when None); a DataFrame's numbers become their ``str`` and NaN/None
     the empty string (declare it with ``missing=`` or let ``"auto"`` find it).
     """
@@ -169,8 +169,8 @@ def read_strings(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter:
         return out, "<DataFrame>"
     if not isinstance(data, str):
         raise DpkitUsageError(f"data must be a path or a pandas DataFrame, got {type(data).__name__}")
-    from dpkit.data.source import ReadOptions, resolve
-    from dpkit.data.table import read_table
+    from dpkit.io.source import ReadOptions, resolve
+    from dpkit.io.table import read_table
 
     opts = resolve(ReadOptions(data, encoding=encoding, delimiter=delimiter))
     return read_table(opts), opts.name
@@ -184,7 +184,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
     (each column's codes and distinct strings, never a string per cell), on Spark read where
     the data lives (its cached batches are dropped on exit).
 
-    A path or :class:`~dpkit.data.source.ReadOptions` is read by the rules of every load
+    A path or :class:`~dpkit.io.source.ReadOptions` is read by the rules of every load
     (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
     ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
     from dpkit.api.inputs import DATAFRAME, check_rows, is_dataframe, read_options
@@ -199,7 +199,7 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
         df = read_strings(check_rows(data))[0]
         yield NumpyStringFrame.of(df, [str(c) for c in df.columns], DATAFRAME), DATAFRAME, 0
         return
-    from dpkit.data.source import first_line
+    from dpkit.io.source import first_line
 
     options = read_options(data, **{k: v for k, v in reading.items() if v is not None})
     if not spark:  # the columnar reader: codes and the distinct strings, no string per cell
@@ -472,7 +472,7 @@ def infer_schema(
                   "metadata": learned.metadata_report()}
         rep = run.report(params, release)
         if output:
-            from dpkit.data.output import atomic_output
+            from dpkit.io.output import atomic_output
 
             with atomic_output(output) as fh:
                 fh.write(text)
@@ -532,7 +532,7 @@ DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 def _public_bounds(bounds: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     """``bounds=`` as (lo, hi) per column: a pair, or ``"lo:hi"`` text (``--bounds COL=LO:HI``),
     parsed by the one parser of cluster's bounds."""
-    from dpkit.kmeans.common import parse_bounds
+    from dpkit.algorithms.cluster.common import parse_bounds
 
     out = {}
     for col, spec in bounds.items():
@@ -619,7 +619,7 @@ class DomainStep:
         ``path`` (atomically, inside the run: the ledger books the run once it exists)."""
         parameters.update(domain_share=self.share, delta=self.delta, metadata=self.metadata)
         if path is not None:
-            from dpkit.data.output import atomic_output
+            from dpkit.io.output import atomic_output
 
             with atomic_output(path) as fh:
                 fh.write(self.text)

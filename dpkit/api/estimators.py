@@ -27,10 +27,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, ClusterMixin
 
+from dpkit.algorithms.cluster.dpqt import DPQTKMeans as _DPQT
+from dpkit.algorithms.forest.dprf import DiffPRFs as _DiffPRFs
 from dpkit.api.fits import booking, note_fit
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
-from dpkit.kmeans.dpqt import DPQTKMeans as _DPQT
-from dpkit.learn.dprf import DiffPRFs as _DiffPRFs
 from dpkit.types import LedgerLike, SchemaLike, SeedLike
 
 #: public bounds of numeric columns: {name: (lo, hi)}, or one (lo, hi) per column of X in order
@@ -111,10 +111,10 @@ def _numeric(df: Any) -> Any:
 
 def _points(frame: Any, dates: Sequence[str]) -> np.ndarray:
     """The frame as an (n, d) float array: numbers as :func:`_numeric` reads them, each column of
-    ``dates`` as day numbers (:func:`dpkit.data.dates.parse_array`, as :func:`dpkit.cluster`
+    ``dates`` as day numbers (:func:`dpkit.schema.dates.parse_array`, as :func:`dpkit.cluster`
     reads a date column); a value there that is not a date is a :class:`DataError` naming it."""
     from dpkit.api.inputs import datetimes_as_text, is_naive_datetime
-    from dpkit.data.dates import parse_array
+    from dpkit.schema.dates import parse_array
 
     out = _numeric(frame[[c for c in frame.columns if c not in dates]]).reindex(columns=frame.columns)
     for c in dates:
@@ -180,7 +180,7 @@ def _schema_from(columns: list[str], *, target: str | None, classes: Any, bounds
     domain is not given (it would have to be read from the data)."""
     import yaml
 
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema.parse import parse_schema
 
     if bounds is not None and not isinstance(bounds, dict):
         pairs = list(bounds)
@@ -223,7 +223,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         The privacy budget of one fit.
     n_estimators : int or "auto", default="auto"
         Number of trees; "auto" chooses it from noisy class counts with 5 % of ε
-        (:func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25).
+        (:func:`dpkit.algorithms.forest.dprf.plan_shape`; DiffPRFs' paper used 25).
     max_depth : int or "auto", default="auto"
         Maximum depth of every tree; "auto" as ``n_estimators`` (the paper used 5).
     schema : Schema or path, default=None
@@ -252,7 +252,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         The name of ``target`` up to 0.5: deprecated, removed in 0.8 (a fit with it warns, as
         scikit-learn's renamed parameters do).
     features_per_node : int, "sqrt" or "all", default="sqrt"
-        Attributes drawn at each node (:class:`dpkit.learn.dprf.DiffPRFs`).
+        Attributes drawn at each node (:class:`dpkit.algorithms.forest.dprf.DiffPRFs`).
     utility : {"balanced", "max", "info-gain", "gini"}, default="balanced"
         The split utility.
     sampling : {"disjoint", "none"}, default="disjoint"
@@ -461,9 +461,9 @@ class DPQTKMeans(ClusterMixin, BaseEstimator):
     threshold : float, default=None
         A node's split threshold (None: chosen from a noisy count).
     allocation : {"uniform", ...}, default="uniform"
-        How ε is split across the levels (:class:`dpkit.kmeans.dpqt.DPQTKMeans`).
+        How ε is split across the levels (:class:`dpkit.algorithms.cluster.dpqt.DPQTKMeans`).
     split : str, default="auto"
-        How a node splits (:class:`dpkit.kmeans.dpqt.DPQTKMeans`).
+        How a node splits (:class:`dpkit.algorithms.cluster.dpqt.DPQTKMeans`).
     n_estimate : int, default=None
         A public estimate of the number of rows (None: a noisy count).
     random_state : int or str, default=None

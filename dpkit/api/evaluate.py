@@ -19,28 +19,28 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from dpkit.anonymity.checks import KAnonymityCheck
+    from dpkit.algorithms.kanon.checks import KAnonymityCheck
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     np = later("numpy")
     pd = later("pandas")
-    KAnonymityCheck = later("dpkit.anonymity.checks", "KAnonymityCheck")
+    KAnonymityCheck = later("dpkit.algorithms.kanon.checks", "KAnonymityCheck")
 
 def numeric_columns(df: pd.DataFrame, columns: list[str], name: str,
                     times: dict[str, str] | None = None) -> np.ndarray:
     """The columns of ``df`` as an (n, d) float array; one-line errors naming file/line/column.
 
     A column in ``times`` (column -> ``date``/``timestamp``) is read as ``dpkit cluster`` reads
-    a date column: ISO text as days (seconds) since 1970-01-01 (:func:`dpkit.data.dates.parse_array`).
+    a date column: ISO text as days (seconds) since 1970-01-01 (:func:`dpkit.schema.dates.parse_array`).
     """
     import numpy as np
     import pandas as pd
 
     from dpkit.console import private
-    from dpkit.data.dates import expected, parse_array
+    from dpkit.schema.dates import expected, parse_array
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        from dpkit.data.source import have_columns
+        from dpkit.io.source import have_columns
 
         raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(df.columns)}")
     out = np.empty((len(df), len(columns)))
@@ -71,11 +71,11 @@ def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[
     import numpy as np
     import pandas as pd
 
-    from dpkit.data.dates import parse
+    from dpkit.schema.dates import parse
 
     missing = [c for c in columns if c not in cdf.columns]
     if missing:
-        from dpkit.data.source import have_columns
+        from dpkit.io.source import have_columns
 
         raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(cdf.columns)}")
     times: dict[str, str] = {}
@@ -116,8 +116,8 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     makes that data column a date column, read as its day numbers, as the run clustered it.
     """
     from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
-    from dpkit.data.table import read_csv, read_table
     from dpkit.evaluate.clustering import evaluate_centroids
+    from dpkit.io.table import read_csv, read_table
 
     cdf = read_csv(centroids)
     # the label column is "cluster", or "cluster_not_private" for a run that was not private
@@ -166,7 +166,7 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
     """
     from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.api.kanon import check_columns, check_k_l
-    from dpkit.data.table import read_table
+    from dpkit.io.table import read_table
 
     rep: dict[str, Any] | None = None
     if from_report is not None:
@@ -241,10 +241,10 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
     """Train on the release, test on ``test_path`` mapped through the report's generalization."""
     from pathlib import Path
 
-    from dpkit.anonymity.apply import apply_release
-    from dpkit.anonymity.frame import require_columns
-    from dpkit.anonymity.utility import classifier_utility
-    from dpkit.data.table import read_csv
+    from dpkit.algorithms.kanon.apply import apply_release
+    from dpkit.algorithms.kanon.frame import require_columns
+    from dpkit.algorithms.kanon.utility import classifier_utility
+    from dpkit.io.table import read_csv
 
     params = (rep or {}).get("parameters", {})
     target = target or params.get("target")
@@ -261,7 +261,7 @@ def _kanon_utility(df: pd.DataFrame, qis: list[str], test_path: str, rep: dict[s
             if not Path(schema_file).is_file():
                 raise DataError(f"the schema {schema_file} named by the report is not found from here; pass schema=",
                                 param="schema")
-            from dpkit.data.schema import load_schema
+            from dpkit.schema.parse import load_schema
 
             schema = load_schema(schema_file, allow_draft=True)
         release = dict(rep.get("release", {}))
@@ -286,19 +286,19 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
 
     Exactly one of ``train``, ``predictions`` and ``dpkit_model``. ``baseline`` and
     ``baseline_test`` (the raw splits) add the same classifier trained on raw data and the
-    majority-class floor. Inputs are paths, :class:`~dpkit.data.source.ReadOptions` or pandas
+    majority-class floor. Inputs are paths, :class:`~dpkit.io.source.ReadOptions` or pandas
     DataFrames. ``random_state``: the seed of the classifier trained on ``train`` (``seed``
     before 0.5, deprecated). ``roc_curve``: also the ROC curve's points of a two-class task
     (``roc_curve``, ``baseline_roc_curve``: the positive class's false and true positive rates).
     """
     from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
-    from dpkit.data.table import read_table
     from dpkit.evaluate.classify import (
         dpkit_model_predictor,
         read_predictions,
         score_tables,
         scores_from_columns,
     )
+    from dpkit.io.table import read_table
 
     given = [n for n, v in (("train", train), ("predictions", predictions), ("dpkit_model", dpkit_model))
              if v is not None]

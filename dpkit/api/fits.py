@@ -12,7 +12,7 @@ follow, and both live here so that each estimator's ``fit`` calls them in one li
   a record's privacy loss is the sum of the ε of every fit that saw it; fits on disjoint rows
   compose in parallel (each record pays only for the fits it is in).
 
-The rows are recognised by 64-bit hashes of their values (:func:`dpkit.data.fingerprint.row_hashes`),
+The rows are recognised by 64-bit hashes of their values (:func:`dpkit.io.fingerprint.row_hashes`),
 kept in this process only: two records with the same values count as one row here.
 """
 
@@ -33,7 +33,7 @@ _LOCK = threading.Lock()
 
 def booking(ledger: Any, X: Any) -> Any:
     """``ledger=`` for the private function an estimator's fit calls: book against ``X``."""
-    from dpkit.data.fingerprint import in_memory
+    from dpkit.io.fingerprint import in_memory
     from dpkit.run import Booking
 
     return Booking(ledger, X if in_memory(X) else np.asarray(X))  # a list of rows: as an array
@@ -47,7 +47,7 @@ def note_fit(X: Any, epsilon: float, delta: float = 0.0) -> float:
     well (basic composition: the δ of the fits a record is in add up, as their ε do), and names
     it when any of those fits spent one.
     """
-    from dpkit.data.fingerprint import as_frame, row_hashes
+    from dpkit.io.fingerprint import as_frame, row_hashes
 
     rows = row_hashes(as_frame(X))
     assert rows is not None  # in memory: as_frame gave a DataFrame

@@ -1,6 +1,6 @@
 """``dpkit.forest``: a differentially private random forest (DiffPRFs, Mu, Ding, Song & Lu 2016).
 
-One private run around :class:`dpkit.learn.dprf.DiffPRFs`, returning a :class:`Forest`: the
+One private run around :class:`dpkit.algorithms.forest.dprf.DiffPRFs`, returning a :class:`Forest`: the
 model (the DP release: it can be shared and applied to any data without further budget), its
 report, and prediction. ``dpkit forest train`` is :func:`forest`; ``dpkit forest predict`` is
 :func:`load_forest` and :meth:`Forest.predictions`.
@@ -31,12 +31,12 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
-    from dpkit.learn.model import ForestModel
+    from dpkit.algorithms.forest.model import ForestModel
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    ForestModel = later("dpkit.learn.model", "ForestModel")
-    Schema = later("dpkit.data.schema", "Schema")
+    ForestModel = later("dpkit.algorithms.forest.model", "ForestModel")
+    Schema = later("dpkit.schema.parse", "Schema")
 
 #: forest options besides ε, by library name -> the estimator's (``DiffPRFs.__init__``) name
 OPTIONS = {"n_estimators": "n_trees", "max_depth": "max_depth", "features_per_node": "features_per_node",
@@ -60,7 +60,7 @@ class Forest:
     def labels(self) -> list[Any]:
         """The classes as :meth:`predict` returns them: values of the training DataFrame's
         target dtype when it was int, bool or float (``[0, 1]``), else the class texts."""
-        from dpkit.learn.model import typed_labels
+        from dpkit.algorithms.forest.model import typed_labels
 
         return typed_labels(self.model)
 
@@ -122,8 +122,8 @@ class Forest:
         those input columns (as read, strings) — ``(matrix, index, DataFrame)``. A DataFrame's
         rows keep its own index (so that ``test["pred"] = forest.predict(test)`` lines up); a
         file's are numbered from 0."""
-        from dpkit.data.source import first_line
-        from dpkit.data.table import read_table
+        from dpkit.io.source import first_line
+        from dpkit.io.table import read_table
 
         if is_dataframe(data):
             df, source, first = dates_as_text(check_columns(data)), DATAFRAME, 0
@@ -207,7 +207,7 @@ class Forest:
             for i, c in enumerate(self.model.classes):
                 out[f"p_{c}"] = np.round(probs[:, i], 6)
         if output is not None:
-            from dpkit.data.output import write_csv
+            from dpkit.io.output import write_csv
 
             write_csv(out, os.fspath(output), delimiter=output_delimiter)
         return out
@@ -215,7 +215,7 @@ class Forest:
     def write(self, path: str | os.PathLike) -> None:
         """Write the model as JSON, atomically (:func:`load_forest` and ``dpkit forest predict``
         read it), as every result's ``write`` writes its release."""
-        from dpkit.learn.model import save_model
+        from dpkit.algorithms.forest.model import save_model
 
         save_model(self.model, os.fspath(path))
 
@@ -237,7 +237,7 @@ class Forest:
 
 def load_forest(path: str | os.PathLike) -> Forest:
     """A forest written by :meth:`Forest.write` or ``dpkit forest train`` (``-``: stdin)."""
-    from dpkit.learn.model import load_model
+    from dpkit.algorithms.forest.model import load_model
 
     return Forest(load_model(os.fspath(path)))
 
@@ -299,7 +299,7 @@ def forest(
         The class column (default: the schema's target).
     n_estimators, max_depth : int or "auto", optional
         Number of trees t and maximum depth d (default, or "auto": both chosen from noisy class
-        counts, 5 % of ε — :func:`dpkit.learn.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
+        counts, 5 % of ε — :func:`dpkit.algorithms.forest.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
         ``trees`` and ``depth``, their names before 0.5, are deprecated.
     columns : list of str, optional
         The predictors (default: every non-ignored schema column but the target).
@@ -329,14 +329,14 @@ def forest(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
+    from dpkit.algorithms.forest.model import target_dtype
     from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline, output_paths
-    from dpkit.learn.model import target_dtype
     from dpkit.validate import keywords
 
     keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
     # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
-    # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.learn.dprf)
+    # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.algorithms.forest.dprf)
     pipe = Pipeline("forest train", data, schema=schema, on_invalid=on_invalid, domain=dict(
         delta=delta, domain_share=domain_share, target=target, engine=engine, ignore=ignore, keep=columns,
         values=values, vocabulary=vocabulary, numeric=numeric, categorical=categorical, integer=integer,
@@ -387,7 +387,7 @@ def forest(
 
 def _estimator(epsilon: Any, options: dict[str, Any], predictors: list[str]) -> Any:
     """The DiffPRFs estimator of the options given (None: its default), checked before the run."""
-    from dpkit.learn.dprf import DiffPRFs, resolve_features_per_node
+    from dpkit.algorithms.forest.dprf import DiffPRFs, resolve_features_per_node
 
     estimator = DiffPRFs(epsilon=epsilon, **{OPTIONS[k]: v for k, v in options.items() if v is not None})
     if predictors:
@@ -421,7 +421,7 @@ def _release(model: ForestModel, estimator: Any, out: str | None, schema: Schema
 
 def kept_missing(model: ForestModel) -> dict[str, Any]:
     """What the report says of a ``missing_policy: keep`` forest: where each feature's missing
-    values go (:attr:`dpkit.learn.model.Feature.missing`; features without one are left out) and
+    values go (:attr:`dpkit.algorithms.forest.model.Feature.missing`; features without one are left out) and
     the noisy number of records the trees hold (the roots' noisy sizes: every record is in one
     root under disjoint sampling, in each under ``none`` — rows with a missing value kept, no exact
     count released)."""

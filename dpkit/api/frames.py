@@ -5,7 +5,7 @@ A library call's ``data`` may be any object that speaks the Arrow PyCapsule stre
 relation, …) besides a path or a pandas DataFrame. pyarrow imports the stream (the Arrow buffers
 are shared, not copied) and the table enters as the pandas DataFrame it converts to, so that a
 keyed run on a polars frame draws the noise a pandas frame of the same rows and types draws
-(the run's identity is the frame's, :func:`dpkit.data.fingerprint.frame_digest`).
+(the run's identity is the frame's, :func:`dpkit.io.fingerprint.frame_digest`).
 
 What a call returns that is a table (:meth:`dpkit.Release.generalize`, :meth:`dpkit.Forest.predict`,
 :meth:`dpkit.Clustering.assign`, …) comes back as the caller's kind: polars for polars (rows in
@@ -13,7 +13,7 @@ the input's order: polars has no index), pandas for everything else; so do the t
 :class:`dpkit.Release` (``table``, ``counts``) and a :class:`dpkit.KAnonymousTable` (``table``)
 made from polars. A :class:`dpkit.Clustering`'s ``centroids`` stay pandas (a few rows).
 
-Not here: the engines read Arrow only from Parquet files (:mod:`dpkit.data.parquet`); an Arrow
+Not here: the engines read Arrow only from Parquet files (:mod:`dpkit.io.parquet`); an Arrow
 object in memory goes through pandas (one copy of the text columns) before it is encoded.
 """
 

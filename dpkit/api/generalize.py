@@ -22,10 +22,10 @@ from dpkit.types import DataLike, SchemaLike, later
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    Schema = later("dpkit.data.schema", "Schema")
+    Schema = later("dpkit.schema.parse", "Schema")
 
 
 class ReleaseLike(Protocol):
@@ -103,9 +103,9 @@ def generalize(
             f"{where}: not a `dpkit publish` report (no release.cut), nor a kanon-select one made with generalize"
         )
     schema_obj = _schema(schema, params, where)
+    from dpkit.algorithms.publish.cut import Cut
+    from dpkit.algorithms.publish.generalized import Generalizer, reading_schema
     from dpkit.data.unknown import mapping_warning
-    from dpkit.release.cut import Cut
-    from dpkit.release.generalized import Generalizer, reading_schema
 
     target = release.get("target") or params.get("target") or schema_obj.target
     released = Cut.from_json(schema_obj, target, release["cut"], source=where)
@@ -131,7 +131,7 @@ def generalize(
     if message:
         warn(message, DpkitWarning)
     if out is not None:
-        from dpkit.data.output import write_csv
+        from dpkit.io.output import write_csv
 
         write_csv(rows, out, delimiter=output_delimiter)
     return rows
@@ -164,17 +164,17 @@ def _read(data: Any, reading: dict[str, Any], schema: Schema, lenient: Schema, o
 
 def _load(opts: Any, schema: Schema, lenient: Schema, order: list[str], cut: Any,
           target: str) -> tuple[Any, dict[str, Any], list[str]]:
-    """A file's records encoded for :class:`~dpkit.release.generalized.Generalizer`, the values
+    """A file's records encoded for :class:`~dpkit.algorithms.publish.generalized.Generalizer`, the values
     the schema does not read, and the columns read. The fast columnar reader first, with the
     schema as it is (missing values kept); only when it meets a value the schema does not read
     is the file read again as strings, to encode every value leniently and count those values
     for the warning."""
     import warnings
 
-    from dpkit.data.source import first_line
-    from dpkit.data.table import column_names as header_of
-    from dpkit.data.table import load, read_table
-    from dpkit.release.generalized import reading_schema
+    from dpkit.algorithms.publish.generalized import reading_schema
+    from dpkit.io.source import first_line
+    from dpkit.io.table import column_names as header_of
+    from dpkit.io.table import load, read_table
 
     header_names = header_of(opts)
     wanted = [c for c in order if c in cut.attributes or (c == target and c in header_names)]
@@ -254,10 +254,10 @@ def _named_schema(params: dict[str, Any], where: str) -> str:
 def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, output: str, delimiter: str,
            master: str | None) -> None:
     """The generalized rows computed on the executors and written by Spark (docs/spark.md)."""
+    from dpkit.algorithms.publish.generalized import Generalizer
     from dpkit.engine.spark.read import load_spark, raw_input
     from dpkit.engine.spark.session import session
     from dpkit.engine.spark.write import check_output, write_rows
-    from dpkit.release.generalized import Generalizer
 
     if opts.path == "-":
         raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
@@ -279,10 +279,10 @@ def _spark(opts: Any, schema: Schema, cut: Any, release: dict, target: str, outp
 def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None, delimiter: str,
            reading: dict[str, Any]) -> pd.DataFrame:
     """A `kanon-select --generalize` report: its kept columns at their chosen levels."""
-    from dpkit.anonymity.apply import apply_release
+    from dpkit.algorithms.kanon.apply import apply_release
     from dpkit.api.inputs import DATAFRAME, is_dataframe
-    from dpkit.data.output import write_csv
-    from dpkit.data.table import read_table
+    from dpkit.io.output import write_csv
+    from dpkit.io.table import read_table
 
     params = report.get("parameters") or {}
     if schema is None:

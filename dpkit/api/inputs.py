@@ -5,7 +5,7 @@
 * a path (``str`` or :class:`os.PathLike`): a CSV or Parquet file, ``-`` for stdin, or with
   ``engine="spark"`` a URI or a directory — read with the command line's rules (encoding
   ``utf-8-sig``, the delimiter sniffed among ``,`` ``;`` tab ``|`` when not given, a header row);
-* a :class:`~dpkit.data.source.ReadOptions`, the same with every dialect option spelled out
+* a :class:`~dpkit.io.source.ReadOptions`, the same with every dialect option spelled out
   (the command line builds one from its flags);
 * a :class:`pandas.DataFrame`: its values are read as the CSV reader would read their text
   (a missing value is the empty string; whitespace around a category is stripped);
@@ -21,16 +21,16 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dpkit.data.source import LISTED_COLUMNS as LISTED
-from dpkit.data.source import ReadOptions
 from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
+from dpkit.io.source import LISTED_COLUMNS as LISTED
+from dpkit.io.source import ReadOptions
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
     from dpkit.engine.frame import Frame
+    from dpkit.schema.parse import Schema
     from dpkit.types import DataLike
 
 #: how a DataFrame is named in messages (a row is then named by its position, from 0)
@@ -87,7 +87,7 @@ def read_options(data: DataLike, *, encoding: str = DEFAULT_ENCODING, delimiter:
                  header: bool = True, column_names: Sequence[str] | None = None) -> ReadOptions:
     """The :class:`ReadOptions` of a path given to a library call, its delimiter sniffed when
     None (once: the warning that names it is given once), as the command line does."""
-    from dpkit.data.source import resolve
+    from dpkit.io.source import resolve
 
     if isinstance(data, ReadOptions):
         return resolve(data)
@@ -125,7 +125,7 @@ def schema_of(schema: Schema | str | os.PathLike | None, *, allow_draft: bool = 
     as given; a Schema is recorded under the path it was read from."""
     if schema is None:
         return None, None
-    from dpkit.data.schema import Schema, load_schema
+    from dpkit.schema.parse import Schema, load_schema
 
     if isinstance(schema, Schema):
         return schema, str(schema.path)
@@ -171,7 +171,7 @@ def is_naive_datetime(s: pd.Series) -> bool:
 
 def datetimes_as_text(s: pd.Series) -> Any:
     """A datetime column as the ISO text a CSV holds (``2021-03-04T00:00:00``; NaT: the empty
-    field), which :func:`dpkit.data.dates.parse_array` reads as a date or a timestamp. Without
+    field), which :func:`dpkit.schema.dates.parse_array` reads as a date or a timestamp. Without
     it a parsed date column read as missing: numpy turns ``datetime64[ns]`` into integers of
     nanoseconds on the way to ``object``, and ``str`` adds a fraction no date has."""
     import numpy as np
@@ -203,7 +203,7 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
     import numpy as np
     import pandas as pd
 
-    from dpkit.data.schema import CategoricalColumn
+    from dpkit.schema.parse import CategoricalColumn
 
     out: dict[str, Any] = {}
     for c in columns:

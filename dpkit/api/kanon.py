@@ -31,12 +31,12 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.anonymity.checks import KAnonymityCheck
-    from dpkit.data.schema import Schema
+    from dpkit.algorithms.kanon.checks import KAnonymityCheck
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    KAnonymityCheck = later("dpkit.anonymity.checks", "KAnonymityCheck")
-    Schema = later("dpkit.data.schema", "Schema")
+    KAnonymityCheck = later("dpkit.algorithms.kanon.checks", "KAnonymityCheck")
+    Schema = later("dpkit.schema.parse", "Schema")
 
 @dataclass
 class KAnonymousTable:
@@ -77,7 +77,7 @@ class KAnonymousTable:
         if self._frame is not None:
             self._frame.write_rows(self.columns, path, delimiter=delimiter)
             return
-        from dpkit.data.category_csv import write_categories
+        from dpkit.io.category_csv import write_categories
 
         write_categories(self._table, path, delimiter=delimiter)
 
@@ -196,7 +196,7 @@ def kanon_select(
     -------
     KAnonymousTable
     """
-    from dpkit.anonymity.greedy import DEFAULT_RANK_SAMPLE
+    from dpkit.algorithms.kanon.greedy import DEFAULT_RANK_SAMPLE
     from dpkit.engine import engine_name
     from dpkit.run import check_output_paths
 
@@ -249,8 +249,8 @@ def _select(data: Any, reading: dict[str, Any], used: list[str], *, engine: str 
             parameters: dict[str, Any]) -> KAnonymousTable:
     """XGB-KA's (or Greedy-Hamdist's) greedy forward selection on either engine: the kept
     columns' rows, and the report."""
-    from dpkit.anonymity.select import ALGORITHMS
-    from dpkit.anonymity.select import kanon_select as select
+    from dpkit.algorithms.kanon.select import ALGORITHMS
+    from dpkit.algorithms.kanon.select import kanon_select as select
     from dpkit.engine import engine_name
     from dpkit.engine.string_frame import load_strings
     from dpkit.report import build_kanon_report
@@ -281,14 +281,14 @@ def _generalize(data: Any, reading: dict[str, Any], used: list[str] | None, *, k
                 require_features: bool, seed: int | None, rank_sample: int, max_suppression: float | None,
                 max_lattice: int | None, parameters: dict[str, Any]) -> KAnonymousTable:
     """The Flash search (numpy engine): the table generalized and suppressed, and its report."""
-    from dpkit.anonymity.generalization import (
+    from dpkit.algorithms.kanon.generalization import (
         DEFAULT_MAX_NODES,
         DEFAULT_MAX_SUPPRESSION,
         kanon_generalize,
     )
-    from dpkit.anonymity.select import ALGORITHMS
-    from dpkit.data.table import read_table
+    from dpkit.algorithms.kanon.select import ALGORITHMS
     from dpkit.engine.string_frame import _release_reader_memory
+    from dpkit.io.table import read_table
     from dpkit.report import build_kanon_report
 
     max_suppression = DEFAULT_MAX_SUPPRESSION if max_suppression is None else max_suppression
@@ -358,8 +358,8 @@ def check_kanon(
 ) -> KAnonymityReport:
     """k (the smallest equivalence class), the records in classes below ``k``, and the distinct ℓ
     of ``sensitive``, of a table as it is, on ``quasi_identifiers`` (nothing is selected)."""
-    from dpkit.data.table import read_table
     from dpkit.engine.string_frame import _release_reader_memory
+    from dpkit.io.table import read_table
 
     if not quasi_identifiers:
         raise DpkitUsageError("quasi_identifiers is required (the columns to check)", param="quasi_identifiers")
@@ -387,8 +387,8 @@ def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *
                   sensitive: str | None, l: int | None) -> KAnonymityCheck:  # noqa: E741
     """k (and ℓ) of ``df`` on ``quasi_identifiers``, after checking that the columns exist (errors
     name ``source``): ``check_kanon`` and ``dpkit.api.evaluate.evaluate_kanon`` both ask here."""
-    from dpkit.anonymity.checks import check_table
-    from dpkit.anonymity.frame import require_columns
+    from dpkit.algorithms.kanon.checks import check_table
+    from dpkit.algorithms.kanon.frame import require_columns
 
     require_columns(df, quasi_identifiers, "quasi_identifiers", source)
     if sensitive is not None:

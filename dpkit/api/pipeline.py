@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
-from dpkit.data.schema import Schema
+from dpkit.schema.parse import Schema
 from dpkit.types import DataLike
 
 #: the name a learned schema is recorded under when no file holds it

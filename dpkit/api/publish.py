@@ -1,7 +1,7 @@
 """``dpkit.publish``: a differentially private generalized release of a classification table.
 
 One private run (:class:`~dpkit.run.PrivateRun`) around one publisher (MAXGDDP, Fu, Zhang & Ding
-2018, or the DiffGen baseline; :mod:`dpkit.release`), returning a :class:`Release`: the noisy
+2018, or the DiffGen baseline; :mod:`dpkit.algorithms.publish`), returning a :class:`Release`: the noisy
 (cut × class) table, its report, and what to do with them (write them, map other data onto
 the cut). ``dpkit publish`` is this function and a print.
 """
@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from dpkit.algorithms.publish import DEFAULT_ALGORITHM
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
-from dpkit.release import DEFAULT_ALGORITHM
 from dpkit.types import (
     DataLike,
     GeneralizeOptions,
@@ -30,12 +30,12 @@ from dpkit.validate import renamed
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
-    from dpkit.release.sparse import NoisyTable
+    from dpkit.algorithms.publish.sparse import NoisyTable
+    from dpkit.schema.parse import Schema
 else:  # the same names for typing.get_type_hints, imported when it evaluates them
     pd = later("pandas")
-    Schema = later("dpkit.data.schema", "Schema")
-    NoisyTable = later("dpkit.release.sparse", "NoisyTable")
+    Schema = later("dpkit.schema.parse", "Schema")
+    NoisyTable = later("dpkit.algorithms.publish.sparse", "NoisyTable")
 
 #: how a report names a schema learned in the run and written nowhere (yet)
 LEARNED = "<learned>"
@@ -145,7 +145,7 @@ class Release:
     def write(self, path: str | os.PathLike, *, counts: bool = False, delimiter: str = ",") -> None:
         """Write the release atomically: CSV, or Parquet for a ``.parquet``/``.pq`` path;
         ``-`` is stdout. ``counts``: one row per cell with a ``count`` column."""
-        from dpkit.release.sparse import write_release
+        from dpkit.algorithms.publish.sparse import write_release
 
         write_release(self.noisy, os.fspath(path), counts=counts, columns=self.columns, delimiter=delimiter)
 
@@ -283,7 +283,7 @@ def publish(
         ``"drop"`` drops each such record on its own — the report's neighbouring relation then
         covers any record (docs/formats.md).
     **options
-        The publisher's options, with its defaults (``dpkit.release.maxgddp.MaxGDDP``):
+        The publisher's options, with its defaults (``dpkit.algorithms.publish.maxgddp.MaxGDDP``):
         ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``, ``score``,
         ``grid``; DiffGen takes ``levels`` and ``raw`` and ignores the rest, with a warning.
 
@@ -294,10 +294,10 @@ def publish(
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
+    from dpkit.algorithms.publish import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline, output_paths
     from dpkit.privacy import derive_seed
-    from dpkit.release import MAXGDDP_ONLY, OPTIONS, make_model
     from dpkit.validate import keywords
 
     # every keyword, None-valued too (publish(..., missing=None) is a mistake, not a default)

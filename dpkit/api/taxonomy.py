@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.frames import any_frame
-from dpkit.data.schema import Schema
 from dpkit.defaults import DEFAULT_ENCODING, MAX_CATEGORIES
 from dpkit.errors import (
     DataError,
@@ -25,15 +24,16 @@ from dpkit.errors import (
     SchemaError,
     warn,
 )
+from dpkit.schema.parse import Schema
 from dpkit.types import DataLike, LearnOptions, later
 from dpkit.validate import renamed
 
 if TYPE_CHECKING:
     from dpkit.api.domain import LearnedSchema
-    from dpkit.data.source import ReadOptions
+    from dpkit.io.source import ReadOptions
 else:  # for typing.get_type_hints, imported when it evaluates them
     LearnedSchema = later("dpkit.api.domain", "LearnedSchema")
-    ReadOptions = later("dpkit.data.source", "ReadOptions")
+    ReadOptions = later("dpkit.io.source", "ReadOptions")
 
 
 @dataclass
@@ -47,13 +47,13 @@ class SchemaText:
 
     @property
     def summary(self) -> str:
-        from dpkit.data.importers import schema_summary
+        from dpkit.schema.importers import schema_summary
 
         return schema_summary(self.schema)
 
     def write(self, path: str) -> None:
         """Write :attr:`text` to ``path`` atomically (``-``: stdout)."""
-        from dpkit.data.output import atomic_output
+        from dpkit.io.output import atomic_output
 
         with atomic_output(path) as fh:
             fh.write(self.text)
@@ -92,8 +92,8 @@ def import_schema(
     the schema is marked ``draft: true``; so is a schema whose numeric bounds came from ARX
     values. The text is checked like any schema before it is returned.
     """
-    from dpkit.data import importers
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema import importers
+    from dpkit.schema.parse import parse_schema
 
     for s in sources:
         if not Path(s).exists():
@@ -118,7 +118,7 @@ def import_schema(
     extra, missing, order = None, None, None
     if data:
         from dpkit.api.inputs import read_options
-        from dpkit.data.table import read_table
+        from dpkit.io.table import read_table
 
         df = read_table(read_options(data, encoding=encoding, delimiter=delimiter))
         drafted = importers.draft_uncovered(columns, df, rename=renames, target=target, source=data)
@@ -148,7 +148,7 @@ def import_schema(
 def _import_diffgen(sources: list[str] | tuple[str, ...], encoding: str) -> dict[str, Any]:
     """The columns of DiffGen taxonomy files, one text file per source; an attribute in two
     sources is refused."""
-    from dpkit.data import importers
+    from dpkit.schema import importers
 
     columns: dict[str, Any] = {}
     for s in sources:
@@ -191,10 +191,10 @@ def draft_schema(
     data's min and max in the column's comment.
     """
     from dpkit.api.inputs import read_options
-    from dpkit.data.importers import dump_schema
-    from dpkit.data.infer import DRAFT_HEADER, draft_from_data
-    from dpkit.data.schema import parse_schema
-    from dpkit.data.table import read_table
+    from dpkit.io.table import read_table
+    from dpkit.schema.draft import DRAFT_HEADER, draft_from_data
+    from dpkit.schema.importers import dump_schema
+    from dpkit.schema.parse import parse_schema
 
     opts = read_options(data, encoding=encoding, delimiter=delimiter)
     name = opts.name
@@ -229,9 +229,9 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     ``-v``), so a cron log keeps none.
     """
     from dpkit.console import private
-    from dpkit.data.importers import schema_summary
-    from dpkit.data.schema import load_schema
-    from dpkit.data.source import resolve
+    from dpkit.io.source import resolve
+    from dpkit.schema.importers import schema_summary
+    from dpkit.schema.parse import load_schema
 
     schema_path = str(schema)
     sch = load_schema(schema_path, allow_draft=True)
@@ -244,7 +244,7 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
     if data is None:
         result["message"] = summary
         return result
-    from dpkit.data.source import ReadOptions
+    from dpkit.io.source import ReadOptions
 
     opts = data if isinstance(data, ReadOptions) else resolve(ReadOptions(str(data), encoding=encoding,
                                                                           delimiter=delimiter))
@@ -282,9 +282,9 @@ def validate_schema(schema: str | Path, data: str | os.PathLike[str] | ReadOptio
 def _coverage(opts: Any, name: str, sch: Schema, engine: str | None, spark_master: str | None) -> tuple[Any, list[str]]:
     """(the data's Coverage of ``sch``, its column names), on either engine."""
     from dpkit.data.coverage import check_coverage
-    from dpkit.data.source import first_line
-    from dpkit.data.table import read_table
     from dpkit.engine import engine_name
+    from dpkit.io.source import first_line
+    from dpkit.io.table import read_table
 
     if engine_name(engine) == "spark":
         from dpkit.engine.spark.rows import coverage
@@ -333,13 +333,13 @@ def learn_schema(data: DataLike, *, output: str, epsilon: float, delta: float | 
     ``output`` (``-``: none; the caller prints :attr:`LearnedSchema.yaml`) and its report to
     ``report`` (default: beside the output, ``.report.json`` for ``.yaml``).
 
-    ``data``: a path or :class:`~dpkit.data.source.ReadOptions` (not stdin: the run reads it twice).
+    ``data``: a path or :class:`~dpkit.io.source.ReadOptions` (not stdin: the run reads it twice).
     ``bounds``: ``{column: "LO:HI"}``, public. ``missing="none"`` declares no missing token.
     Returns the :class:`~dpkit.api.domain.LearnedSchema` and the report's path.
     """
+    from dpkit.algorithms.cluster.common import parse_bounds
     from dpkit.api.domain import check_delta, infer_schema
-    from dpkit.data.source import ReadOptions
-    from dpkit.kmeans.common import parse_bounds
+    from dpkit.io.source import ReadOptions
 
     if delta is None:
         raise DpkitUsageError("epsilon= learns the schema under (epsilon, delta)-DP: give delta= too (e.g. 1e-6)",

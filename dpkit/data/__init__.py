@@ -1,1 +1,2 @@
-"""Reading and checking inputs: CSV tables, schemas, and the counting module."""
+"""The encoded table: encoding against the schema, the table every reader builds, counting,
+coverage and the values a schema does not read."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.data.encode import MAX_LISTED, _leaf_codes
-from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, Schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def batch_coverage(df: pd.DataFrame, schema: Schema, present: list[str], tokens:
         else:
             assert isinstance(col, NumericColumn)
             if col.time is not None:  # ISO dates, by the readers' one parse function
-                from dpkit.data.dates import parse_array
+                from dpkit.schema.dates import parse_array
 
                 nums = parse_array(values, col.time)
             else:

@@ -18,8 +18,8 @@ import numpy as np
 
 from dpkit.console import private
 from dpkit.data.encoded import EncodedTable
-from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.errors import DataError, DpkitUsageError, warn
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, Schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,7 +84,7 @@ def encode(
             conv = _leaf_codes(values, col)
             bad = np.flatnonzero(conv < 0)
         elif col.time is not None:
-            from dpkit.data.dates import parse_array
+            from dpkit.schema.dates import parse_array
 
             conv = parse_array(values, col.time)
             bad = np.flatnonzero(~np.isfinite(conv))
@@ -163,7 +163,7 @@ def encode(
             if bad.size:
                 i = int(bad[0])
                 v = values[i]
-                from dpkit.data.dates import expected as shape
+                from dpkit.schema.dates import expected as shape
 
                 kind = col.time or "numeric"
                 expected = shape(col.time) if col.time is not None else "a finite number"
@@ -205,9 +205,9 @@ def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, row
 
 def _numbers(values: np.ndarray, col: NumericColumn) -> np.ndarray:
     """A numeric column's values as :func:`encode` parses them: dates and timestamps by
-    :func:`dpkit.data.dates.parse_array`, numbers by :func:`_to_float` (NaN: neither)."""
+    :func:`dpkit.schema.dates.parse_array`, numbers by :func:`_to_float` (NaN: neither)."""
     if col.time is not None:
-        from dpkit.data.dates import parse_array
+        from dpkit.schema.dates import parse_array
 
         return parse_array(values, col.time)
     return _to_float(values)

@@ -3,8 +3,8 @@
 Categorical columns hold leaf codes (the smallest of int8/int16/int32 that holds them, in
 the leaf order of the schema's taxonomy), numeric columns the values clipped to the public
 bounds (whole numbers in the smallest integer type that holds the bounds, else float64).
-Its own module so that every reader — the columnar one (:mod:`dpkit.data.columnar`),
-Parquet's (:mod:`dpkit.data.parquet`), the exact encoder (:mod:`dpkit.data.encode`) and the
+Its own module so that every reader — the columnar one (:mod:`dpkit.io.columnar`),
+Parquet's (:mod:`dpkit.io.parquet`), the exact encoder (:mod:`dpkit.data.encode`) and the
 Spark engine's executors — builds it without importing another. The rules they share live
 here too: the code and number types (:func:`code_dtype`, :func:`number_dtype`), a batch's
 leaf lookup (:func:`leaf_lut`), what a value reads as (:func:`is_number`), and the load's
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
 from dpkit.errors import DpkitWarning
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, Schema
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import CategoricalColumn, NumericColumn, Schema
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, Schema
 
 #: a column whose values not in the schema, or missing values the release does not hold, are
 #: more than this share of the rows is named with its share (docs/publish.md)

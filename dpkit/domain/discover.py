@@ -2,7 +2,7 @@
 
 I/O-free: takes the public metadata (:mod:`dpkit.domain.metadata`), the exact per-column
 counts (:mod:`dpkit.domain.profile`: from Frames), an accountant and a generator, and returns
-a :class:`~dpkit.data.schema.Schema` the private commands accept (docs/domain.md).
+a :class:`~dpkit.schema.parse.Schema` the private commands accept (docs/domain.md).
 
 Budget (defaults in :class:`DomainOptions`, the only place they live):
 
@@ -63,26 +63,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpkit.data.dates import (
-    COUNT_SHARE,
-    MONTH_PRIOR,
-    REFINE_MIN,
-    REFINE_SHARE,
-    REFINE_YEARS,
-    TIME_KINDS,
-    YEAR_PRIOR,
-    bounds_grid,
-    refine_grid,
-)
-from dpkit.data.schema import (
-    CategoricalColumn,
-    Column,
-    IgnoredColumn,
-    IntervalNode,
-    NumericColumn,
-    Schema,
-    TaxonomyNode,
-)
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
 from dpkit.domain.vocabulary import Thresholds, Vocabularies
@@ -111,6 +91,26 @@ from dpkit.privacy.quantiles import (
     reward_window,
     split_tree,
     zero_edge,
+)
+from dpkit.schema.dates import (
+    COUNT_SHARE,
+    MONTH_PRIOR,
+    REFINE_MIN,
+    REFINE_SHARE,
+    REFINE_YEARS,
+    TIME_KINDS,
+    YEAR_PRIOR,
+    bounds_grid,
+    refine_grid,
+)
+from dpkit.schema.parse import (
+    CategoricalColumn,
+    Column,
+    IgnoredColumn,
+    IntervalNode,
+    NumericColumn,
+    Schema,
+    TaxonomyNode,
 )
 
 #: the catch-all leaf's name, and the spellings tried when a released value already has it
@@ -778,7 +778,7 @@ def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, ac
 
     The numeric mechanism (:func:`~dpkit.privacy.quantiles.bounds_on_grid`: both bounds at
     once, utility −#clipped, sensitivity 1, monotone) over every year start 1800–2200
-    (:func:`dpkit.data.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
+    (:func:`dpkit.schema.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
     year; publish's calendar grid then splits months and days inside the bounds. The column
     reads what is not a date as missing (``unparsable: missing``)."""
     grid = bounds_grid(m.kind)

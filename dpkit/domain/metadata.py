@@ -81,8 +81,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpkit.data.encoded import is_number
-from dpkit.data.source import have_columns
 from dpkit.errors import DpkitUsageError
+from dpkit.io.source import have_columns
 
 if TYPE_CHECKING:
     from dpkit.domain.profile import Summary
@@ -355,8 +355,8 @@ def named_ids(columns: Sequence[str], target: str | None, declared: Declarations
 
 def is_date(value: str) -> bool:
     """An ISO date (or a timestamp, read as its day) as every reader parses it
-    (:func:`dpkit.data.dates.parse`: the one place that decides what is a date)."""
-    from dpkit.data.dates import parse
+    (:func:`dpkit.schema.dates.parse`: the one place that decides what is a date)."""
+    from dpkit.schema.dates import parse
 
     return parse(value, "date") is not None
 
@@ -443,12 +443,12 @@ def structural_missing(metas: Sequence[ColumnMeta]) -> list[ColumnMeta]:
     itself learned under DP — so nothing is read or spent, and the audit's stability is
     untouched (the flag no longer depends on the noisy counts at all).
 
-    The schema writes ``missing: structural`` (:attr:`dpkit.data.schema.NumericColumn.structural`):
+    The schema writes ``missing: structural`` (:attr:`dpkit.schema.parse.NumericColumn.structural`):
     a forest gives the column a missing child. A run without a schema applies it in the forest
     only (``DomainPlan.structural_missing``); a no-schema publish keeps the learned flag, as an
     empty bucket costs the release utility. Given a schema that says it,
     publish sets the bucket apart at the column's first split and its automatic depth counts it
-    as a fraction of a cell (:data:`dpkit.release.maxgddp.STRUCTURAL_BUCKET`).
+    as a fraction of a cell (:data:`dpkit.algorithms.publish.maxgddp.STRUCTURAL_BUCKET`).
 
     Why: a column is flagged only when its missing values reach the stability threshold of
     :meth:`NoisePlan.sum_threshold`, ≈ 4,100 records on a 15,000-row table of 7 predictors, so
@@ -492,7 +492,7 @@ def resolve_declarations(columns: Sequence[str], target: str | None, declared: D
     bounds = declared.bounds or {}
     for name in names(list(bounds), "bounds", columns):
         if given.get(name) == "date":  # ISO dates, as a schema writes them
-            from dpkit.data.dates import parse_bound
+            from dpkit.schema.dates import parse_bound
 
             got = [parse_bound(str(x), "date") for x in bounds[name]]
             if len(got) != 2 or None in got or not got[0] < got[1]:  # type: ignore[operator]
@@ -606,7 +606,7 @@ def learn_metadata(
             continue
         final = kind if kind is not None else dec.kind  # type: ignore[union-attr]
         integer = name in ints or (final == "numeric" and dec is not None and "integer" in parts and dec.integer)
-        # a date column counts whole days (dpkit.data.dates): integer, as a declared one
+        # a date column counts whole days (dpkit.schema.dates): integer, as a declared one
         metas.append(ColumnMeta(name, final, integer=integer if final == "numeric" else final == "date",
                                 given=kind is not None,
                                 values=public_values.get(name), bounds=public_bounds.get(name),

@@ -99,10 +99,10 @@ def numbers(summary: Summary, tokens: Sequence[str]) -> Profile:
 
 def times(summary: Summary, tokens: Sequence[str], kind: str) -> Profile:
     """A date (or timestamp) column's sorted distinct days (seconds) since 1970-01-01 and their
-    counts (:func:`dpkit.data.dates.parse_array`). Its missing tokens and every value that is not
+    counts (:func:`dpkit.schema.dates.parse_array`). Its missing tokens and every value that is not
     a date are left out: a learned date column reads them as missing (``unparsable: missing``),
     so no error depends on the exact data."""
-    from dpkit.data.dates import parse_array
+    from dpkit.schema.dates import parse_array
 
     nums = parse_array(summary.values, kind)
     keep = np.isfinite(nums)

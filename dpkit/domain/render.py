@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpkit.data.schema import IntervalNode, NumericColumn, Schema, schema_to_dict
 from dpkit.domain.discover import ColumnNote, Discovery
 from dpkit.domain.metadata import ColumnMeta, Metadata
+from dpkit.schema.parse import IntervalNode, NumericColumn, Schema, schema_to_dict
 
 
 def number(x: float) -> str:
@@ -23,7 +23,7 @@ def _intervals(node: IntervalNode) -> Any:
 
 
 def schema_data(schema: Schema, notes: Sequence[ColumnNote], metas: Sequence[ColumnMeta] = ()) -> dict[str, Any]:
-    """:func:`~dpkit.data.schema.schema_to_dict` with exact interval keys, an explicit
+    """:func:`~dpkit.schema.parse.schema_to_dict` with exact interval keys, an explicit
     ``missing_policy`` and a ``_comment`` per column (written as ``# …`` by dump_schema): how
     its type was had (declared or learned under DP) and how its domain was learned."""
     data = schema_to_dict(schema)
@@ -193,9 +193,9 @@ def _wrap(names: Sequence[str]) -> str:
 
 
 def render(discovery: Discovery, header_lines: Sequence[str], metas: Sequence[ColumnMeta] = ()) -> str:
-    """YAML text in the house style (``dpkit.data.importers.dump_schema``), checked to parse."""
-    from dpkit.data.importers import dump_schema
-    from dpkit.data.schema import parse_schema
+    """YAML text in the house style (``dpkit.schema.importers.dump_schema``), checked to parse."""
+    from dpkit.schema.importers import dump_schema
+    from dpkit.schema.parse import parse_schema
 
     text = dump_schema(schema_data(discovery.schema, discovery.notes, metas), header_lines)
     parse_schema(text, "<learned schema>")  # what is written must load

@@ -1,7 +1,7 @@
 """Engines: where data is read and scanned (docs/architecture.md, Engines).
 
 ``load(options, schema, columns, engine=...)`` reads a table (CSV or Parquet, described by
-:class:`~dpkit.data.source.ReadOptions`) and returns a :class:`~dpkit.engine.frame.Frame`:
+:class:`~dpkit.io.source.ReadOptions`) and returns a :class:`~dpkit.engine.frame.Frame`:
 the encoded table behind the aggregate primitives the algorithms use. ``numpy`` (default)
 reads in this process; ``spark`` reads and aggregates on a Spark cluster and keeps only
 aggregates on the driver. ``$DPKIT_ENGINE`` sets the default (for cron).
@@ -38,7 +38,7 @@ def load(options: Any, schema: Any, columns: Sequence[str] | None = None, *, eng
         from dpkit.engine.spark.read import load_spark
 
         return load_spark(options, schema, columns, **engine_options)
-    from dpkit.data.table import load as load_encoded
     from dpkit.engine.numpy_frame import NumpyFrame
+    from dpkit.io.table import load as load_encoded
 
     return NumpyFrame(load_encoded(options, schema, columns))

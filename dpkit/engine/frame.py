@@ -6,7 +6,7 @@ the driver. Everything returned is exact and therefore private: it must flow onl
 ``dpkit.privacy`` mechanism. Every privacy decision stays in the algorithm, in this process.
 
 Two engines implement it: :class:`~dpkit.engine.numpy_frame.NumpyFrame` (in process, over
-the arrays of an :class:`~dpkit.data.table.EncodedTable`, scanning through
+the arrays of an :class:`~dpkit.io.table.EncodedTable`, scanning through
 :mod:`dpkit.data.counting`) and the Spark frame (``dpkit.engine.spark``, one Spark
 aggregation per call, nothing row-level collected).
 """
@@ -18,8 +18,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from dpkit.data.schema import Schema
 from dpkit.engine.keys import Key
+from dpkit.schema.parse import Schema
 
 
 @runtime_checkable
@@ -111,8 +111,8 @@ def as_frame(table: object) -> Frame:
     """``table`` as a frame: an :class:`EncodedTable` is wrapped in the numpy engine."""
     if isinstance(table, Frame):
         return table
-    from dpkit.data.table import EncodedTable
     from dpkit.engine.numpy_frame import NumpyFrame
+    from dpkit.io.table import EncodedTable
 
     if isinstance(table, EncodedTable):
         return NumpyFrame(table)

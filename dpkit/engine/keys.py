@@ -266,7 +266,7 @@ class Route(Key):
     leaves the tree, key −1); numeric splits send ``value > threshold[i]`` to child
     ``offset[i] + 1`` and the rest to ``offset[i]``; categorical splits send code c to
     ``offset[i] + c``. A numeric split with ``missing[i]`` (a third child for the missing
-    values: dpkit.learn.dprf, "Missing values") sends a missing value (NaN) to
+    values: dpkit.algorithms.forest.dprf, "Missing values") sends a missing value (NaN) to
     ``offset[i] + 2``; without it a NaN goes to ``offset[i]`` (NaN > t is false).
     """
 

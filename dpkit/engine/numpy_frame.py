@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from dpkit.data import counting
-from dpkit.data.table import EncodedTable
 from dpkit.engine.keys import Key, evaluate, shape_check
+from dpkit.io.table import EncodedTable
 
 #: rows per block: int64 keys of a block take 8 MB; small enough that the blocks of a
 #: table of a few million rows keep every core busy

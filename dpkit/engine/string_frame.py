@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from dpkit.data.encoded import EncodedTable
-from dpkit.data.schema import Schema
 from dpkit.engine.keys import Key, evaluate
 from dpkit.engine.numpy_frame import NumpyFrame
+from dpkit.schema.parse import Schema
 
 
 def column_codes(series: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -118,11 +118,11 @@ class NumpyStringFrame(NumpyFrame):
 
     def encode(self, schema: Schema, columns: Sequence[str], *, first_line: int = 2) -> NumpyFrame:
         """``columns`` encoded against ``schema`` from the codes, without reading the input
-        again: what a load gives for it (:func:`dpkit.data.table.encode_codes`; the Spark
+        again: what a load gives for it (:func:`dpkit.io.table.encode_codes`; the Spark
         engine's counterpart is ``SparkStringFrame.encode``). ``first_line``: the line of the
         first row in messages. A run without a schema learns its schema from this frame and
         encodes it so."""
-        from dpkit.data.table import encode_codes
+        from dpkit.io.table import encode_codes
 
         if self.rows is not None:
             raise ValueError("encode needs the frame of every input row (not a selection)")
@@ -141,7 +141,7 @@ class NumpyStringFrame(NumpyFrame):
 
     def write_rows(self, columns: Sequence[str], output: str, *, delimiter: str = ",", mode: int = 0o644) -> None:
         """Write the rows' ``columns`` as read (CSV, or Parquet by extension), atomically."""
-        from dpkit.data.category_csv import write_categories
+        from dpkit.io.category_csv import write_categories
 
         write_categories(self.categories(columns), output, delimiter=delimiter, mode=mode)
 
@@ -149,19 +149,19 @@ class NumpyStringFrame(NumpyFrame):
 def load_strings(data: Any, columns: Sequence[str] | None, *, engine: str | None = None,
                  master: str | None = None) -> Any:
     """A string frame of ``columns`` (None: every column) of ``data`` — a
-    :class:`~dpkit.data.source.ReadOptions` or a DataFrame of strings — on ``engine``."""
+    :class:`~dpkit.io.source.ReadOptions` or a DataFrame of strings — on ``engine``."""
     from dpkit.engine import engine_name
 
     if engine_name(engine) == "spark":
         from dpkit.engine.spark.strings import load_spark_strings
 
         return load_spark_strings(data, columns, master=master)
-    from dpkit.data.source import ReadOptions
+    from dpkit.io.source import ReadOptions
 
     if not isinstance(data, ReadOptions):  # a DataFrame of strings
         df, source = data, "<DataFrame>"
     else:
-        from dpkit.data.table import read_codes, read_table
+        from dpkit.io.table import read_codes, read_table
 
         got = read_codes(data, columns)
         if got is not None:  # the columnar reader's codes, as they are (no pandas)

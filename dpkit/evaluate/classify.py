@@ -40,7 +40,7 @@ from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dpkit.data.schema import Schema
+    from dpkit.schema.parse import Schema
 
 MODELS = ("tree", "svm", "forest")
 TREE_MIN_LEAF_FRACTION = 0.001
@@ -96,7 +96,7 @@ def kept_tokens(schema: Schema | None) -> tuple[str, ...]:
 def column_kinds(frames: list[pd.DataFrame], columns: list[str], schema: Schema | None = None) -> dict[str, str]:
     """``column -> 'numeric' | 'categorical'``, looking at every frame (train and test). A
     numeric column may hold the missing tokens of a ``keep`` schema (read as NaN)."""
-    from dpkit.data.schema import CategoricalColumn
+    from dpkit.schema.parse import CategoricalColumn
 
     tokens = kept_tokens(schema)
     kinds: dict[str, str] = {}
@@ -171,7 +171,7 @@ def load_dataset(
     may list empty cells).
     """
     if target not in df.columns:
-        from dpkit.data.source import have_columns
+        from dpkit.io.source import have_columns
 
         # a usage error, as publish's (exit 2 on the command line): the target named is not there
         raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
@@ -387,7 +387,7 @@ def dpkit_model_predictor(model_path: str, *, source: str = "<test>") -> Callabl
     """A predictor for :func:`score_tables` from a dpkit forest model (``dpkit forest train``):
     ``(labels, (probabilities, classes))``. ``source`` names the data in warnings (e.g. clipped
     values are the test file's, not the model's)."""
-    from dpkit.learn import model as learn_model
+    from dpkit.algorithms.forest import model as learn_model
 
     model = learn_model.load_model(model_path)
 

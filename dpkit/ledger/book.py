@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from dpkit import validate
-from dpkit.data.fingerprint import row_hashes
 from dpkit.errors import BudgetExceeded, DpkitUsageError, LedgerError, warn
+from dpkit.io.fingerprint import row_hashes
 from dpkit.ledger.identity import _label, fingerprint
 from dpkit.ledger.reservation import LEDGER_ENV, RESERVATION_ENV, Group, _start_time, refuse_nested
 from dpkit.ledger.schema import (

@@ -1,7 +1,7 @@
 """How the ledger identifies a data set: its content's fingerprint, and a label for the runs.
 
 The fingerprint is the only thing a run reads before the ledger's check (a file's or a
-directory's bytes, an in-memory frame's values; :mod:`dpkit.data.fingerprint`); the label
+directory's bytes, an in-memory frame's values; :mod:`dpkit.io.fingerprint`); the label
 is what the ledger records as where a run's data came from. Fingerprints are private (a
 hash of the private input is a membership oracle): they live only in the ledger file.
 """
@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dpkit.data.fingerprint import file_digest
 from dpkit.errors import DpkitUsageError
+from dpkit.io.fingerprint import file_digest
 
 
 def fingerprint(data: Any) -> str:
     """The data set's fingerprint (the only thing read before the check): the sha256 of a
     file's bytes or of a directory's files; of a pandas DataFrame's or a numpy array's values,
-    column names and types; of a Spark DataFrame's content (dpkit/data/fingerprint.py)."""
-    from dpkit.data.fingerprint import in_memory, input_digest, is_spark
+    column names and types; of a Spark DataFrame's content (dpkit/io/fingerprint.py)."""
+    from dpkit.io.fingerprint import in_memory, input_digest, is_spark
 
     if in_memory(data) or is_spark(data):
         return input_digest(data)

@@ -386,7 +386,7 @@ def spans_decades(lo: float, hi: float) -> bool:
 
 
 #: publish's grid inside an interval holds every integer when there are at most this many
-#: (:func:`dpkit.release.cut.grid_points` at publish's default ``grid``)
+#: (:func:`dpkit.algorithms.publish.cut.grid_points` at publish's default ``grid``)
 ALL_INTEGERS = 32
 #: a side of the bounds gets its :func:`decade_points` only when it has at least this many
 #: (a whole decade: 1, 2, 5, 10)
@@ -535,7 +535,7 @@ def bounds_on_grid(
     so the mechanism's privacy is unchanged (the weight is still separable, and exact: folded
     into the integer scores as ⌊nats/(s/t)⌋ score units). ``point_bonus`` (nats ≥ 0, one per
     grid point, public): the prior's extra weight on a point as either bound (a calendar grid's
-    quarter and year starts, :func:`dpkit.data.dates.refine_grid`).
+    quarter and year starts, :func:`dpkit.schema.dates.refine_grid`).
 
     ``reward`` = (r₀, r₁), public (:func:`reward_window` of a noisy count): the utility gains
     clamp(#{hi/2 < x ≤ hi} − r₀, 0, r₁ − r₀). Past the data every pair clips nothing and only

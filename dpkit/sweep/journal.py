@@ -70,7 +70,7 @@ class Journal:
             # a new metric (or a first row): rewrite the file with the wider header
             keep = [c for c in self.header if c not in TAIL_COLUMNS]
             self.header = keep + [c for c in wanted if c not in keep and c not in TAIL_COLUMNS] + list(TAIL_COLUMNS)
-            from dpkit.data.output import atomic_output
+            from dpkit.io.output import atomic_output
 
             with atomic_output(self.path) as fh:
                 w = csv.DictWriter(fh, self.header, lineterminator="\n")

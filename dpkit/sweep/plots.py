@@ -239,7 +239,7 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
     ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8.5, title=legend_title,
               title_fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
-    from dpkit.data.output import atomic_output
+    from dpkit.io.output import atomic_output
 
     try:
         with atomic_output(path, binary=True) as fh:

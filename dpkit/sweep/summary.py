@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from dpkit.data.output import atomic_output
+from dpkit.io.output import atomic_output
 from dpkit.sweep.groups import Group, Stat, pool, pooled_params, summarize
 from dpkit.sweep.journal import Journal
 from dpkit.sweep.plots import plot_all

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpkit.anonymity.checks import check_table, size_histogram
+from dpkit.algorithms.kanon.checks import check_table, size_histogram
 
 
 def _table() -> pd.DataFrame:

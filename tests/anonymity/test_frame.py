@@ -1,4 +1,4 @@
-"""Column roles, schema typing and missing values before selection (dpkit.anonymity.frame)."""
+"""Column roles, schema typing and missing values before selection (dpkit.algorithms.kanon.frame)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import warnings
 import pandas as pd
 import pytest
 
-from dpkit.anonymity.frame import prepare
-from dpkit.data.schema import load_schema
+from dpkit.algorithms.kanon.frame import prepare
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.schema.parse import load_schema
 
 SCHEMA = """
 target: y

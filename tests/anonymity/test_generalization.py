@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.anonymity.generalization import kanon_generalize
-from dpkit.anonymity.hierarchy import categorical_ladder, numeric_ladder
-from dpkit.anonymity.lattice import Problem, flash
-from dpkit.data.schema import load_schema
+from dpkit.algorithms.kanon.generalization import kanon_generalize
+from dpkit.algorithms.kanon.hierarchy import categorical_ladder, numeric_ladder
+from dpkit.algorithms.kanon.lattice import Problem, flash
+from dpkit.schema.parse import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "sample_data" / "adult" / "train.csv"
@@ -154,7 +154,7 @@ def test_labels_are_hierarchy_labels() -> None:
 
 
 def test_numeric_schema_hierarchy_is_used() -> None:
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema.parse import parse_schema
 
     schema = parse_schema(
         'columns:\n  x: {type: numeric, bounds: [1, 10], integer: true, hierarchy: '

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpkit.anonymity.greedy import KAnonymitySelector, codes_frame, factorize, greedy_forward
-from dpkit.anonymity.select import kanon_select
+from dpkit.algorithms.kanon.greedy import KAnonymitySelector, codes_frame, factorize, greedy_forward
+from dpkit.algorithms.kanon.select import kanon_select
 from dpkit.errors import DataError, DpkitUsageError
 
 from .conftest import smallest_class, smallest_l

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpkit.anonymity.hamdist import hamming_scores, pair_difference
+from dpkit.algorithms.kanon.hamdist import hamming_scores, pair_difference
 
 
 def _brute(x: np.ndarray, y: np.ndarray, a: int, b: int) -> float:

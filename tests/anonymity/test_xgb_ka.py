@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpkit.anonymity.xgb_ka import xgboost_gains
+from dpkit.algorithms.kanon.xgb_ka import xgboost_gains
 
 
 def _data(names: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
@@ -47,7 +47,7 @@ def test_ctrl_c_inside_a_c_callback_ends_the_run_after_the_call(capfd) -> None:
     import ctypes.util
     import signal
 
-    from dpkit.anonymity.xgb_ka import signals_after_xgboost
+    from dpkit.algorithms.kanon.xgb_ka import signals_after_xgboost
 
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     compare_t = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))

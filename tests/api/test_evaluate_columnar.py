@@ -21,7 +21,7 @@ def _files(tmp_path: Path, bad: str = "3") -> tuple[str, str]:
 
 
 def test_reads_only_the_scored_columns_without_python_strings(tmp_path, monkeypatch):
-    import dpkit.data.table as table
+    import dpkit.io.table as table
 
     real = table._parse_strings
 

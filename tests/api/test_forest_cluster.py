@@ -46,7 +46,7 @@ def test_forest_report_and_predictions(trained: dpkit.Forest, tmp_path: Path) ->
 
 
 def test_forest_defaults_live_in_the_estimator() -> None:
-    from dpkit.learn.dprf import DiffPRFs
+    from dpkit.algorithms.forest.dprf import DiffPRFs
 
     small = pd.read_csv(ADULT, dtype=str, keep_default_na=False).head(400)
     f = dpkit.forest(small, schema=SCHEMA, epsilon=1.0, random_state=1)

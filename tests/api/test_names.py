@@ -165,7 +165,7 @@ def test_the_new_names_are_in_the_signatures(where: str) -> None:
 
 
 def test_the_draft_has_its_own_name() -> None:
-    import dpkit.data.infer as draft
+    import dpkit.schema.draft as draft
 
     assert not hasattr(draft, "infer_schema") and callable(draft.draft_from_data)
     assert dpkit.infer_schema.__module__ == "dpkit.api.domain"

@@ -127,8 +127,8 @@ def test_every_exception_lives_in_errors() -> None:
 
 def test_one_rule_per_parameter() -> None:
     from dpkit import validate
+    from dpkit.algorithms.cluster.common import check_k
     from dpkit.api.domain import check_delta, check_share
-    from dpkit.kmeans.common import check_k
     from dpkit.ledger import _check_delta
     from dpkit.privacy import check_seed, validate_epsilon
 
@@ -179,7 +179,7 @@ def test_a_wrong_delimiter_is_named(tmp_path) -> None:
 
 
 def test_the_list_of_columns_says_it_stops() -> None:
-    from dpkit.data.source import have_columns
+    from dpkit.io.source import have_columns
 
     wide = [f"c{i}" for i in range(30)]
     assert have_columns(wide) == f"(have: {', '.join(wide[:12])}, … (30 in all))"

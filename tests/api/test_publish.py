@@ -98,7 +98,7 @@ def test_a_release_without_schema_generalizes_from_its_report_alone(tmp_path: Pa
 
 
 def test_options_have_one_default_and_bad_ones_name_the_parameter() -> None:
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     with pytest.raises(dpkit.DpkitUsageError, match="^levels must be") as info:
         dpkit.publish(ADULT, schema=SCHEMA, epsilon=1.0, levels=0)

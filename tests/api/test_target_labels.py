@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import dpkit
-from dpkit.learn.model import load_model
+from dpkit.algorithms.forest.model import load_model
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpkit.DpkitWarning")
 

@@ -67,9 +67,9 @@ def selection_tables():
     """Max(a) = Max(b) = 2 on D; D' adds (u, t, p), raising Max(a) to 3 and leaving Max(b)."""
     import pandas as pd
 
-    pytest.importorskip("dpkit.release.maxgddp")
+    pytest.importorskip("dpkit.algorithms.publish.maxgddp")
     from dpkit.data.encode import encode
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema.parse import parse_schema
 
     s = parse_schema(SELECT_SCHEMA, "audit.yaml")
     rows = [("u", "s", "p"), ("v", "t", "q")]
@@ -80,7 +80,7 @@ def selection_tables():
 
 def _publish_selection(table, rng):  # noqa: ANN001, ANN202
     """publish's first (and only) selection, with 90 % of ε: True if it specialized b."""
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     acc = Accountant(EPS)
     model = MaxGDDP(epsilon=EPS, levels=1, selection_share=0.9).fit(table, "label", accountant=acc, rng=rng)

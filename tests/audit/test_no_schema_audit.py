@@ -52,7 +52,7 @@ def _total(df: pd.DataFrame, rng: np.random.Generator) -> float:
 @pytest.mark.parametrize("broken", [False, True])
 def test_released_total_is_epsilon_dp(broken: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if broken:
-        import dpkit.release.maxgddp as mg
+        import dpkit.algorithms.publish.maxgddp as mg
 
         real = mg.discrete_laplace
         monkeypatch.setattr(mg, "discrete_laplace",

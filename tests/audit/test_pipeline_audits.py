@@ -141,7 +141,7 @@ columns:
 
 def _tables(rows_d, extra):  # noqa: ANN001, ANN202
     from dpkit.data.encode import encode
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema.parse import parse_schema
 
     s = parse_schema(PUBLISH_SCHEMA, "audit.yaml")
     return (encode(pd.DataFrame(rows_d, columns=["a", "label"]), s),
@@ -159,7 +159,7 @@ def _released(model, a: str, label: str) -> int:  # noqa: ANN001
 
 
 def _maxgddp(table, rng, cell=("u", "p")):  # noqa: ANN001, ANN202
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     acc = Accountant(EPS)
     model = MaxGDDP(epsilon=EPS, levels=1, selection_share=0.05).fit(table, "label", accountant=acc, rng=rng)
@@ -185,7 +185,7 @@ def test_publish_sparse_empty_cells(broken, request):  # noqa: ANN001
 
 
 def _diffgen(table, rng):  # noqa: ANN001, ANN202
-    from dpkit.release.diffgen import DiffGen
+    from dpkit.algorithms.publish.diffgen import DiffGen
 
     acc = Accountant(EPS)
     model = DiffGen(epsilon=EPS, levels=1).fit(table, "label", accountant=acc, rng=rng)
@@ -205,7 +205,7 @@ def test_diffgen_counts(broken, request):  # noqa: ANN001
 
 
 def _forest(table, rng):  # noqa: ANN001, ANN202
-    from dpkit.learn.dprf import DiffPRFs
+    from dpkit.algorithms.forest.dprf import DiffPRFs
 
     acc = Accountant(EPS)
     forest = DiffPRFs(EPS, n_trees=1, max_depth=0).fit(table, "label", accountant=acc, rng=rng, features=["a"])
@@ -228,8 +228,8 @@ def test_forest_leaf_counts(broken, request):  # noqa: ANN001
 @pytest.fixture
 def no_kmeans(monkeypatch):
     """Centroids are post-processing of the noisy buckets; the audits look at the buckets."""
-    import dpkit.kmeans.dpqt as dpqt
-    import dpkit.kmeans.eug as eug
+    import dpkit.algorithms.cluster.dpqt as dpqt
+    import dpkit.algorithms.cluster.eug as eug
 
     def centre(lows, highs, w, k, random_state=None, n_init=1):  # noqa: ANN001, ANN202
         return np.zeros((k, lows.shape[1])), None
@@ -250,7 +250,7 @@ def _bucket(model) -> float:  # noqa: ANN001
 
 
 def _cluster(algorithm: str, options: dict):  # noqa: ANN202
-    from dpkit.kmeans import make_model
+    from dpkit.algorithms.cluster import make_model
 
     def release(points, rng):  # noqa: ANN001, ANN202
         acc = Accountant(EPS)
@@ -263,7 +263,7 @@ def _cluster(algorithm: str, options: dict):  # noqa: ANN202
 
 
 def _dpkmeans_1d():  # noqa: ANN202
-    from dpkit.kmeans import make_model
+    from dpkit.algorithms.cluster import make_model
 
     def release(points, rng):  # noqa: ANN001, ANN202
         acc = Accountant(EPS)

@@ -37,12 +37,12 @@ import numpy as np
 import pytest
 
 import dpkit.domain.metadata as metadata
-from dpkit.data import dates
 from dpkit.domain.metadata import MISSING_CANDIDATES, ColumnMeta, Declarations, learn_metadata
 from dpkit.domain.profile import Categories, Summary
 from dpkit.privacy import Accountant, exact, make_rng
 from dpkit.privacy.partition import singleton_release_probability, threshold
 from dpkit.privacy.quantiles import Profile
+from dpkit.schema import dates
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_audit import audit, rewritten  # noqa: E402

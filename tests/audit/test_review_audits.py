@@ -40,7 +40,7 @@ columns:
 
 def _tables(rows_d: list[tuple[str, str]], extra: tuple[str, str]):  # noqa: ANN202
     from dpkit.data.encode import encode
-    from dpkit.data.schema import parse_schema
+    from dpkit.schema.parse import parse_schema
 
     s = parse_schema(SCHEMA, "audit.yaml")
     return (encode(pd.DataFrame(rows_d, columns=["a", "label"]), s),
@@ -54,7 +54,7 @@ ROWS = [("u", "p")] * 60 + [("v", "q")] * 60 + [("u", "q")] * 20 + [("v", "p")] 
 
 def _released_total(table, rng) -> float:  # noqa: ANN001
     """MaxGDDP with every default (levels auto: Ñ, depth cap, threshold, scaling to Ñ)."""
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     acc = Accountant(EPS)
     model = MaxGDDP(epsilon=EPS).fit(table, "label", accountant=acc, rng=rng)
@@ -65,7 +65,7 @@ def _released_total(table, rng) -> float:  # noqa: ANN001
 @pytest.mark.parametrize("broken", [False, True])
 def test_default_publish_path(broken: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if broken:  # plan_depth's Ñ is the exact N (it still books its ε)
-        import dpkit.release.maxgddp as mg
+        import dpkit.algorithms.publish.maxgddp as mg
 
         real = mg.discrete_laplace
         monkeypatch.setattr(mg, "discrete_laplace",
@@ -77,7 +77,7 @@ def test_default_publish_path(broken: bool, monkeypatch: pytest.MonkeyPatch) -> 
 # ------------------------------------------------------------------ the default generator
 
 def _cell_count(table, rng) -> float:  # noqa: ANN001
-    from dpkit.release.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     acc = Accountant(EPS)
     model = MaxGDDP(epsilon=EPS, levels=1, selection_share=0.05).fit(table, "label", accountant=acc, rng=rng)
@@ -114,7 +114,7 @@ FOREST_EPS = 2.0
 
 def _leaf_sum(broken: bool):  # noqa: ANN202
     """Σ over the trees of the noisy count of class p in the leaf (or root) that a = u reaches."""
-    from dpkit.learn.dprf import DiffPRFs
+    from dpkit.algorithms.forest.dprf import DiffPRFs
 
     def release(table, rng) -> float:  # noqa: ANN001
         if broken:  # every tree on all records, each spending the whole claimed ε

@@ -38,12 +38,12 @@ def probe(data, schema, rows, encoding, delimiter, epsilon, config, seed, ledger
     import pandas as pd
 
     from dpkit.cli.options import default_report_path, read_options
-    from dpkit.data.output import write_csv
-    from dpkit.data.schema import CategoricalColumn, load_schema
-    from dpkit.data.table import load
+    from dpkit.io.output import write_csv
+    from dpkit.io.table import load
     from dpkit.privacy import discrete_laplace
     from dpkit.report import write_report
     from dpkit.run import PrivateRun
+    from dpkit.schema.parse import CategoricalColumn, load_schema
 
     report = default_report_path(output, report)
     run = PrivateRun("probe", "histogram", epsilon, seed, inputs=[data, schema],

@@ -116,7 +116,7 @@ def test_no_schema_learns_date_bounds_on_the_calendar_grid(files):
     DP (a spend of the domain step), an unparsable value is missing (never an error naming it),
     and the release and the written schema read as ISO dates."""
     import dpkit
-    from dpkit.data.schema import load_schema
+    from dpkit.schema.parse import load_schema
 
     lines = Path(files["train"]).read_text().splitlines()
     lines[5] = "not-a-date-zq,basic,no"

@@ -149,7 +149,7 @@ def test_errors(iris, extra, code, message):
 
 
 def test_dpkit_forest_model(iris, tmp_path):
-    pytest.importorskip("dpkit.learn.model")
+    pytest.importorskip("dpkit.algorithms.forest.model")
     model = tmp_path / "model.json"
     code, _, err = invoke(["forest", "train", iris[0], "--schema", ROOT / "taxonomies" / "iris.yaml", "--target",
                            "species", "--epsilon", "5", "--seed", "3", "-o", model])
@@ -170,7 +170,7 @@ def test_missing_file_and_dpkit_model(iris, tmp_path):
     model.write_text("{}")
     c, out, err = invoke(["evaluate", "classify", "--dpkit-model", model, "--test", iris[1], "--target", "species"])
     try:
-        from dpkit.learn.model import predict_frame  # noqa: F401
+        from dpkit.algorithms.forest.model import predict_frame  # noqa: F401
     except ImportError:
         assert c == 2 and "dpkit forest predict" in err
     else:  # the forest module exists: an empty model file is a clear error, not a crash

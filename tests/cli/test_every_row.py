@@ -19,9 +19,9 @@ import pytest
 from test_publish import invoke  # tests/cli is on sys.path
 
 import dpkit
-from dpkit.data.schema import load_schema
+from dpkit.algorithms.publish.cut import Cut
 from dpkit.errors import DpkitWarning
-from dpkit.release.cut import Cut
+from dpkit.schema.parse import load_schema
 
 
 def table(n: int, seed: int, *, share: float = 0.3) -> pd.DataFrame:

@@ -375,7 +375,7 @@ def test_infer_keeps_a_mostly_numeric_column_numeric_and_lists_the_strays(tmp_pa
 def test_infer_a_text_column_stays_text() -> None:
     import pandas as pd
 
-    from dpkit.data.infer import draft_from_data
+    from dpkit.schema.draft import draft_from_data
 
     df = pd.DataFrame({"x": [str(i) for i in range(50)] + ["a", "b", "c", "d", "e", "f"]})
     with pytest.warns(Warning):

@@ -87,9 +87,9 @@ def test_checker_sees_an_attribute(tmp_path: Path) -> None:
 
 
 def test_cluster_passes_on_every_algorithm_flag() -> None:
-    """The CLI lists its algorithm flags itself (not dpkit.kmeans.OPTIONS): none may be left out."""
+    """The CLI lists its algorithm flags itself (not dpkit.algorithms.cluster.OPTIONS): none may be left out."""
+    from dpkit.algorithms.cluster import OPTIONS
     from dpkit.cli.cluster import ALGORITHM_OPTIONS, command
-    from dpkit.kmeans import OPTIONS
 
     flags = {p.name for p in command.params}
     algorithm_options = {o for opts in OPTIONS.values() for o in opts}
@@ -97,8 +97,8 @@ def test_cluster_passes_on_every_algorithm_flag() -> None:
 
 
 def test_publish_knows_every_maxgddp_only_option() -> None:
-    """The CLI lists publish's MAXGDDP-only flags itself (not dpkit.release): the same list."""
+    """The CLI lists publish's MAXGDDP-only flags itself (not dpkit.algorithms.publish): the same list."""
+    from dpkit.algorithms.publish import MAXGDDP_ONLY
     from dpkit.cli.publish import MAXGDDP_ONLY as CLI_LIST
-    from dpkit.release import MAXGDDP_ONLY
 
     assert set(CLI_LIST) == set(MAXGDDP_ONLY)

@@ -12,12 +12,12 @@ import warnings
 import pandas as pd
 import pytest
 
-from dpkit.anonymity.frame import prepare
+from dpkit.algorithms.kanon.frame import prepare
 from dpkit.cli import cli
 from dpkit.cli.boundary import run
 from dpkit.console import set_verbose
-from dpkit.data.schema import load_schema
 from dpkit.errors import DataError
+from dpkit.schema.parse import load_schema
 
 SCHEMA = """
 target: y
@@ -84,7 +84,7 @@ def test_raw_values_and_lines_stay_out_of_quiet_errors(schema) -> None:
 
 
 def _clip_messages() -> list[str]:
-    from dpkit.learn.model import Feature, ForestModel
+    from dpkit.algorithms.forest.model import Feature, ForestModel
 
     model = ForestModel(target="y", classes=("a", "b"), features=[Feature("x", "numeric", 0.0, 10.0)], trees=[])
     with warnings.catch_warnings(record=True) as caught:

@@ -59,7 +59,7 @@ def test_a_file_only_one_delimiter_fits_is_read_silently(semi: Path) -> None:
 def test_the_choice_names_the_other_delimiter(semi: Path) -> None:
     import warnings
 
-    from dpkit.data.source import ReadOptions, resolve, sniff_candidates
+    from dpkit.io.source import ReadOptions, resolve, sniff_candidates
 
     assert sniff_candidates("id;amount,eur;note\n1;2,5;x\n") == [";", ","]
     with warnings.catch_warnings(record=True) as caught:

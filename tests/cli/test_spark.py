@@ -206,10 +206,10 @@ def test_cluster_learning_its_bounds_reads_its_input_once(spark, monkeypatch):
 
 def test_frame_primitives_agree(spark):
     """Every primitive, including row positions across partitions (RowHash)."""
-    from dpkit.data.schema import load_schema
-    from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.keys import Col, RowHash
+    from dpkit.io.source import ReadOptions
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(SCHEMA)
     cols = ["age", "workclass", "income"]
@@ -254,10 +254,10 @@ def test_bad_value_gives_the_numpy_message(tmp_path, spark):
 
 def test_quoted_csv_is_read_by_spark_and_agrees(tmp_path, spark):
     """A local file with quotes is not cut into byte ranges: Spark's CSV reader reads it."""
-    from dpkit.data.schema import load_schema
-    from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.keys import Col
+    from dpkit.io.source import ReadOptions
+    from dpkit.schema.parse import load_schema
 
     lines = ADULT.read_text().splitlines()[:400]
     lines[5] = ",".join(f'"{v}"' for v in lines[5].split(","))
@@ -348,11 +348,11 @@ def test_string_frame_encodes_as_a_load_does(tmp_path, spark):
     warnings, from the cached codes."""
     import warnings
 
-    from dpkit.data.schema import load_schema
-    from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.keys import Col
     from dpkit.engine.spark.strings import load_spark_strings
+    from dpkit.io.source import ReadOptions
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(SCHEMA)
     path, _ = _adult_head(tmp_path, header=True)
@@ -377,11 +377,11 @@ def test_string_frame_errors_name_the_line(tmp_path, spark, header):
     import warnings
 
     from dpkit.console import set_verbose, verbose
-    from dpkit.data.schema import load_schema
-    from dpkit.data.source import ReadOptions
     from dpkit.engine import load
     from dpkit.engine.spark.strings import load_spark_strings
     from dpkit.errors import DataError
+    from dpkit.io.source import ReadOptions
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(SCHEMA)
     path, names = _adult_head(tmp_path, header, bad_row=2500)

@@ -12,7 +12,7 @@ import pytest
 
 from dpkit.cli import cli
 from dpkit.cli.boundary import run
-from dpkit.data.schema import load_schema
+from dpkit.schema.parse import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "sample_data/adult/train.csv"

@@ -55,7 +55,7 @@ def test_an_internal_error_points_at_debug(capsys, monkeypatch) -> None:  # noqa
     def boom(*a, **k):  # noqa: ANN002, ANN003, ANN202
         raise ZeroDivisionError("boom")  # a bug: not a DpkitError
 
-    monkeypatch.setattr("dpkit.data.schema.load_schema", boom)
+    monkeypatch.setattr("dpkit.schema.parse.load_schema", boom)
     code, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, ADULT)
     assert code == 70 and "rerun with --debug for the traceback" in err and "Traceback" not in err, err
     code, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, ADULT, "-v")
@@ -68,7 +68,7 @@ def test_an_internal_error_is_one_line(capsys, monkeypatch) -> None:  # noqa: AN
     def boom(*a, **k):  # noqa: ANN002, ANN003, ANN202
         raise ValueError("first line\nsecond line")  # a library's own message of two lines
 
-    monkeypatch.setattr("dpkit.data.schema.load_schema", boom)
+    monkeypatch.setattr("dpkit.schema.parse.load_schema", boom)
     code, err = dpkit(capsys, "taxonomy", "validate", ADULT_SCHEMA, ADULT)
     assert code == 70 and len(err.strip().splitlines()) == 1 and "first line\\nsecond line" in err, err
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dpkit.data import category_csv
-from dpkit.data.category_csv import write_categories as _write_codes
+from dpkit.io import category_csv
+from dpkit.io.category_csv import write_categories as _write_codes
 
 
 @pytest.mark.parametrize("delimiter", [",", "\t", ";"])

@@ -1,4 +1,4 @@
-"""The columnar load path (dpkit/data/columnar.py, codes.py, source.py, parquet.py): dialect
+"""The columnar load path (dpkit/io/columnar.py, codes.py, source.py, parquet.py): dialect
 sniffing, headerless files, Parquet in and out, several missing tokens, compact codes, and quiet
 loader messages."""
 
@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from dpkit.data.coverage import check_coverage
 from dpkit.data.encode import encode
 from dpkit.data.encoded import code_dtype
-from dpkit.data.output import write_csv
-from dpkit.data.schema import parse_schema
-from dpkit.data.source import ReadOptions, sniff_delimiter
-from dpkit.data.table import load, read_csv, read_table
 from dpkit.errors import DataError, SchemaError
+from dpkit.io.output import write_csv
+from dpkit.io.source import ReadOptions, sniff_delimiter
+from dpkit.io.table import load, read_csv, read_table
+from dpkit.schema.parse import parse_schema
 
 SCHEMA_TEXT = """\
 target: y
@@ -125,7 +125,7 @@ def test_column_names_must_match_the_width(tmp_path):
 
 
 def test_schema_missing_list_round_trips():
-    from dpkit.data.schema import schema_to_dict
+    from dpkit.schema.parse import schema_to_dict
 
     assert SCHEMA.missing_tokens == ("?", "n/a", "") and SCHEMA.missing == "?"
     assert schema_to_dict(SCHEMA)["missing"] == ["?", "n/a", ""]
@@ -179,7 +179,7 @@ def test_number_dtype_holds_the_bounds():
 
 def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypatch):
     """Batches stored as int8 before the first fraction are widened: same numbers, float64."""
-    import dpkit.data.columnar as columnar
+    import dpkit.io.columnar as columnar
 
     monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 64)  # several chunks, parsed in parallel
     rows = "".join(f"x1,{i % 10},{i},no\n" for i in range(40)) + "Y,2.5,41,yes\n"
@@ -201,7 +201,7 @@ def test_a_fraction_in_a_later_batch_makes_the_column_float64(tmp_path, monkeypa
        size=st.integers(1, 16), stdin=st.booleans())
 def test_line_chunks_cut_the_input_at_line_endings(tmp_path_factory, data, size, stdin):
     """The chunks are the input in order, each ending at a line ending but the last."""
-    from dpkit.data.columnar import _line_chunks
+    from dpkit.io.columnar import _line_chunks
 
     path = tmp_path_factory.mktemp("chunks") / "c.csv"
     path.write_bytes(data)
@@ -225,7 +225,7 @@ ROW = st.tuples(st.sampled_from(["x1", "x2", "Y", " x1 ", "?", '"x2"', "x1", "Y"
 def test_small_chunks_load_what_one_chunk_loads(tmp_path_factory, monkeypatch_session, rows, bom, latin, size):
     """Cut into chunks of a few bytes (a line per chunk and less), a file loads into the same
     table, with the same warnings, or fails with the same message naming the same line."""
-    import dpkit.data.columnar as columnar
+    import dpkit.io.columnar as columnar
 
     text = "a,n,id,y\n" + "".join(f"{a},{n},{i},{y}{x}{end}" for a, n, i, y, x, end in rows)
     raw = ("\ufeff" if bom else "").encode() + (text.encode("latin-1") if latin else text.encode())
@@ -253,7 +253,7 @@ def monkeypatch_session():
 
 def test_a_bad_byte_in_a_late_chunk_names_its_line(tmp_path, monkeypatch):
     """Every chunk is checked to be UTF-8 (Arrow checks only the columns it converts)."""
-    import dpkit.data.columnar as columnar
+    import dpkit.io.columnar as columnar
 
     owner(monkeypatch)
     monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 32)
@@ -264,7 +264,7 @@ def test_a_bad_byte_in_a_late_chunk_names_its_line(tmp_path, monkeypatch):
 
 
 def test_a_ragged_row_in_a_late_chunk_names_its_line(tmp_path, monkeypatch):
-    import dpkit.data.columnar as columnar
+    import dpkit.io.columnar as columnar
 
     owner(monkeypatch)
     monkeypatch.setattr(columnar, "CHUNK_BYTES_CSV", 32)
@@ -360,7 +360,7 @@ def test_stdin_is_read_once_and_served_again(tmp_path, monkeypatch):
         closed = False
 
     monkeypatch.setattr(sys, "stdin", In())
-    from dpkit.data.table import column_names
+    from dpkit.io.table import column_names
 
     assert column_names(ReadOptions("-")) == ["a", "n", "id", "y"]
     t, _ = loaded(Path("-"))
@@ -418,7 +418,7 @@ def test_parquet_in_small_batches_reads_dictionaries_and_names_the_row(tmp_path,
     dictionaries, the table equals the one-batch read, and an error names its row."""
     import pandas as pd
 
-    import dpkit.data.parquet as parquet
+    import dpkit.io.parquet as parquet
 
     owner(monkeypatch)
     rows = pd.DataFrame({"a": ["x1", "Y", "x2", "?", "x1", "Y", "x2"], "n": [1.0, 2.0, 3.5, 4.0, 20.0, 6.0, 7.0],
@@ -476,7 +476,7 @@ def test_read_categorical_streams_blocks_into_first_seen_categories(tmp_path, mo
     same (first-seen) order, and the same codes as unifying the whole file's dictionaries."""
     import pandas as pd
 
-    from dpkit.data import codes, columnar
+    from dpkit.io import codes, columnar
 
     rng = np.random.default_rng(5)
     n = 3000

@@ -1,5 +1,5 @@
 """Dates and timestamps: the one parse function, the format, the calendar grids, the schema
-type and both readers (dpkit/data/dates.py; issue 36 item 4)."""
+type and both readers (dpkit/schema/dates.py; issue 36 item 4)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpkit.data import dates
-from dpkit.data.schema import NumericColumn, load_schema, parse_schema, schema_to_dict
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load, read_table
+from dpkit.algorithms.publish.cut import Cut
 from dpkit.errors import DataError, SchemaError
-from dpkit.release.cut import Cut
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load, read_table
+from dpkit.schema import dates
+from dpkit.schema.parse import NumericColumn, load_schema, parse_schema, schema_to_dict
 
 
 def test_parse_iso_dates_and_timestamps():
@@ -152,8 +152,8 @@ def test_a_number_column_keeps_its_repr():
         hierarchy: object = None
         kind: str = dataclasses.field(default="numeric", init=False)
 
-    from dpkit.data.schema import IntervalNode
-    from dpkit.data.schema import NumericColumn as Now
+    from dpkit.schema.parse import IntervalNode
+    from dpkit.schema.parse import NumericColumn as Now
 
     tree = IntervalNode(0.0, 9.0, (IntervalNode(0.0, 4.0), IntervalNode(4.0, 9.0)))
     for args in (("age", 15.0, 95.0, True), ("x", -1.5, 2.0, False, tree)):
@@ -234,7 +234,7 @@ def test_load_schema_file(tmp_path: Path):
 def test_the_draft_types_iso_dates_with_year_bounds():
     import pandas as pd
 
-    from dpkit.data.infer import draft_from_data
+    from dpkit.schema.draft import draft_from_data
 
     df = pd.DataFrame({"d": ["2019-03-04", "2024-12-31", "2020-01-01"], "t": ["2021-01-01T10:00:00"] * 3,
                        "y": ["a", "b", "a"]}, dtype=object)

@@ -1,4 +1,4 @@
-"""Encoding a table held as codes (dpkit.data.table.encode_codes, issue 36): what ``encode``
+"""Encoding a table held as codes (dpkit.io.table.encode_codes, issue 36): what ``encode``
 gives for the same strings — codes, dtypes, dropped rows, clipping, warnings and errors — with
 no string per row on the way (the columnar encoder), so a run without a schema can learn its
 domain from codes and encode the same codes against it."""
@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpkit.data.encode import encode
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode_codes
 from dpkit.errors import DataError
+from dpkit.io.table import encode_codes
+from dpkit.schema.parse import parse_schema
 
 SCHEMA_TEXT = """\
 target: y
@@ -85,7 +85,7 @@ def test_ordinary_codes_never_build_the_rows_strings(monkeypatch: pytest.MonkeyP
     def exact(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("the exact encoder (a string per row) was used")
 
-    monkeypatch.setattr("dpkit.data.table.encode", exact)
+    monkeypatch.setattr("dpkit.io.table.encode", exact)
     assert _outcome(encode_codes, codes, values, len(df), schema, COLUMNS, source="d.csv") == expected
     # '?' in n (and 'n/a' in m, 'soon' in d: unparsable: missing) drops a row in 3; 'w' (b,
     # unlisted: missing) another, with its '250' and '2019-12-31': one warning, no clipping
@@ -116,13 +116,13 @@ def test_a_run_without_a_schema_reads_a_csv_through_the_columnar_reader(tmp_path
     df.to_csv(path, index=False)
     key = "0x28aa79597b38bd41138f8e7bc7b35aaf"
     with monkeypatch.context() as mp:
-        mp.setattr("dpkit.data.codes.read_codes", lambda *_a, **_k: None)  # the exact reader
+        mp.setattr("dpkit.io.codes.read_codes", lambda *_a, **_k: None)  # the exact reader
         exact_read = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
 
     def exact(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
         raise AssertionError("the exact reader (a string per cell) was used")
 
-    monkeypatch.setattr("dpkit.data.table._parse_strings", exact)
-    monkeypatch.setattr("dpkit.data.table.encode", exact)
+    monkeypatch.setattr("dpkit.io.table._parse_strings", exact)
+    monkeypatch.setattr("dpkit.io.table.encode", exact)
     from_path = dpkit.publish(str(path), target="y", epsilon=1, delta=1e-6, random_state=key)
     assert from_path.table.equals(exact_read.table) and from_path.report == exact_read.report

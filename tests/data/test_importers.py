@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.data.importers import (
+from dpkit.errors import DpkitUsageError, SchemaError
+from dpkit.schema.importers import (
     arx_column_name,
     build_schema,
     dump_schema,
@@ -16,8 +17,7 @@ from dpkit.data.importers import (
     import_diffgen,
     same_tree,
 )
-from dpkit.data.schema import CategoricalColumn, NumericColumn, load_schema, parse_schema
-from dpkit.errors import DpkitUsageError, SchemaError
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, load_schema, parse_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -333,8 +333,8 @@ def test_guess_target_and_draft_uncovered():
 
     import pandas as pd
 
-    from dpkit.data.importers import draft_uncovered, guess_target
     from dpkit.errors import PrivacyLeakWarning
+    from dpkit.schema.importers import draft_uncovered, guess_target
 
     cols = import_diffgen("classes:discrete\n{Any {a} {b}}\nx:discrete\n{Any {p} {q}}\n")
     assert guess_target(cols) == "classes" and guess_target(cols, {"classes": "y"}) == "y"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpkit.data.importers import dump_schema
-from dpkit.data.infer import DRAFT_HEADER, detect_missing, draft_from_data, round_outward
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import load_table, read_csv
 from dpkit.errors import DataError, DpkitUsageError, PrivacyLeakWarning
+from dpkit.io.table import load_table, read_csv
+from dpkit.schema.draft import DRAFT_HEADER, detect_missing, draft_from_data, round_outward
+from dpkit.schema.importers import dump_schema
+from dpkit.schema.parse import parse_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

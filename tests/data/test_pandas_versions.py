@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpkit.data.fingerprint import frame_digest, row_hashes
+from dpkit.io.fingerprint import frame_digest, row_hashes
 
 
 def _frames() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -36,7 +36,7 @@ def test_parquet_bytes_do_not_depend_on_the_text_dtype() -> None:
 
     import pyarrow.parquet as pq
 
-    from dpkit.data.parquet import write_parquet
+    from dpkit.io.parquet import write_parquet
 
     as_object, as_str = _frames()
     files = []

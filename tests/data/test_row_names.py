@@ -12,9 +12,9 @@ import pytest
 
 from dpkit.cli import cli
 from dpkit.cli.boundary import run
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import read_table
 from dpkit.errors import DataError
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import read_table
 
 ADULT = Path(__file__).resolve().parents[2] / "sample_data" / "adult" / "train.csv"
 SCHEMA = Path(__file__).resolve().parents[2] / "taxonomies" / "adult.yaml"

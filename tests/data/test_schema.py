@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.data.importers import dump_schema
-from dpkit.data.schema import (
+from dpkit.errors import DpkitUsageError, SchemaError
+from dpkit.schema.importers import dump_schema
+from dpkit.schema.parse import (
     CategoricalColumn,
     IgnoredColumn,
     NumericColumn,
@@ -19,7 +20,6 @@ from dpkit.data.schema import (
     parse_schema,
     schema_to_dict,
 )
-from dpkit.errors import DpkitUsageError, SchemaError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -233,8 +233,8 @@ def test_random_trees_roundtrip_through_yaml(tree):
 
 def test_a_draft_schema_is_refused_unless_allowed(tmp_path):
     # privacy review F7: `taxonomy infer` drafts carry data-derived domains
-    from dpkit.data.schema import load_schema
     from dpkit.errors import SchemaError
+    from dpkit.schema.parse import load_schema
 
     p = tmp_path / "draft.yaml"
     p.write_text("draft: true\ncolumns:\n  x: {type: numeric, bounds: [0, 1]}\n", encoding="utf-8")

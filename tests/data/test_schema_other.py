@@ -11,10 +11,10 @@ import pytest
 
 from dpkit.data.coverage import check_coverage
 from dpkit.data.encode import encode
-from dpkit.data.schema import parse_schema, schema_to_dict
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load
 from dpkit.errors import DataError, DpkitWarning, SchemaError
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load
+from dpkit.schema.parse import parse_schema, schema_to_dict
 
 SCHEMA = """
 target: y
@@ -82,7 +82,7 @@ def test_coverage_counts_unlisted_values_as_covered() -> None:
 
 
 def test_forest_predict_reads_unlisted_values_as_the_catch_all() -> None:
-    from dpkit.learn.model import Feature, ForestModel, _Reader, features_from_schema
+    from dpkit.algorithms.forest.model import Feature, ForestModel, _Reader, features_from_schema
 
     schema = parse_schema(SCHEMA)
     feats = features_from_schema(schema, ["a", "n"])

@@ -12,10 +12,10 @@ import pytest
 
 from dpkit.data.coverage import check_coverage
 from dpkit.data.encode import encode
-from dpkit.data.output import atomic_output, write_csv
-from dpkit.data.schema import load_schema, parse_schema
-from dpkit.data.table import load_table, read_csv
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.io.output import atomic_output, write_csv
+from dpkit.io.table import load_table, read_csv
+from dpkit.schema.parse import load_schema, parse_schema
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -14,8 +14,6 @@ import pytest
 
 import dpkit
 from dpkit.api.domain import learn_schema
-from dpkit.data.infer import draft_from_data, robust_bounds, round_nice
-from dpkit.data.schema import IgnoredColumn, NumericColumn
 from dpkit.domain.discover import DomainOptions, _numeric, discover
 from dpkit.domain.metadata import (
     MISSING_CANDIDATES,
@@ -28,6 +26,8 @@ from dpkit.domain.metadata import (
 from dpkit.errors import DpkitUsageError, DpkitWarning
 from dpkit.privacy import Accountant, make_rng
 from dpkit.privacy.quantiles import Profile, bounds_on_grid, nice_grid, reward_window
+from dpkit.schema.draft import draft_from_data, robust_bounds, round_nice
+from dpkit.schema.parse import IgnoredColumn, NumericColumn
 
 KEY = "0x5d0b1c2e3f405162738495a6b7c8d9e0"
 
@@ -262,8 +262,8 @@ def test_a_drafted_flag_is_one_a_release_can_split() -> None:
         d = draft_from_data(df, target="y")
         assert d["columns"]["f"]["bounds"] == [0, 1] and "data min 0, max 1" in d["columns"]["f"]["_comment"]
         d.pop("draft")
-        from dpkit.data.importers import dump_schema
-        from dpkit.data.schema import parse_schema
+        from dpkit.schema.importers import dump_schema
+        from dpkit.schema.parse import parse_schema
 
         r = dpkit.publish(df, schema=parse_schema(dump_schema(d), "d.yaml"), epsilon=1.0, random_state=KEY)
     assert set(r.table["f"]) == {"[0,1)", "[1,1]"}

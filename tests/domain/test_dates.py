@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from dpkit.api.domain import learn_schema
-from dpkit.data import dates
 from dpkit.domain.discover import DomainOptions, column_budgets, discover
 from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata, resolve_declarations
 from dpkit.domain.profile import Summary, times
 from dpkit.privacy import Accountant, make_rng
 from dpkit.privacy.quantiles import Profile
+from dpkit.schema import dates
 
 SECRET = "2021-13-45-SECRET"
 

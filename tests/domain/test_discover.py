@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 
 from dpkit.api.domain import LearnedSchema, infer_schema, learn_schema, read_strings
-from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load
 from dpkit.domain.discover import DomainOptions, column_budgets
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load
 from dpkit.privacy import Accountant, make_rng
 from dpkit.privacy.quantiles import decade_points, zero_edge
 from dpkit.report import dumps
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema
 
 RARE = "SECRET-RARE-VALUE"
 KEY = "0x222f942a52fbe775abf9c37c75d4e92d"

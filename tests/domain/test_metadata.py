@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from dpkit.api.domain import infer_schema, learn_schema, read_strings
 from dpkit.data.encode import encode
-from dpkit.data.schema import parse_schema
 from dpkit.domain.metadata import (
     MISSING_CANDIDATES,
     SHAPES,
@@ -27,6 +26,7 @@ from dpkit.domain.metadata import (
 )
 from dpkit.domain.profile import Summary
 from dpkit.privacy import Accountant, make_rng
+from dpkit.schema.parse import parse_schema
 
 KEY = "0x5e1f942a52fbe775abf9c37c75d4e92d"
 
@@ -51,7 +51,7 @@ def test_each_value_is_in_one_shape_cell_tokens_first() -> None:
     cell = dict(zip([*MISSING_CANDIDATES, *SHAPES], counts.tolist(), strict=True))
     assert (cell[""], cell["nan"], cell["?"], cell["NA"]) == (1, 2, 3, 12)  # 'nan' is a token, not a number
     assert cell["whole number"] == 4 + 5 and cell["fraction"] == 6
-    assert cell["date"] == 8  # 2021-02-30 is no date, nor a time zone (dpkit.data.dates.parse)
+    assert cell["date"] == 8  # 2021-02-30 is no date, nor a time zone (dpkit.schema.dates.parse)
     assert cell["text"] == 7 + 9 + 10 + 11  # inf is not a finite number: text
     assert cell["zero"] == 0 and counts.sum() == sum(range(1, 13)) and counts.size == k + 5
 
@@ -172,8 +172,8 @@ def test_stray_values_neither_flip_the_metadata_nor_refuse_the_load(owner_verbos
 
 
 def test_a_learned_numeric_column_reads_non_numbers_as_missing_in_parquet(tmp_path) -> None:  # noqa: ANN001
-    from dpkit.data.source import ReadOptions
-    from dpkit.data.table import load
+    from dpkit.io.source import ReadOptions
+    from dpkit.io.table import load
 
     df = pd.DataFrame({"x": ["1", "2.5", "oops", None, "4"], "y": ["a", "b", "a", "b", "a"]})
     df.to_parquet(tmp_path / "t.parquet")

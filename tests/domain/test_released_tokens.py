@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from dpkit.api.domain import infer_schema
 from dpkit.cli import cli
 from dpkit.cli.boundary import run
-from dpkit.data.schema import CategoricalColumn, load_schema, parse_schema
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load
 from dpkit.domain.discover import DomainOptions, discover, released_tokens
 from dpkit.domain.metadata import MISSING_CANDIDATES, ColumnMeta
 from dpkit.domain.profile import Categories
 from dpkit.errors import DataError
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load
 from dpkit.privacy import Accountant, make_rng
+from dpkit.schema.parse import CategoricalColumn, load_schema, parse_schema
 
 KEY = "0x5e1ea5ed70ca11e2b0de0c3a7e5a1f00"
 
@@ -272,7 +272,7 @@ def test_forest_reads_the_empty_cell_as_missing_in_training_and_prediction(capsy
     # the (missing) leaf's counts (half yes) for '' rows; E (0.2) and W (0.8) are far from it
     assert abs(by_region[""] - 0.5) < 0.1 and by_region["E"] < 0.35 and by_region["W"] > 0.65
     # the same rows given as a DataFrame with NaN predict the same (the readers' empty cell)
-    from dpkit.learn.model import predict_proba
+    from dpkit.algorithms.forest.model import predict_proba
 
     frame = pd.read_csv(test, keep_default_na=False, dtype=str).replace({"": np.nan})
     assert np.allclose(predict_proba(str(model), frame)[:, 1], p["p_yes"].to_numpy(), atol=1e-6)

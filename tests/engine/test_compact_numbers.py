@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 import dpkit.engine.numpy_frame as numpy_frame
-from dpkit.data.schema import load_schema
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import EncodedTable, load
+from dpkit.algorithms.cluster import make_model
+from dpkit.algorithms.forest.dprf import DiffPRFs
+from dpkit.algorithms.publish.maxgddp import MaxGDDP
 from dpkit.engine.keys import Bins, Col, Grid, Lookup, Nearest, Route, RowHash, Uniform
 from dpkit.engine.numpy_frame import NumpyFrame
-from dpkit.kmeans import make_model
-from dpkit.learn.dprf import DiffPRFs
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import EncodedTable, load
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.rng import make_rng
-from dpkit.release.maxgddp import MaxGDDP
+from dpkit.schema.parse import load_schema
 
 ADULT = "sample_data/adult/train.csv"
 NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpkit.data.schema import load_schema
-from dpkit.data.table import load_table
 from dpkit.engine import as_frame, engine_name
 from dpkit.engine.keys import Bins, Col, Grid, Lookup, Route, RowHash, evaluate
 from dpkit.errors import DpkitUsageError
+from dpkit.io.table import load_table
+from dpkit.schema.parse import load_schema
 
 ADULT = "sample_data/adult/train.csv"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpkit.algorithms.forest.dprf import partition_key
 from dpkit.engine.keys import RowHash, evaluate, siphash24
-from dpkit.learn.dprf import partition_key
 from dpkit.privacy import make_rng
 
 MASK = (1 << 64) - 1

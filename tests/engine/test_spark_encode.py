@@ -16,11 +16,11 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 from dpkit.data.encode import encode  # noqa: E402
-from dpkit.data.schema import CategoricalColumn, load_schema  # noqa: E402
 from dpkit.engine.spark import encode as spark_encode  # noqa: E402
 from dpkit.engine.spark import frame as spark_frame  # noqa: E402
 from dpkit.engine.spark import packed as spark_packed  # noqa: E402
 from dpkit.engine.spark import read as spark_read  # noqa: E402
+from dpkit.schema.parse import CategoricalColumn, load_schema  # noqa: E402
 
 SCHEMA = "taxonomies/adult.yaml"
 COLS = ["age", "workclass", "hours-per-week", "income"]

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.data.schema import parse_schema
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 from dpkit.evaluate.classify import (
     column_kinds,
@@ -21,6 +20,7 @@ from dpkit.evaluate.classify import (
     read_predictions,
     score_tables,
 )
+from dpkit.schema.parse import parse_schema
 
 SCHEMA = parse_schema(
     """

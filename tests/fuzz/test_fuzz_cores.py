@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpkit.data.encode import encode
-from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema
-from dpkit.data.table import read_csv
+from dpkit.io.table import read_csv
 from dpkit.privacy import Accountant, make_rng
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_fuzz_loaders import schemas  # noqa: E402  (a sibling module: same strategies)
@@ -88,15 +88,15 @@ def _check_value_in_domain(col, value: str) -> None:  # noqa: ANN001
 def test_publish_core(algorithm: str, case, levels: int) -> None:  # noqa: ANN001
     schema, table, eps, seed = case
     if algorithm == "maxgddp":
-        mod = pytest.importorskip("dpkit.release.maxgddp")
+        mod = pytest.importorskip("dpkit.algorithms.publish.maxgddp")
         model = mod.MaxGDDP(epsilon=eps, levels=levels)
     else:
-        mod = pytest.importorskip("dpkit.release.diffgen")
+        mod = pytest.importorskip("dpkit.algorithms.publish.diffgen")
         cls = next((getattr(mod, n) for n in ("DiffGen", "Diffgen") if hasattr(mod, n)), None)
         if cls is None:
             pytest.skip("no DiffGen class")
         model = cls(epsilon=eps, levels=levels)
-    from dpkit.release.sparse import write_release
+    from dpkit.algorithms.publish.sparse import write_release
 
     acc = Accountant(eps)
     with warnings.catch_warnings():
@@ -123,7 +123,7 @@ def test_publish_core(algorithm: str, case, levels: int) -> None:  # noqa: ANN00
 @given(case=classification_case(), trees=st.integers(1, 3), depth=st.integers(0, 3))
 def test_forest_core(case, trees: int, depth: int) -> None:  # noqa: ANN001
     schema, table, eps, seed = case
-    dprf = pytest.importorskip("dpkit.learn.dprf")
+    dprf = pytest.importorskip("dpkit.algorithms.forest.dprf")
     if not schema.predictors("_y"):
         return
     acc = Accountant(eps)
@@ -157,13 +157,13 @@ def points_case(draw):  # noqa: ANN201
 def test_cluster_core(algorithm: str, case) -> None:  # noqa: ANN001
     pts, lows, highs, k, eps, seed = case
     if algorithm == "dpqt":
-        m = pytest.importorskip("dpkit.kmeans.dpqt")
+        m = pytest.importorskip("dpkit.algorithms.cluster.dpqt")
         model = m.DPQTKMeans(k, epsilon=eps, bounds=(lows, highs), n_init=1)
     elif algorithm == "dpkmeans":
-        m = pytest.importorskip("dpkit.kmeans.dplloyd")
+        m = pytest.importorskip("dpkit.algorithms.cluster.dplloyd")
         model = m.DPKMeans(k, epsilon=eps, bounds=(lows, highs), iterations=3)
     else:
-        m = pytest.importorskip("dpkit.kmeans.eug")
+        m = pytest.importorskip("dpkit.algorithms.cluster.eug")
         model = m.EUGKMeans(k, epsilon=eps, bounds=(lows, highs), n_init=1)
     acc = Accountant(eps)
     with warnings.catch_warnings():

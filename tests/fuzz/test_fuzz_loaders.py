@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpkit.data.encode import encode
-from dpkit.data.output import write_csv
-from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
-from dpkit.data.table import read_csv
 from dpkit.errors import DpkitError
+from dpkit.io.output import write_csv
+from dpkit.io.table import read_csv
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,4 +1,4 @@
-"""DPk-means (SuLQ) and EUGk-means baselines (dpkit.kmeans.dplloyd, dpkit.kmeans.eug)."""
+"""DPk-means (SuLQ) and EUGk-means baselines (dpkit.algorithms.cluster.dplloyd, dpkit.algorithms.cluster.eug)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from dpkit.algorithms.cluster.dplloyd import DPKMeans, halving_budgets
+from dpkit.algorithms.cluster.eug import EUGKMeans, grid_size
 from dpkit.errors import DpkitUsageError
-from dpkit.kmeans.dplloyd import DPKMeans, halving_budgets
-from dpkit.kmeans.eug import EUGKMeans, grid_size
 from dpkit.privacy import Accountant, BudgetExceededError, make_rng
 
 BOX = ([0.0, 0.0], [1e6, 1e6])

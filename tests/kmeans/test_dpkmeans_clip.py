@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpkit.kmeans.dplloyd import DPKMeans
+from dpkit.algorithms.cluster.dplloyd import DPKMeans
 from dpkit.privacy import Accountant, make_rng
 
 

@@ -1,4 +1,4 @@
-"""DPQTk-means (dpkit.kmeans.dpqt): tree logic, budget split, degenerate cases, utility."""
+"""DPQTk-means (dpkit.algorithms.cluster.dpqt): tree logic, budget split, degenerate cases, utility."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpkit.errors import DpkitUsageError, DpkitWarning
-from dpkit.evaluate.clustering import assign, f_measure, nicv, nonprivate_nicv
-from dpkit.kmeans.dpqt import (
+from dpkit.algorithms.cluster.dpqt import (
     DPQTKMeans,
     auto_height,
     level_budgets,
@@ -20,6 +18,8 @@ from dpkit.kmeans.dpqt import (
     resolve_split,
     split_dims,
 )
+from dpkit.errors import DpkitUsageError, DpkitWarning
+from dpkit.evaluate.clustering import assign, f_measure, nicv, nonprivate_nicv
 from dpkit.privacy import Accountant, BudgetExceededError, make_rng
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +182,7 @@ def test_fewer_buckets_than_k_still_gives_k_centroids() -> None:
 
 
 def test_all_zero_counts_says_no_information(monkeypatch: pytest.MonkeyPatch) -> None:
-    import dpkit.kmeans.dpqt as dpqt
+    import dpkit.algorithms.cluster.dpqt as dpqt
 
     real = dpqt.discrete_laplace
 
@@ -255,7 +255,7 @@ def test_s1_meets_the_issue_target_at_epsilon_one() -> None:
 
 @pytest.mark.statistical
 def test_s1_at_small_epsilon_beats_dpkmeans() -> None:
-    from dpkit.kmeans import DPKMeans
+    from dpkit.algorithms.cluster import DPKMeans
 
     d = pd.read_csv(ROOT / "sample_data" / "clustering" / "s1.csv")
     x, y = d[["x", "y"]].to_numpy(float), d["label"].to_numpy()

@@ -1,13 +1,13 @@
-"""Weighted k-means on noisy buckets (dpkit.kmeans.kmeans) and the shared helpers."""
+"""Weighted k-means on noisy buckets (dpkit.algorithms.cluster.kmeans) and the shared helpers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from dpkit.algorithms.cluster.common import check_bounds, data_bounds, laplace_sd, parse_bounds
+from dpkit.algorithms.cluster.kmeans import subcell_points, weighted_kmeans
 from dpkit.errors import DpkitUsageError, DpkitWarning
-from dpkit.kmeans.common import check_bounds, data_bounds, laplace_sd, parse_bounds
-from dpkit.kmeans.kmeans import subcell_points, weighted_kmeans
 from dpkit.privacy.mechanisms import sample_discrete_laplace
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpkit.data.encode import encode
-from dpkit.data.schema import load_schema
+from dpkit.schema.parse import load_schema
 
 SCHEMA = """\
 target: label

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-import dpkit.learn.dprf as dprf
-from dpkit.learn.dprf import DiffPRFs
+import dpkit.algorithms.forest.dprf as dprf
+from dpkit.algorithms.forest.dprf import DiffPRFs
 from dpkit.privacy import Accountant, make_rng
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpkit.algorithms.forest.model import ForestModel, Node
 from dpkit.errors import DpkitUsageError
-from dpkit.learn.model import ForestModel, Node
 
 
 def _model(counts: list[list[float]]) -> ForestModel:

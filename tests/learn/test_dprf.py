@@ -7,10 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.data.encode import encode
-from dpkit.errors import DpkitUsageError
-from dpkit.learn import dprf
-from dpkit.learn.dprf import (
+from dpkit.algorithms.forest import dprf
+from dpkit.algorithms.forest.dprf import (
     DiffPRFs,
     choose_features,
     class_weights,
@@ -18,7 +16,9 @@ from dpkit.learn.dprf import (
     split_utility,
     utility_sensitivity,
 )
-from dpkit.learn.model import predict
+from dpkit.algorithms.forest.model import predict
+from dpkit.data.encode import encode
+from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, make_rng
 
 from .conftest import make_frame

@@ -13,15 +13,15 @@ import pandas as pd
 import pytest
 
 import dpkit
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import encode
+from dpkit.algorithms.forest import dprf
+from dpkit.algorithms.forest.dprf import DiffPRFs
+from dpkit.algorithms.forest.model import model_from_dict, predict
 from dpkit.engine.frame import as_frame
 from dpkit.engine.keys import Col, Route
 from dpkit.errors import DataError
-from dpkit.learn import dprf
-from dpkit.learn.dprf import DiffPRFs
-from dpkit.learn.model import model_from_dict, predict
+from dpkit.io.table import encode
 from dpkit.privacy import Accountant, make_rng
+from dpkit.schema.parse import parse_schema
 
 KEEP = """\
 target: label
@@ -255,7 +255,7 @@ def test_a_dataframe_none_predicts_as_the_empty_cell_of_a_csv(tmp_path: Path) ->
     import pandas as pd
 
     import dpkit
-    from dpkit.learn.model import Feature, ForestModel
+    from dpkit.algorithms.forest.model import Feature, ForestModel
 
     feat = Feature(name="d", kind="categorical", categories=("", "a", "(other)"), other="(other)")
     model = ForestModel(target="y", classes=("n", "y"), features=[feat], trees=[])

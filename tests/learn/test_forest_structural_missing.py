@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 
 import dpkit
-from dpkit.data.schema import parse_schema, schema_to_dict
+from dpkit.algorithms.forest.model import missing_rule
 from dpkit.domain.metadata import ColumnMeta, structural_missing
 from dpkit.errors import SchemaError
-from dpkit.learn.model import missing_rule
+from dpkit.schema.parse import parse_schema, schema_to_dict
 
 
 def narrow(n: int, seed: int = 0) -> pd.DataFrame:
@@ -151,9 +151,9 @@ def test_missing_structural_is_parsed_written_and_keyed() -> None:
 def test_the_cell_budget_counts_a_structural_bucket_as_a_quarter_cell() -> None:
     """x split once: [0,50) [50,100] and its bucket. A learned bucket makes 3 × 2 classes = 6
     cells, and a second split 8; a structural one 2.25 × 2 = 4.5, and a second split 6.5."""
-    from dpkit.release.cut import Cut
-    from dpkit.release.maxgddp import STRUCTURAL_BUCKET, fitting
-    from dpkit.release.scoring import Candidate
+    from dpkit.algorithms.publish.cut import Cut
+    from dpkit.algorithms.publish.maxgddp import STRUCTURAL_BUCKET, fitting
+    from dpkit.algorithms.publish.scoring import Candidate
 
     assert STRUCTURAL_BUCKET == 0.25
     for flag, fits in (("true", False), ("structural", True)):

@@ -7,9 +7,16 @@ import json
 import numpy as np
 import pytest
 
+from dpkit.algorithms.forest import (
+    DiffPRFs,
+    load_model,
+    predict,
+    predict_frame,
+    predict_proba,
+    save_model,
+)
+from dpkit.algorithms.forest.model import FORMAT_VERSION, model_from_dict
 from dpkit.errors import DataError, DpkitWarning
-from dpkit.learn import DiffPRFs, load_model, predict, predict_frame, predict_proba, save_model
-from dpkit.learn.model import FORMAT_VERSION, model_from_dict
 from dpkit.privacy import Accountant, make_rng
 
 from .conftest import make_frame

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from dpkit.learn.dprf import SHAPE_MAX_DEPTH, SHAPE_MAX_TREES, SHAPE_RATIO, SHAPE_TREES, plan_shape
+from dpkit.algorithms.forest.dprf import (
+    SHAPE_MAX_DEPTH,
+    SHAPE_MAX_TREES,
+    SHAPE_RATIO,
+    SHAPE_TREES,
+    plan_shape,
+)
 
 
 def _fits(m: float, eps: float, t: int, d: int) -> bool:

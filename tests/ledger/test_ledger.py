@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from dpkit.data.output import atomic_output
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.io.output import atomic_output
 from dpkit.ledger import Ledger, LedgerError, fingerprint
 from dpkit.run import PrivateRun
 

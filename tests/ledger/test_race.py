@@ -20,7 +20,7 @@ ASK = 0.3
 
 
 def _racer(i: int, data: str, ledger: str, outdir: str, barrier, results) -> None:  # noqa: ANN001
-    from dpkit.data.output import atomic_output
+    from dpkit.io.output import atomic_output
     from dpkit.run import PrivateRun
 
     out = f"{outdir}/out{i}.csv"

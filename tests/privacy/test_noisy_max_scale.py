@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import dpkit.privacy.mechanisms as mech
+from dpkit.algorithms.publish.scoring import piece_term
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, make_rng
-from dpkit.release.scoring import piece_term
 
 
 def _gap_and_noise(u, monkeypatch, **kw):  # noqa: ANN001, ANN202

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import EncodedTable
+from dpkit.io.table import EncodedTable
+from dpkit.schema.parse import parse_schema
 
 SCHEMA = """\
 target: label

@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpkit.algorithms.publish.cut import Cut, grid_points
 from dpkit.errors import DataError
-from dpkit.release.cut import Cut, grid_points
 
 
 def test_initial_cut_is_fully_generalized(schema):
@@ -95,7 +95,7 @@ def test_grid_points_of_a_huge_integer_column_are_integers():
 
 def test_an_integer_cut_is_written_as_it_is_labelled(schema):
     """The report's pairs round an integer column's edges as its labels do (not truncate)."""
-    from dpkit.release.cut import NumericCut
+    from dpkit.algorithms.publish.cut import NumericCut
 
     cut = NumericCut(schema.columns["age"], [0.0, 4.75])
     assert cut.labels() == ["[0,5)", "[5,10]"]

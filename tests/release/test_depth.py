@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpkit.algorithms.publish import depth, make_model
+from dpkit.algorithms.publish.diffgen import DiffGen
+from dpkit.algorithms.publish.maxgddp import MaxGDDP, parse_levels
+from dpkit.algorithms.publish.sparse import NoisyTable, postprocess
 from dpkit.data.counting import cell_counts
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import EncodedTable
 from dpkit.errors import DpkitUsageError
+from dpkit.io.table import EncodedTable
 from dpkit.privacy import Accountant, make_rng
 from dpkit.privacy.mechanisms import discrete_laplace_pmf
-from dpkit.release import depth, make_model
-from dpkit.release.diffgen import DiffGen
-from dpkit.release.maxgddp import MaxGDDP, parse_levels
-from dpkit.release.sparse import NoisyTable, postprocess
+from dpkit.schema.parse import parse_schema
 
 
 def test_noise_sd_matches_the_pmf():

@@ -9,13 +9,13 @@ import warnings
 import pandas as pd
 import pytest
 
-from dpkit.anonymity.apply import apply_release
+from dpkit.algorithms.kanon.apply import apply_release
+from dpkit.algorithms.publish.cut import Cut
+from dpkit.algorithms.publish.generalized import Generalizer, reading_schema
 from dpkit.data.encode import encode
-from dpkit.data.schema import parse_schema
 from dpkit.data.unknown import mapping_warning, unknown_values
 from dpkit.errors import DataError, DpkitWarning
-from dpkit.release.cut import Cut
-from dpkit.release.generalized import Generalizer, reading_schema
+from dpkit.schema.parse import parse_schema
 
 SCHEMA = """\
 target: label

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import dpkit
-from dpkit.data.schema import NumericColumn
+from dpkit.algorithms.publish.cut import NumericCut, _numeric_from_json, column_points
 from dpkit.errors import DataError
-from dpkit.release.cut import NumericCut, _numeric_from_json, column_points
+from dpkit.schema.parse import NumericColumn
 
 KEYS = ["0x5e8a1c3f7b2d49e06a1f8c3b5d7e9a21", "0x2b7d9f1e4c6a38b05d2e7f9a1c3b5d47", "0x7c1e3a5b9d2f46e08b4a6c8e0f2d4b63"]
 

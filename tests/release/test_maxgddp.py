@@ -5,12 +5,17 @@ import math
 import numpy as np
 import pytest
 
-from dpkit.data.schema import parse_schema
-from dpkit.data.table import EncodedTable
+from dpkit.algorithms.publish.diffgen import DiffGen
+from dpkit.algorithms.publish.maxgddp import (
+    GEOMETRIC_RATIO,
+    MaxGDDP,
+    geometric_budgets,
+    level_budget,
+)
 from dpkit.errors import DpkitUsageError
+from dpkit.io.table import EncodedTable
 from dpkit.privacy import Accountant, make_rng
-from dpkit.release.diffgen import DiffGen
-from dpkit.release.maxgddp import GEOMETRIC_RATIO, MaxGDDP, geometric_budgets, level_budget
+from dpkit.schema.parse import parse_schema
 
 
 def test_geometric_budgets_follow_theorem_2():
@@ -97,9 +102,9 @@ def test_diffgen_budget_and_invariants(table):
 @pytest.mark.parametrize("score, monotone", [("max", True), ("gini", False)])
 def test_the_gini_score_is_selected_as_not_monotone(table, monkeypatch, score, monotone):
     """Gini's sensitivity is 1 either way (not monotone): its report-noisy-max must use the
-    general 2Δ/ε noise (dpkit.release.scoring); Max keeps the paper's Δ/ε. Only Max is an
+    general 2Δ/ε noise (dpkit.algorithms.publish.scoring); Max keeps the paper's Δ/ε. Only Max is an
     integer on every data set: Gini's scores go to the fixed rounding grid (issue 38)."""
-    import dpkit.release.maxgddp as mod
+    import dpkit.algorithms.publish.maxgddp as mod
 
     seen = []
     real = mod.report_noisy_max

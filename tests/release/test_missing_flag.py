@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpkit.algorithms.publish.cut import Cut
 from dpkit.data.encode import encode
-from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load
 from dpkit.domain.metadata import SHAPES, Decision, decide, holds_missing
-from dpkit.release.cut import Cut
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 
 FLAGGED = """\
 target: label

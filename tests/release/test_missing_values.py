@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import dpkit
+from dpkit.algorithms.publish.cut import Cut
+from dpkit.algorithms.publish.scoring import Marginals, numeric_candidates
 from dpkit.data.encode import encode
-from dpkit.data.schema import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
-from dpkit.data.source import ReadOptions
-from dpkit.data.table import load
 from dpkit.engine.numpy_frame import NumpyFrame
-from dpkit.release.cut import Cut
-from dpkit.release.scoring import Marginals, numeric_candidates
+from dpkit.io.source import ReadOptions
+from dpkit.io.table import load
+from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema, schema_to_dict
 
 KEEP = """\
 target: label
@@ -224,7 +224,7 @@ def test_spark_batch_encoder_keeps_missing_values_as_encode_does() -> None:
 
 
 def test_forest_keeps_and_cluster_drops_rows_with_a_missing_number_under_keep(tmp_path: Path) -> None:
-    """A forest's numeric split has a missing child (dpkit.learn.dprf): under keep every row is
+    """A forest's numeric split has a missing child (dpkit.algorithms.forest.dprf): under keep every row is
     kept, nothing dropped; k-means points have no missing bucket: a keep schema's row with a
     missing number is dropped there (with the warning)."""
     s = parse_schema(KEEP).dropping_missing_numbers()

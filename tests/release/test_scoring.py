@@ -8,9 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpkit.engine import as_frame
-from dpkit.release.cut import Cut
-from dpkit.release.scoring import (
+from dpkit.algorithms.publish.cut import Cut
+from dpkit.algorithms.publish.scoring import (
     GINI_FROM,
     Marginals,
     categorical_candidates,
@@ -19,6 +18,7 @@ from dpkit.release.scoring import (
     resolve_score,
     split_utilities,
 )
+from dpkit.engine import as_frame
 
 
 def brute_max(mask_children, y, n_classes=3):
@@ -125,7 +125,7 @@ _pieces = st.integers(1, 6).flatmap(lambda k: st.integers(2, 4).flatmap(lambda c
 @settings(max_examples=400, deadline=None)
 @given(_pieces)
 def test_one_record_moves_every_score_by_at_most_one(case):
-    """The sensitivity the selection is charged for (dpkit.release.scoring): adding one record
+    """The sensitivity the selection is charged for (dpkit.algorithms.publish.scoring): adding one record
     (to piece p, class j) moves every candidate's Gini score by at most 1 (either way) and its
     Max score by 0 or 1 (monotone)."""
     counts, owner, p, j = case

@@ -112,8 +112,8 @@ def test_huge_table_is_refused_before_spending():
 def test_write_release_matches_the_frame(schema, table, tmp_path):
     import pandas as pd
 
-    from dpkit.release.maxgddp import MaxGDDP
-    from dpkit.release.sparse import write_release
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
+    from dpkit.algorithms.publish.sparse import write_release
 
     m = MaxGDDP(epsilon=1.0, levels=4, grid=4).fit(table, "label", accountant=Accountant(1.0), rng=make_rng(8))
     cols = ["age", "size", "band", "color", "label"]
@@ -131,8 +131,8 @@ def test_write_release_in_small_pieces_is_the_same_file(schema, table, tmp_path,
     time: with tiny pieces the CSV is the same file, the Parquet the same rows."""
     import pandas as pd
 
-    import dpkit.release.sparse as sparse
-    from dpkit.release.maxgddp import MaxGDDP
+    import dpkit.algorithms.publish.sparse as sparse
+    from dpkit.algorithms.publish.maxgddp import MaxGDDP
 
     m = MaxGDDP(epsilon=1.0, levels=4, grid=4).fit(table, "label", accountant=Accountant(1.0), rng=make_rng(8))
     sparse.write_release(m.release_, str(tmp_path / "a.csv"))

@@ -1,6 +1,6 @@
 """The Spark engine: the frame protocol as Spark aggregations (docs/spark.md).
 
-Spark reads the input itself (CSV with the dialect of :class:`~dpkit.data.source.ReadOptions`,
+Spark reads the input itself (CSV with the dialect of :class:`~dpkit.io.source.ReadOptions`,
 or Parquet; any path or URI Spark reads). Each batch of rows is encoded on the executors by
 the *same* function as the numpy engine (:func:`dpkit.data.encode.encode`: leaf codes from the
 schema's public taxonomy, numbers clipped to the public bounds), and each primitive evaluates

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.engine.spark.packed import _blob_row, _pack
 from dpkit.engine.spark.session import _MARK
 from dpkit.errors import DataError
+from dpkit.schema.parse import CategoricalColumn, Schema
 
 
 def encoding(schema: Schema, wanted: list[str], source: str) -> tuple[list[str], dict[str, str], Any]:
@@ -111,7 +111,7 @@ def _fast_batch(batch: Any, schema: Schema, cols: list[Any], tokens: list[str],
     for i, col in enumerate(cols):
         arr = batch.column(i)
         if getattr(col, "time", None) is not None:
-            return None  # a date column: the exact path parses it (dpkit.data.dates, one parse function)
+            return None  # a date column: the exact path parses it (dpkit.schema.dates, one parse function)
         is_str = pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)
         if isinstance(col, CategoricalColumn):
             if not is_str:

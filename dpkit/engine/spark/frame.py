@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import CategoricalColumn, Schema
 from dpkit.engine.keys import Key, columns_of, evaluate, shape_check
 from dpkit.engine.spark.encode import _clip_warnings
 from dpkit.engine.spark.packed import (
@@ -41,6 +40,7 @@ from dpkit.engine.spark.packed import (
 )
 from dpkit.engine.spark.session import _collect
 from dpkit.errors import DataError, DpkitWarning, warn
+from dpkit.schema.parse import CategoricalColumn, Schema
 
 
 class SparkFrame:

@@ -15,12 +15,12 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from dpkit.data.schema import Schema
 from dpkit.engine.spark.encode import encoding
 from dpkit.engine.spark.frame import SparkFrame
 from dpkit.engine.spark.packed import _BLOBS
 from dpkit.engine.spark.session import session
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.schema.parse import Schema
 
 
 def _sniff(spark: Any, path: str) -> str:
@@ -102,7 +102,7 @@ def load_spark(options: Any, schema: Schema, columns: Sequence[str] | None = Non
     its line number is exact for a local file and for the first partition of another single
     file, and is otherwise the row's position inside its Spark partition (said in the message).
     """
-    from dpkit.data.source import resolve
+    from dpkit.io.source import resolve
 
     if options.path == "-":
         raise DpkitUsageError("engine spark reads files or URIs, not stdin ('-')", param="engine")
@@ -170,9 +170,9 @@ def _local_csv(options: Any) -> tuple[list[str], int, int] | None:
     ranges on the executors; None: Spark's CSV reader reads it (a URI, a directory, Parquet,
     an encoding other than UTF-8/ASCII, a header with quotes or none found in the first bytes).
 
-    The header is the numpy engine's (``dpkit.data.source._quick_header``: stripped, checked).
+    The header is the numpy engine's (``dpkit.io.source._quick_header``: stripped, checked).
     """
-    from dpkit.data.source import SAMPLE_BYTES, _quick_header, is_parquet
+    from dpkit.io.source import SAMPLE_BYTES, _quick_header, is_parquet
 
     path = str(options.path)
     if "://" in path or not os.path.isfile(path) or is_parquet(options):

@@ -25,7 +25,7 @@ def extremes(frame: Any, columns: Sequence[str]) -> np.ndarray:
     """(2, d): the min and max of each column of a Spark frame — one aggregation.
 
     For ``--allow-data-bounds`` only, which is NOT private (the numpy engine takes the same
-    min and max of its points: :func:`dpkit.kmeans.common.data_bounds`)."""
+    min and max of its points: :func:`dpkit.algorithms.cluster.common.data_bounds`)."""
     from pyspark.sql import functions as F
 
     from dpkit.engine.spark.session import _collect

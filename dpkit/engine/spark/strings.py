@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import Schema
 from dpkit.engine.keys import Key, evaluate
 from dpkit.engine.spark.frame import SparkFrame
 from dpkit.engine.spark.packed import _BLOBS, _DATA, _PID, _START, _blob_row, _blobs, _pack, _unpack
 from dpkit.engine.spark.session import _collect, session
 from dpkit.errors import DataError, DpkitUsageError
+from dpkit.schema.parse import Schema
 
 _SEEN, _POS = "__seen", "__pos"
 
@@ -232,7 +232,7 @@ def load_spark_strings(options: Any, columns: Sequence[str] | None, *, master: s
         raise DpkitUsageError("the Spark engine reads files or URIs, not a pandas DataFrame", param="engine")
     if options.path == "-":
         raise DpkitUsageError("the Spark engine reads files or URIs, not stdin ('-')", param="engine")
-    from dpkit.data.source import resolve
+    from dpkit.io.source import resolve
 
     options = resolve(options)
     spark = spark or session(master)

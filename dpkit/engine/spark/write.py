@@ -10,7 +10,7 @@ one part file per partition). Nothing row-level reaches the driver's memory:
 * a local ``-o out.csv`` (or stdout): Spark writes the part files into a private (0700)
   hidden directory next to the output; the driver writes the header and then copies the part
   files' bytes in partition order into the output's temporary file, a MiB buffer at a time,
-  and renames it into place (:func:`dpkit.data.output.atomic_output`) — one file, byte for
+  and renames it into place (:func:`dpkit.io.output.atomic_output`) — one file, byte for
   byte the numpy engine's;
 * ``-o DIR/`` or a URI that is not ``file:`` (``hdfs://``, ``s3a://``): Spark's directory of
   part files, each with the header row, written under a hidden sibling name and renamed
@@ -45,7 +45,7 @@ _COPY_BUFFER = 1 << 20
 
 
 def csv_text(df: Any, delimiter: str = ",", header: bool = False) -> str:
-    """``df`` as CSV text with the settings of :func:`dpkit.data.output.write_csv`."""
+    """``df`` as CSV text with the settings of :func:`dpkit.io.output.write_csv`."""
     buf = io.StringIO()
     df.to_csv(buf, index=False, lineterminator="\n", sep=delimiter, header=header)
     return buf.getvalue()
@@ -60,8 +60,8 @@ def header_text(columns: Sequence[str], delimiter: str = ",") -> str:
 def raw_strings(batch: Any, names: Sequence[str], parquet: bool) -> Any:
     """An Arrow batch of the raw input as the numpy engine reads it: a DataFrame of strings.
 
-    CSV (:func:`dpkit.data.table.read_table`): every field stripped, an empty field ''.
-    Parquet (:func:`dpkit.data.parquet.read_parquet_strings`): floats written as a CSV
+    CSV (:func:`dpkit.io.table.read_table`): every field stripped, an empty field ''.
+    Parquet (:func:`dpkit.io.parquet.read_parquet_strings`): floats written as a CSV
     writer of integers would (39.0 → '39'), other types cast to string, nulls ''.
     """
     import numpy as np
@@ -99,7 +99,7 @@ def _is_local_master(spark: Any) -> bool:
 
 def output_kind(output: str) -> str:
     """'file' (one CSV file or stdout), 'dir' (a directory of CSV part files) or 'parquet'."""
-    from dpkit.data.output import is_parquet_path
+    from dpkit.io.output import is_parquet_path
 
     if is_parquet_path(output.rstrip("/")):
         return "parquet"
@@ -150,7 +150,7 @@ def write_rows(spark: Any, df: Any, render: Callable[[Any], Any], columns: Seque
     """Write the rows ``render`` makes of every Arrow batch of ``df`` (executors) to ``output``.
 
     ``columns``: the output's header (what ``render``'s DataFrames hold). ``mode``: the file
-    mode of the output (less the umask), as :func:`dpkit.data.output.atomic_output`.
+    mode of the output (less the umask), as :func:`dpkit.io.output.atomic_output`.
     """
     check_output(spark, output)
     kind = output_kind(output)
@@ -255,7 +255,7 @@ def _write_file(spark: Any, df: Any, render: Callable[[Any], Any], columns: Sequ
     """One CSV file (or stdout): Spark writes the parts, the driver concatenates their bytes."""
     import tempfile
 
-    from dpkit.data.output import atomic_output
+    from dpkit.io.output import atomic_output
 
     local = _local(output)
     if output == "-":

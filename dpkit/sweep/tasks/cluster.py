@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.kmeans.common import parse_bounds
+from dpkit.algorithms.cluster.common import parse_bounds
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,9 +56,9 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
 
     The run books on ``$DPKIT_LEDGER`` when it is set, as every library call does.
     """
+    from dpkit.algorithms.cluster import OPTIONS
     from dpkit.api.cluster import cluster
     from dpkit.evaluate.clustering import assign, f_measure, nicv
-    from dpkit.kmeans import OPTIONS
 
     cols = params["columns"]
     columns = tuple(c.strip() for c in cols.split(",")) if isinstance(cols, str) else tuple(cols)

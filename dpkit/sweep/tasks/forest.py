@@ -23,9 +23,9 @@ DEFAULTS: dict[str, Any] = {
 @lru_cache(maxsize=8)
 def _load(path: str, schema_path: str) -> Any:
     """The encoded table (cached: a sweep reads the same files hundreds of times)."""
-    from dpkit.data.schema import load_schema
-    from dpkit.data.table import load_table
     from dpkit.errors import DpkitWarning
+    from dpkit.io.table import load_table
+    from dpkit.schema.parse import load_schema
 
     schema = load_schema(schema_path)
     with warnings.catch_warnings():
@@ -49,9 +49,9 @@ def run_experiment(params: dict[str, Any], seed: int) -> dict[str, float]:
     forest must beat to have learnt anything. The run books on ``$DPKIT_LEDGER`` when it is
     set, as every library call does.
     """
+    from dpkit.algorithms.forest.model import predict
     from dpkit.api.forest import forest as dp_forest
     from dpkit.errors import DpkitUsageError, DpkitWarning
-    from dpkit.learn.model import predict
 
     for key in ("data", "test", "schema"):
         if key not in params:

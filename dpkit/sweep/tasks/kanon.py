@@ -32,9 +32,9 @@ from dpkit.errors import ExperimentError
 
 @functools.lru_cache(maxsize=8)
 def _load(data: str, schema: str | None, target: str):
-    from dpkit.anonymity.frame import prepare
-    from dpkit.data.schema import load_schema
-    from dpkit.data.table import read_csv
+    from dpkit.algorithms.kanon.frame import prepare
+    from dpkit.io.table import read_csv
+    from dpkit.schema.parse import load_schema
 
     sch = load_schema(schema, allow_draft=True) if schema else None
     df = read_csv(data)

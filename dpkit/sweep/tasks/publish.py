@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from dpkit.data.schema import CategoricalColumn, Schema, load_schema
-from dpkit.data.table import EncodedTable, load_table
 from dpkit.errors import DpkitUsageError
+from dpkit.io.table import EncodedTable, load_table
+from dpkit.schema.parse import CategoricalColumn, Schema, load_schema
 
 #: the evaluation's own defaults; the release's are dpkit.publish's
 DEFAULTS: dict[str, Any] = {
@@ -85,8 +85,8 @@ def _stratified_train(data: str, schema_path: str, split_seed: int) -> Any:
     """The training rows of the stratified split as the file holds them (a DataFrame of its
     text), for :func:`dpkit.publish`. The split indexes the encoded table, so the file must have
     no row its schema drops (Iris has none)."""
-    from dpkit.data.source import ReadOptions
-    from dpkit.data.table import read_table
+    from dpkit.io.source import ReadOptions
+    from dpkit.io.table import read_table
 
     full = _table(data, schema_path)
     raw = read_table(ReadOptions(data))
@@ -186,9 +186,9 @@ def run_experiment(params: dict[str, Any], seed: int, timing: dict[str, float] |
     seeded with :attr:`dpkit.Release.postprocessing_seed`; ``timing["seconds"]``: the wall
     seconds of the :func:`dpkit.publish` call (benchmarks; not a result: it varies).
     """
+    from dpkit.algorithms.publish import DEFAULT_ALGORITHM, OPTIONS
     from dpkit.api.publish import publish
     from dpkit.errors import DpkitWarning
-    from dpkit.release import DEFAULT_ALGORITHM, OPTIONS
 
     p = {**DEFAULTS, **{k.replace("-", "_"): v for k, v in params.items()}}
     for key in ("data", "schema"):
