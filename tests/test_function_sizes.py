@@ -18,11 +18,11 @@ ROOT = Path(dpkit.__file__).resolve().parent
 #: from here (a test below fails when one is listed but no longer long)
 LONG = {
     "domain/discover.py:discover",
-    "anonymity/frame.py:prepare",
+    "algorithms/kanon/frame.py:prepare",
     "data/encode.py:encode",
-    "anonymity/generalization.py:kanon_generalize",
+    "algorithms/kanon/generalization.py:kanon_generalize",
     "sweep/plots.py:plot_one",
-    "kmeans/dpqt.py:DPQTKMeans.fit",
+    "algorithms/cluster/dpqt.py:DPQTKMeans.fit",
 }
 
 
