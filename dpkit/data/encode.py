@@ -12,7 +12,7 @@ engine's executors and a string frame hand it whatever they do not take.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,54 @@ def encode(
     """
 
     wanted = list(columns) if columns is not None else schema.used_columns()
+    _check_columns(df, schema, wanted, source)
+    n = len(df)
+    raw, converted, failed, rows, first_missing, first_token, missing_in = _convert(df, schema, wanted)
+    by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
+    if first_missing:
+        # under error a missing token refuses the run; a stray value a column reads as missing
+        # (unparsable: missing, unlisted: missing) drops its row: such a refusal would reveal one
+        # record (docs/formats.md, missing_policy)
+        if first_token and schema.missing_policy == "error":
+            r = min(first_token.values())
+            # the first column missing on that row (its first missing row is r, as r is the least)
+            c = next(c for c in wanted if first_token.get(c) == r)
+            raise DataError(private(
+                f"{source}:{r + first_line}: column {c!r} is missing ({raw[c][r]!r}); "
+                f"set missing_policy: drop in {schema.path} to drop such rows",
+                f"{source}: column {c!r} has a missing value; "
+                f"set missing_policy: drop in {schema.path} to drop such rows",
+            ))
+    keep_all = not rows.any()
+    idx = np.flatnonzero(~rows) if not keep_all else None
+    out: dict[str, np.ndarray] = {}
+    clips: list[tuple[NumericColumn, int]] = []  # (column, values clipped): one warning for the call
+    for c in wanted:
+        col = schema.columns[c]
+        bad = failed[c]
+        if bad.size and not keep_all:
+            bad = bad[~rows[bad]]  # problems in dropped rows do not matter
+        values = raw[c]
+        if isinstance(col, CategoricalColumn):
+            if bad.size:
+                _refuse_unlisted(c, values, bad, schema, source, first_line)
+            codes = converted[c]
+            out[c] = codes if keep_all else codes[idx]
+        elif isinstance(col, NumericColumn):
+            if bad.size:
+                _refuse_unparsable(col, values, bad, source, first_line)
+            nums = converted[c] if keep_all else converted[c][idx]
+            out[c] = compact_numbers(_clip(nums, col, clips), col)
+    from dpkit.data.encoded import load_warnings
+
+    for w in load_warnings(source, schema, wanted, int(rows.sum()), clips, schema.path, total=n,
+                           by_column=by_column):
+        warn(w)
+    return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+
+
+def _check_columns(df: pd.DataFrame, schema: Schema, wanted: list[str], source: str) -> None:
+    """Every wanted column is in the header and none is declared ``ignore``."""
     missing_cols = [c for c in wanted if c not in df.columns]
     if missing_cols:
         hint = ""
@@ -64,10 +112,16 @@ def encode(
     for c in wanted:
         if schema.column(c).kind == "ignore":
             raise DpkitUsageError(f"column {c!r} is declared 'ignore' in {schema.path}")
+
+
+def _convert(df: pd.DataFrame, schema: Schema, wanted: list[str]) -> tuple[Any, ...]:
+    """Each column converted (leaf codes, floats, day numbers), and the rows each reads as
+    missing: (raw strings, converted, failed rows per column, rows dropped, first missing row per
+    column, first row missing by a token per column, rows dropped per column)."""
+    n = len(df)
     # Convert every column first (codes / floats; one C-level pass each), then find the
     # missing tokens among the few values that failed to convert, instead of comparing
     # every cell with the token.
-    n = len(df)
     tokens = list(schema.missing_tokens)
     raw: dict[str, np.ndarray] = {}  # the strings, for messages
     converted: dict[str, np.ndarray] = {}
@@ -118,74 +172,46 @@ def encode(
                 first_missing[c] = min(first_missing.get(c, n), int(bad[0]))
             bad = bad[:0]
         failed[c] = bad
-    by_column = {c: int(sum(r.size for r in missing_in[c])) for c in missing_in}
-    if first_missing:
-        # under error a missing token refuses the run; a stray value a column reads as missing
-        # (unparsable: missing, unlisted: missing) drops its row: such a refusal would reveal one
-        # record (docs/formats.md, missing_policy)
-        if first_token and schema.missing_policy == "error":
-            r = min(first_token.values())
-            # the first column missing on that row (its first missing row is r, as r is the least)
-            c = next(c for c in wanted if first_token.get(c) == r)
-            raise DataError(private(
-                f"{source}:{r + first_line}: column {c!r} is missing ({raw[c][r]!r}); "
-                f"set missing_policy: drop in {schema.path} to drop such rows",
-                f"{source}: column {c!r} has a missing value; "
-                f"set missing_policy: drop in {schema.path} to drop such rows",
-            ))
-    keep_all = not rows.any()
-    idx = np.flatnonzero(~rows) if not keep_all else None
-    out: dict[str, np.ndarray] = {}
-    clips: list[tuple[NumericColumn, int]] = []  # (column, values clipped): one warning for the call
-    for c in wanted:
-        col = schema.columns[c]
-        bad = failed[c]
-        if bad.size and not keep_all:
-            bad = bad[~rows[bad]]  # problems in dropped rows do not matter
-        values = raw[c]
-        if isinstance(col, CategoricalColumn):
-            if bad.size:
-                bad_values = values[bad]
-                uniq = list(dict.fromkeys(bad_values))[:MAX_LISTED]
-                shown = ", ".join(repr(v) for v in uniq)
-                empty = "" in uniq
-                todo = ("declare a missing token (missing: ...) for empty values" if empty
-                        else "add them to the schema or fix the data")
-                raise DataError(private(
-                    f"{source}:{int(bad[0]) + first_line}: column {c!r} has {int(bad.size)} value(s) "
-                    f"not in the taxonomy of {schema.path} ({shown}"
-                    f"{', ...' if len(set(bad_values)) > MAX_LISTED else ''}); " + todo,
-                    f"{source}: column {c!r} has values not in the taxonomy of {schema.path}; " + todo,
-                ))
-            codes = converted[c]
-            out[c] = codes if keep_all else codes[idx]
-        elif isinstance(col, NumericColumn):
-            if bad.size:
-                i = int(bad[0])
-                v = values[i]
-                from dpkit.schema.dates import expected as shape
+    return raw, converted, failed, rows, first_missing, first_token, missing_in
 
-                kind = col.time or "numeric"
-                expected = shape(col.time) if col.time is not None else "a finite number"
-                what = (
-                    "is empty (declare a missing token in the schema)"
-                    if v == ""
-                    else f"has {v!r}, not {expected}"
-                )
-                raise DataError(private(
-                    f"{source}:{i + first_line}: {kind} column {col.name!r} {what}",
-                    f"{source}: {kind} column {col.name!r} "
-                    + ("has an empty value (declare a missing token in the schema)" if v == ""
-                       else f"has a value that is not {expected}"),
-                ))
-            nums = converted[c] if keep_all else converted[c][idx]
-            out[c] = compact_numbers(_clip(nums, col, clips), col)
-    from dpkit.data.encoded import load_warnings
 
-    for w in load_warnings(source, schema, wanted, int(rows.sum()), clips, schema.path, total=n,
-                           by_column=by_column):
-        warn(w)
-    return EncodedTable(schema=schema, columns=out, n_rows=n if keep_all else int(idx.size), source=source)
+def _refuse_unlisted(c: str, values: np.ndarray, bad: np.ndarray, schema: Schema, source: str,
+                     first_line: int) -> None:
+    """Refuse values of a categorical column outside its taxonomy (``unlisted: error``)."""
+    bad_values = values[bad]
+    uniq = list(dict.fromkeys(bad_values))[:MAX_LISTED]
+    shown = ", ".join(repr(v) for v in uniq)
+    empty = "" in uniq
+    todo = ("declare a missing token (missing: ...) for empty values" if empty
+            else "add them to the schema or fix the data")
+    raise DataError(private(
+        f"{source}:{int(bad[0]) + first_line}: column {c!r} has {int(bad.size)} value(s) "
+        f"not in the taxonomy of {schema.path} ({shown}"
+        f"{', ...' if len(set(bad_values)) > MAX_LISTED else ''}); " + todo,
+        f"{source}: column {c!r} has values not in the taxonomy of {schema.path}; " + todo,
+    ))
+
+
+def _refuse_unparsable(col: NumericColumn, values: np.ndarray, bad: np.ndarray, source: str,
+                       first_line: int) -> None:
+    """Refuse a value of a numeric (date) column that does not parse (``unparsable: error``)."""
+    i = int(bad[0])
+    v = values[i]
+    from dpkit.schema.dates import expected as shape
+
+    kind = col.time or "numeric"
+    expected = shape(col.time) if col.time is not None else "a finite number"
+    what = (
+        "is empty (declare a missing token in the schema)"
+        if v == ""
+        else f"has {v!r}, not {expected}"
+    )
+    raise DataError(private(
+        f"{source}:{i + first_line}: {kind} column {col.name!r} {what}",
+        f"{source}: {kind} column {col.name!r} "
+        + ("has an empty value (declare a missing token in the schema)" if v == ""
+           else f"has a value that is not {expected}"),
+    ))
 
 
 def _keeps_missing(col: CategoricalColumn | NumericColumn, conv: np.ndarray, rows: np.ndarray) -> bool:

@@ -480,6 +480,70 @@ def discover(
     """
     opts = options or DomainOptions()
     budgets = column_budgets(metas, epsilon, delta, opts, target, target_epsilon)
+    cats = _select_categories(metas, categories, budgets, delta, target, opts, vocabulary, rng, accountant, step)
+    columns: dict[str, Column] = {}
+    notes: list[ColumnNote] = []
+    record_estimates: list[int] = []
+    failures: list[str] = []
+    for m in metas:
+        public = _public_column(m, target, m.name in budgets)
+        if public is not None:
+            columns[m.name], note = public
+            notes.append(note)
+            continue
+        eps_j, delta_j = budgets[m.name]
+        if m.kind == "categorical":
+            pick = cats.pick(m.name, categories[m.name], vocabulary, target)
+            record_estimates.append(pick.records)
+            col, note, failure = _categorical(m, pick, cats.epsilon_delta(m.name, pick), candidates, target, opts)
+            if col is not None:
+                columns[m.name] = col
+            if failure is not None:
+                failures.append(failure)
+            notes.append(note)
+        elif m.kind in TIME_KINDS:
+            columns[m.name], learned = _time(m, numbers[m.name], eps_j, rng, accountant, f"{step}: {m.name}")
+            notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
+        else:
+            col, learned = _numeric(m, numbers[m.name], eps_j, opts, rng, accountant, f"{step}: {m.name}")
+            columns[m.name] = col if col is not None else IgnoredColumn(m.name)
+            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0, left_out=col is None))
+    if failures:
+        _refuse(failures, notes, target)
+    schema = _learned_schema(columns, notes, metas, target, tokens, candidates, opts)
+    return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
+                     "discrete Gaussian" if cats.joint else "discrete Laplace", "gaussian" if cats.joint else "laplace",
+                     vocabulary is not None and bool(cats.learned))
+
+
+@dataclass
+class _Categories:
+    """The categorical columns' selections, drawn before the columns are walked: per column
+    (one or two rounds of the Laplace, ``picks``) or all at once (the joint Gaussian, ``joint``,
+    with its vocabularies' thresholds ``limits``); ``epsilon`` is their total ε."""
+
+    learned: list[str]
+    epsilon: float
+    delta: float
+    picks: dict[str, Listing]
+    joint: dict[str, Selection]
+    limits: dict[str, Thresholds]
+
+    def pick(self, name: str, cat: Categories, vocabulary: Vocabularies | None, target: str | None) -> Listing:
+        if self.joint:  # drawn all columns at once
+            return _listing(cat, self.joint[name], vocabulary, self.limits.get(name), target=name == target)
+        return self.picks[name]  # drawn in one or two rounds (_two_rounds)
+
+    def epsilon_delta(self, name: str, pick: Listing) -> tuple[float, float]:
+        """The (ε, δ) a column's note shows: the shared one of the joint Gaussian, or its own."""
+        return (self.epsilon, self.delta) if self.joint else (pick.epsilon, pick.delta)
+
+
+def _select_categories(metas: Sequence[ColumnMeta], categories: Mapping[str, Categories],
+                       budgets: Mapping[str, tuple[float, float]], delta: float, target: str | None,
+                       opts: DomainOptions, vocabulary: Vocabularies | None, rng: np.random.Generator,
+                       accountant: Accountant, step: str) -> _Categories:
+    """Partition selection of every learned categorical column (its draws come first)."""
     learned_cats = [m.name for m in metas if m.kind == "categorical" and m.name in budgets]
     cat_weights = [opts.target_weight if c == target else 1.0 for c in learned_cats]
     cat_eps = math.fsum(budgets[c][0] for c in learned_cats)
@@ -503,133 +567,119 @@ def discover(
             plan = gaussian_plan(rho_weights, cat_eps, delta)
             limits = {c: vocabulary_thresholds(vocabulary, tau, sigma2=s2)
                       for c, s2, tau in zip(learned_cats, plan.sigma2, plan.thresholds, strict=True)}
-    columns: dict[str, Column] = {}
-    notes: list[ColumnNote] = []
-    record_estimates: list[int] = []
-    failures: list[str] = []
-    for m in metas:
-        if m.kind == "ignore":
-            columns[m.name] = IgnoredColumn(m.name)
-            notes.append(ColumnNote(m.name, "ignore", "public: ignored"))
-            continue
-        if m.kind == "categorical" and m.values is not None:
-            columns[m.name] = (_flat(m.name, m.values, other=None, unlisted="missing") if m.name == target else
-                               _flat(m.name, [*m.values, _other_name(m.values)], other=_other_name(m.values),
-                                     unlisted="other"))
-            notes.append(ColumnNote(m.name, "public", "public: the value list was given"))
-            continue
-        if m.kind in TIME_KINDS and m.bounds is not None and m.name not in budgets:
-            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], True, time=m.kind,
-                                            unparsable="missing")
-            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
-            continue
-        if m.kind == "numeric" and m.bounds is not None and m.name not in budgets:
-            columns[m.name] = NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unparsable="missing")
-            notes.append(ColumnNote(m.name, "public", "public: the bounds were given"))
-            continue
-        eps_j, delta_j = budgets[m.name]
-        if m.kind == "categorical":
-            cat = categories[m.name]
-            if joint:  # drawn above, all columns at once; the note shows the shared (ε, δ)
-                pick = _listing(cat, joint[m.name], vocabulary, limits.get(m.name), target=m.name == target)
-                eps_j, delta_j = cat_eps, delta
-            else:  # drawn above, one or two rounds (_two_rounds)
-                pick = picks[m.name]
-                eps_j, delta_j = pick.epsilon, pick.delta
-            sel = pick.selection
-            kept, from_vocabulary = [*pick.values, *pick.vocabulary], list(pick.vocabulary)
-            record_estimates.append(pick.records)
-            # a released public missing token is the column's missing value, not a category
-            # (post-processing of the release with a public list: released_tokens)
-            kept, found = released_tokens(kept, candidates)
-            if m.name == target:
-                # an empty cell is never a class (a public rule, post-processing of the selection):
-                # a target with NaN in 5 % of a DataFrame's rows released a class '' that a model
-                # then predicted; those records are read as missing (dropped, with the warning),
-                # as are a released token's (it is left out of the classes: unlisted: missing)
-                kept = [v for v in kept if v != ""]
-            kept.sort(key=str)
-            note = ColumnNote(m.name, "categorical", "", eps_j, delta_j, sel.threshold,
-                              missing_tokens=found if m.name != target else ())
-            if not kept and note.missing_tokens:
-                # only a missing token was released: the column is '(other)' and its missing
-                # value (a fact about missingness, released): kept, not refused
-                other = _other_name(())
-                columns[m.name] = _flat(m.name, [other], other=other, unlisted="other")
-                note.learned = (f"no value but the missing token(s) {', '.join(map(repr, found))} "
-                                f"(partition selection, threshold {sel.threshold}); {other!r} for every other value")
-                notes.append(note)
-                continue
-            if not kept:
-                if m.name == target:
-                    failures.append(f"the target {m.name!r}")
-                    note.learned = "no class survived"
-                elif opts.empty == "ignore":
-                    columns[m.name] = IgnoredColumn(m.name)
-                    note.learned = f"no value held by enough records (threshold {sel.threshold}): ignored"
-                    note.left_out = True
-                    notes.append(note)
-                    continue
-                else:
-                    failures.append(repr(m.name))
-                    note.learned = "no value survived"
-                notes.append(note)
-                continue
-            if m.name == target and len(kept) < 2:
-                # a release (or model) of one class predicts it for everyone: refused, naming
-                # the class that survived (released under DP, as every value of a schema)
-                raise DataError(
-                    f"only one class of the target {m.name!r} ({kept[0]!r}) is held by enough records to be "
-                    f"released at this epsilon/delta (threshold {sel.threshold} records), and a release needs "
-                    "two: give the class names as public values if they are, or raise epsilon or the domain share "
-                    "(docs/domain.md, \"Small and imbalanced tables\")")
-            at = f"threshold {sel.threshold}" + (f", then {pick.second} in a second round" if pick.second else "")
-            if m.name == target:
-                columns[m.name] = _flat(m.name, kept, other=None, unlisted="missing")
-                note.learned = (f"{len(kept)} classes (partition selection, {at}); "
-                                "records of any other class are read as missing")
-            else:
-                other = _other_name(kept)
-                columns[m.name] = _flat(m.name, [*kept, other], other=other, unlisted="other")
-                note.learned = (f"{len(kept)} values (partition selection, {at}) "
-                                f"+ {other!r} for every other value")
-            if from_vocabulary:
-                note.learned += (f"; {', '.join(map(repr, from_vocabulary))} of a public vocabulary (its noisy counts "
-                                 "cleared a pure-epsilon threshold)")
-            if found:
-                note.learned += (f"; {', '.join(map(repr, found))} released too, a token of the public missing list: "
-                                 + ("read as a missing class (its records dropped)" if m.name == target else
-                                    "the column's missing token (post-processing, nothing spent)"))
-            notes.append(note)
-        elif m.kind in TIME_KINDS:
-            columns[m.name], learned = _time(m, numbers[m.name], eps_j, rng, accountant, f"{step}: {m.name}")
-            notes.append(ColumnNote(m.name, m.kind, learned, eps_j, 0.0))
-        else:
-            prof = numbers[m.name]
-            col, learned = _numeric(m, prof, eps_j, opts, rng, accountant, f"{step}: {m.name}")
-            columns[m.name] = col if col is not None else IgnoredColumn(m.name)
-            notes.append(ColumnNote(m.name, "numeric", learned, eps_j, 0.0, left_out=col is None))
-    if failures:
-        thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
-        at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
-        if failures[0].startswith("the target"):
-            # the target cannot be left out: say what can be done
-            tau = next((n.threshold for n in notes if n.name == target and n.threshold is not None), None)
-            err = DataError(
-                f"no class of {failures[0]} is held by enough records to be released at this epsilon/delta "
-                f"(threshold {tau} records): the data needs more "
-                "records per class, or raise epsilon, or give the class names as public with values= "
-                "(nothing is spent on them)")
-            err.param = "values"  # type: ignore[attr-defined]
-            raise err
+    return _Categories(learned_cats, cat_eps, delta, picks, joint, limits)
+
+
+def _public_column(m: ColumnMeta, target: str | None, learned: bool) -> tuple[Column, ColumnNote] | None:
+    """The column of what the user declared public (ignored, a value list, bounds), or None when
+    its domain is to be learned."""
+    if m.kind == "ignore":
+        return IgnoredColumn(m.name), ColumnNote(m.name, "ignore", "public: ignored")
+    if m.kind == "categorical" and m.values is not None:
+        col = (_flat(m.name, m.values, other=None, unlisted="missing") if m.name == target else
+               _flat(m.name, [*m.values, _other_name(m.values)], other=_other_name(m.values), unlisted="other"))
+        return col, ColumnNote(m.name, "public", "public: the value list was given")
+    if m.kind in TIME_KINDS and m.bounds is not None and not learned:
+        return (NumericColumn(m.name, m.bounds[0], m.bounds[1], True, time=m.kind, unparsable="missing"),
+                ColumnNote(m.name, "public", "public: the bounds were given"))
+    if m.kind == "numeric" and m.bounds is not None and not learned:
+        return (NumericColumn(m.name, m.bounds[0], m.bounds[1], m.integer, unparsable="missing"),
+                ColumnNote(m.name, "public", "public: the bounds were given"))
+    return None
+
+
+def _categorical(m: ColumnMeta, pick: Listing, eps_delta: tuple[float, float], candidates: Sequence[str],
+                 target: str | None, opts: DomainOptions) -> tuple[Column | None, ColumnNote, str | None]:
+    """(the column, its note, a failure to report or None) of a categorical column from its
+    selection — post-processing only: nothing is drawn here."""
+    sel = pick.selection
+    kept, from_vocabulary = [*pick.values, *pick.vocabulary], list(pick.vocabulary)
+    # a released public missing token is the column's missing value, not a category
+    # (post-processing of the release with a public list: released_tokens)
+    kept, found = released_tokens(kept, candidates)
+    if m.name == target:
+        # an empty cell is never a class (a public rule, post-processing of the selection):
+        # a target with NaN in 5 % of a DataFrame's rows released a class '' that a model
+        # then predicted; those records are read as missing (dropped, with the warning),
+        # as are a released token's (it is left out of the classes: unlisted: missing)
+        kept = [v for v in kept if v != ""]
+    kept.sort(key=str)
+    note = ColumnNote(m.name, "categorical", "", *eps_delta, sel.threshold,
+                      missing_tokens=found if m.name != target else ())
+    if not kept and note.missing_tokens:
+        # only a missing token was released: the column is '(other)' and its missing
+        # value (a fact about missingness, released): kept, not refused
+        other = _other_name(())
+        note.learned = (f"no value but the missing token(s) {', '.join(map(repr, found))} "
+                        f"(partition selection, threshold {sel.threshold}); {other!r} for every other value")
+        return _flat(m.name, [other], other=other, unlisted="other"), note, None
+    if not kept:
+        if m.name == target:
+            note.learned = "no class survived"
+            return None, note, f"the target {m.name!r}"
+        if opts.empty == "ignore":
+            note.learned = f"no value held by enough records (threshold {sel.threshold}): ignored"
+            note.left_out = True
+            return IgnoredColumn(m.name), note, None
+        note.learned = "no value survived"
+        return None, note, repr(m.name)
+    if m.name == target and len(kept) < 2:
+        # a release (or model) of one class predicts it for everyone: refused, naming
+        # the class that survived (released under DP, as every value of a schema)
+        raise DataError(
+            f"only one class of the target {m.name!r} ({kept[0]!r}) is held by enough records to be "
+            f"released at this epsilon/delta (threshold {sel.threshold} records), and a release needs "
+            "two: give the class names as public values if they are, or raise epsilon or the domain share "
+            "(docs/domain.md, \"Small and imbalanced tables\")")
+    at = f"threshold {sel.threshold}" + (f", then {pick.second} in a second round" if pick.second else "")
+    if m.name == target:
+        col = _flat(m.name, kept, other=None, unlisted="missing")
+        note.learned = (f"{len(kept)} classes (partition selection, {at}); "
+                        "records of any other class are read as missing")
+    else:
+        other = _other_name(kept)
+        col = _flat(m.name, [*kept, other], other=other, unlisted="other")
+        note.learned = (f"{len(kept)} values (partition selection, {at}) "
+                        f"+ {other!r} for every other value")
+    if from_vocabulary:
+        note.learned += (f"; {', '.join(map(repr, from_vocabulary))} of a public vocabulary (its noisy counts "
+                         "cleared a pure-epsilon threshold)")
+    if found:
+        note.learned += (f"; {', '.join(map(repr, found))} released too, a token of the public missing list: "
+                         + ("read as a missing class (its records dropped)" if m.name == target else
+                            "the column's missing token (post-processing, nothing spent)"))
+    return col, note, None
+
+
+def _refuse(failures: list[str], notes: list[ColumnNote], target: str | None) -> None:
+    """Refuse the run: a column (or the target) with no value released — after the noise is
+    drawn, so a DP outcome, the spend on the record."""
+    thresholds = sorted({n.threshold for n in notes if n.threshold is not None and n.learned.startswith("no ")})
+    at = f"at this epsilon/delta (threshold {', '.join(map(str, thresholds))} records)"
+    if failures[0].startswith("the target"):
+        # the target cannot be left out: say what can be done
+        tau = next((n.threshold for n in notes if n.name == target and n.threshold is not None), None)
         err = DataError(
-            f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
-            f"{at}: raise epsilon, or declare the column ignored (ignore='COLUMN')"
-        )
-        err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
+            f"no class of {failures[0]} is held by enough records to be released at this epsilon/delta "
+            f"(threshold {tau} records): the data needs more "
+            "records per class, or raise epsilon, or give the class names as public with values= "
+            "(nothing is spent on them)")
+        err.param = "values"  # type: ignore[attr-defined]
         raise err
-    # each column's missingness as established from the metadata's noisy counts (post-processing,
-    # dpkit.domain.metadata.holds_missing): under keep, only those columns get a (missing) leaf or bucket
+    err = DataError(
+        f"no value of column(s) {', '.join(failures)} is held by enough records to be released "
+        f"{at}: raise epsilon, or declare the column ignored (ignore='COLUMN')"
+    )
+    err.param = "ignore"  # type: ignore[attr-defined]  # the CLI names its flag instead
+    raise err
+
+
+def _learned_schema(columns: dict[str, Column], notes: list[ColumnNote], metas: Sequence[ColumnMeta],
+                    target: str | None, tokens: Sequence[str], candidates: Sequence[str],
+                    opts: DomainOptions) -> Schema:
+    """The learned schema: each column's missingness as established from the metadata's noisy
+    counts (post-processing, dpkit.domain.metadata.holds_missing) — under keep, only those
+    columns get a (missing) leaf or bucket — and the missing tokens."""
     import dataclasses
 
     flags = {m.name: m.missing for m in metas if m.missing is not None and m.name != target}
@@ -649,12 +699,9 @@ def discover(
     # a numeric column reads a non-number as missing, a date column a non-date (unparsable:
     # missing), which must then drop the row, never refuse the run on the exact data
     numeric = any(isinstance(c, NumericColumn) for c in columns.values())
-    schema = Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
-                    missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
-                    path="<learned schema>", learned=True)
-    return Discovery(schema, notes, max(record_estimates) if record_estimates else None,
-                     "discrete Gaussian" if joint else "discrete Laplace", "gaussian" if joint else "laplace",
-                     vocabulary is not None and bool(learned_cats))
+    return Schema(columns=columns, target=target, missing_tokens=tuple(tokens),
+                  missing_policy=opts.missing_policy if tokens or target is not None or numeric else "error",
+                  path="<learned schema>", learned=True)
 
 
 #: the share of a numeric column's bounds ε for a noisy count ñ of its numbers when the metadata

@@ -138,8 +138,6 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, NullLocator
-
 
     sweep = exp.sweep(plot.sweep)
     line_params = list(plot.lines)
@@ -184,38 +182,10 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
         sd = [g.stats[y].sd if math.isfinite(g.stats[y].sd) else 0.0 for g in members]
         ax.errorbar(xv, mean, yerr=sd, marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.6,
                     capsize=3, elinewidth=1, label=_line_label(key, exp.task))
-    # horizontal reference lines: the mean over this sweep's runs
-    for prefix, label, color, style in HLINES:
-        name = f"{prefix}_{y}"
-        vals = [(g.stats[name].mean, g.stats[name].n) for g in groups if g.sweep == plot.sweep and name in g.stats]
-        if not vals:
-            continue
-        value = sum(m * n for m, n in vals) / sum(n for _, n in vals)
-        ax.axhline(value, color=color, linestyle=style, linewidth=1.3, label=f"{label} ({value:.3g})")
-    if numeric_x:
-        if logx:
-            ax.set_xscale("log")
-        ax.xaxis.set_major_locator(FixedLocator([float(v) for v in xs_all]))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xticklabels([f"{v:g}" for v in xs_all])
-        lo, hi = min(xs_all), max(xs_all)
-        if logx:
-            ax.set_xlim(lo / 10 ** (1.5 * dodge + 0.08 * step), hi * 10 ** (1.5 * dodge + 0.08 * step))
-        elif hi > lo:
-            pad = 0.06 * (hi - lo) + 1.5 * dodge
-            ax.set_xlim(lo - pad, hi + pad)
-    else:
-        ax.set_xticks(range(len(xs_all)))
-        ax.set_xticklabels([str(v) for v in xs_all])
-        ax.set_xlim(-0.5, len(xs_all) - 0.5)
+    _reference_lines(ax, [g for g in groups if g.sweep == plot.sweep], y)
+    _x_axis(ax, xs_all, numeric_x, logx, dodge, step)
     if plot.logy and _wants_log(gs, y):
-        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-        ax.set_yscale("log")
-        # ticks at 1-2-5 steps with plain numbers (0.5, 1, 2, 5, 10), not 10^k notation
-        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        _log_y(ax)
     ax.set_xlabel(plot.xlabel or param_label(plot.x, exp.task))
     ax.set_ylabel(plot.ylabel or metric_label(y))
     what = f"{metric_label(y).split(' (')[0]} vs {param_label(plot.x, exp.task)}"
@@ -230,14 +200,7 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
     sub = "\n".join(textwrap.wrap(sub, 95))
     ax.set_title(f"{title}\n{sub}", fontsize=10)
     ax.grid(True, alpha=0.3)
-    # data lines first (titled by the parameter they vary), then the reference lines
-    handles, labels = ax.get_legend_handles_labels()
-    refs = [i for i, lab in enumerate(labels) if any(lab.startswith(h[1]) for h in HLINES)]
-    order = [i for i in range(len(labels)) if i not in refs] + refs
-    legend_title = ", ".join(line_params) if line_params else None
-    # outside the axes, right: it never hides a line, a point or the baseline
-    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8.5, title=legend_title,
-              title_fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    _legend(ax, line_params)
     fig.tight_layout()
     from dpkit.io.output import atomic_output
 
@@ -247,6 +210,60 @@ def plot_one(exp: Experiment, plot: Plot, y: str, groups: list[Group], path: Pat
     finally:
         plt.close(fig)
     return True
+
+
+def _reference_lines(ax: Any, groups: list[Group], y: str) -> None:
+    """The horizontal reference lines (:data:`HLINES`): the mean over this sweep's runs."""
+    for prefix, label, color, style in HLINES:
+        name = f"{prefix}_{y}"
+        vals = [(g.stats[name].mean, g.stats[name].n) for g in groups if name in g.stats]
+        if not vals:
+            continue
+        value = sum(m * n for m, n in vals) / sum(n for _, n in vals)
+        ax.axhline(value, color=color, linestyle=style, linewidth=1.3, label=f"{label} ({value:.3g})")
+
+
+def _x_axis(ax: Any, xs_all: list[Any], numeric_x: bool, logx: bool, dodge: float, step: float) -> None:
+    """Ticks at the grid's values; limits that leave room for the dodged lines."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    if not numeric_x:
+        ax.set_xticks(range(len(xs_all)))
+        ax.set_xticklabels([str(v) for v in xs_all])
+        ax.set_xlim(-0.5, len(xs_all) - 0.5)
+        return
+    if logx:
+        ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator([float(v) for v in xs_all]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([f"{v:g}" for v in xs_all])
+    lo, hi = min(xs_all), max(xs_all)
+    if logx:
+        ax.set_xlim(lo / 10 ** (1.5 * dodge + 0.08 * step), hi * 10 ** (1.5 * dodge + 0.08 * step))
+    elif hi > lo:
+        pad = 0.06 * (hi - lo) + 1.5 * dodge
+        ax.set_xlim(lo - pad, hi + pad)
+
+
+def _log_y(ax: Any) -> None:
+    """A log y axis with ticks at 1-2-5 steps in plain numbers (0.5, 1, 2, 5, 10), not 10^k."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _legend(ax: Any, line_params: list[str]) -> None:
+    """Data lines first (titled by the parameter they vary), then the reference lines; outside
+    the axes, right: it never hides a line, a point or the baseline."""
+    handles, labels = ax.get_legend_handles_labels()
+    refs = [i for i, lab in enumerate(labels) if any(lab.startswith(h[1]) for h in HLINES)]
+    order = [i for i in range(len(labels)) if i not in refs] + refs
+    legend_title = ", ".join(line_params) if line_params else None
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8.5, title=legend_title,
+              title_fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def plot_all(exp: Experiment, groups: list[Group], out_dir: Path) -> dict[str, list[str]]:

@@ -199,6 +199,21 @@ class DPQTKMeans:
             )
         return k, lows, highs
 
+    def _plan(self, n_hat: int, eps1: float, d: int, split: str, per_level: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """The tree's height, each level's ε and each level's split threshold (public: set from
+        the parameters and the noisy size ñ)."""
+        cap = min(int(self.height_cap), MAX_TOTAL_DEPTH // per_level)
+        if self.max_height is not None:
+            height = min(int(self.max_height), MAX_TOTAL_DEPTH // per_level)
+        else:
+            height = auto_height(n_hat, eps1, d, split, float(self.height_sd), cap)
+        budgets = level_budgets(eps1, height, self.allocation)
+        if self.threshold is not None:
+            thresholds = np.full(len(budgets), float(self.threshold))
+        else:
+            thresholds = np.array([float(self.threshold_sd) * laplace_sd(e) for e in budgets])
+        return height, budgets, thresholds
+
     def fit(self, points: object, *, accountant: Accountant, rng: np.random.Generator,
             columns: object = None) -> DPQTKMeans:
         """Build the private quadtree over ``points`` and cluster its buckets.
@@ -226,68 +241,15 @@ class DPQTKMeans:
         eps_rest = eps - eps_n
         eps1 = float(self.gamma) * eps_rest
 
-        cap = min(int(self.height_cap), MAX_TOTAL_DEPTH // per_level)
-        if self.max_height is not None:
-            height = min(int(self.max_height), MAX_TOTAL_DEPTH // per_level)
-        else:
-            height = auto_height(n_hat, eps1, d, split, float(self.height_sd), cap)
-        budgets = level_budgets(eps1, height, self.allocation)
-        if self.threshold is not None:
-            thresholds = np.full(len(budgets), float(self.threshold))
-        else:
-            thresholds = np.array([float(self.threshold_sd) * laplace_sd(e) for e in budgets])
-
+        height, budgets, thresholds = self._plan(n_hat, eps1, d, split, per_level)
         # the non-empty cells of the deepest level and their exact counts, once; shallower
         # nodes are bit shifts of a cell (the cells stand in for their points, weighted)
         final_depths = sum((split_dims(h, d, split) for h in range(height)), np.zeros(d, dtype=np.int64))
         grid = [Grid(c, float(lo), float(hi), int(b)) for c, lo, hi, b in zip(names, lows, highs, final_depths,
                                                                                strict=True)]
         found, weight = frame.cells(grid, [1 << int(b) for b in final_depths])
-        cells = np.ascontiguousarray(found.T)
-        # current level: node coordinates (m, d) at per-dim depths; the root is split for free
-        depths = np.zeros(d, dtype=np.int64)
-        coords = np.zeros((1, d), dtype=np.int64)
-        leaf_coords: list[np.ndarray] = []
-        leaf_depths: list[np.ndarray] = []
-        leaf_exact: list[np.ndarray] = []
-        active = cells  # cells inside nodes that are split at this level
-        parent = np.zeros(cells.shape[1], dtype=np.int64)  # their node's index in `coords`
-        tree_spent = 0.0
-        for level in range(height):
-            # children of every node in `coords`, in the order of counting.child_counts
-            mask = split_dims(level, d, split)
-            bits = np.stack(np.meshgrid(*[[0, 1] if m else [0] for m in mask], indexing="ij"), -1)
-            bits = bits.reshape(-1, d)
-            n_parents = len(coords)
-            coords = (coords[:, None, :] * np.where(mask, 2, 1) + bits[None, :, :]).reshape(-1, d)
-            depths = depths + mask
-            child, exact = child_counts(active, final_depths, parent, n_parents, depths, mask, weight)
-            if level + 1 >= height:  # the last level is never split: all its nodes are leaves
-                leaf_coords.append(coords)
-                leaf_depths.append(np.repeat(depths[None, :], len(coords), 0))
-                leaf_exact.append(exact)
-                break
-            noisy = discrete_laplace(
-                exact, epsilon=float(budgets[level]), rng=rng, accountant=accountant,
-                step=f"quadtree level {level + 1} counts", scope="parallel",
-            )
-            tree_spent += float(budgets[level])
-            go = noisy > thresholds[level]
-            leaf_coords.append(coords[~go])
-            leaf_depths.append(np.repeat(depths[None, :], int((~go).sum()), 0))
-            leaf_exact.append(exact[~go])
-            if not go.any():
-                break
-            coords = coords[go]
-            rank = np.cumsum(go) - 1  # a split child's index among the next level's parents
-            keep = (child >= 0) & go[child]
-            if keep.mean() < 0.75:  # drop the cells of leaves once that saves enough work
-                active = active[:, keep]
-                weight = weight[keep]
-                parent = rank[child[keep]]
-            else:
-                parent = np.where(keep, rank[child], -1)
-
+        leaf_coords, leaf_depths, leaf_exact, tree_spent = _grow(
+            np.ascontiguousarray(found.T), weight, final_depths, height, d, split, budgets, thresholds, rng, accountant)
         lc = np.concatenate(leaf_coords)
         ld = np.concatenate(leaf_depths)
         exact_leaves = np.concatenate(leaf_exact)
@@ -313,6 +275,58 @@ class DPQTKMeans:
         self.split_ = split
         self.epsilons_ = {"n": eps_n, "tree": tree_spent, "buckets": eps2}
         return self
+
+
+def _grow(cells: np.ndarray, weight: np.ndarray, final_depths: np.ndarray, height: int, d: int, split: str,
+          budgets: np.ndarray, thresholds: np.ndarray, rng: np.random.Generator,
+          accountant: Accountant) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], float]:
+    """Grow the quadtree top-down from the deepest level's ``cells`` (their exact ``weight``):
+    a node splits when its noisy count passes its level's threshold (DPQT, Algorithm 1). Returns
+    the leaves' coordinates, depths and exact counts, level by level, and the ε the levels spent."""
+    # current level: node coordinates (m, d) at per-dim depths; the root is split for free
+    depths = np.zeros(d, dtype=np.int64)
+    coords = np.zeros((1, d), dtype=np.int64)
+    leaf_coords: list[np.ndarray] = []
+    leaf_depths: list[np.ndarray] = []
+    leaf_exact: list[np.ndarray] = []
+    active = cells  # cells inside nodes that are split at this level
+    parent = np.zeros(cells.shape[1], dtype=np.int64)  # their node's index in `coords`
+    tree_spent = 0.0
+    for level in range(height):
+        # children of every node in `coords`, in the order of counting.child_counts
+        mask = split_dims(level, d, split)
+        bits = np.stack(np.meshgrid(*[[0, 1] if m else [0] for m in mask], indexing="ij"), -1)
+        bits = bits.reshape(-1, d)
+        n_parents = len(coords)
+        coords = (coords[:, None, :] * np.where(mask, 2, 1) + bits[None, :, :]).reshape(-1, d)
+        depths = depths + mask
+        child, exact = child_counts(active, final_depths, parent, n_parents, depths, mask, weight)
+        if level + 1 >= height:  # the last level is never split: all its nodes are leaves
+            leaf_coords.append(coords)
+            leaf_depths.append(np.repeat(depths[None, :], len(coords), 0))
+            leaf_exact.append(exact)
+            break
+        noisy = discrete_laplace(
+            exact, epsilon=float(budgets[level]), rng=rng, accountant=accountant,
+            step=f"quadtree level {level + 1} counts", scope="parallel",
+        )
+        tree_spent += float(budgets[level])
+        go = noisy > thresholds[level]
+        leaf_coords.append(coords[~go])
+        leaf_depths.append(np.repeat(depths[None, :], int((~go).sum()), 0))
+        leaf_exact.append(exact[~go])
+        if not go.any():
+            break
+        coords = coords[go]
+        rank = np.cumsum(go) - 1  # a split child's index among the next level's parents
+        keep = (child >= 0) & go[child]
+        if keep.mean() < 0.75:  # drop the cells of leaves once that saves enough work
+            active = active[:, keep]
+            weight = weight[keep]
+            parent = rank[child[keep]]
+        else:
+            parent = np.where(keep, rank[child], -1)
+    return leaf_coords, leaf_depths, leaf_exact, tree_spent
 
 
 def noise_floor(counts: np.ndarray, floor: float, k: int) -> np.ndarray:

@@ -169,7 +169,7 @@ def prepare(
     """
     import pandas as pd
 
-    from dpkit.engine.keys import Col, Flag, Lookup
+    from dpkit.engine.keys import Col
 
     if isinstance(data, pd.DataFrame):
         from dpkit.engine.string_frame import NumpyStringFrame
@@ -177,6 +177,35 @@ def prepare(
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
     frame = data
     header = list(frame.header)
+    candidates = _candidates(header, target, keep, sensitive, quasi_identifiers, schema, source)
+    used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
+    kept = _drop_missing(frame, used, schema, source)
+    n = kept.count()
+    counts = dict(zip(used, kept.many([("counts", [Col(c)], [kept.n_values(c)]) for c in used]), strict=True))
+    present = {c: counts[c] > 0 for c in used}
+    ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
+    if ids:
+        if quasi_identifiers is not None:
+            raise DataError(
+                f"column {ids[0]!r} has a different value in every record (an identifier): it "
+                "cannot be a quasi-identifier of a k-anonymous table; drop it from the quasi-identifiers",
+                param="quasi_identifiers",
+            )
+        warn(
+            f"left out identifier-like column(s) {', '.join(map(repr, ids))} (a different value in "
+            "every record): identifiers are never released",
+            DpkitWarning,
+        )
+        candidates = [c for c in candidates if c not in ids]
+    lookups = {c: _lookup(c, frame, kept, schema, present[c], counts[c], source) for c in candidates}
+    if kept is not frame and hasattr(frame, "unpersist"):
+        frame.unpersist()
+    return Prepared(frame=kept, candidates=candidates, dropped_identifiers=ids, used=used, lookups=lookups, n_rows=n)
+
+
+def _candidates(header: list[str], target: str, keep: list[str], sensitive: str | None,
+                quasi_identifiers: list[str] | None, schema: Schema | None, source: str) -> list[str]:
+    """The candidate features, each column role checked against the header and the schema."""
     require_columns(header, [target], "target", source)
     require_columns(header, keep, "keep", source)
     if sensitive is not None:
@@ -217,10 +246,15 @@ def prepare(
     if schema is not None:
         for c in candidates:
             schema.column(c)  # a usage error naming the schema when the column is not in it
+    return candidates
 
-    used = list(dict.fromkeys([*candidates, target] + ([sensitive] if sensitive else [])))
-    # the missing-value policy on the distinct values only: a row is used when no used column
-    # holds a missing token (a Lookup of each column's codes: 0 a value, -1 a missing token)
+
+def _drop_missing(frame: Any, used: list[str], schema: Schema | None, source: str) -> Any:
+    """The frame of the rows used: the schema's missing-value policy applied on the distinct
+    values only (a row is used when no used column holds a missing token)."""
+    from dpkit.engine.keys import Flag, Lookup
+
+    # a Lookup of each column's codes: 0 a value, -1 a missing token
     kept = frame
     if schema is not None and schema.missing is not None:
         tokens = list(schema.missing_tokens)
@@ -261,95 +295,84 @@ def prepare(
         # the short form's presence is the schema's alone (dpkit.data.encoded.load_warnings)
         warn(f"{source}: dropped rows with a missing value ({schema.missing!r}) in the columns used, if any"
              + DETAIL_HINT, DpkitWarning)
-    n = kept.count()
-    counts = dict(zip(used, kept.many([("counts", [Col(c)], [kept.n_values(c)]) for c in used]), strict=True))
-    present = {c: counts[c] > 0 for c in used}
+    return kept
 
-    def first_row(c: str, bad_codes: np.ndarray) -> int:
-        """The input row (0-based) of the first used record of ``c`` holding one of ``bad_codes``."""
-        mark = np.full(frame.n_values(c), -1, dtype=np.int8)
-        mark[bad_codes] = 0
-        return int(kept.first_row(Lookup(c, mark)))
 
-    ids = [c for c in candidates if n >= 2 and int(present[c].sum()) == n]
-    if ids:
-        if quasi_identifiers is not None:
-            raise DataError(
-                f"column {ids[0]!r} has a different value in every record (an identifier): it "
-                "cannot be a quasi-identifier of a k-anonymous table; drop it from the quasi-identifiers",
-                param="quasi_identifiers",
+def _first_row(frame: Any, kept: Any, c: str, bad_codes: np.ndarray) -> int:
+    """The input row (0-based) of the first used record of ``c`` holding one of ``bad_codes``."""
+    from dpkit.engine.keys import Lookup
+
+    mark = np.full(frame.n_values(c), -1, dtype=np.int8)
+    mark[bad_codes] = 0
+    return int(kept.first_row(Lookup(c, mark)))
+
+
+def _lookup(c: str, frame: Any, kept: Any, schema: Schema | None, present: np.ndarray, counts: np.ndarray,
+            source: str) -> tuple[np.ndarray, Any]:
+    """A candidate's value codes mapped to what the ranking reads: a categorical column's leaf
+    codes (a value outside its taxonomy refused), a number clipped to its public bounds (a
+    non-number refused), or, without a schema, the numbers or the distinct strings."""
+    import pandas as pd
+
+    values = np.asarray(frame.values(c), dtype=object)
+    col = schema.columns[c] if schema is not None else None
+    if col is not None and col.kind == "categorical":
+        leaf = col.leaf_code
+        unlisted = col.other_code  # a learned schema's catch-all leaf (other:), else -1
+        mapped = np.array([leaf.get(v, unlisted) for v in values], dtype=np.int64)
+        bad = (mapped < 0) & present
+        if bad.any():
+            first = _first_row(frame, kept, c, np.flatnonzero(bad))
+            shown = ", ".join(repr(v) for v in values[bad][:5])
+            fix = (
+                "declare a missing token (missing: ...) in the schema for empty values"
+                if "" in set(values[bad])
+                else "add them to the schema or fix the data"
             )
-        warn(
-            f"left out identifier-like column(s) {', '.join(map(repr, ids))} (a different value in "
-            "every record): identifiers are never released",
-            DpkitWarning,
-        )
-        candidates = [c for c in candidates if c not in ids]
+            raise DataError(private(
+                f"{source}:{first + 2}: column {c!r} has value(s) not in the taxonomy of "
+                f"{schema.path} ({shown}); {fix}",
+                f"{source}: column {c!r} has value(s) not in the taxonomy of {schema.path}; {fix}",
+            ))
+        return (np.maximum(mapped, 0), list(col.leaves))
+    else:
+        time = getattr(col, "time", None)
+        if time is not None:  # a date column: days since 1970 (the readers' one parse function)
+            from dpkit.schema.dates import parse_array
 
-    lookups: dict[str, tuple[np.ndarray, Any]] = {}
-    for c in candidates:
-        values = np.asarray(frame.values(c), dtype=object)
-        col = schema.columns[c] if schema is not None else None
-        if col is not None and col.kind == "categorical":
-            leaf = col.leaf_code
-            unlisted = col.other_code  # a learned schema's catch-all leaf (other:), else -1
-            mapped = np.array([leaf.get(v, unlisted) for v in values], dtype=np.int64)
-            bad = (mapped < 0) & present[c]
-            if bad.any():
-                first = first_row(c, np.flatnonzero(bad))
-                shown = ", ".join(repr(v) for v in values[bad][:5])
-                fix = (
-                    "declare a missing token (missing: ...) in the schema for empty values"
-                    if "" in set(values[bad])
-                    else "add them to the schema or fix the data"
-                )
-                raise DataError(private(
-                    f"{source}:{first + 2}: column {c!r} has value(s) not in the taxonomy of "
-                    f"{schema.path} ({shown}); {fix}",
-                    f"{source}: column {c!r} has value(s) not in the taxonomy of {schema.path}; {fix}",
-                ))
-            lookups[c] = (np.maximum(mapped, 0), list(col.leaves))
+            nums = parse_array(values, time)
         else:
-            time = getattr(col, "time", None)
-            if time is not None:  # a date column: days since 1970 (the readers' one parse function)
-                from dpkit.schema.dates import parse_array
+            nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+        finite = np.isfinite(nums)
+        if col is not None:  # a numeric schema column: every value must be a number
+            if not finite[present].all():
+                bad = np.flatnonzero(~finite & present)
+                first = _first_row(frame, kept, c, bad)
+                v = _value_at(frame, kept, c, bad, first)  # the first offending row's value
+                from dpkit.schema.dates import expected as shape
 
-                nums = parse_array(values, time)
-            else:
-                nums = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-            finite = np.isfinite(nums)
-            if col is not None:  # a numeric schema column: every value must be a number
-                if not finite[present[c]].all():
-                    bad = np.flatnonzero(~finite & present[c])
-                    first = first_row(c, bad)
-                    v = _value_at(frame, kept, c, bad, first)  # the first offending row's value
-                    from dpkit.schema.dates import expected as shape
-
-                    kind, expected = (time, shape(time)) if time else ("numeric", "a finite number")
-                    what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not {expected}"
-                    raise DataError(private(f"{source}:{first + 2}: {kind} column {c!r} {what}",
-                                            f"{source}: {kind} column {c!r} has a value that is not {expected}"))
-                out = (nums < col.lo) | (nums > col.hi)
-                if not owner_watching() or (out & present[c]).any():  # without -v: whatever the data holds
-                    clipped = int(counts[c][out].sum())
-                    warn(
-                        private(
-                            f"{source}: clipped {clipped} value(s) of "
-                            f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
-                            "(for the ranking only; the output keeps the values as written)",
-                            f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
-                            f"of {schema.path} (for the ranking only; the output keeps the values as written), if any",
-                        ),
-                        DpkitWarning,
-                    )
-                lookups[c] = (np.clip(nums, col.lo, col.hi), None)
-            elif finite[present[c]].all():
-                lookups[c] = (nums, None)
-            else:
-                lookups[c] = (np.arange(len(values)), pd.Index(values))
-    if kept is not frame and hasattr(frame, "unpersist"):
-        frame.unpersist()
-    return Prepared(frame=kept, candidates=candidates, dropped_identifiers=ids, used=used, lookups=lookups, n_rows=n)
+                kind, expected = (time, shape(time)) if time else ("numeric", "a finite number")
+                what = "is empty (declare a missing token in the schema)" if v == "" else f"has {v!r}, not {expected}"
+                raise DataError(private(f"{source}:{first + 2}: {kind} column {c!r} {what}",
+                                        f"{source}: {kind} column {c!r} has a value that is not {expected}"))
+            out = (nums < col.lo) | (nums > col.hi)
+            if not owner_watching() or (out & present).any():  # without -v: whatever the data holds
+                clipped = int(counts[out].sum())
+                warn(
+                    private(
+                        f"{source}: clipped {clipped} value(s) of "
+                        f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
+                        "(for the ranking only; the output keeps the values as written)",
+                        f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
+                        f"of {schema.path} (for the ranking only; the output keeps the values as written), if any",
+                    ),
+                    DpkitWarning,
+                )
+            return (np.clip(nums, col.lo, col.hi), None)
+        elif finite[present].all():
+            return (nums, None)
+        else:
+            return (np.arange(len(values)), pd.Index(values))
 
 
 def _value_at(frame: Any, kept: Any, column: str, bad: np.ndarray, first: int) -> Any:

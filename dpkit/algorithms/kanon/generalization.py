@@ -112,21 +112,7 @@ def kanon_generalize(
     rank_seconds = time.perf_counter() - start
     start = time.perf_counter()
     ranking = list(selector.ranking_)
-    ladders: dict[str, Ladder] = {}
-    bases: dict[str, np.ndarray] = {}
-    for c in ranking:
-        col = schema.columns[c]
-        if col.kind == "categorical":
-            lut, _ = prep.lookups[c]  # value code -> leaf code
-            bases[c] = lut[prep.codes[c][0]].astype(np.int64)
-            ladders[c] = categorical_ladder(col)
-        else:
-            codes, m = prep.codes[c]
-            present = values_present(codes, m)  # values only in dropped rows take no part
-            values = np.where(present, prep.lookups[c][0], 0.0)  # clipped number of each value code
-            written = np.where(present, prep.values[c], None)
-            bases[c] = codes
-            ladders[c] = numeric_ladder(col, values, [str(w) for w in written])
+    ladders, bases = _ladders(ranking, schema, prep)
     y = _compact(prep.codes[target][0])
     sens = _compact(prep.codes[sensitive][0]) if sensitive else None
     max_suppressed = int(math.floor(max_suppression * n + 1e-9))
@@ -155,6 +141,53 @@ def kanon_generalize(
     # 3. extension over every candidate, the lattice's at their chosen level
     full, row_of = _problem([ladders[c] for c in ranking], [bases[c] for c in ranking], y, sens,
                             k, max_suppressed, l)
+    levels, extension = _extend(full, ranking, ladders, best_levels)
+    bad, final, sizes, ls = full.classes(levels)
+    search_seconds = time.perf_counter() - start
+
+    # 4. output
+    suppressed_rows = bad[row_of]
+    kept_rows = ~suppressed_rows
+    chosen = dict(zip(ranking, levels, strict=True))
+    kept_qis = [c for c in ranking if chosen[c] < ladders[c].height]
+    out_cols = [c for c in prep.header if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
+    output = _output(prep, out_cols, kept_qis, ladders, bases, chosen, kept_rows)
+    suppressed = int(suppressed_rows.sum())
+    search_info["extension_checks"] = full.checks
+    release = _release(
+        selector=selector, ranking=ranking, ladders=ladders, chosen=chosen, kept_qis=kept_qis, prep=prep,
+        search_info=search_info, extension=extension, final=final, lattice_cols=lattice_cols,
+        suppressed=suppressed, n=n, max_suppression=max_suppression, max_suppressed=max_suppressed, k=k,
+        sensitive=sensitive, l=l, sizes=sizes, ls=ls, seconds={"ranking": rank_seconds, "search": search_seconds},
+    )
+    return Generalization(output=output, levels=chosen, ladders=ladders, suppressed=suppressed, release=release)
+
+
+def _ladders(ranking: list[str], schema: Schema, prep: Any) -> tuple[dict[str, Ladder], dict[str, np.ndarray]]:
+    """Each ranked candidate's generalization ladder and the rows' codes at its base level."""
+    ladders: dict[str, Ladder] = {}
+    bases: dict[str, np.ndarray] = {}
+    for c in ranking:
+        col = schema.columns[c]
+        if col.kind == "categorical":
+            lut, _ = prep.lookups[c]  # value code -> leaf code
+            bases[c] = lut[prep.codes[c][0]].astype(np.int64)
+            ladders[c] = categorical_ladder(col)
+        else:
+            codes, m = prep.codes[c]
+            present = values_present(codes, m)  # values only in dropped rows take no part
+            values = np.where(present, prep.lookups[c][0], 0.0)  # clipped number of each value code
+            written = np.where(present, prep.values[c], None)
+            bases[c] = codes
+            ladders[c] = numeric_ladder(col, values, [str(w) for w in written])
+    return ladders, bases
+
+
+def _extend(full: Any, ranking: list[str], ladders: dict[str, Ladder],
+            best_levels: dict[str, int]) -> tuple[list[int], list[dict[str, Any]]]:
+    """The extension over every candidate outside the lattice, the lattice's at their chosen
+    level: each in rank order takes the finest level that keeps the table anonymous and improves
+    it (coarse to fine; monotone, so the first failure stops it)."""
     levels = [best_levels.get(c, ladders[c].height) for c in ranking]
     current = full.evaluate(levels)
     extension = []
@@ -162,7 +195,7 @@ def kanon_generalize(
         if c in best_levels:
             continue
         best: NodeResult | None = None
-        for h in range(ladders[c].height - 1, -1, -1):  # coarse to fine; monotone: stop at the first failure
+        for h in range(ladders[c].height - 1, -1, -1):
             trial = list(levels)
             trial[j] = h
             res = full.evaluate(trial)
@@ -176,15 +209,12 @@ def kanon_generalize(
             extension.append({"feature": c, "level": levels[j]})
         else:
             extension.append({"feature": c, "level": None})
-    bad, final, sizes, ls = full.classes(levels)
-    search_seconds = time.perf_counter() - start
+    return levels, extension
 
-    # 4. output
-    suppressed_rows = bad[row_of]
-    kept_rows = ~suppressed_rows
-    chosen = dict(zip(ranking, levels, strict=True))
-    kept_qis = [c for c in ranking if chosen[c] < ladders[c].height]
-    out_cols = [c for c in prep.header if c in set(kept_qis) | {target, *keep} | ({sensitive} if sensitive else set())]
+
+def _output(prep: Any, out_cols: list[str], kept_qis: list[str], ladders: dict[str, Ladder],
+            bases: dict[str, np.ndarray], chosen: dict[str, int], kept_rows: np.ndarray) -> pd.DataFrame:
+    """The rows kept, each kept quasi-identifier at its chosen level, the other columns as read."""
     import pandas as pd
 
     data: dict[str, Any] = {}
@@ -199,16 +229,7 @@ def kanon_generalize(
                 data[c] = np.asarray(labels, dtype=object)[leaf]
         else:
             data[c] = prep.column(c)[kept_rows]
-    output = pd.DataFrame(data, columns=out_cols)
-    suppressed = int(suppressed_rows.sum())
-    search_info["extension_checks"] = full.checks
-    release = _release(
-        selector=selector, ranking=ranking, ladders=ladders, chosen=chosen, kept_qis=kept_qis, prep=prep,
-        search_info=search_info, extension=extension, final=final, lattice_cols=lattice_cols,
-        suppressed=suppressed, n=n, max_suppression=max_suppression, max_suppressed=max_suppressed, k=k,
-        sensitive=sensitive, l=l, sizes=sizes, ls=ls, seconds={"ranking": rank_seconds, "search": search_seconds},
-    )
-    return Generalization(output=output, levels=chosen, ladders=ladders, suppressed=suppressed, release=release)
+    return pd.DataFrame(data, columns=out_cols)
 
 
 def _compact(codes: np.ndarray) -> tuple[np.ndarray, int]:
