@@ -188,11 +188,14 @@ TOKEN_DELTA = math.exp(-TOKEN_EPS) ** 2 / (1 + math.exp(-TOKEN_EPS)) * (1 + 1e-1
 def tokens_by_presence(monkeypatch):  # noqa: ANN001, ANN201
     """The break: a public missing token is the column's when the data holds it at all, released
     by partition selection or not."""
+    # after the column's listing (post-processing of its selection), its missing tokens replaced
+    # by the candidates its exact categories hold
     monkeypatch.setattr(discover_module, "discover", rewritten(discover_module, "discover", [
-        ("kept, found = released_tokens(kept, candidates)",
-         "kept, found = released_tokens(kept, candidates)\n"
-         "            found = tuple(t for t in candidates\n"
-         "                          if t in [v for v, c in zip(cat.values, cat.counts, strict=True) if c > 0])"),
+        ("col, note, failure = _categorical(m, pick, cats.epsilon_delta(m.name, pick), candidates, target, opts)",
+         "col, note, failure = _categorical(m, pick, cats.epsilon_delta(m.name, pick), candidates, target, opts)\n"
+         "            cat = categories[m.name]\n"
+         "            note.missing_tokens = tuple(t for t in candidates\n"
+         "                if t in [v for v, c in zip(cat.values, cat.counts, strict=True) if c > 0])"),
     ]))
 
 
