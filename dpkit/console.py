@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from dpkit.defaults import DELIMITERS, LISTED_COLUMNS
 from dpkit.errors import DETAIL_HINT
 
 _VERBOSE = False
@@ -111,3 +112,19 @@ def progress_bar(name: str) -> tuple[Any, Callable[[int, int], None]] | tuple[No
         bar.update(task_id, completed=done, total=total)
 
     return bar, update
+
+
+def have_columns(columns: object) -> str:
+    """What a message about an absent column says the data has: ``(have: a, b, …)``, at most
+    :data:`~dpkit.defaults.LISTED_COLUMNS` names and then how many in all; and, when a column
+    name holds a delimiter (the header was split on the wrong one), that the delimiter is likely
+    wrong."""
+    names = [str(c) for c in columns]  # type: ignore[attr-defined]
+    shown = ", ".join(names[:LISTED_COLUMNS]) + (f", … ({len(names)} in all)" if len(names) > LISTED_COLUMNS else "")
+    text = f"(have: {shown})"
+    held = next(((n, d) for n in names for d in DELIMITERS if d in n), None)
+    if held:
+        name, d = held
+        text += (f"; column name {name[:40]!r} holds {d!r}: the delimiter is likely wrong "
+                 f"(give delimiter={d!r})")
+    return text

@@ -14,3 +14,11 @@ DEFAULT_ENCODING = "utf-8-sig"
 MAX_CATEGORIES = 50
 #: how a forest turns class probabilities into labels: the most probable class (DiffPRFs §2.2)
 DEFAULT_DECISION = "argmax"
+#: the delimiters a CSV is sniffed for, in order (and that a column name holding one betrays a
+#: header split on the wrong one, :func:`dpkit.console.have_columns`)
+DELIMITERS = (",", ";", "\t", "|")
+#: column names a message lists before it says how many there are in all
+LISTED_COLUMNS = 12
+#: a share of the rows above which a column is named with its share: missing values a draft
+#: sees, values a release does not hold (docs/publish.md)
+LARGE_SHARE = 0.2

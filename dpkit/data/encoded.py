@@ -142,7 +142,7 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
     missing (``unlisted: missing``, e.g. a learned target's unreleased classes) are named: such
     a row holds no missing token, and the warning must not say it does. ``total`` (the rows
     read) and ``by_column`` (the rows each column drops) give the owner the share dropped and,
-    above :data:`dpkit.data.unknown.LARGE_SHARE` of the rows, the columns that drop it: in the
+    above :data:`dpkit.defaults.LARGE_SHARE` of the rows, the columns that drop it: in the
     exact form only — an exact statistic of the private data, which the summary a log gets
     never holds, and whose presence there never depends on it (docs/formats.md,
     ``missing_policy``)."""
@@ -174,7 +174,7 @@ def dropped_message(source: str, count: int, schema: Schema, columns: Sequence[s
 def dropped_share(count: int, total: int | None, by_column: Mapping[str, int] | None) -> str:
     """`` (12% of the rows)``, and above the large share the columns that drop most of them and
     what keeps them: the owner's detail of :func:`dropped_message`."""
-    from dpkit.data.unknown import LARGE_SHARE
+    from dpkit.defaults import LARGE_SHARE
 
     if not total:
         return ""

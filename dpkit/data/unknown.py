@@ -15,11 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from dpkit.defaults import LARGE_SHARE
 from dpkit.schema.parse import CategoricalColumn, NumericColumn, Schema
 
-#: a column whose values not in the schema, or missing values the release does not hold, are
-#: more than this share of the rows is named with its share (docs/publish.md)
-LARGE_SHARE = 0.2
 #: values quoted per column in the owner's detail
 SHOWN = 3
 #: (count, "category" | "number" | "date", the first distinct values, the line of the first)

@@ -21,28 +21,11 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dpkit.defaults import DEFAULT_ENCODING
+# the message helper and the constants it shares, also importable from here as before
+from dpkit.console import have_columns as have_columns
+from dpkit.defaults import DEFAULT_ENCODING, DELIMITERS
+from dpkit.defaults import LISTED_COLUMNS as LISTED_COLUMNS
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
-
-#: the delimiters a CSV's is sniffed among (docs/formats.md)
-DELIMITERS = (",", ";", "\t", "|")
-#: how many column names a message lists before "…"
-LISTED_COLUMNS = 12
-
-
-def have_columns(columns: object) -> str:
-    """What a message about an absent column says the data has: ``(have: a, b, …)``, at most
-    :data:`LISTED_COLUMNS` names and then how many in all; and, when a column name holds a
-    delimiter (the header was split on the wrong one), that the delimiter is likely wrong."""
-    names = [str(c) for c in columns]  # type: ignore[attr-defined]
-    shown = ", ".join(names[:LISTED_COLUMNS]) + (f", … ({len(names)} in all)" if len(names) > LISTED_COLUMNS else "")
-    text = f"(have: {shown})"
-    held = next(((n, d) for n in names for d in DELIMITERS if d in n), None)
-    if held:
-        name, d = held
-        text += (f"; column name {name[:40]!r} holds {d!r}: the delimiter is likely wrong "
-                 f"(give delimiter={d!r})")
-    return text
 
 
 @dataclass(frozen=True)
@@ -108,7 +91,7 @@ def read_raw(path: str | Path, *, encoding: str = DEFAULT_ENCODING, delimiter: s
 
 PARQUET_EXTENSIONS = (".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
-SNIFFED = (",", ";", "\t", "|")
+SNIFFED = DELIMITERS
 SAMPLE_BYTES = 1 << 16
 _NAMES = {",": "','", ";": "';'", "\t": "tab", "|": "'|'"}
 

@@ -252,7 +252,7 @@ def draft_from_data(
     if max_categories < 2:
         raise DpkitUsageError(f"max_categories must be at least 2, got {max_categories}", param="max_categories")
     if target is not None and target not in df.columns:
-        from dpkit.io.source import have_columns
+        from dpkit.console import have_columns
 
         raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",
                               param="target")
@@ -345,13 +345,13 @@ def draft_from_data(
 
 def _note_missing_shares(df: pd.DataFrame, tokens: list[str], columns: dict[str, Any], target: str | None,
                          source: str) -> None:
-    """Name the columns missing in more than :data:`dpkit.data.unknown.LARGE_SHARE` of the rows:
+    """Name the columns missing in more than :data:`dpkit.defaults.LARGE_SHARE` of the rows:
     a comment on each (with its share: the draft is the owner's, read from the data, not
     private) and one warning (the share for the owner only, :func:`dpkit.console.private`). A
     predictor's missing values are kept under the draft's ``keep``; the target's drop their rows."""
     import numpy as np
 
-    from dpkit.data.unknown import LARGE_SHARE
+    from dpkit.defaults import LARGE_SHARE
 
     n = len(df)
     large: dict[str, float] = {}
