@@ -385,8 +385,10 @@ def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], h
 
 
 def _outputs(*paths: Any) -> list[str | None]:
-    """The output paths as strings; at most one on stdout."""
-    outs = [None if p is None else os.fspath(p) for p in paths]
+    """The output paths as strings (:func:`dpkit.api.pipeline.output_paths`); at most one on stdout."""
+    from dpkit.api.pipeline import output_paths
+
+    outs = output_paths(*paths)
     if sum(o == "-" for o in outs) > 1:
         raise DpkitUsageError("only one output can go to stdout ('-')")
     return outs
