@@ -16,8 +16,10 @@ DEPS   ?= lock
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 # -qq: pip's errors only (no progress, no notices, no setuptools build warnings), so that
-# `make demo` prints dpkit's output and nothing else
-PIP    := $(BIN)/python -m pip --disable-pip-version-check -qq
+# `make demo` prints dpkit's output and nothing else; a slow or dropped download (pyspark is
+# ~400 MB) is retried rather than failing a fresh machine's set-up
+PIP_FLAGS := --disable-pip-version-check -qq --retries 10 --timeout 60
+PIP    := $(BIN)/python -m pip $(PIP_FLAGS)
 PY     := $(BIN)/python
 DPKIT  := $(BIN)/dpkit
 OUT    := out
@@ -80,8 +82,8 @@ setup: $(STAMP_DEV)
 
 $(STAMP_ORACLES): pyproject.toml requirements/oracles.lock
 	@$(PYTHON) -m venv $(ORACLES)
-	@$(ORACLES)/bin/python -m pip --disable-pip-version-check -qq install --require-hashes -r requirements/oracles.lock
-	@$(ORACLES)/bin/python -m pip --disable-pip-version-check -qq install --no-deps -e .
+	@$(ORACLES)/bin/python -m pip $(PIP_FLAGS) install --require-hashes -r requirements/oracles.lock
+	@$(ORACLES)/bin/python -m pip $(PIP_FLAGS) install --no-deps -e .
 	@touch $@
 
 oracles: $(STAMP_ORACLES)

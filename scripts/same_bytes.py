@@ -78,6 +78,9 @@ def commands(spark: bool) -> list[tuple[str, list[str]]]:
                              "-o", "out/forest-noschema.json"]),
         ("infer-private", ["taxonomy", "infer", "sample_data/adult/train.csv", "--target", "income", "--epsilon", "1",
                            "--delta", "1e-6", "--seed", KEY, "-o", "out/infer-private.yaml"]),
+        # no bounds and no schema: a share of ε learns the box (the run's budget plan), k-means the rest
+        ("cluster-learned", ["cluster", "sample_data/clustering/s1.csv", "--columns", "x,y", "-k", "15",
+                             "--epsilon", "1", "--seed", KEY, "-o", "out/cluster-learned.csv"]),
     ]
     if spark:
         spark_runs = []

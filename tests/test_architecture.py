@@ -89,10 +89,7 @@ FLOORS = {
 }
 
 #: (importer, imported) -> why this import still points up (docs/architecture.md, "The layers")
-UPWARD: dict[tuple[str, str], str] = {
-    ("dpkit.schema.draft", "dpkit.domain.metadata"):
-        "a draft schema applies the public identifier-name rule (looks_like_id) learned runs use",
-}
+UPWARD: dict[tuple[str, str], str] = {}
 
 
 def part(module: str) -> str | None:

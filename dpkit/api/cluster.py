@@ -311,6 +311,7 @@ def cluster(
 
     from dpkit.algorithms.cluster import make_model
     from dpkit.engine import engine_name
+    from dpkit.privacy.plan import BudgetPlan
     from dpkit.run import PrivateRun, call_identity
 
     k = _check_arguments(n_clusters, algorithm, options, histogram)
@@ -341,14 +342,16 @@ def cluster(
     label = "cluster" + mark
     with run:
         if share is not None:
-            resolved = _learn_bounds(frame if points is None else points, columns, share * run.epsilon, run,
+            # the budget plan: the bounds' share of ε, the algorithm what is left of the plan
+            plan = BudgetPlan(run.epsilon, {"domain": share}, rest="algorithm")
+            resolved = _learn_bounds(frame if points is None else points, columns, plan["domain"], run,
                                      declared[0] if declared else (), declared[2] if declared else ())
             schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
             if points is None:  # Spark: the cached points clipped to the learned box (no second read)
                 frame = frame.clipped(schema_pts)
             else:  # the counts' sensitivity assumes every point lies in the box
                 points = np.clip(points, *resolved)
-            model = make_model(algorithm, k, run.epsilon - share * run.epsilon, resolved, options)
+            model = make_model(algorithm, k, plan.left(plan["domain"]), resolved, options)
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
         result = _result(model, centres, algorithm, columns, schema_pts, label, mark)
@@ -488,7 +491,8 @@ def _declared(columns: list[str], share: float | None, integer: Any, missing: An
               ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
     """(integer columns, missing tokens, date columns) declared for learned bounds; None when the
     bounds are given (then none may be)."""
-    from dpkit.domain.metadata import declared_tokens, names
+    from dpkit.domain.metadata import declared_tokens
+    from dpkit.schema.names import names
 
     if share is None:
         for name, value in (("integer", integer), ("missing", missing), ("date", date)):

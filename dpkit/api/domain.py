@@ -254,7 +254,7 @@ def learn_schema(
     ``keep``: the only predictors to learn (every other column but the target is ignored and
     spends nothing: a forest's ``columns``; they are learned even when named like an
     identifier). ``keep_ids``: columns named like an identifier to learn all the same (the public
-    ``keep=``: :func:`dpkit.domain.metadata.looks_like_id` leaves the others out, with one warning
+    ``keep=``: :func:`dpkit.schema.names.looks_like_id` leaves the others out, with one warning
     naming them). ``structural_missing``: every numeric or date
     column whose missing values were not established gets its missing child all the same, by a
     public rule (``missing: structural``: :func:`dpkit.domain.metadata.structural_missing`; a
@@ -281,7 +281,7 @@ def learn_schema(
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
     header = [str(c) for c in data.header]
-    from dpkit.domain.metadata import names
+    from dpkit.schema.names import names
 
     keep_ids = names(keep_ids, "keep", header)
     if keep is not None:
@@ -626,9 +626,11 @@ class DomainStep:
 
 
 def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, reading: dict[str, Any], *,
-                 engine: str | None = None, spark_master: str | None = None, path: str | None = None) -> DomainStep:
-    """Learn the schema of ``data`` inside ``run`` (share·ε and δ of its budget) and encode the
-    data against it (its used columns: the target's predictors and the target).
+                 engine: str | None = None, spark_master: str | None = None, path: str | None = None,
+                 epsilon: float) -> DomainStep:
+    """Learn the schema of ``data`` inside ``run`` (``epsilon``, the run's budget plan's domain
+    part, and δ) and encode the data against it (its used columns: the target's predictors and
+    the target).
 
     A predictor none of whose values clears the threshold is left out (declared ignore) with a
     warning naming it and the threshold: a run must not fail on a column it can do without
@@ -646,8 +648,7 @@ def learn_domain(data: DataLike, run: Any, learn: DomainPlan, target: str, readi
     """
     from dpkit.domain.discover import DomainOptions
 
-    delta, share = learn.delta, learn.share
-    eps = share * run.epsilon
+    delta, share, eps = learn.delta, learn.share, epsilon
     declared = dict(learn.declared or {})
     declared["missing"] = declared.get("missing", "auto")  # not declared: learned under DP
     with _strings(data, reading, engine, spark_master) as (strings, source, first):

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpkit.api.inputs import load, read_dialect, schema_of, source_path
+from dpkit.privacy.plan import BudgetPlan
 from dpkit.schema.parse import Schema
 from dpkit.types import DataLike
 
@@ -97,7 +98,7 @@ class Pipeline:
             assert self.target is not None
             self.domain = learn_domain(self.data, self.run, self.learn, self.target, self._reading,
                                        engine=self._engine, spark_master=self._spark_master,
-                                       path=self.learned_path)
+                                       path=self.learned_path, epsilon=self.plan["domain"])
             self.schema, self.frame = self.domain.schema, self.domain.frame
             self.schema_name = self.learned_path or LEARNED
         return self
@@ -112,9 +113,15 @@ class Pipeline:
         return list(self._columns(self.schema, self.target))
 
     @property
+    def plan(self) -> BudgetPlan:
+        """The run's budget plan: without a schema the domain's share of ε, the algorithm the rest."""
+        shares = {} if self.learn is None else {"domain": self.learn.share}
+        return BudgetPlan(self.run.epsilon, shares, rest="algorithm")
+
+    @property
     def epsilon(self) -> float:
         """The ε the algorithm fits with: the run's, less what the domain spent."""
-        return self.run.epsilon - (self.run.accountant.spent if self.learn is not None else 0.0)
+        return self.plan.left(self.run.accountant.spent if self.learn is not None else 0.0)
 
     @property
     def accountant(self) -> Any:

@@ -199,7 +199,7 @@ def draft_schema(
     opts = read_options(data, encoding=encoding, delimiter=delimiter)
     name = opts.name
     df = read_table(opts)
-    from dpkit.domain.metadata import names
+    from dpkit.schema.names import names
 
     ignored = names(ignore, "ignore", [str(c) for c in df.columns])
     if target is not None and target in ignored:

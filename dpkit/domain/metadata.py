@@ -83,6 +83,7 @@ import numpy as np
 from dpkit.data.encoded import is_number
 from dpkit.errors import DpkitUsageError
 from dpkit.io.source import have_columns
+from dpkit.schema.names import looks_like_id, names
 
 if TYPE_CHECKING:
     from dpkit.domain.profile import Summary
@@ -282,22 +283,6 @@ class Metadata:
     plan: NoisePlan | None = None
 
 
-def names(value: str | Iterable[str] | None, param: str, columns: Sequence[str]) -> list[str]:
-    """Column names given as a list or "a,b", each checked against ``columns`` (a usage
-    error naming ``param`` otherwise)."""
-    if value is None:
-        return []
-    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else [str(v) for v in value]
-    items = [v for v in items if v]
-    unknown = [v for v in items if v not in columns]
-    if unknown:
-        raise DpkitUsageError(
-            f"{param}: column(s) {', '.join(map(repr, unknown))} are not in the data "
-            f"{have_columns(columns)}", param=param
-        )
-    return items
-
-
 def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | None:
     """``missing=`` as declared tokens: ``"auto"`` (learn them: None), None or ``"none"``
     (declare none: ``()``), a string (one token, or several comma-separated when it has a comma
@@ -313,35 +298,6 @@ def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | No
     return tuple(dict.fromkeys(tokens))
 
 
-#: whole names (lower case, separators dropped) that name a row or record number, not a quantity
-ID_NAMES = frozenset({"id", "uid", "uuid", "guid", "key", "index", "idx", "row", "rowid", "rownum", "rownumber",
-                      "rowno", "recordid", "recordnumber"})
-#: a name whose last word is one of these names an identifier (``customer_id``, ``CustomerId``, ``userID``)
-ID_SUFFIXES = frozenset({"id", "uid", "uuid", "guid", "key"})
-
-
-def name_words(name: str) -> list[str]:
-    """A column name's words, lower case: split at separators and case changes
-    (``CustomerId`` -> customer, id; ``userID`` -> user, id; ``HTTPCode`` -> http, code)."""
-    import re
-
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
-
-
-def looks_like_id(name: str) -> bool:
-    """The public name rule (docs/domain-reference.md, "Identifiers"): a column named like a row or record
-    identifier is ignored by a run without a schema unless its type is declared or it is kept
-    (``keep=``). On the name only — the header is public — never on the values: ``id``, ``ID``,
-    ``uuid``, ``key``, ``index``, ``RowNumber``, ``row_id``; a last word ``id``/``uuid``/``guid``/
-    ``key``/``uid`` (``customer_id``, ``CustomerId``, ``userID``, ``api-key``); pandas' written
-    index ``Unnamed: 0``. ``paid``, ``valid``, ``Idade`` are not (one word each)."""
-    import re
-
-    if re.fullmatch(r"\s*unnamed:\s*\d+\s*", name, flags=re.IGNORECASE):
-        return True
-    words = name_words(name)
-    return bool(words) and ("".join(words) in ID_NAMES or words[-1] in ID_SUFFIXES)
 
 
 def named_ids(columns: Sequence[str], target: str | None, declared: Declarations) -> list[str]:

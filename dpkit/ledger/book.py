@@ -75,7 +75,7 @@ def _register_order(name: Any, data: Any, data_path: Any) -> tuple[Any, Any]:
     if not old:
         return name, data
     warn("Ledger.register(data_path, name, cap) is deprecated: call register(name, data, cap) "
-                  "(removed in 0.6)", DeprecationWarning)
+         f"(removed in {validate.REMOVED_IN})", DeprecationWarning)
     return (data, name) if data_path is None else (name, data_path)
 
 

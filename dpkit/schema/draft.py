@@ -7,7 +7,7 @@ starting point: it warns with :class:`~dpkit.errors.PrivacyLeakWarning`, and the
 produces (:func:`draft_yaml`) opens with a comment saying that every list and bound must be
 checked against, or replaced by, public knowledge (a code book, a standard, a round range).
 
-Rules: a column named like an identifier (:func:`dpkit.domain.metadata.looks_like_id`: ``id``,
+Rules: a column named like an identifier (:func:`dpkit.schema.names.looks_like_id`: ``id``,
 ``*_id``, ``CustomerId``, ``RowNumber``, ``index``, …) is ``ignore`` with a REVIEW comment,
 unless kept (``keep``). A column whose non-missing values all parse as numbers is numeric, its
 bounds from the 1 % and 99 % quantiles (widened to the extremes unless those lie past a
@@ -240,12 +240,12 @@ def draft_from_data(
     ``missing="auto"`` picks the most common of :data:`MISSING_CANDIDATES` found in the data
     (policy ``drop``); ``None`` declares no missing token. Columns with comments carry a
     ``_comment`` key that :func:`~dpkit.schema.importers.dump_schema` writes as ``# ...``.
-    ``keep``: columns named like an identifier (:func:`dpkit.domain.metadata.looks_like_id`,
+    ``keep``: columns named like an identifier (:func:`dpkit.schema.names.looks_like_id`,
     drafted ``ignore`` with a REVIEW comment) to draft as any other.
     """
     import numpy as np
 
-    from dpkit.domain.metadata import looks_like_id, names
+    from dpkit.schema.names import looks_like_id, names
 
     kept = set(names(keep, "keep", [str(c) for c in df.columns]))
 

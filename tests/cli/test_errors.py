@@ -595,13 +595,17 @@ def test_ctrl_c_leaves_no_partial_file(tmp_path: Path, cmd: Command, request) ->
                             stderr=subprocess.PIPE, cwd=tmp_path,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Signal mid-run: as soon as the run has reserved its ε in the ledger (the algorithm
-    # starts right after) or its output's temp file exists; kanon-select has neither, so
-    # it gets 1 s (well past start-up; its XGBoost ranking on 1M rows takes seconds more).
-    deadline = time.monotonic() + (60 if cmd.dp else 1)
+    # starts right after) or its output's temp file exists; kanon-select has neither, so it
+    # waits for XGBoost's library in the process (its ranking on 1M rows takes seconds more) —
+    # a fixed wait could land during a loaded machine's start-up, before dpkit's handler.
+    watch_kanon = slow_kanon and Path(f"/proc/{proc.pid}/maps").exists()  # Linux; elsewhere 1 s
+    deadline = time.monotonic() + (60 if cmd.dp or watch_kanon else 1)
     while time.monotonic() < deadline and proc.poll() is None:
         if any(p.name.endswith(".tmp") for p in outd.iterdir()):
             break
         if cmd.dp and cmd.real and _has_run(ledger):
+            break
+        if watch_kanon and _has_loaded(proc.pid, "xgboost"):
             break
         time.sleep(0.005)
     if proc.poll() is not None:
@@ -639,6 +643,14 @@ def test_ctrl_c_leaves_no_partial_file(tmp_path: Path, cmd: Command, request) ->
         if not cmd.real:  # the probe is interrupted mid-write, after its noise
             assert [r["status"] for r in runs] == ["lost"]
             assert runs[0]["epsilon_counted"] == 1.0
+
+
+def _has_loaded(pid: int, library: str) -> bool:
+    """Whether process ``pid`` has mapped a shared library whose path names ``library`` (Linux)."""
+    try:
+        return library in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
 
 
 def _has_run(ledger: Path) -> bool:

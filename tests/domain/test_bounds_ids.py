@@ -20,13 +20,13 @@ from dpkit.domain.metadata import (
     ColumnMeta,
     Declarations,
     decide,
-    looks_like_id,
     named_ids,
 )
 from dpkit.errors import DpkitUsageError, DpkitWarning
 from dpkit.privacy import Accountant, make_rng
 from dpkit.privacy.quantiles import Profile, bounds_on_grid, nice_grid, reward_window
 from dpkit.schema.draft import draft_from_data, robust_bounds, round_nice
+from dpkit.schema.names import looks_like_id
 from dpkit.schema.parse import IgnoredColumn, NumericColumn
 
 KEY = "0x5d0b1c2e3f405162738495a6b7c8d9e0"

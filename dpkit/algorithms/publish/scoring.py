@@ -13,7 +13,7 @@ concentrates a class. **Sensitivity 1, not monotone**: a record of class j joins
 S ≥ n_j² gives n(2n_j + 1) − S ≤ n(n + 1) − (n − n_j)², and more than −1 since S ≤ n²
 (an empty child goes from 0 to 1). The selection then uses the general report-noisy-max
 (noise scale 2Δ/ε, Dwork & Roth Claim 3.9), and a property test checks the bound
-(tests/release/test_scoring.py). The score of a candidate of
+(tests/publish/test_scoring.py). The score of a candidate of
 attribute j depends only on the (attribute j × class) marginal, so each attribute's
 marginal is counted once (``dpkit.data.counting``) and every score afterwards is a prefix
 sum over it — no further pass over the records. Everything here is exact and private: it
