@@ -143,6 +143,34 @@ def test_no_circle_between_folders() -> None:
     assert not circles, f"folders that import each other in a circle: {circles}"
 
 
+def test_no_circle_between_modules() -> None:
+    """No two modules import each other, directly or through others (imports inside functions
+    count). A package's ``__init__`` only hands names on: edges into or out of one are left out."""
+    packages = {name for name, (path, _, _) in modules().items() if path.name == "__init__.py"}
+    graph: dict[str, set[str]] = {}
+    for name, (_, tree, _) in modules().items():
+        if name in packages:
+            continue
+        for imported, _ in imports_of(name, tree):
+            if imported in modules() and imported not in packages and imported != name:
+                graph.setdefault(name, set()).add(imported)
+
+    def circle_from(start: str) -> list[str] | None:
+        stack, seen = [(start, [start])], {start}
+        while stack:
+            here, path = stack.pop()
+            for nxt in sorted(graph.get(here, ())):
+                if nxt == start:
+                    return path
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+        return None
+
+    circles = {" -> ".join(c) for m in sorted(graph) if (c := circle_from(m)) and c[0] == min(c)}
+    assert not circles, "modules that import each other in a circle:\n" + "\n".join(sorted(circles))
+
+
 def test_click_only_in_cli() -> None:
     bad = [f"{name}:{line}" for name, (_, tree, _) in modules().items()
            if not (name == "dpkit.cli" or name.startswith("dpkit.cli."))

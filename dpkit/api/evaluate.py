@@ -164,8 +164,8 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
     ``from_report`` (a ``kanon-select`` report) supplies the quasi-identifiers, k, the sensitive
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
+    from dpkit.algorithms.kanon.checks import check_columns, check_k_l
     from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
-    from dpkit.api.kanon import check_columns, check_k_l
     from dpkit.io.table import read_table
 
     rep: dict[str, Any] | None = None

@@ -196,6 +196,7 @@ def kanon_select(
     -------
     KAnonymousTable
     """
+    from dpkit.algorithms.kanon.checks import check_k_l
     from dpkit.algorithms.kanon.greedy import DEFAULT_RANK_SAMPLE
     from dpkit.engine import engine_name
     from dpkit.run import check_output_paths
@@ -358,6 +359,7 @@ def check_kanon(
 ) -> KAnonymityReport:
     """k (the smallest equivalence class), the records in classes below ``k``, and the distinct ℓ
     of ``sensitive``, of a table as it is, on ``quasi_identifiers`` (nothing is selected)."""
+    from dpkit.algorithms.kanon.checks import check_columns, check_k_l
     from dpkit.engine.string_frame import _release_reader_memory
     from dpkit.io.table import read_table
 
@@ -381,28 +383,3 @@ def check_kanon(
         warn(DpkitWarning(private(f"k {k} is larger than the table ({len(df)} records)",
                                            f"k {k} is larger than the table"), param="k"))
     return KAnonymityReport(check, len(df), source)
-
-
-def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *, k: int | None,
-                  sensitive: str | None, l: int | None) -> KAnonymityCheck:  # noqa: E741
-    """k (and ℓ) of ``df`` on ``quasi_identifiers``, after checking that the columns exist (errors
-    name ``source``): ``check_kanon`` and ``dpkit.api.evaluate.evaluate_kanon`` both ask here."""
-    from dpkit.algorithms.kanon.checks import check_table
-    from dpkit.algorithms.kanon.frame import require_columns
-
-    require_columns(df, quasi_identifiers, "quasi_identifiers", source)
-    if sensitive is not None:
-        require_columns(df, [sensitive], "sensitive", source)
-    return check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l)
-
-
-def check_k_l(k: Any, l: int | None, sensitive: str | None, *, need_k: bool = True) -> None:  # noqa: E741
-    """k ≥ 1 (required unless ``need_k`` is False), ℓ ≥ 1, and ℓ only with a sensitive column."""
-    from dpkit import validate
-
-    if k is not None or need_k:
-        validate.k(k)
-    if l is not None:
-        validate.k(l, "l")
-    if l is not None and sensitive is None:
-        raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")

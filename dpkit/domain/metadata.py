@@ -71,7 +71,6 @@ would be a leak. Identifier-like *names* are ignored by a public rule on the nam
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +82,7 @@ import numpy as np
 from dpkit.data.encoded import is_number
 from dpkit.errors import DpkitUsageError
 from dpkit.io.source import have_columns
+from dpkit.privacy.partition import noise_sum_threshold
 from dpkit.schema.names import looks_like_id, names
 
 if TYPE_CHECKING:
@@ -141,37 +141,7 @@ class NoisePlan:
         λ < a, q = e^{−a}, minimized over a grid of λ (any λ gives a valid bound)."""
         if k <= 1:
             return self.threshold
-        return _sum_threshold(self.mechanism, self.epsilon_j, self.sigma2, k, self.stability)
-
-
-@functools.lru_cache(maxsize=256)
-def _sum_threshold(mechanism: str, eps_j: float, sigma2: Fraction | None, k: int, bound: float) -> int:
-    """:meth:`NoisePlan.sum_threshold` (cached: a pure function of public numbers)."""
-    log_bound = math.log(bound)
-    if mechanism == "gaussian":
-        x = math.sqrt(2 * k * float(sigma2) * -log_bound)  # type: ignore[arg-type]
-        return 1 + math.ceil(x * (1 + 1e-9))
-    from dpkit.privacy import exact
-
-    s, t = exact.noise_fraction(eps_j)
-    a = s / t  # the rate the sampler uses (≤ ε_j: its noise is no smaller)
-    q = math.exp(-a)
-    lams = [a * i / 400 for i in range(1, 400)]
-
-    def log_tail(x: float) -> float:
-        return min(-lam * x + k * (2 * math.log1p(-q) - math.log1p(-q * math.exp(lam)) - math.log1p(-q * math.exp(-lam)))
-                   for lam in lams)
-
-    lo, hi = 1, 2
-    while log_tail(hi) > log_bound:
-        lo, hi = hi, 2 * hi
-    while lo < hi:  # the bound decreases in x: the first x in [lo, hi] that passes
-        mid = (lo + hi) // 2
-        if log_tail(mid) <= log_bound:
-            hi = mid
-        else:
-            lo = mid + 1
-    return 1 + lo + 1  # a float margin of one count
+        return noise_sum_threshold(self.mechanism, self.epsilon_j, self.sigma2, k, self.stability)
 
 
 def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:

@@ -134,19 +134,18 @@ def thresholds(vocab: Vocabularies, tau: int, *, epsilon: float | None = None, s
     discrete Gaussian of variance ``sigma2``: a sum of k cells the data leaves at 0 reaches
     ``group[k]`` with probability ≤ :data:`FALSE_POSITIVE` / (the number of vocabularies)
     (:meth:`dpkit.domain.metadata.NoisePlan.sum_threshold`'s Chernoff bounds)."""
-    from dpkit.domain.metadata import _sum_threshold
-    from dpkit.privacy.partition import gaussian_threshold, threshold
+    from dpkit.privacy.partition import gaussian_threshold, noise_sum_threshold, threshold
 
     b = FALSE_POSITIVE / len(vocab.groups)
     sizes = sorted({len(g) for g in vocab.groups})
     if sigma2 is not None:
         one = gaussian_threshold(sigma2, b)  # type: ignore[arg-type]
-        return Thresholds(tau, {k: _sum_threshold("gaussian", 0.0, sigma2, k, b) if k > 1 else one  # type: ignore[arg-type]
+        return Thresholds(tau, {k: noise_sum_threshold("gaussian", 0.0, sigma2, k, b) if k > 1 else one  # type: ignore[arg-type]
                                 for k in sizes}, gaussian_threshold(sigma2, FALSE_POSITIVE))  # type: ignore[arg-type]
     if epsilon is None:
         raise DpkitUsageError("vocabulary thresholds need the column's epsilon or sigma2")
     one = threshold(epsilon, b)  # P(Z ≥ one − 1) ≤ b: a cell at 0 listed iff Z ≥ one, rarer still
-    return Thresholds(tau, {k: _sum_threshold("laplace", epsilon, None, k, b) if k > 1 else one for k in sizes},
+    return Thresholds(tau, {k: noise_sum_threshold("laplace", epsilon, None, k, b) if k > 1 else one for k in sizes},
                       threshold(epsilon, FALSE_POSITIVE))
 
 

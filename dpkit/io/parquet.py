@@ -103,9 +103,8 @@ def load_parquet(options: ReadOptions, schema: Schema, wanted: Sequence[str]) ->
                or getattr(schema.columns[c], "unlisted", None) == "missing" for c in wanted):
             # a token refuses, a stray value drops its row: the exact path tells them apart
             from dpkit.data.encode import encode
-            from dpkit.io.table import read_table
 
-            return encode(read_table(options), schema, wanted, source=name, first_line=1)
+            return encode(read_parquet_strings(options), schema, wanted, source=name, first_line=1)
         r, c = encoder.first_missing or (0, wanted[0])
         raise DataError(f"{name}: row {r + 1}: column {c!r} is missing; set missing_policy: drop in "
                         f"{schema.path} to drop such rows")

@@ -382,6 +382,37 @@ def first_round(
     return Selection(selected=sel, noisy=noisy[sel], threshold=tau), noisy
 
 
+@functools.lru_cache(maxsize=256)
+def noise_sum_threshold(mechanism: str, eps_j: float, sigma2: Fraction | None, k: int, bound: float) -> int:
+    """The smallest x with P(S ≥ x) ≤ ``bound`` for S the sum of ``k`` cells' noise — discrete
+    Gaussian of variance ``sigma2`` or discrete Laplace at ``eps_j`` (``mechanism``), a Chernoff
+    bound (:meth:`dpkit.domain.metadata.NoisePlan.sum_threshold` states it); cached: a pure
+    function of public numbers."""
+    log_bound = math.log(bound)
+    if mechanism == "gaussian":
+        x = math.sqrt(2 * k * float(sigma2) * -log_bound)  # type: ignore[arg-type]
+        return 1 + math.ceil(x * (1 + 1e-9))
+    s, t = exact.noise_fraction(eps_j)
+    a = s / t  # the rate the sampler uses (≤ ε_j: its noise is no smaller)
+    q = math.exp(-a)
+    lams = [a * i / 400 for i in range(1, 400)]
+
+    def log_tail(x: float) -> float:
+        return min(-lam * x + k * (2 * math.log1p(-q) - math.log1p(-q * math.exp(lam)) - math.log1p(-q * math.exp(-lam)))
+                   for lam in lams)
+
+    lo, hi = 1, 2
+    while log_tail(hi) > log_bound:
+        lo, hi = hi, 2 * hi
+    while lo < hi:  # the bound decreases in x: the first x in [lo, hi] that passes
+        mid = (lo + hi) // 2
+        if log_tail(mid) <= log_bound:
+            hi = mid
+        else:
+            lo = mid + 1
+    return 1 + lo + 1  # a float margin of one count
+
+
 def sum_tail(k: int, a1: float, a2: float) -> float:
     """An upper bound on P(Z₁ + Z₂ ≥ k), k ≥ 1, Z_i ~ DLap(a_i) independent (q_i = e^{−a_i},
     c₁ = (1 − q₁)/(1 + q₁) the mass at 0 of Z₁). Condition on Z₁ = z: for z ≤ k − 1,

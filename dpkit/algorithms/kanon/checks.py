@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpkit.errors import DataError
+from dpkit import validate
+from dpkit.errors import DataError, DpkitUsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,3 +200,25 @@ def check_table(
             # sizes and ls come from the same groupby keys in the same (first-seen) order
             check.records_below_l = int(sizes[below_l].sum())
     return check
+
+
+def check_columns(df: pd.DataFrame, source: str, quasi_identifiers: list[str], *, k: int | None,
+                  sensitive: str | None, l: int | None) -> KAnonymityCheck:  # noqa: E741
+    """k (and ℓ) of ``df`` on ``quasi_identifiers``, after checking that the columns exist (errors
+    name ``source``): ``dpkit.check_kanon`` and ``dpkit.api.evaluate.evaluate_kanon`` both ask here."""
+    from dpkit.algorithms.kanon.frame import require_columns
+
+    require_columns(df, quasi_identifiers, "quasi_identifiers", source)
+    if sensitive is not None:
+        require_columns(df, [sensitive], "sensitive", source)
+    return check_table(df, quasi_identifiers, k=k, sensitive=sensitive, l=l)
+
+
+def check_k_l(k: Any, l: int | None, sensitive: str | None, *, need_k: bool = True) -> None:  # noqa: E741
+    """k ≥ 1 (required unless ``need_k`` is False), ℓ ≥ 1, and ℓ only with a sensitive column."""
+    if k is not None or need_k:
+        validate.k(k)
+    if l is not None:
+        validate.k(l, "l")
+    if l is not None and sensitive is None:
+        raise DpkitUsageError("l= needs sensitive= (the column that must be ℓ-diverse)", param="sensitive")
