@@ -147,7 +147,7 @@ def _numeric_variants(runs: int) -> list[tuple[str, list[float | None]]]:
     from dpkit.domain.metadata import ColumnMeta
     from dpkit.domain.render import schema_data
     from dpkit.privacy import Accountant, make_rng
-    from dpkit.privacy.quantiles import Profile
+    from dpkit.privacy.mechanisms.quantiles import Profile
     from dpkit.schema.importers import dump_schema
     from dpkit.schema.parse import IntervalNode, NumericColumn, load_schema
 

@@ -38,6 +38,9 @@ MOVED = {
     "dpkit.data.dates": "dpkit.schema.dates",
     "dpkit.data.infer": "dpkit.schema.draft",
     "dpkit.data.importers": "dpkit.schema.importers",
+    # the mechanisms of domain discovery, beside the others (their public grids: dpkit.domain.grid)
+    "dpkit.privacy.partition": "dpkit.privacy.mechanisms.partition",
+    "dpkit.privacy.quantiles": "dpkit.privacy.mechanisms.quantiles",
     **{f"dpkit.data.{m}": f"dpkit.io.{m}"
        for m in ("source", "exact_csv", "columnar", "codes", "parquet", "table", "output", "category_csv",
                  "stdout", "pandas_compat", "fingerprint")},

@@ -52,7 +52,7 @@ LEARNED = "learned under DP (domain_share of epsilon)"
 #: the share of ε that learns the bounds when none are given (docs/domain-reference.md, "cluster with no
 #: bounds"; publish and forest learn a whole schema with dpkit.api.domain.DOMAIN_SHARE)
 BOUNDS_SHARE = 0.1
-#: γ of the learned bounds' prior, nats per grid step (dpkit.privacy.quantiles.bounds_on_grid).
+#: γ of the learned bounds' prior, nats per grid step (dpkit.privacy.mechanisms.quantiles.bounds_on_grid).
 #: Higher than publish's 0.25: a quadtree spends a level on every doubling of a loose box,
 #: a taxonomy interval only a split (tuned on s1, docs/results/round5.md)
 BOUND_PRIOR = 1.0
@@ -526,7 +526,7 @@ def _learn_bounds(data: Any, columns: list[str], epsilon: float, run: Any,
 
     from dpkit.domain.discover import DomainOptions, discover
     from dpkit.domain.metadata import ColumnMeta
-    from dpkit.privacy.quantiles import Profile
+    from dpkit.privacy.mechanisms.quantiles import Profile
 
     if isinstance(data, np.ndarray):
         profiles = {c: Profile.of(data[:, j]) for j, c in enumerate(columns)}

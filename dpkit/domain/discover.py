@@ -16,14 +16,14 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
   categorical column nothing spends δ.
 * The categorical columns: partition selection, one of two ways (``partition``; docs/domain-reference.md,
   "Many columns"). Per column with discrete Laplace noise
-  (:func:`dpkit.privacy.partition.partition_selection`), each with its (ε_j, δ/m); or all m
-  at once with discrete Gaussian noise (:func:`~dpkit.privacy.partition.joint_partition_selection`),
+  (:func:`dpkit.privacy.mechanisms.partition.partition_selection`), each with its (ε_j, δ/m); or all m
+  at once with discrete Gaussian noise (:func:`~dpkit.privacy.mechanisms.partition.joint_partition_selection`),
   their summed ε_j and δ together, which pays the L2 sensitivity √m instead of the L1 m. A
   column's noise s.d. relative to a predictor's is 1/weight in both (the Gaussian's ρ shares
   are the weights squared). The Laplace is the default; ``"auto"`` (a forest's default without
   a schema) takes the Gaussian when it lowers every column's threshold and at least halves the
   largest (a predictor's), a choice from public numbers only
-  (:func:`~dpkit.privacy.partition.choose_partition`): from 10–12 categorical predictors. publish
+  (:func:`~dpkit.privacy.mechanisms.partition.choose_partition`): from 10–12 categorical predictors. publish
   keeps the Laplace: on Adult and on the held-out UCI mushroom table the Gaussian's longer lists
   made its releases worse (docs/domain-reference.md, "Many columns").
 * The released values of a column become a flat ``values:`` list plus a catch-all leaf
@@ -39,19 +39,19 @@ Budget (defaults in :class:`DomainOptions`, the only place they live):
 * A numeric column: its ε_j for both bounds at once on the public nice grid (a prior that
   favours 0 as the lower bound and charges a negative one: ``zero_bonus``, ``negative_lower``)
   and, with ``levels`` > 0, ``split_share`` of it for a binary interval hierarchy of recursive
-  medians (:mod:`dpkit.privacy.quantiles`). A learned bound at 0 gives the column one public
-  split point beside it (``points``, :func:`~dpkit.privacy.quantiles.zero_edge`): a function of
+  medians (:mod:`dpkit.privacy.mechanisms.quantiles`). A learned bound at 0 gives the column one public
+  split point beside it (``points``, :func:`~dpkit.domain.grid.zero_edge`): a function of
   the released bounds, nothing spent (docs/domain-reference.md, "Zero-heavy and skewed columns"); with
   ``decade_points`` (off by default: a held-out table lost with them), bounds that hold 0 also
   offer log-spaced points between 0 and each bound
-  (:func:`~dpkit.privacy.quantiles.decade_points`), likewise post-processing.
+  (:func:`~dpkit.domain.grid.decade_points`), likewise post-processing.
 * A numeric column whose fractions are not established (the metadata's noisy fraction count
   under τ_j) draws its bounds on the whole-number grid, and a whole-number column's upper bound
   lies past its largest value (``integer_top``: publish splits at whole numbers strictly inside
   the bounds). A column mostly missing with too few numbers for its bounds (the metadata's noisy
   counts: :data:`FEW_SHARE`, :data:`FEW_EPS_N`) is left out (declared ignore, its note
   ``left_out``; the run warns, naming ``bounds=``). ``bounds_reward`` (off) adds a reward for the
-  bulk below the upper bound (:func:`~dpkit.privacy.quantiles.bounds_on_grid`). (docs/domain-reference.md,
+  bulk below the upper bound (:func:`~dpkit.privacy.mechanisms.quantiles.bounds_on_grid`). (docs/domain-reference.md,
   "Identifiers, whole numbers and bounds a person would write").
 """
 
@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpkit.domain.grid import decade_points, nice_grid, reward_window, zero_edge
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
 from dpkit.domain.vocabulary import Thresholds, Vocabularies
@@ -71,7 +72,7 @@ from dpkit.domain.vocabulary import thresholds as vocabulary_thresholds
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.privacy.accountant import Accountant
 from dpkit.privacy.mechanisms import discrete_laplace
-from dpkit.privacy.partition import (
+from dpkit.privacy.mechanisms.partition import (
     Selection,
     choose_partition,
     first_round,
@@ -79,18 +80,14 @@ from dpkit.privacy.partition import (
     joint_partition_selection,
     second_round,
 )
-from dpkit.privacy.quantiles import (
+from dpkit.privacy.mechanisms.quantiles import (
     BOUND_PRIOR,
     NEGATIVE_LOWER,
     ZERO_BONUS,
     Profile,
     SplitNode,
     bounds_on_grid,
-    decade_points,
-    nice_grid,
-    reward_window,
     split_tree,
-    zero_edge,
 )
 from dpkit.schema.dates import (
     COUNT_SHARE,
@@ -142,23 +139,23 @@ class DomainOptions:
     levels: int = 0
     #: with levels > 0, the share of a numeric column's ε for the split points (the rest: bounds)
     split_share: float = 0.4
-    #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.quantiles)
+    #: γ, nats per nice-grid step, of the bounds' prior (dpkit.privacy.mechanisms.quantiles)
     bound_prior: float = BOUND_PRIOR
-    #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.quantiles.ZERO_BONUS)
+    #: the prior's extra weight (nats) on 0 as the lower bound (dpkit.privacy.mechanisms.quantiles.ZERO_BONUS)
     zero_bonus: float = ZERO_BONUS
-    #: the prior's extra cost (nats) of a negative lower bound (dpkit.privacy.quantiles.NEGATIVE_LOWER)
+    #: the prior's extra cost (nats) of a negative lower bound (dpkit.privacy.mechanisms.quantiles.NEGATIVE_LOWER)
     negative_lower: float = NEGATIVE_LOWER
     #: a predictor none of whose values survives: "error" (refuse, naming it) or "ignore"
     empty: str = "error"
     #: the categorical columns' selection: "laplace" (per column), "gaussian" (all at once) or
     #: "auto": the Gaussian when it lowers every column's threshold (public numbers only:
-    #: dpkit.privacy.partition.choose_partition; docs/domain-reference.md, "Many columns")
+    #: dpkit.privacy.mechanisms.partition.choose_partition; docs/domain-reference.md, "Many columns")
     partition: str = "laplace"
     #: the share of ε that learns the metadata not declared (types, whole-number flags, missing
     #: tokens: dpkit.domain.metadata); nothing is taken when everything is declared
     meta_share: float = 0.2
     #: offer publish log-spaced split points (1, 2, 5 × 10^k) between 0 and a learned bound
-    #: (dpkit.privacy.quantiles.decade_points). Off: it helped the table it was tuned on but not
+    #: (dpkit.domain.grid.decade_points). Off: it helped the table it was tuned on but not
     #: a held-out public one (docs/domain-reference.md, "Zero-heavy and skewed columns";
     #: docs/decisions/0007-decade-points-off.md)
     decade_points: bool = False
@@ -170,7 +167,7 @@ class DomainOptions:
     #: missing value is a value: the ``(missing)`` leaf / bucket) or ``drop`` (its row is dropped)
     missing_policy: str = "keep"
     #: the bounds' utility rewards an upper bound whose upper half-range holds the bulk's top
-    #: (dpkit.privacy.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
+    #: (dpkit.privacy.mechanisms.quantiles.bounds_on_grid's ``reward``; γ is then halved, as the mechanism's ε
     #: per record is). Off: the bounds came out tighter but the releases' utility fell on some
     #: tables (docs/domain-reference.md, "Bounds a person would write"; docs/decisions/0008-bounds-reward-off.md)
     bounds_reward: bool = False
@@ -179,7 +176,7 @@ class DomainOptions:
     lower_prior: float = 0.5
     #: a whole-number column's upper bound lies past its largest value (a value at hi counts as
     #: clipped): publish splits it at whole numbers strictly inside the bounds, so [0, 1] could
-    #: not separate a flag's 0 from its 1 (dpkit.privacy.quantiles.bounds_on_grid's ``below_top``)
+    #: not separate a flag's 0 from its 1 (dpkit.privacy.mechanisms.quantiles.bounds_on_grid's ``below_top``)
     integer_top: bool = True
     #: leave out a numeric column with too few values for its bounds (:data:`FEW_SHARE`, :data:`FEW_EPS_N`)
     few_values: bool = True
@@ -823,7 +820,7 @@ def _time(m: ColumnMeta, prof: Profile, eps: float, rng: np.random.Generator, ac
           step: str) -> tuple[NumericColumn, str]:
     """Bounds of a date/timestamp column (days/seconds since 1970) on the public calendar grid.
 
-    The numeric mechanism (:func:`~dpkit.privacy.quantiles.bounds_on_grid`: both bounds at
+    The numeric mechanism (:func:`~dpkit.privacy.mechanisms.quantiles.bounds_on_grid`: both bounds at
     once, utility −#clipped, sensitivity 1, monotone) over every year start 1800–2200
     (:func:`dpkit.schema.dates.bounds_grid`), with a width prior of γ = :data:`YEAR_PRIOR` nats per
     year; publish's calendar grid then splits months and days inside the bounds. The column

@@ -27,8 +27,8 @@ partition selection. The noise is public too (:func:`noise_plan`, from m, ε and
 Every decision below is a function of the noisy counts only: post-processing.
 
 **The decisions** (:func:`decide`), each against τ_j, the smallest count with
-P(Z ≥ τ_j − 1) ≤ δ/m for one cell's noise Z (:func:`dpkit.privacy.partition.threshold` or
-:func:`~dpkit.privacy.partition.gaussian_threshold`): a cell the exact data leaves at 0
+P(Z ≥ τ_j − 1) ≤ δ/m for one cell's noise Z (:func:`dpkit.privacy.mechanisms.partition.threshold` or
+:func:`~dpkit.privacy.mechanisms.partition.gaussian_threshold`): a cell the exact data leaves at 0
 crosses τ_j because of one record with probability ≤ δ/m, and over the m columns one record
 touches, ≤ δ. So a kind is *established* when its cell's noisy count reaches τ_j, and
 
@@ -82,7 +82,7 @@ import numpy as np
 from dpkit.data.encoded import is_number
 from dpkit.errors import DpkitUsageError
 from dpkit.io.source import have_columns
-from dpkit.privacy.partition import noise_sum_threshold
+from dpkit.privacy.mechanisms.partition import noise_sum_threshold
 from dpkit.schema.names import looks_like_id, names
 
 if TYPE_CHECKING:
@@ -158,7 +158,12 @@ def noise_plan(columns: int, epsilon: float, delta: float) -> NoisePlan:
     ε = 0.02 the Gaussian's τ would be 2,059 against 2,904, but its σ 409 against 283: the
     Laplace is kept. At m ≤ 2 its τ is the lower too (pure ε, the audit of one column)."""
     from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
-    from dpkit.privacy.partition import _ceil_step, gaussian_threshold, prefer_gaussian, threshold
+    from dpkit.privacy.mechanisms.partition import (
+        _ceil_step,
+        gaussian_threshold,
+        prefer_gaussian,
+        threshold,
+    )
 
     stability = delta / columns
     lap = NoisePlan("laplace", epsilon, columns, threshold(epsilon / columns, stability), stability=stability)

@@ -7,7 +7,7 @@ appearance, so the counts come from the frame protocol's own aggregate (``Frame.
 scan, one Spark job) and the numpy and Spark engines see the same distinct values in the same
 order. Everything here is exact and private: the distinct strings and their counts flow only
 into the public-metadata rules (:mod:`dpkit.domain.metadata`: types and missing tokens, which
-the user confirms), :mod:`dpkit.privacy.partition` and :mod:`dpkit.privacy.quantiles`; only the
+the user confirms), :mod:`dpkit.privacy.mechanisms.partition` and :mod:`dpkit.privacy.mechanisms.quantiles`; only the
 values that survive partition selection are ever named (:mod:`dpkit.domain.discover`).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpkit.engine.keys import Col
-from dpkit.privacy.quantiles import Profile
+from dpkit.privacy.mechanisms.quantiles import Profile
 
 
 @dataclass(frozen=True)

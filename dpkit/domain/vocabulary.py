@@ -2,7 +2,7 @@
 
 A yes/no column's values, the classes of a 0/1 target, month and weekday names are public: a
 person writing the schema would list them without looking. Partition selection
-(:mod:`dpkit.privacy.partition`) treats every value as private, so its δ-threshold (≈ ln(1/δ_j)/ε_j
+(:mod:`dpkit.privacy.mechanisms.partition`) treats every value as private, so its δ-threshold (≈ ln(1/δ_j)/ε_j
 records) also applies to ``Yes`` and ``1``, and a 0/1 target with 5 % positives on a 5k-row table
 was refused. Here every value of every vocabulary (:data:`DEFAULT_FILE`, extended by a user's
 file), in each of its public spellings (:func:`spellings`), is a **public cell** of every learned
@@ -15,7 +15,7 @@ categorical column (docs/domain-reference.md, "Public vocabularies"):
   other values keep partition selection. One record is in one cell of the column, so the whole
   column — vocabulary cells and private values together — is partition selection with a larger
   public set, (ε_j, δ_j)-DP by the same proof (DVGM Thm 1 with public partitions, as
-  :func:`~dpkit.privacy.partition.partition_selection`'s ``public`` argument).
+  :func:`~dpkit.privacy.mechanisms.partition.partition_selection`'s ``public`` argument).
 * which vocabulary values are listed is decided from those noisy counts only (post-processing:
   :func:`decide`): a vocabulary (in one spelling) whose k noisy counts sum to at least the
   pure-ε threshold of a sum of k cells, and to at least :data:`COVERAGE` of the column's listed
@@ -130,11 +130,15 @@ class Thresholds:
 
 def thresholds(vocab: Vocabularies, tau: int, *, epsilon: float | None = None, sigma2: object = None) -> Thresholds:
     """The thresholds for a column whose partition selection has threshold ``tau`` and noise DLap
-    at ``epsilon`` (the rate :func:`~dpkit.privacy.partition.partition_selection` uses) or the
+    at ``epsilon`` (the rate :func:`~dpkit.privacy.mechanisms.partition.partition_selection` uses) or the
     discrete Gaussian of variance ``sigma2``: a sum of k cells the data leaves at 0 reaches
     ``group[k]`` with probability ≤ :data:`FALSE_POSITIVE` / (the number of vocabularies)
     (:meth:`dpkit.domain.metadata.NoisePlan.sum_threshold`'s Chernoff bounds)."""
-    from dpkit.privacy.partition import gaussian_threshold, noise_sum_threshold, threshold
+    from dpkit.privacy.mechanisms.partition import (
+        gaussian_threshold,
+        noise_sum_threshold,
+        threshold,
+    )
 
     b = FALSE_POSITIVE / len(vocab.groups)
     sizes = sorted({len(g) for g in vocab.groups})

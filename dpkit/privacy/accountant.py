@@ -11,7 +11,7 @@ Composition rules used:
   ``parallel`` (McSherry 2009); :meth:`Accountant.parallel` enforces that every part stays
   within the level's ε.
 
-(ε, δ): a spend may carry a δ > 0 (partition selection, :mod:`dpkit.privacy.partition`); δs
+(ε, δ): a spend may carry a δ > 0 (partition selection, :mod:`dpkit.privacy.mechanisms.partition`); δs
 add up under the same basic composition (Dwork & Roth Thm 3.16: k mechanisms, each
 (ε_i, δ_i)-DP, are (Σε_i, Σδ_i)-DP) against a separate δ budget, 0 unless the run asked for
 one. A run that never spends δ keeps the pure-ε report, byte for byte. The parts of a

@@ -28,13 +28,13 @@ import sys
 import numpy as np
 import pytest
 
-import dpkit.privacy.quantiles as quantiles
+import dpkit.privacy.mechanisms.quantiles as quantiles
 from dpkit.domain.discover import DomainOptions, discover
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.domain.profile import Categories
 from dpkit.privacy import Accountant, exact, make_rng
-from dpkit.privacy.partition import singleton_release_probability, threshold
-from dpkit.privacy.quantiles import Profile
+from dpkit.privacy.mechanisms.partition import singleton_release_probability, threshold
+from dpkit.privacy.mechanisms.quantiles import Profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_audit import audit, clopper_pearson, search_audit  # noqa: E402
@@ -97,7 +97,7 @@ def test_a_singleton_is_listed_with_probability_at_most_delta(monkeypatch, broke
     delta = q**2 / (1 + q) * (1 + 1e-12)
     assert threshold(eps, delta) == 3
     if broken:
-        import dpkit.privacy.partition as partition
+        import dpkit.privacy.mechanisms.partition as partition
 
         real = partition.threshold
         monkeypatch.setattr(partition, "threshold", lambda e, d: real(e, d) - 1)
@@ -188,7 +188,7 @@ def approx_violation(hits: tuple[int, int], n: int, epsilon: float, delta: float
 def forgotten_union_bound(monkeypatch):  # noqa: ANN001, ANN201
     """Each column's threshold set for the whole δ, as if a record held one value in one column:
     the union bound over its columns (and the split with the Gaussian part) forgotten."""
-    import dpkit.privacy.partition as partition
+    import dpkit.privacy.mechanisms.partition as partition
 
     real = partition.gaussian_threshold
     whole = UNION_COLUMNS * math.exp(UNION_EPS) / (1 - partition.GAUSSIAN_DELTA_SHARE)  # δ / (δ_new/m)
@@ -217,7 +217,7 @@ UNION_EPS, UNION_DELTA, UNION_COLUMNS, UNION_RUNS = 0.1, 0.02, 12, 2_500
 def dropped_union_bound(monkeypatch):  # noqa: ANN001, ANN201
     """The break of issue 38, exactly: each column's threshold for δ_new instead of δ_new/m
     (``d_new / len(w)`` -> ``d_new`` in ``partition._plan``)."""
-    import dpkit.privacy.partition as partition
+    import dpkit.privacy.mechanisms.partition as partition
 
     real = partition.gaussian_threshold
     monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, d * UNION_COLUMNS))
@@ -251,7 +251,7 @@ def test_joint_gaussian_counts_are_epsilon_delta_dp(request, broken: bool) -> No
     it does not (the privacy loss scales as 1/σ²)."""
     if broken:
         request.getfixturevalue("half_gaussian_noise")
-    from dpkit.privacy.partition import gaussian_plan
+    from dpkit.privacy.mechanisms.partition import gaussian_plan
 
     eps, delta, n = 2.0, 0.06, 10_000  # σ ≈ 1.9, τ = 6: P_D ≈ 0.10, P_D' ≈ 0.23 (0.025 and 0.36 broken)
     tau = gaussian_plan([1.0, 1.0, 1.0], eps, delta).thresholds[0]

@@ -36,7 +36,7 @@ import dpkit.domain.metadata as metadata
 from dpkit.domain.metadata import GAUSSIAN_DELTA_SHARE, Declarations, learn_metadata
 from dpkit.domain.profile import Summary
 from dpkit.privacy import Accountant, exact, make_rng
-from dpkit.privacy.partition import singleton_release_probability, threshold
+from dpkit.privacy.mechanisms.partition import singleton_release_probability, threshold
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_audit import clopper_pearson  # noqa: E402
@@ -154,7 +154,7 @@ def _learn_many(extra: str | None, rng: np.random.Generator):  # noqa: ANN202
 def dropped_union_bound(monkeypatch):  # noqa: ANN001, ANN201
     """Each column's stability threshold for δ instead of δ/m (the union bound over the m columns
     one record touches dropped)."""
-    import dpkit.privacy.partition as partition
+    import dpkit.privacy.mechanisms.partition as partition
 
     real = partition.gaussian_threshold
     monkeypatch.setattr(partition, "gaussian_threshold", lambda s2, d: real(s2, d * GAUSS_COLUMNS))

@@ -40,8 +40,8 @@ import dpkit.domain.metadata as metadata
 from dpkit.domain.metadata import MISSING_CANDIDATES, ColumnMeta, Declarations, learn_metadata
 from dpkit.domain.profile import Categories, Summary
 from dpkit.privacy import Accountant, exact, make_rng
-from dpkit.privacy.partition import singleton_release_probability, threshold
-from dpkit.privacy.quantiles import Profile
+from dpkit.privacy.mechanisms.partition import singleton_release_probability, threshold
+from dpkit.privacy.mechanisms.quantiles import Profile
 from dpkit.schema import dates
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

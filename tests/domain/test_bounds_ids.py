@@ -15,6 +15,7 @@ import pytest
 import dpkit
 from dpkit.api.domain import learn_schema
 from dpkit.domain.discover import DomainOptions, _numeric, discover
+from dpkit.domain.grid import nice_grid, reward_window
 from dpkit.domain.metadata import (
     MISSING_CANDIDATES,
     ColumnMeta,
@@ -24,7 +25,7 @@ from dpkit.domain.metadata import (
 )
 from dpkit.errors import DpkitUsageError, DpkitWarning
 from dpkit.privacy import Accountant, make_rng
-from dpkit.privacy.quantiles import Profile, bounds_on_grid, nice_grid, reward_window
+from dpkit.privacy.mechanisms.quantiles import Profile, bounds_on_grid
 from dpkit.schema.draft import draft_from_data, robust_bounds, round_nice
 from dpkit.schema.names import looks_like_id
 from dpkit.schema.parse import IgnoredColumn, NumericColumn

@@ -15,7 +15,7 @@ from dpkit.domain.discover import DomainOptions, column_budgets, discover
 from dpkit.domain.metadata import ColumnMeta, Declarations, learn_metadata, resolve_declarations
 from dpkit.domain.profile import Summary, times
 from dpkit.privacy import Accountant, make_rng
-from dpkit.privacy.quantiles import Profile
+from dpkit.privacy.mechanisms.quantiles import Profile
 from dpkit.schema import dates
 
 SECRET = "2021-13-45-SECRET"

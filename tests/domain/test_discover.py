@@ -13,12 +13,12 @@ import pytest
 
 from dpkit.api.domain import LearnedSchema, infer_schema, learn_schema, read_strings
 from dpkit.domain.discover import DomainOptions, column_budgets
+from dpkit.domain.grid import decade_points, zero_edge
 from dpkit.domain.metadata import ColumnMeta
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning
 from dpkit.io.source import ReadOptions
 from dpkit.io.table import load
 from dpkit.privacy import Accountant, make_rng
-from dpkit.privacy.quantiles import decade_points, zero_edge
 from dpkit.report import dumps
 from dpkit.schema.parse import CategoricalColumn, NumericColumn, parse_schema
 

@@ -15,7 +15,7 @@ from dpkit.api.domain import learn_schema, read_strings
 from dpkit.domain.metadata import GAUSSIAN_DELTA_SHARE, noise_plan
 from dpkit.privacy import Accountant, exact, make_rng
 from dpkit.privacy.concentrated import cdp_delta
-from dpkit.privacy.partition import threshold
+from dpkit.privacy.mechanisms.partition import threshold
 
 
 def test_one_column_keeps_the_pure_laplace_and_many_take_the_gaussian() -> None:

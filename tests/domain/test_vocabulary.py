@@ -1,5 +1,5 @@
 """Public vocabularies (dpkit.domain.vocabulary) and the second round of partition selection
-(dpkit.privacy.partition.first_round/second_round; issue 46)."""
+(dpkit.privacy.mechanisms.partition.first_round/second_round; issue 46)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dpkit.domain.discover import DomainOptions
 from dpkit.domain.vocabulary import COVERAGE, Thresholds, decide, load, spellings, thresholds
 from dpkit.errors import DataError, DpkitUsageError
 from dpkit.privacy import Accountant, exact, make_rng
-from dpkit.privacy.partition import sum_tail, sum_threshold, threshold
+from dpkit.privacy.mechanisms.partition import sum_tail, sum_threshold, threshold
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "0x5d1c3e7a9b2f40618e3d5c7b9a1f2e4d"

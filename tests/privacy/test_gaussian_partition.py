@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, exact, make_rng
 from dpkit.privacy.concentrated import MARGIN, cdp_delta, cdp_rho
-from dpkit.privacy.partition import (
+from dpkit.privacy.mechanisms.partition import (
     GAUSSIAN_DELTA_SHARE,
     choose_partition,
     gaussian_plan,

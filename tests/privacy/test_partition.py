@@ -1,4 +1,4 @@
-"""Partition selection (dpkit.privacy.partition, issue 22): the discrete-Laplace threshold and its
+"""Partition selection (dpkit.privacy.mechanisms.partition, issue 22): the discrete-Laplace threshold and its
 failure probability, the mechanism's accounting, and (ε, δ) in the accountant and the report."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, BudgetExceededError, exact, make_rng
-from dpkit.privacy.partition import (
+from dpkit.privacy.mechanisms.partition import (
     dlap_tail,
     optimal_threshold_gap,
     partition_selection,

@@ -1,4 +1,4 @@
-"""DP quantiles (dpkit.privacy.quantiles, issue 22): the exact sampler, the error bound of the
+"""DP quantiles (dpkit.privacy.mechanisms.quantiles, issue 22): the exact sampler, the error bound of the
 medians, the bounds on the wide nice grid, and the split tree's structure and accounting."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpkit.domain.grid import decade_points, nice_grid, zero_edge
 from dpkit.errors import DpkitUsageError
 from dpkit.privacy import Accountant, exact, make_rng
-from dpkit.privacy.quantiles import (
+from dpkit.privacy.mechanisms.quantiles import (
     BOUND_PRIOR,
     NEGATIVE_LOWER,
     ZERO_BONUS,
@@ -19,14 +20,11 @@ from dpkit.privacy.quantiles import (
     _decide_pieces,
     _prior_steps,
     bounds_on_grid,
-    decade_points,
     exponential_pieces,
-    nice_grid,
     nice_step,
     sample_pairs,
     sample_pieces,
     split_tree,
-    zero_edge,
 )
 
 

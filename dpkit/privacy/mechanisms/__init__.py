@@ -11,6 +11,11 @@ Selection mechanisms take a utility vector and return the chosen index. ``monoto
 states that adding a record can only raise every utility (e.g. counts and MAXGDDP's Max
 score); report-noisy-max and the exponential mechanism may then use half the noise
 (McSherry & Talwar 2007, Thm 6; Dwork & Roth Claim 3.9).
+
+One family a module: ``laplace``, ``gaussian`` and ``selection`` on ``base``; domain
+discovery's two, imported by their module path: ``partition`` (partition selection: a column's
+released categories) and ``quantiles`` (DP bounds and split points on a public grid, the grids
+themselves in :mod:`dpkit.domain.grid`).
 """
 
 # what tests and the domain's modules import from here besides the public mechanisms
