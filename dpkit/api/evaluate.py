@@ -40,7 +40,7 @@ def numeric_columns(df: pd.DataFrame, columns: list[str], name: str,
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        from dpkit.io.source import have_columns
+        from dpkit.console import have_columns
 
         raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(df.columns)}")
     out = np.empty((len(df), len(columns)))
@@ -75,7 +75,7 @@ def centroid_columns(cdf: pd.DataFrame, columns: list[str], name: str) -> tuple[
 
     missing = [c for c in columns if c not in cdf.columns]
     if missing:
-        from dpkit.io.source import have_columns
+        from dpkit.console import have_columns
 
         raise DataError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the header {have_columns(cdf.columns)}")
     times: dict[str, str] = {}

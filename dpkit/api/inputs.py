@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpkit.defaults import DEFAULT_ENCODING
+from dpkit.defaults import LISTED_COLUMNS as LISTED
 from dpkit.errors import DataError, DpkitUsageError, ParameterTypeError
-from dpkit.io.source import LISTED_COLUMNS as LISTED
 from dpkit.io.source import ReadOptions
 
 if TYPE_CHECKING:

@@ -96,11 +96,24 @@ def leaf_lut(col: CategoricalColumn, values: Sequence[Any], tokens: Collection[s
                     dtype=code_dtype(len(col.leaves)))
 
 
+def bounds_text(col: Any) -> str:
+    """Public bounds as a message writes them: ``[15, 95]``, or ISO text for a date or timestamp
+    column (``[2018-01-01, 2025-01-01]``, as the schema has them, not the day numbers inside).
+    ``col``: anything with ``lo`` and ``hi`` (a schema's column, a forest model's feature) and
+    perhaps ``time``."""
+    time = getattr(col, "time", None)
+    if time is None:
+        return f"[{col.lo:g}, {col.hi:g}]"
+    from dpkit.schema.dates import format_time
+
+    return f"[{format_time(col.lo, time)}, {format_time(col.hi, time)}]"
+
+
 def clip_message(source: str, col: NumericColumn, count: int, schema_path: str) -> str:
     """The clipping warning: the count only for the data owner (dpkit.console.private)."""
     from dpkit.console import private
 
-    bounds = f"to the public bounds [{col.lo:g}, {col.hi:g}] of {schema_path}"
+    bounds = f"to the public bounds {bounds_text(col)} of {schema_path}"
     return private(
         f"{source}: clipped {count} value(s) of {col.name!r} {bounds}",
         f"{source}: clipped values of {col.name!r} {bounds}, if any",
@@ -119,7 +132,7 @@ def clips_warning(source: str, clips: Sequence[tuple[Any, int]], schema_path: st
         text = details[0]
     else:
         names = ", ".join(repr(col.name) for col, _ in clips)
-        bounds = ", ".join(f"[{col.lo:g}, {col.hi:g}]" for col, _ in clips)
+        bounds = ", ".join(bounds_text(col) for col, _ in clips)
         counts = ", ".join(str(n) for _, n in clips)
         if len(clips) <= 4:
             quiet = f"{source}: clipped values of columns {names} to their public bounds {bounds} of {schema_path}, if any"

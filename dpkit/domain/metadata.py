@@ -79,9 +79,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpkit.console import have_columns
 from dpkit.data.encoded import is_number
 from dpkit.errors import DpkitUsageError
-from dpkit.io.source import have_columns
 from dpkit.privacy.mechanisms.partition import noise_sum_threshold
 from dpkit.schema.names import looks_like_id, names
 

@@ -171,7 +171,7 @@ def load_dataset(
     may list empty cells).
     """
     if target not in df.columns:
-        from dpkit.io.source import have_columns
+        from dpkit.console import have_columns
 
         # a usage error, as publish's (exit 2 on the command line): the target named is not there
         raise DpkitUsageError(f"target {target!r} is not a column of {source} {have_columns(df.columns)}",

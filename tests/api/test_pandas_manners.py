@@ -179,7 +179,7 @@ def test_a_wrong_delimiter_is_named(tmp_path) -> None:
 
 
 def test_the_list_of_columns_says_it_stops() -> None:
-    from dpkit.io.source import have_columns
+    from dpkit.console import have_columns
 
     wide = [f"c{i}" for i in range(30)]
     assert have_columns(wide) == f"(have: {', '.join(wide[:12])}, … (30 in all))"

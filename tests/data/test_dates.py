@@ -242,3 +242,23 @@ def test_the_draft_types_iso_dates_with_year_bounds():
         cols = draft_from_data(df, target="y")["columns"]
     assert cols["d"]["type"] == "date" and cols["d"]["bounds"] == ["2019-01-01", "2025-01-01"]
     assert cols["t"]["type"] == "timestamp" and cols["t"]["bounds"] == ["2021-01-01T00:00:00", "2022-01-01T00:00:00"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet-strings"])
+def test_the_clipping_warning_writes_a_date_columns_bounds_as_dates(tmp_path: Path, fmt):
+    """A user reads [2019-01-01, 2025-01-01], as the schema has it, not the day numbers inside."""
+    schema = parse_schema(SCHEMA, "s.yaml")
+    from dpkit.data.encoded import bounds_text
+
+    assert bounds_text(schema.columns["d"]) == "[2019-01-01, 2025-01-01]"
+    assert bounds_text(schema.columns["t"]) == "[2021-01-01T00:00:00, 2022-01-01T00:00:00]"
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(ROWS) + "\n")
+    if fmt != "csv":
+        import pandas as pd
+
+        pd.read_csv(tmp_path / "d.csv", dtype=str).to_parquet(path := tmp_path / "d.parquet")
+    with pytest.warns(Warning) as got:
+        load(ReadOptions(str(path)), schema)
+    text = " ".join(str(w.message) for w in got if "clipped" in str(w.message))
+    assert "[2019-01-01, 2025-01-01]" in text and "17897" not in text, text

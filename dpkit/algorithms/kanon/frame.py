@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpkit.console import owner_watching, private
+from dpkit.data.encoded import bounds_text
 from dpkit.errors import DETAIL_HINT, DataError, DpkitUsageError, DpkitWarning, warn
 
 if TYPE_CHECKING:
@@ -361,9 +362,9 @@ def _lookup(c: str, frame: Any, kept: Any, schema: Schema | None, present: np.nd
                 warn(
                     private(
                         f"{source}: clipped {clipped} value(s) of "
-                        f"{c!r} to the public bounds [{col.lo:g}, {col.hi:g}] of {schema.path} "
+                        f"{c!r} to the public bounds {bounds_text(col)} of {schema.path} "
                         "(for the ranking only; the output keeps the values as written)",
-                        f"{source}: clipped values of {c!r} to the public bounds [{col.lo:g}, {col.hi:g}] "
+                        f"{source}: clipped values of {c!r} to the public bounds {bounds_text(col)} "
                         f"of {schema.path} (for the ranking only; the output keeps the values as written), if any",
                     ),
                     DpkitWarning,
