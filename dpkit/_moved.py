@@ -41,6 +41,8 @@ MOVED = {
     # the mechanisms of domain discovery, beside the others (their public grids: dpkit.domain.grid)
     "dpkit.privacy.partition": "dpkit.privacy.mechanisms.partition",
     "dpkit.privacy.quantiles": "dpkit.privacy.mechanisms.quantiles",
+    # what a library call accepts as data, read beside the engines that read it
+    "dpkit.api.inputs": "dpkit.engine.inputs",
     **{f"dpkit.data.{m}": f"dpkit.io.{m}"
        for m in ("source", "exact_csv", "columnar", "codes", "parquet", "table", "output", "category_csv",
                  "stdout", "pandas_compat", "fingerprint")},

@@ -125,6 +125,7 @@ class PrivateRun:
         inputs: list[str | None],
         outputs: list[str | None],
         ledger: Any = None,
+        data: Any = None,
         data_path: Any = None,
         delta: float = 0.0,
         identity: dict[str, Any] | None = None,
@@ -139,6 +140,13 @@ class PrivateRun:
         #: the run's δ budget: 0 keeps the pure-ε run and report unchanged
         self.delta = validate_delta(delta)
         self.seed = None if seed is None else check_seed(seed, "random_state")  # the library's name
+        if data is not None:
+            # the data as the caller gave it: its file is read (so never written), and the ledger
+            # and a key take the fingerprint of that file, or of the frame itself
+            from dpkit.engine.inputs import source_path
+
+            path = source_path(data)
+            inputs, data_path = [path, *inputs], (path if path is not None else data)
         check_output_paths(inputs, outputs)
         self.outputs = [o for o in outputs if o]
         self.accountant = Accountant(self.epsilon, delta=self.delta)

@@ -92,7 +92,7 @@ SchemaLike: TypeAlias = Union[Schema, str, os.PathLike[str]]  # noqa: UP007
 class Reading(TypedDict, total=False):
     """How to read a path (:class:`ReadOptions`' fields): the ``**reading`` keywords of the methods
     that read data. A DataFrame ignores them; a misspelt one is refused
-    (:func:`dpkit.api.inputs.check_reading`)."""
+    (:func:`dpkit.engine.inputs.check_reading`)."""
 
     encoding: str
     delimiter: str | None

@@ -1,7 +1,7 @@
 """The library: dpkit's public functions and the results they return.
 
 Each function opens one private run (:class:`dpkit.run.PrivateRun`: ε, seed, ledger, report),
-reads the data (:mod:`dpkit.api.inputs`), calls one algorithm and returns a small result
+reads the data (:mod:`dpkit.engine.inputs`), calls one algorithm and returns a small result
 object that holds the output and the report. The command line (:mod:`dpkit.cli`) is a veneer
 over these functions: each command parses its flags, calls one of them and prints.
 

@@ -77,7 +77,7 @@ def _check_shape(rep: dict[str, Any], where: str | None) -> None:
 def _schema(rep: dict[str, Any], where: str | None, obj: Any, schema: Any) -> Any:
     """The schema given, the result's own, or the one the report names if it is found from here
     (None otherwise: the card then shows the domain the report itself holds)."""
-    from dpkit.api.inputs import schema_of
+    from dpkit.engine.inputs import schema_of
 
     if schema is not None:
         return schema_of(schema, allow_draft=True)[0]
@@ -231,7 +231,7 @@ def _model_beside(rep: dict[str, Any], where: str | None) -> str | None:
 
 
 def _options(data: Any) -> Any:
-    from dpkit.api.inputs import read_options
+    from dpkit.engine.inputs import read_options
 
     return read_options(data)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
-from dpkit.api.inputs import (
+from dpkit.engine.inputs import (
     DATAFRAME,
     as_strings,
     check_reading,

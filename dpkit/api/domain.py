@@ -185,10 +185,10 @@ def _strings(data: Any, reading: dict[str, Any], engine: str | None,
     the data lives (its cached batches are dropped on exit).
 
     A path or :class:`~dpkit.io.source.ReadOptions` is read by the rules of every load
-    (:func:`dpkit.api.inputs.read_options`: the options' encoding, header and column names, else
+    (:func:`dpkit.engine.inputs.read_options`: the options' encoding, header and column names, else
     ``reading``'s), so a run without a schema reads its input exactly as a run with one."""
-    from dpkit.api.inputs import DATAFRAME, check_rows, is_dataframe, read_options
     from dpkit.engine import engine_name
+    from dpkit.engine.inputs import DATAFRAME, check_rows, is_dataframe, read_options
     from dpkit.engine.string_frame import NumpyStringFrame, load_strings
 
     spark = engine_name(engine) == "spark"
@@ -263,7 +263,6 @@ def learn_schema(
     are public candidates of every learned categorical column, listed by a pure-ε rule; None: the
     package's only; False: none (every value through partition selection, as before 0.7).
     """
-    from dpkit.api.inputs import is_dataframe
     from dpkit.domain import profile
     from dpkit.domain.discover import DomainOptions, discover
     from dpkit.domain.metadata import (
@@ -275,6 +274,7 @@ def learn_schema(
     )
     from dpkit.domain.metadata import structural_missing as structural
     from dpkit.domain.vocabulary import load as load_vocabulary
+    from dpkit.engine.inputs import is_dataframe
 
     if is_dataframe(data):
         from dpkit.engine.string_frame import NumpyStringFrame

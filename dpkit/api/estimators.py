@@ -113,7 +113,7 @@ def _points(frame: Any, dates: Sequence[str]) -> np.ndarray:
     """The frame as an (n, d) float array: numbers as :func:`_numeric` reads them, each column of
     ``dates`` as day numbers (:func:`dpkit.schema.dates.parse_array`, as :func:`dpkit.cluster`
     reads a date column); a value there that is not a date is a :class:`DataError` naming it."""
-    from dpkit.api.inputs import datetimes_as_text, is_naive_datetime
+    from dpkit.engine.inputs import datetimes_as_text, is_naive_datetime
     from dpkit.schema.dates import parse_array
 
     out = _numeric(frame[[c for c in frame.columns if c not in dates]]).reindex(columns=frame.columns)
@@ -352,7 +352,7 @@ class DiffPRFsClassifier(ClassifierMixin, BaseEstimator):
         self : DiffPRFsClassifier
         """
         from dpkit.api.forest import forest
-        from dpkit.api.inputs import schema_of
+        from dpkit.engine.inputs import schema_of
 
         df = _frame(X)
         named = _series_name(y)

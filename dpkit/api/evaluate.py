@@ -115,7 +115,7 @@ def evaluate_clustering(data: DataLike, centroids: str, *, columns: list[str] | 
     A centroid column of ISO dates (as ``dpkit.cluster(..., date=[...])`` writes a date column)
     makes that data column a date column, read as its day numbers, as the run clustered it.
     """
-    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
+    from dpkit.engine.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.evaluate.clustering import evaluate_centroids
     from dpkit.io.table import read_csv, read_table
 
@@ -165,7 +165,7 @@ def evaluate_kanon(data: DataLike, *, quasi_identifiers: list[str] | None = None
     column and ℓ that are not given; ``test`` is mapped through its generalization.
     """
     from dpkit.algorithms.kanon.checks import check_columns, check_k_l
-    from dpkit.api.inputs import DATAFRAME, check_reading, is_dataframe, read_options
+    from dpkit.engine.inputs import DATAFRAME, check_reading, is_dataframe, read_options
     from dpkit.io.table import read_table
 
     rep: dict[str, Any] | None = None
@@ -291,7 +291,7 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
     before 0.5, deprecated). ``roc_curve``: also the ROC curve's points of a two-class task
     (``roc_curve``, ``baseline_roc_curve``: the positive class's false and true positive rates).
     """
-    from dpkit.api.inputs import DATAFRAME, is_dataframe, read_options
+    from dpkit.engine.inputs import DATAFRAME, is_dataframe, read_options
     from dpkit.evaluate.classify import (
         dpkit_model_predictor,
         read_predictions,
@@ -319,7 +319,7 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
         opts = read_options(data)
         return read_table(opts), opts.name
 
-    from dpkit.api.inputs import schema_of
+    from dpkit.engine.inputs import schema_of
 
     sch, _ = schema_of(schema, allow_draft=True)  # a path or a Schema (e.g. ``release.schema``)
     test_df, test_name = read(test)

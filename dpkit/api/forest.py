@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
-from dpkit.api.inputs import (
+from dpkit.console import owner_records
+from dpkit.defaults import DEFAULT_DECISION
+from dpkit.engine.inputs import (
     DATAFRAME,
     check_columns,
     check_reading,
@@ -22,8 +24,6 @@ from dpkit.api.inputs import (
     is_dataframe,
     read_options,
 )
-from dpkit.console import owner_records
-from dpkit.defaults import DEFAULT_DECISION
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, ForestOptions, LedgerLike, Reading, SchemaLike, SeedLike, later
 from dpkit.validate import renamed
@@ -366,8 +366,8 @@ def forest(
         parameters = {"data": pipe.path, "schema": pipe.schema_name, "target": target, "columns": predictors,
                       **estimator.get_params(), "config": config}
         model.parameters = {k: v for k, v in parameters.items() if k not in ("data", "config")}
-        if is_dataframe(data) and target in data.columns:  # the dtype the caller gave the target (public)
-            model.target_dtype = target_dtype(data[target].dtype, model.classes)
+        if target in pipe.dtypes:  # the dtype the caller gave the target (public)
+            model.target_dtype = target_dtype(pipe.dtypes[target], model.classes)
         report = pipe.report(parameters, _release(model, estimator, out, pipe.schema))
         # the model file says what the report says: a plain-seed model is marked "model: none",
         # as every output of a run that is not private

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dpkit.api.frames import any_frame
-from dpkit.api.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.console import owner_records
+from dpkit.engine.inputs import read_dialect, read_options, schema_of, source_path
 from dpkit.errors import DataError, DpkitUsageError, DpkitWarning, warn
 from dpkit.types import DataLike, SchemaLike, later
 
@@ -152,7 +152,7 @@ def _read(data: Any, reading: dict[str, Any], schema: Schema, lenient: Schema, o
     """(the encoded table, its unknown values, the columns read, the caller's index or None) of
     the rows to map: a DataFrame's rows all kept in order (its index lines them up), a file's
     loaded."""
-    from dpkit.api.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
+    from dpkit.engine.inputs import DATAFRAME, as_strings, check_columns, is_dataframe
 
     if not is_dataframe(data):
         return (*_load(read_options(data, **reading), schema, lenient, order, released, target), None)
@@ -280,7 +280,7 @@ def _kanon(report: dict, where: str, schema: Any, data: Any, output: str | None,
            reading: dict[str, Any]) -> pd.DataFrame:
     """A `kanon-select --generalize` report: its kept columns at their chosen levels."""
     from dpkit.algorithms.kanon.apply import apply_release
-    from dpkit.api.inputs import DATAFRAME, is_dataframe
+    from dpkit.engine.inputs import DATAFRAME, is_dataframe
     from dpkit.io.output import write_csv
     from dpkit.io.table import read_table
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
-from dpkit.api.inputs import (
+from dpkit.engine.inputs import (
     DATAFRAME,
     is_dataframe,
     read_dialect,

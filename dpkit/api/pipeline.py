@@ -32,7 +32,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpkit.api.inputs import load, read_dialect, schema_of, source_path
+from dpkit.engine.inputs import column_dtypes, load, read_dialect, schema_of, source_path
 from dpkit.privacy.plan import BudgetPlan
 from dpkit.schema.parse import Schema
 from dpkit.types import DataLike
@@ -51,7 +51,9 @@ class Pipeline:
 
         self.command = command
         self.data = data
-        self.path = source_path(data)
+        #: a DataFrame's column dtypes (public, as its header is), so that what a run gives back
+        #: (a forest's predictions) can be of the caller's types; empty for a file (set by start)
+        self.dtypes: dict[str, Any] = {}
         schema_obj, self.schema_name = schema_of(schema)
         self.schema: Schema | None = check_on_invalid(on_invalid, schema_obj)
         self.on_invalid = on_invalid
@@ -78,12 +80,12 @@ class Pipeline:
         self._reading = read_dialect(**reading)
         self._engine, self._spark_master = engine, spark_master
         self.run = PrivateRun(self.command, algorithm, epsilon, random_state,
-                              inputs=[self.path, self.schema_name, *extra_inputs],
+                              data=self.data, inputs=[self.schema_name, *extra_inputs],
                               outputs=list(outputs), ledger=ledger,
-                              data_path=self.path if self.path is not None else self.data,
                               delta=0.0 if self.learn is None else self.learn.delta,
                               identity=call_identity(call, schema=self.schema, target=target),
                               on_invalid=self.on_invalid)
+        self.dtypes = column_dtypes(self.data)
         if self.learn is None:
             assert self.schema is not None
             self.frame = load(self.data, self.schema, list(columns(self.schema, target)), engine=engine,
@@ -105,6 +107,11 @@ class Pipeline:
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
         return self.run.__exit__(exc_type, exc, tb)
+
+    @property
+    def path(self) -> str | None:
+        """The file (or URI) the data was read from, None for a frame in memory."""
+        return source_path(self.data)
 
     @property
     def columns(self) -> list[str]:

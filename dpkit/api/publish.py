@@ -223,7 +223,7 @@ def publish(
     Parameters
     ----------
     data : path, ReadOptions or pandas.DataFrame
-        The private table (:mod:`dpkit.api.inputs`); ``encoding``, ``delimiter``, ``header`` and
+        The private table (:mod:`dpkit.engine.inputs`); ``encoding``, ``delimiter``, ``header`` and
         ``column_names`` say how to read a CSV path (the delimiter is sniffed when None).
     schema : Schema or path
         The public domains (taxonomy trees, numeric bounds).

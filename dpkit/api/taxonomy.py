@@ -117,7 +117,7 @@ def import_schema(
     header = [f"Imported by `dpkit taxonomy import --format {fmt}` from {', '.join(sources)}."]
     extra, missing, order = None, None, None
     if data:
-        from dpkit.api.inputs import read_options
+        from dpkit.engine.inputs import read_options
         from dpkit.io.table import read_table
 
         df = read_table(read_options(data, encoding=encoding, delimiter=delimiter))
@@ -190,7 +190,7 @@ def draft_schema(
     unless those are outliers), rounded, with the
     data's min and max in the column's comment.
     """
-    from dpkit.api.inputs import read_options
+    from dpkit.engine.inputs import read_options
     from dpkit.io.table import read_table
     from dpkit.schema.draft import DRAFT_HEADER, draft_from_data
     from dpkit.schema.importers import dump_schema

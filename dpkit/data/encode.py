@@ -109,9 +109,9 @@ def _check_columns(df: pd.DataFrame, schema: Schema, wanted: list[str], source: 
             f"{schema.path} not found in the header ({', '.join(df.columns[:8])}"
             f"{', ...' if len(df.columns) > 8 else ''}){hint}"
         )
-    for c in wanted:
-        if schema.column(c).kind == "ignore":
-            raise DpkitUsageError(f"column {c!r} is declared 'ignore' in {schema.path}")
+    for name in wanted:
+        if schema.column(name).kind == "ignore":
+            raise DpkitUsageError(f"column {name!r} is declared 'ignore' in {schema.path}")
 
 
 def _convert(df: pd.DataFrame, schema: Schema, wanted: list[str]) -> tuple[Any, ...]:

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
     from dpkit.engine.frame import Frame
     from dpkit.schema.parse import Schema
-    from dpkit.types import DataLike
 
+#: what a library call accepts as data (:data:`dpkit.types.DataLike`, whose module sits above this one)
+DataLike = Any
 #: how a DataFrame is named in messages (a row is then named by its position, from 0)
 DATAFRAME = "<DataFrame>"
 #: the keywords that say how to read a path (:func:`read_options`)
@@ -55,6 +56,11 @@ def is_dataframe(data: Any) -> bool:
 
     pd = sys.modules.get("pandas")
     return pd is not None and isinstance(data, pd.DataFrame)
+
+
+def column_dtypes(data: Any) -> dict[str, Any]:
+    """A pandas DataFrame's column dtypes by name; ``{}`` for anything else."""
+    return dict(data.dtypes.items()) if is_dataframe(data) else {}
 
 
 def is_spark_dataframe(data: Any) -> bool:
@@ -152,8 +158,9 @@ def load(data: DataLike, schema: Schema, columns: Sequence[str], *, engine: str 
         from dpkit.engine.numpy_frame import NumpyFrame
 
         check_rows(data)
-        return NumpyFrame(encode(as_strings(data, columns, schema), schema, list(columns), source=DATAFRAME,
-                                 first_line=0))
+        text = as_strings(data, columns, schema)
+        table = encode(text, schema, list(columns), source=DATAFRAME, first_line=0)
+        return NumpyFrame(table)
     if is_spark_dataframe(data):
         raise DpkitUsageError("a Spark DataFrame as data is not supported yet: write it to Parquet and pass "
                               "the path", param="data")
