@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
+from dpkit.api.spec import REQUIRED, Param, spec, with_doc
 from dpkit.engine.inputs import (
     DATAFRAME,
     as_strings,
@@ -226,8 +227,50 @@ def resolve_bounds(columns: list[str] | None, bounds: Any, schema: Schema | None
     return columns, None, LEARNED
 
 
+#: cluster()'s parameters, declared once (:mod:`dpkit.api.spec`; ``**options``: the algorithm's)
+SPEC = spec(
+    "cluster",
+    "data n_clusters epsilon columns bounds schema algorithm allow_data_bounds domain_share integer missing date "
+    "random_state ledger engine spark_master output report histogram assign config output_delimiter encoding "
+    "delimiter header column_names",
+    n_clusters=Param("int\nThe number of clusters k (``k`` before 0.5, deprecated).", default=REQUIRED,
+                     interval=(0, None), flag="--clusters"),
+    columns=Param("list of str, optional\nThe numeric columns (default: the schema's numeric columns but its target)."),
+    bounds=Param('"lo:hi,lo:hi" or list of (lo, hi), optional\nThe public bounds of each column, in ``columns`` '
+                 "order (points outside are clipped)."),
+    schema=Param("Schema or path, optional\nBounds of numeric columns when ``bounds`` is not given, and the "
+                 "missing-value tokens."),
+    algorithm=Param('str, {"dpqt", "dpkmeans", "eug"}\nDPQTk-means (a private quadtree, then k-means on its '
+                    "buckets), or a baseline.", default="dpqt", choices=("dpqt", "dpkmeans", "eug")),
+    allow_data_bounds=Param("bool\nWithout bounds, read them from the data: NOT private; the report, the "
+                            "ledger and every\noutput say so (headers end in ``_not_private``).", default=False),
+    domain_share=with_doc("domain_share", "float, optional\nWith neither bounds nor a schema (nor "
+                          "``allow_data_bounds``), the share of ε (default\n0.1) that learns the bounds under "
+                          "pure ε-DP — one exponential mechanism per column on a\npublic grid (docs/domain.md); "
+                          "the rest runs the algorithm. The report lists the domain\nsteps and the learned bounds."),
+    integer=with_doc("integer", 'list of str or "a,b", optional\nWhen the bounds are learned (no bounds, no '
+                     "schema): the columns of whole numbers (their\nbounds on the integer grid), declared (public)."),
+    missing=with_doc("missing", 'str or list of str, optional\nWhen the bounds are learned: the missing-value '
+                     "tokens, declared (public). Either way a value\nthat is not a number is read as missing and "
+                     "its row dropped, never refused (a refusal\none record can cause would reveal it; "
+                     'docs/domain-reference.md, "Types and missing tokens").'),
+    date=with_doc("date", 'list of str or "a,b", optional\nWhen the bounds are learned: the columns of ISO dates '
+                  "(``YYYY-MM-DD``), declared\n(public). Each is clustered as its day number (days since "
+                  "1970-01-01), its bounds learned\non the calendar grid (docs/domain-reference.md, \"Dates\"); a "
+                  "value that is not a date is missing\nand its row dropped. The centroids give its coordinate as "
+                  "an ISO date (the report keeps\nday numbers). With a schema, its ``type: date`` columns are read "
+                  "the same way."),
+    output=Param("path, optional\nAlso write the centroids (CSV) atomically, inside the run.", flag="--output"),
+    report=Param("path, optional\nAlso write the report (JSON), atomically, inside the run."),
+    histogram=Param("path, optional\nAlso write the noisy buckets (dpqt, eug)."),
+    assign=Param("path, optional\nAlso write every input row with its nearest centroid (the private rows: for "
+                 "the data\nowner's own use)."),
+)
+
+
 @any_frame()
 @renamed("cluster")
+@SPEC.document
 def cluster(
     data: DataLike,
     *,
@@ -262,41 +305,7 @@ def cluster(
 
     Parameters
     ----------
-    data : path, ReadOptions or pandas.DataFrame
-    n_clusters : int
-        The number of clusters k (``k`` before 0.5, deprecated).
-    epsilon : float
-    columns : list of str, optional
-        The numeric columns (default: the schema's numeric columns but its target).
-    bounds : "lo:hi,lo:hi" or list of (lo, hi), optional
-        The public bounds of each column, in ``columns`` order (points outside are clipped).
-    schema : Schema or path, optional
-        Bounds of numeric columns when ``bounds`` is not given, and the missing-value tokens.
-    algorithm : {"dpqt", "dpkmeans", "eug"}
-    allow_data_bounds : bool
-        Without bounds, read them from the data: NOT private; the report, the ledger and every
-        output say so (headers end in ``_not_private``).
-    integer, missing : optional
-        When the bounds are learned (no bounds, no schema): the columns of whole numbers (their
-        bounds on the integer grid) and the missing-value tokens, declared (public). Either way
-        a value that is not a number is read as missing and its row dropped, never refused (a
-        refusal one record can cause would reveal it; docs/domain-reference.md, "Types and missing tokens").
-    date : optional
-        When the bounds are learned: the columns of ISO dates (``YYYY-MM-DD``), declared
-        (public). Each is clustered as its day number (days since 1970-01-01), its bounds learned
-        on the calendar grid (docs/domain-reference.md, "Dates"); a value that is not a date is missing
-        and its row dropped. The centroids give its coordinate as an ISO date (the report keeps
-        day numbers). With a schema, its ``type: date`` columns are read the same way.
-    domain_share : float, optional
-        With neither bounds nor a schema (nor ``allow_data_bounds``), the share of ε (default
-        0.1) that learns the bounds under pure ε-DP — one exponential mechanism per column on a
-        public grid (docs/domain.md); the rest runs the algorithm. The report lists the domain
-        steps and the learned bounds.
-    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
-    output, report, histogram, assign : path, optional
-        Also write (inside the run, atomically) the centroids, the report, the noisy buckets
-        (dpqt, eug) and every input row with its nearest centroid (the private rows: for the
-        data owner's own use).
+    {parameters}
     **options
         The algorithm's options (``dpkit.algorithms.cluster``: dpqt's ``gamma``, ``max_height``,
         ``threshold``, ``allocation``, ``split``, ``n_estimate``; dpkmeans' ``iterations``;

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
+from dpkit.api.spec import Param, spec
 from dpkit.console import owner_records
 from dpkit.defaults import DEFAULT_DECISION
 from dpkit.engine.inputs import (
@@ -242,8 +243,27 @@ def load_forest(path: str | os.PathLike) -> Forest:
     return Forest(load_model(os.fspath(path)))
 
 
+#: forest()'s parameters, declared once (:mod:`dpkit.api.spec`; ``**options``: DiffPRFs')
+SPEC = spec(
+    "forest train",
+    "data schema epsilon target n_estimators max_depth columns random_state ledger engine spark_master output "
+    "report config encoding delimiter header column_names on_invalid delta domain_share ignore keep values "
+    "vocabulary bounds numeric categorical integer date missing",
+    n_estimators=Param('int or "auto", optional\nThe number of trees t (default, or "auto": chosen with the '
+                       "depth from noisy class counts,\n5 % of ε — :func:`dpkit.algorithms.forest.dprf.plan_shape`; "
+                       "DiffPRFs' paper used 25).\n``trees``, its name before 0.5, is deprecated.", flag="--trees"),
+    max_depth=Param('int or "auto", optional\nThe maximum depth d (default, or "auto": chosen with the number '
+                    "of trees; the paper used 5).\n``depth``, its name before 0.5, is deprecated.", flag="--depth"),
+    columns=Param("list of str, optional\nThe predictors (default: every non-ignored schema column but the "
+                  "target); without a\nschema the domain is learned of those columns and the target only."),
+    output=Param("path, optional\nAlso write the model (JSON) atomically, inside the run.", flag="--output"),
+    report=Param("path, optional\nAlso write the report (JSON), atomically, inside the run."),
+)
+
+
 @any_frame()
 @renamed("forest")
+@SPEC.document
 def forest(
     data: DataLike,
     *,
@@ -290,33 +310,7 @@ def forest(
 
     Parameters
     ----------
-    data : path, ReadOptions or pandas.DataFrame
-        The private training table (read as :func:`dpkit.publish` reads it).
-    schema : Schema or path
-        The public domains of every column.
-    epsilon : float
-    target : str, optional
-        The class column (default: the schema's target).
-    n_estimators, max_depth : int or "auto", optional
-        Number of trees t and maximum depth d (default, or "auto": both chosen from noisy class
-        counts, 5 % of ε — :func:`dpkit.algorithms.forest.dprf.plan_shape`; DiffPRFs' paper used 25 and 5).
-        ``trees`` and ``depth``, their names before 0.5, are deprecated.
-    columns : list of str, optional
-        The predictors (default: every non-ignored schema column but the target).
-    random_state, ledger, engine, spark_master : see :func:`dpkit.publish`.
-    output, report : path, optional
-        Also write the model (JSON) and the report, atomically, inside the run.
-    config : str, optional
-        The parameter file the options came from (the command line's ``--config``), recorded
-        in the report.
-    on_invalid : {"error", "drop"}
-        A record outside the schema's domain (a value outside its taxonomy; a missing value
-        the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
-        ``"drop"`` drops each such record on its own — the report's neighbouring relation then
-        covers any record (docs/formats.md).
-    delta, domain_share, ignore, keep, values, bounds, vocabulary, numeric, categorical, integer, date, missing : optional
-        Without a schema: as :func:`dpkit.publish` — the domain is learned in the run (with
-        ``columns``, of those columns and the target only).
+    {parameters}
     **options
         ``features_per_node`` (an integer, "sqrt" or "all"), ``utility`` ("balanced", "max",
         "info-gain", "gini"), ``sampling`` ("disjoint", "none"), ``size_share``, ``leaf_factor``; defaults

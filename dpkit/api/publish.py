@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from dpkit.algorithms.publish import DEFAULT_ALGORITHM
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
+from dpkit.api.spec import Param, spec
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.types import (
     DataLike,
@@ -178,8 +179,24 @@ class Release:
         return generalize(data, self, schema=self.schema, **options)
 
 
+#: publish()'s parameters, declared once (:mod:`dpkit.api.spec`; ``**options``: the publisher's)
+SPEC = spec(
+    "publish",
+    "data schema epsilon target algorithm delta domain_share ignore keep values vocabulary bounds numeric "
+    "categorical integer date missing random_state ledger engine spark_master output report counts "
+    "output_delimiter encoding delimiter header column_names on_invalid",
+    algorithm=Param('str, {"maxgddp", "diffgen"}\nThe publisher: MAXGDDP, or the DiffGen baseline.',
+                    default=DEFAULT_ALGORITHM, choices=("maxgddp", "diffgen")),
+    output=Param("path, optional\nAlso write the release (CSV or Parquet) atomically, inside the run: the "
+                 "ledger then\nbooks the run complete only once it and the report exist.", flag="--output"),
+    report=Param("path, optional\nAlso write the report (JSON), atomically, inside the run."),
+    counts=Param("bool\n``output`` holds one row per cell with a ``count`` column.", default=False),
+)
+
+
 @any_frame(back=True)
 @renamed("publish")
+@SPEC.document
 def publish(
     data: DataLike,
     *,
@@ -222,66 +239,7 @@ def publish(
 
     Parameters
     ----------
-    data : path, ReadOptions or pandas.DataFrame
-        The private table (:mod:`dpkit.engine.inputs`); ``encoding``, ``delimiter``, ``header`` and
-        ``column_names`` say how to read a CSV path (the delimiter is sniffed when None).
-    schema : Schema or path
-        The public domains (taxonomy trees, numeric bounds).
-    epsilon : float
-        The whole budget of the run; the report lists every part of it that was spent.
-    target : str, optional
-        The class column (default: the schema's target).
-    algorithm : {"maxgddp", "diffgen"}
-    random_state : int or str, optional
-        A secret key ``0x`` + 32–64 hex digits (reproducible, still ε-DP while the key is
-        secret) or an integer (reproducible, not private: the report says so); None, a fresh
-        key from the operating system. ``seed`` before 0.5 (deprecated).
-    ledger : Ledger or path, optional
-        The privacy ledger that books this run against its data set's cap; a refusal raises
-        :class:`dpkit.BudgetExceeded` before the data is read.
-    engine : {"numpy", "spark"}, optional
-        Where the data is read and counted (default ``$DPKIT_ENGINE``, else numpy).
-    output, report : path, optional
-        Also write the release (CSV or Parquet) and the report, atomically, inside the run: the
-        ledger then books the run complete only once both exist.
-    counts : bool
-        ``output`` holds one row per cell with a ``count`` column.
-    delta, domain_share : float, optional
-        Without a schema: the domain is learned under DP inside the run (docs/domain.md) with
-        ``domain_share`` of ε (default 0.2) and δ ``delta`` (required then, e.g. 1e-6); the
-        rest of ε runs the release, the report is (ε, δ)-DP, and with ``output`` the learned
-        schema is written beside it (``<output stem>.schema.yaml``, named in the report). With a
-        schema ``delta`` is unused (the domain is public; the run is ε-DP).
-    ignore : list of str or "a,b", optional
-        Without a schema: columns the learned schema declares ignore (a sampling weight, an
-        identifier): no budget is spent on them. With a schema, declare them there.
-    keep : list of str or "a,b", optional
-        Without a schema: columns named like an identifier (``id``, ``ID``, ``*_id``,
-        ``CustomerId``, ``RowNumber``, ``index``, ``Unnamed: 0``: left out by a public rule on
-        the name, with one warning; docs/domain-reference.md, "Identifiers") to learn all the same.
-    bounds : dict, optional
-        Without a schema: public bounds (column → (lo, hi)), taken as given, nothing spent on
-        them: a numeric column left out for too few values is kept with them.
-    values : dict, optional
-        Without a schema: public value lists (column → values), e.g. the target's class names
-        when they are public (``{"y": ["no", "yes"]}``): taken as given, nothing spent on them.
-    vocabulary : str, optional
-        Without a schema: a YAML file of public value lists (name → values) added to the
-        package's vocabularies (yes/no, 0/1, true/false, male/female, months, weekdays): values
-        named there are public candidates of every learned categorical column, listed by a
-        pure-ε rule on their noisy counts (docs/domain-reference.md, "Public vocabularies").
-    numeric, categorical, integer, date : list of str or "a,b", optional
-        Without a schema: columns declared of that type (public; ``integer``: numeric columns of
-        whole numbers). Every other column's type and whole-number flag is learned under DP in
-        the domain share (docs/domain-reference.md, "Types and missing tokens").
-    missing : str or list of str, optional
-        Without a schema: the missing-value tokens (``"none"``: none); default: learned under DP
-        from a public list of tokens.
-    on_invalid : {"error", "drop"}
-        A record outside the schema's domain (a value outside its taxonomy; a missing value
-        the schema does not drop): ``"error"`` refuses the run (exit 1 on the command line),
-        ``"drop"`` drops each such record on its own — the report's neighbouring relation then
-        covers any record (docs/formats.md).
+    {parameters}
     **options
         The publisher's options, with its defaults (``dpkit.algorithms.publish.maxgddp.MaxGDDP``):
         ``levels`` ("auto" or h), ``raw``, ``allocation``, ``selection_share``, ``selector``, ``score``,

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpkit.engine.frame import Frame, as_frame
+if TYPE_CHECKING:
+    from dpkit.engine.frame import Frame, as_frame
 
 ENGINES = ("numpy", "spark")
 
 __all__ = ["ENGINES", "Frame", "as_frame", "engine_name", "load"]
+
+
+def __getattr__(name: str) -> Any:
+    # the frame protocol imports numpy: loaded when first named, so that ``import dpkit`` (and
+    # the library's input checks, dpkit.engine.inputs) stay light
+    if name in ("Frame", "as_frame"):
+        from dpkit.engine import frame
+
+        return getattr(frame, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def engine_name(value: str | None = None) -> str:

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpkit.api.spec import REQUIRED, Param, spec
+
 REPO = Path(__file__).resolve().parents[2]
 ADULT = str(REPO / "sample_data" / "adult" / "train.csv")
 SCHEMA = str(REPO / "taxonomies" / "adult.yaml")
@@ -39,9 +41,21 @@ class NoisyClassCounts:
         return self
 
 
+#: the parameters, declared once: the common ones as every command has them, the command's own here
+SPEC = spec("class-counts", "data target epsilon schema delta random_state output ledger",
+            target=Param("str\nThe class column whose classes are counted.", default=REQUIRED),
+            output=Param("path, optional\nAlso write the report (JSON), inside the run."))
+
+
+@SPEC.document
 def class_counts(data: Any, *, target: str, epsilon: float, schema: Any = None, delta: float | None = None,
                  random_state: Any = None, output: str | None = None, ledger: Any = None) -> dict[str, Any]:
-    """The library call: the pipeline around the algorithm; returns the report."""
+    """The library call: the pipeline around the algorithm; returns the report.
+
+    Parameters
+    ----------
+    {parameters}
+    """
     call = dict(locals())  # a keyed run's identity
     from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline
@@ -92,3 +106,14 @@ def test_without_a_schema_delta_is_required() -> None:
 
     with pytest.raises(dpkit.DpkitUsageError, match="delta"):
         class_counts(ADULT, target="income", epsilon=1.0)
+
+
+def test_the_declaration_is_the_signature_and_the_docs() -> None:
+    import inspect
+
+    params = inspect.signature(class_counts).parameters
+    assert list(params) == list(SPEC.params)
+    assert all((p.default is inspect.Parameter.empty) == (SPEC.params[n].default is REQUIRED) for n, p in params.items())
+    doc = inspect.getdoc(class_counts)
+    assert "target : str\n    The class column whose classes are counted." in doc
+    assert "ledger : Ledger or path, optional" in doc  # the common text
