@@ -324,17 +324,13 @@ def forest(
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
     from dpkit.algorithms.forest.model import target_dtype
-    from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline, output_paths
     from dpkit.validate import keywords
 
     keywords(options, OPTIONS, "forest", named=FOREST_NAMED)  # before anything is read or spent
     # under missing_policy: keep (a schema that says so, and every learned one) a row with a missing
     # value is kept: a numeric split's missing child, a categorical (missing) leaf (dpkit.algorithms.forest.dprf)
-    pipe = Pipeline("forest train", data, schema=schema, on_invalid=on_invalid, domain=dict(
-        delta=delta, domain_share=domain_share, target=target, engine=engine, ignore=ignore, keep=columns,
-        values=values, vocabulary=vocabulary, numeric=numeric, categorical=categorical, integer=integer,
-        date=date, missing=missing, keep_ids=keep, bounds=bounds))
+    pipe = Pipeline("forest train", call, domain={"keep": columns})  # the domain of the predictors only
     predictors: list[str] = list(columns) if columns else []
     if pipe.learn is not None:
         # a wide table's categories by the joint Gaussian where it halves the thresholds: the forest
@@ -345,12 +341,8 @@ def forest(
         target, predictors = _target_and_predictors(pipe.schema, pipe.schema_name, target, predictors)
     estimator = _estimator(epsilon, {**options, "n_estimators": n_estimators, "max_depth": max_depth}, predictors)
     out, rep = output_paths(output, report)
-    learned_path = learned_schema_path(out) if pipe.learn is not None else None
-    pipe.start("diffprfs", epsilon, random_state, call=call, target=target,
-               columns=lambda schema, target: [*(predictors or schema.predictors(target)), target],
-               outputs=[out, rep, learned_path], ledger=ledger, engine=engine, spark_master=spark_master,
-               learned_path=learned_path, extra_inputs=[config],
-               reading=dict(encoding=encoding, delimiter=delimiter, header=header, column_names=column_names))
+    pipe.start("diffprfs", target=target, columns=lambda schema, target: [*(predictors or schema.predictors(target)),
+                                                                         target], output=out, report=rep)
     with pipe:
         estimator.epsilon = pipe.epsilon
         if pipe.learn is not None:

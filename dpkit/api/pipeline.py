@@ -16,8 +16,9 @@
 A command builds a :class:`Pipeline`, settles its target and columns on :attr:`Pipeline.schema`
 (known only when a schema was given), :meth:`~Pipeline.start`\\s it, and fits inside ``with``::
 
-    pipe = Pipeline("publish", data, schema=schema, on_invalid=on_invalid, domain=dict(delta=delta, ...))
-    pipe.start("maxgddp", epsilon, random_state, call=call, target=target, columns=columns, ...)
+    call = dict(locals())  # the call's arguments: what the pipeline reads, and a keyed run's identity
+    pipe = Pipeline("publish", call)
+    pipe.start("maxgddp", target=target, columns=columns, output=output, report=report)
     with pipe:
         model.fit(pipe.frame, pipe.target, accountant=pipe.accountant, rng=pipe.rng)
         doc = pipe.report(parameters, release)
@@ -35,61 +36,78 @@ from typing import Any
 from dpkit.engine.inputs import column_dtypes, load, read_dialect, schema_of, source_path
 from dpkit.privacy.plan import BudgetPlan
 from dpkit.schema.parse import Schema
-from dpkit.types import DataLike
 
 #: the name a learned schema is recorded under when no file holds it
 LEARNED = "<learned>"
 
 
-class Pipeline:
-    """One private run of a command over ``data`` (see the module docstring)."""
+#: the arguments of a library call that say which domain to learn without a schema (dpkit.api.domain.no_schema)
+DOMAIN = ("delta", "domain_share", "target", "engine", "ignore", "values", "vocabulary", "bounds", "numeric",
+          "categorical", "integer", "date", "missing")
+#: the arguments that say how to read a CSV path (dpkit.engine.inputs.read_dialect)
+READING = ("encoding", "delimiter", "header", "column_names")
 
-    def __init__(self, command: str, data: DataLike, *, schema: Any, on_invalid: str,
-                 domain: dict[str, Any]) -> None:
+
+class Pipeline:
+    """One private run of a command (see the module docstring). ``call`` is the library call's
+    arguments (``dict(locals())``, the keyed run's identity too): the pipeline reads the common
+    ones itself, by the names :mod:`dpkit.api.spec` declares — ``data``, ``schema``, ``epsilon``,
+    ``random_state``, ``ledger``, ``engine``, ``spark_master``, ``on_invalid``, ``config``, the
+    reading options (:data:`READING`) and the domain's (:data:`DOMAIN`; ``keep``: the identifier
+    columns to keep). ``domain`` overrides what :func:`~dpkit.api.domain.no_schema` is given."""
+
+    def __init__(self, command: str, call: dict[str, Any], *, domain: dict[str, Any] | None = None) -> None:
         from dpkit.api.domain import no_schema
         from dpkit.run import check_on_invalid
 
-        self.command = command
-        self.data = data
+        self.command, self.call = command, call
+        self.data = call["data"]
+        schema_obj, self.schema_name = schema_of(call.get("schema"))
+        self.on_invalid = call.get("on_invalid", "error")
+        self.schema: Schema | None = check_on_invalid(self.on_invalid, schema_obj)
+        #: the domain to learn inside the run (a DomainPlan), None with a schema
+        self.learn = no_schema(self.schema, **{k: call.get(k) for k in DOMAIN}, keep_ids=call.get("keep"),
+                               **(domain or {}))
         #: a DataFrame's column dtypes (public, as its header is), so that what a run gives back
         #: (a forest's predictions) can be of the caller's types; empty for a file (set by start)
         self.dtypes: dict[str, Any] = {}
-        schema_obj, self.schema_name = schema_of(schema)
-        self.schema: Schema | None = check_on_invalid(on_invalid, schema_obj)
-        self.on_invalid = on_invalid
-        #: the domain to learn inside the run (a DomainPlan), None with a schema
-        self.learn = no_schema(self.schema, **domain)
         self.frame: Any = None
         self.target: str | None = None
         self.domain: Any = None  # the DomainStep, once learned
         self.learned_path: str | None = None
         self._columns: Callable[[Schema, str], Sequence[str]] | None = None
 
-    def start(self, algorithm: str, epsilon: Any, random_state: Any, *, call: dict[str, Any], target: str,
-              columns: Callable[[Schema, str], Sequence[str]], outputs: Sequence[str | None], ledger: Any,
-              engine: str | None, spark_master: str | None, reading: dict[str, Any],
-              learned_path: str | None = None, extra_inputs: Sequence[str | None] = ()) -> None:
+    def start(self, algorithm: str, *, target: str, columns: Callable[[Schema, str], Sequence[str]],
+              output: str | None = None, report: str | None = None, outputs: Sequence[str | None] = (),
+              learned_beside_report: bool = False) -> None:
         """Open the run (not yet entered) and, with a schema, load the table: ``columns(schema,
-        target)`` names the columns read; ``outputs`` the files the run writes (``learned_path``,
-        the learned schema's, among them when given); ``extra_inputs`` files read besides the
-        data and the schema (a config)."""
+        target)`` names the columns read; ``output``, ``report`` and ``outputs`` the files the run
+        writes. Without a schema the learned schema is written beside ``output``
+        (:attr:`learned_path`, ``<stem>.schema.yaml``); with ``learned_beside_report`` and no
+        output, the result's ``write_report`` writes it beside the report, which is then one of
+        the run's outputs too."""
+        from dpkit.api.domain import learned_schema_path
         from dpkit.run import PrivateRun, call_identity
 
+        call = self.call
         self.target, self._columns = target, columns
-        self.learned_path = learned_path
-        self._reading = read_dialect(**reading)
-        self._engine, self._spark_master = engine, spark_master
-        self.run = PrivateRun(self.command, algorithm, epsilon, random_state,
-                              data=self.data, inputs=[self.schema_name, *extra_inputs],
-                              outputs=list(outputs), ledger=ledger,
-                              delta=0.0 if self.learn is None else self.learn.delta,
+        learning = self.learn is not None
+        self.learned_path = learned_schema_path(output) if learning else None
+        beside = (learned_schema_path(report) if learning and learned_beside_report and self.learned_path is None
+                  and report else None)
+        self._reading = read_dialect(**{k: call.get(k) for k in READING})
+        self._engine, self._spark_master = call.get("engine"), call.get("spark_master")
+        self.run = PrivateRun(self.command, algorithm, call["epsilon"], call.get("random_state"),
+                              data=self.data, inputs=[self.schema_name, call.get("config")],
+                              outputs=[output, report, *outputs, self.learned_path or beside],
+                              ledger=call.get("ledger"), delta=0.0 if self.learn is None else self.learn.delta,
                               identity=call_identity(call, schema=self.schema, target=target),
                               on_invalid=self.on_invalid)
         self.dtypes = column_dtypes(self.data)
         if self.learn is None:
             assert self.schema is not None
-            self.frame = load(self.data, self.schema, list(columns(self.schema, target)), engine=engine,
-                              spark_master=spark_master, **self._reading)
+            self.frame = load(self.data, self.schema, list(columns(self.schema, target)), engine=self._engine,
+                              spark_master=self._spark_master, **self._reading)
 
     def __enter__(self) -> Pipeline:
         from dpkit.api.domain import learn_domain

@@ -253,17 +253,13 @@ def publish(
     if bounds is None:  # counted only when given (a keyed run's bytes from before bounds=)
         del call["bounds"]
     from dpkit.algorithms.publish import MAXGDDP_ONLY, OPTIONS, make_model
-    from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline, output_paths
     from dpkit.privacy import derive_seed
     from dpkit.validate import keywords
 
     # every keyword, None-valued too (publish(..., missing=None) is a mistake, not a default)
     keywords(options, OPTIONS, "publish", named=_NAMED)
-    pipe = Pipeline("publish", data, schema=schema, on_invalid=on_invalid, domain=dict(
-        delta=delta, domain_share=domain_share, target=target, engine=engine, ignore=ignore, values=values,
-        vocabulary=vocabulary, numeric=numeric, categorical=categorical, integer=integer, date=date,
-        missing=missing, keep_ids=keep, bounds=bounds))
+    pipe = Pipeline("publish", call)
     if pipe.learn is not None:
         # publish keeps the learned missing flag: a structural bucket on every numeric column is an
         # empty cell of the release where nothing is missing (docs/domain-reference.md, "Missing
@@ -280,13 +276,8 @@ def publish(
     model = make_model(algorithm, epsilon, options)
     model.check()
     out, rep = output_paths(output, report)
-    learned_path = learned_schema_path(out) if pipe.learn is not None else None
     # without an output to write it beside, the report takes the learned schema (Release.write_report)
-    beside_report = learned_schema_path(rep) if pipe.learn is not None and learned_path is None and rep else None
-    pipe.start(algorithm, epsilon, random_state, call=call, target=target, columns=_columns,
-               outputs=[out, rep, learned_path or beside_report], ledger=ledger, engine=engine,
-               spark_master=spark_master, learned_path=learned_path,
-               reading=dict(encoding=encoding, delimiter=delimiter, header=header, column_names=column_names))
+    pipe.start(algorithm, target=target, columns=_columns, output=out, report=rep, learned_beside_report=True)
     with pipe:
         model.epsilon = pipe.epsilon
         model.fit(pipe.frame, target, accountant=pipe.accountant, rng=pipe.rng)
@@ -297,7 +288,7 @@ def publish(
         _warn_noise(model, doc)
         release = Release(doc, model.release_, pipe.schema, pipe.columns)
         release._noise_share, release._postprocessing_seed = float(model.noise_share_), postprocessing_seed
-        if pipe.domain is not None and learned_path is None:
+        if pipe.domain is not None and pipe.learned_path is None:
             release._domain = pipe.domain
         _write(release, out, rep, counts=counts, delimiter=output_delimiter)
     return release

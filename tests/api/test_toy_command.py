@@ -57,16 +57,11 @@ def class_counts(data: Any, *, target: str, epsilon: float, schema: Any = None, 
     {parameters}
     """
     call = dict(locals())  # a keyed run's identity
-    from dpkit.api.domain import learned_schema_path
     from dpkit.api.pipeline import Pipeline
     from dpkit.report import write_report
 
-    pipe = Pipeline("class-counts", data, schema=schema, on_invalid="error",
-                    domain={"delta": delta, "domain_share": None, "target": target, "engine": None})
-    learned = learned_schema_path(output) if pipe.learn is not None else None
-    pipe.start("noisy-class-counts", epsilon, random_state, call=call, target=target,
-               columns=lambda schema, target: [target], outputs=[output, learned], ledger=ledger,
-               engine=None, spark_master=None, reading={}, learned_path=learned)
+    pipe = Pipeline("class-counts", call)  # reads data, schema, epsilon, delta, ledger, ... by name
+    pipe.start("noisy-class-counts", target=target, columns=lambda schema, target: [target], output=output)
     with pipe:
         model = NoisyClassCounts(pipe.epsilon).fit(pipe.frame, target, accountant=pipe.accountant, rng=pipe.rng)
         report = pipe.report({"target": target, "schema": pipe.schema_name}, {"counts": model.counts_})
