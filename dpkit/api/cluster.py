@@ -320,7 +320,6 @@ def cluster(
 
     from dpkit.algorithms.cluster import make_model
     from dpkit.engine import engine_name
-    from dpkit.privacy.plan import BudgetPlan
     from dpkit.run import PrivateRun, call_identity
 
     k = _check_arguments(n_clusters, algorithm, options, histogram)
@@ -332,10 +331,8 @@ def cluster(
     share = _learn_share(source, domain_share)
     declared = _declared(columns, share, integer, missing, date)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
-    path = source_path(data)
-    run = PrivateRun("cluster", algorithm, epsilon, random_state, inputs=[path, schema_name, config],
+    run = PrivateRun("cluster", algorithm, epsilon, random_state, data=data, inputs=[schema_name, config],
                      outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
-                     data_path=path if path is not None else data,
                      identity=call_identity(call, schema=data_schema))
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
     schema_pts = points_schema(columns, lows, highs, source, data_schema, declared)
@@ -351,22 +348,16 @@ def cluster(
     label = "cluster" + mark
     with run:
         if share is not None:
-            # the budget plan: the bounds' share of ε, the algorithm what is left of the plan
-            plan = BudgetPlan(run.epsilon, {"domain": share}, rest="algorithm")
-            resolved = _learn_bounds(frame if points is None else points, columns, plan["domain"], run,
-                                     declared[0] if declared else (), declared[2] if declared else ())
-            schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
-            if points is None:  # Spark: the cached points clipped to the learned box (no second read)
-                frame = frame.clipped(schema_pts)
-            else:  # the counts' sensitivity assumes every point lies in the box
-                points = np.clip(points, *resolved)
-            model = make_model(algorithm, k, plan.left(plan["domain"]), resolved, options)
+            resolved, schema_pts, frame, points, model = _in_learned_bounds(
+                run, share, frame, points, columns, source, data_schema, declared,
+                lambda epsilon, bounds: make_model(algorithm, k, epsilon, bounds, options))
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
         result = _result(model, centres, algorithm, columns, schema_pts, label, mark)
         _write(result, out, hist)
         if assign_out:  # post-processing of the release, for the data owner: holds the private rows
-            _assign(result, centres, data, reading, frame, raw, first, assign_out, path, spark, output_delimiter)
+            _assign(result, centres, data, reading, frame, raw, first, assign_out, source_path(data), spark,
+                    output_delimiter)
         params = _parameters(model, algorithm, k, columns, resolved, source, data_bounds=bool(guarantee), share=share)
         release = _release(model, algorithm, centres, not_private=[o for o in (out, hist, assign_out) if o] if mark
                            else None)
@@ -375,6 +366,26 @@ def cluster(
             result.write_report(rep)
     return result
 
+
+
+def _in_learned_bounds(run: Any, share: float, frame: Any, points: Any, columns: list[str], source: str,
+                       data_schema: Any, declared: Any, make: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The bounds learned in the run from their share of ε (the budget plan: the bounds' share, the
+    algorithm what is left of it), and what follows from them: (bounds, the points' schema, the
+    frame, the points clipped to the box, the model ``make(epsilon, bounds)`` builds)."""
+    import numpy as np
+
+    from dpkit.privacy.plan import BudgetPlan
+
+    plan = BudgetPlan(run.epsilon, {"domain": share}, rest="algorithm")
+    resolved = _learn_bounds(frame if points is None else points, columns, plan["domain"], run,
+                             declared[0] if declared else (), declared[2] if declared else ())
+    schema_pts = points_schema(columns, *resolved, source, data_schema, declared)
+    if points is None:  # Spark: the cached points clipped to the learned box (no second read)
+        frame = frame.clipped(schema_pts)
+    else:  # the counts' sensitivity assumes every point lies in the box
+        points = np.clip(points, *resolved)
+    return resolved, schema_pts, frame, points, make(plan.left(plan["domain"]), resolved)
 
 def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], histogram: Any) -> int:
     """k, once ``cluster``'s own arguments are checked (before anything is read or spent)."""

@@ -263,14 +263,12 @@ def learn_schema(
     are public candidates of every learned categorical column, listed by a pure-ε rule; None: the
     package's only; False: none (every value through partition selection, as before 0.7).
     """
-    from dpkit.domain import profile
     from dpkit.domain.discover import DomainOptions, discover
     from dpkit.domain.metadata import (
         MISSING_CANDIDATES,
         Declarations,
         declared_tokens,
         learn_metadata,
-        numeric_summary,
     )
     from dpkit.domain.metadata import structural_missing as structural
     from dpkit.domain.vocabulary import load as load_vocabulary
@@ -281,18 +279,8 @@ def learn_schema(
 
         data = NumpyStringFrame.of(data, [str(c) for c in data.columns], source)
     header = [str(c) for c in data.header]
-    from dpkit.schema.names import names
-
-    keep_ids = names(keep_ids, "keep", header)
-    if keep is not None:
-        kept = set(names(keep, "columns", header))
-        keep_ids = [*keep_ids, *(c for c in header if c in kept and c not in keep_ids)]
-        ignore = [*names(ignore, "ignore", header),
-                  *(c for c in header if c not in kept and c != target)]
-        # a declaration of a column the run leaves out is moot (checked against the header all the same)
-        numeric, categorical, integer, date = ([c for c in names(v, p, header) if c in kept or c == target]
-                                               for v, p in ((numeric, "numeric"), (categorical, "categorical"),
-                                                            (integer, "integer"), (date, "date")))
+    keep_ids, ignore, numeric, categorical, integer, date = _kept(header, target, keep, keep_ids, ignore, numeric,
+                                                                  categorical, integer, date)
     opts = options or DomainOptions()
     before = (accountant.spent, accountant.delta_spent)  # the header states what this step spent
     declared = Declarations(numeric=numeric, categorical=categorical, integer=integer, date=date, ignore=ignore,
@@ -311,11 +299,7 @@ def learn_schema(
         meta.metas = structural(meta.metas)
     metas, tokens = meta.metas, meta.tokens
     vocab = None if vocabulary is False else load_vocabulary(None if vocabulary in (None, True) else vocabulary)  # type: ignore[arg-type]
-    cats = {m.name: profile.categories(summaries[m.name], tokens, vocab) for m in metas if m.kind == "categorical"}
-    nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
-            for m in metas if m.kind == "numeric"}
-    nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
-             if m.kind in ("date", "timestamp")}
+    cats, nums = _profiles(summaries, metas, tokens, vocab)
     disc = discover(metas, cats, nums, target=target, tokens=tokens, epsilon=epsilon - meta.epsilon, delta=delta - meta.delta,
                     rng=rng, accountant=accountant, options=opts,
                     target_epsilon=target_eps if meta.epsilon > 0 else None,
@@ -323,6 +307,39 @@ def learn_schema(
                     candidates=() if meta.tokens_declared else MISSING_CANDIDATES, vocabulary=vocab)
     return Learned(disc.schema, disc, meta,
                    spent=(max(accountant.spent - before[0], 0.0), max(accountant.delta_spent - before[1], 0.0)))
+
+
+def _kept(header: list[str], target: str | None, keep: Names, keep_ids: Names, ignore: Names, *declared: Names,
+          ) -> tuple[Any, ...]:
+    """(keep_ids, ignore, numeric, categorical, integer, date) checked against the header; with
+    ``keep`` (a forest's predictors) every other column but the target is ignored and the kept
+    ones are learned even when named like an identifier."""
+    from dpkit.schema.names import names
+
+    keep_ids = names(keep_ids, "keep", header)
+    if keep is None:
+        return (keep_ids, ignore, *declared)
+    kept = set(names(keep, "columns", header))
+    keep_ids = [*keep_ids, *(c for c in header if c in kept and c not in keep_ids)]
+    ignore = [*names(ignore, "ignore", header), *(c for c in header if c not in kept and c != target)]
+    # a declaration of a column the run leaves out is moot (checked against the header all the same)
+    return (keep_ids, ignore, *([c for c in names(v, p, header) if c in kept or c == target]
+                                for v, p in zip(declared, ("numeric", "categorical", "integer", "date"), strict=True)))
+
+
+def _profiles(summaries: dict[str, Any], metas: Sequence[ColumnMeta], tokens: Any, vocab: Any,
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The exact profiles domain discovery noises: each categorical column's value counts, each
+    numeric, date or timestamp column's number summary (private: only noised downstream)."""
+    from dpkit.domain import profile
+    from dpkit.domain.metadata import numeric_summary
+
+    cats = {m.name: profile.categories(summaries[m.name], tokens, vocab) for m in metas if m.kind == "categorical"}
+    nums = {m.name: profile.numbers(numeric_summary(summaries[m.name], tokens), tokens)
+            for m in metas if m.kind == "numeric"}
+    nums |= {m.name: profile.times(summaries[m.name], tokens, m.kind) for m in metas
+             if m.kind in ("date", "timestamp")}
+    return cats, nums
 
 
 def _warn_named_ids(metas: Sequence[ColumnMeta]) -> None:
@@ -446,10 +463,8 @@ def infer_schema(
         load(vocabulary)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
-    path = data if isinstance(data, str) else None
-    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, random_state, inputs=[path],
-                     outputs=[output, report], ledger=ledger, data_path=path if path is not None else data,
-                     delta=d, identity=call_identity(call))
+    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, random_state, data=data, inputs=[],
+                     outputs=[output, report], ledger=ledger, delta=d, identity=call_identity(call))
     with run:
         with _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master) as (strings, source, _):
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,
@@ -461,16 +476,7 @@ def infer_schema(
         _warn_delta(d, disc.noisy_records)
         text = learned.yaml(source=source, epsilon=run.epsilon, delta=d,
                             seeded_plain=run.seeded and not run.private)
-        from dpkit.domain.render import schema_data
-
-        release = {"schema": {k: v for k, v in schema_data(learned.schema, []).items()},
-                   "noisy_records": disc.noisy_records}
-        params = {"data": source, "target": target, "epsilon": run.epsilon, "delta": d, "levels": options.levels,
-                  "numeric_weight": options.numeric_weight, "target_weight": options.target_weight,
-                  "partition": disc.partition, "partition_rule": options.partition, "missing": list(learned.tokens),
-                  "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas},
-                  "metadata": learned.metadata_report()}
-        rep = run.report(params, release)
+        rep = run.report(*_infer_report(learned, source, target, run.epsilon, d, options))
         if output:
             from dpkit.io.output import atomic_output
 
@@ -482,6 +488,23 @@ def infer_schema(
             write_report(rep, report)
     base = {f.name: getattr(learned.schema, f.name) for f in fields(Schema)}
     return LearnedSchema(**base, yaml=text, report=rep, noisy_records=disc.noisy_records)
+
+
+def _infer_report(learned: Learned, source: str, target: str | None, epsilon: float, delta: float,
+                  options: DomainOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report's ``parameters`` and ``release`` of :func:`infer_schema` (public: what the run
+    used, the released schema and the noisy record count)."""
+    from dpkit.domain.render import schema_data
+
+    disc = learned.discovery
+    params = {"data": source, "target": target, "epsilon": epsilon, "delta": delta, "levels": options.levels,
+              "numeric_weight": options.numeric_weight, "target_weight": options.target_weight,
+              "partition": disc.partition, "partition_rule": options.partition, "missing": list(learned.tokens),
+              "types": {m.name: (m.kind + (" integer" if m.integer else "")) for m in learned.metas},
+              "metadata": learned.metadata_report()}
+    release = {"schema": {k: v for k, v in schema_data(learned.schema, []).items()},
+               "noisy_records": disc.noisy_records}
+    return params, release
 
 
 def _warn_delta(delta: float, noisy_records: int | None) -> None:

@@ -355,19 +355,24 @@ def forest(
         if target in pipe.dtypes:  # the dtype the caller gave the target (public)
             model.target_dtype = target_dtype(pipe.dtypes[target], model.classes)
         report = pipe.report(parameters, _release(model, estimator, out, pipe.schema))
-        # the model file says what the report says: a plain-seed model is marked "model: none",
-        # as every output of a run that is not private
-        privacy = report["privacy"]
-        model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],
-                         "epsilon_budget": pipe.run.epsilon, "epsilon_spent": pipe.accountant.spent,
-                         "seeded": pipe.run.seeded, "neighbours": privacy["neighbours"]}
-        result = Forest(model)
-        if out is not None:
-            result.write(out)
-        result.report = report
-        result.report["spends_by_tree"] = estimator.spends_by_tree_
-        if rep is not None:
-            result.write_report(rep)
+        return _written(Forest(model), report, pipe.run, estimator.spends_by_tree_, out, rep)
+
+
+def _written(result: Forest, report: dict[str, Any], run: Any, spends_by_tree: Any, out: str | None,
+             rep: str | None) -> Forest:
+    """The trained forest with its report, its model and report written when asked for (inside
+    the run). The model file says what the report says: a plain-seed model is marked "model:
+    none", as every output of a run that is not private."""
+    privacy = report["privacy"]
+    result.model.privacy = {"model": privacy["model"], "guarantee": privacy["guarantee"],
+                            "epsilon_budget": run.epsilon, "epsilon_spent": run.accountant.spent,
+                            "seeded": run.seeded, "neighbours": privacy["neighbours"]}
+    if out is not None:
+        result.write(out)
+    result.report = report
+    result.report["spends_by_tree"] = spends_by_tree
+    if rep is not None:
+        result.write_report(rep)
     return result
 
 

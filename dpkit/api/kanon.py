@@ -196,22 +196,11 @@ def kanon_select(
     -------
     KAnonymousTable
     """
-    from dpkit.algorithms.kanon.checks import check_k_l
     from dpkit.algorithms.kanon.greedy import DEFAULT_RANK_SAMPLE
-    from dpkit.engine import engine_name
     from dpkit.run import check_output_paths
 
     keep = list(keep or [])
-    check_k_l(k, l, sensitive)
-    if generalize and schema is None:
-        raise DpkitUsageError("generalize= needs schema= (its taxonomies and bounds are the hierarchies)",
-                              param="schema")
-    if max_suppression is not None and not 0 <= max_suppression < 1:
-        raise DpkitUsageError(f"max_suppression must be a fraction in [0, 1), got {max_suppression:g}",
-                              param="max_suppression")
-    spark = engine_name(engine) == "spark"
-    if spark and generalize:
-        raise DpkitUsageError("generalize runs on the numpy engine only for now", param="engine")
+    _check(k, l, sensitive, generalize, schema, max_suppression, engine)
     schema_obj, schema_name = schema_of(schema, allow_draft=True)
     target = target or (schema_obj.target if schema_obj is not None else None)
     if target is None:
@@ -243,6 +232,23 @@ def kanon_select(
         result.write_report(rep)
     return result
 
+
+
+def _check(k: int, l: int | None, sensitive: str | None, generalize: bool, schema: Any,  # noqa: E741
+           max_suppression: float | None, engine: str | None) -> None:
+    """:func:`kanon_select`'s parameters that refuse a call before anything is read."""
+    from dpkit.algorithms.kanon.checks import check_k_l
+    from dpkit.engine import engine_name
+
+    check_k_l(k, l, sensitive)
+    if generalize and schema is None:
+        raise DpkitUsageError("generalize= needs schema= (its taxonomies and bounds are the hierarchies)",
+                              param="schema")
+    if max_suppression is not None and not 0 <= max_suppression < 1:
+        raise DpkitUsageError(f"max_suppression must be a fraction in [0, 1), got {max_suppression:g}",
+                              param="max_suppression")
+    if engine_name(engine) == "spark" and generalize:
+        raise DpkitUsageError("generalize runs on the numpy engine only for now", param="engine")
 
 def _select(data: Any, reading: dict[str, Any], used: list[str], *, engine: str | None, spark_master: str | None,
             out: str | None, k: int, target: str, schema: Any, qis: Any, ranker: str, keep: list[str],

@@ -466,8 +466,6 @@ def learn_metadata(
     under the Gaussian plan (:func:`noise_plan`, m ≥ 3 or so) :data:`GAUSSIAN_DELTA_SHARE` of it
     is spent (``Metadata.delta``: the caller leaves it out of the steps that follow); under the
     Laplace plan none (pure ε: the counts are of public cells). Usage errors come before any spend."""
-    from dpkit.privacy.mechanisms import discrete_laplace
-
     columns = list(summaries)
     if target is not None and target not in columns:
         raise DpkitUsageError(f"target {target!r} is not a column of the data {have_columns(columns)}",
@@ -497,25 +495,8 @@ def learn_metadata(
     noise = noise_plan(len(profiled), epsilon, delta) if profiled else None
     eps_j = noise.epsilon_j if noise is not None else 0.0
     tau = noise.threshold if noise is not None else None
-    decisions: dict[str, Decision] = {}
     exact_counts = {name: shape_counts(summaries[name], cells) for name in profiled}
-    if noise is not None and noise.mechanism == "gaussian":
-        from dpkit.privacy.mechanisms import joint_discrete_gaussian
-
-        # one step for the m columns at once: L2 sensitivity √m, (ε, δ_G) by zCDP (NoisePlan)
-        noisy_counts = joint_discrete_gaussian(
-            [exact_counts[name] for name in profiled], sigma2=noise.sigma2,  # type: ignore[arg-type]
-            epsilon=epsilon, delta=noise.delta, rng=rng, accountant=accountant,
-            step=f"{step}: types and missing tokens of {len(profiled)} columns",
-            mechanism=(f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
-                       f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})"))  # type: ignore[arg-type]
-        for name, noisy in zip(profiled, noisy_counts, strict=True):
-            decisions[name] = decide(noisy, cells, noise.threshold)
-    else:
-        for name in profiled:
-            noisy = discrete_laplace(exact_counts[name], epsilon=eps_j, rng=rng, accountant=accountant,
-                                     step=f"{step}: type and missing tokens of {name}")
-            decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
+    decisions = _decisions(exact_counts, noise, cells, epsilon=epsilon, rng=rng, accountant=accountant, step=step)
     metas: list[ColumnMeta] = []
     for name in columns:
         kind = given.get(name)
@@ -563,6 +544,36 @@ def learn_metadata(
     return Metadata(metas, tuple(tokens or ()), tokens_declared, eps_j * len(profiled), token_columns,
                     delta=noise.delta if noise is not None else 0.0, plan=noise)
 
+
+def _decisions(exact_counts: dict[str, np.ndarray], noise: NoisePlan | None, cells: Sequence[str], *, epsilon: float,
+               rng: np.random.Generator, accountant: Accountant, step: str) -> dict[str, Decision]:
+    """Each profiled column's decision (type, whole numbers, missing tokens) from its noisy shape
+    counts: one joint discrete Gaussian over every column under the Gaussian plan, a discrete
+    Laplace per column under the Laplace one (:func:`noise_plan`)."""
+    from dpkit.privacy.mechanisms import discrete_laplace
+
+    profiled = list(exact_counts)
+    eps_j = noise.epsilon_j if noise is not None else 0.0
+    tau = noise.threshold if noise is not None else None
+    decisions: dict[str, Decision] = {}
+    if noise is not None and noise.mechanism == "gaussian":
+        from dpkit.privacy.mechanisms import joint_discrete_gaussian
+
+        # one step for the m columns at once: L2 sensitivity √m, (ε, δ_G) by zCDP (NoisePlan)
+        noisy_counts = joint_discrete_gaussian(
+            [exact_counts[name] for name in profiled], sigma2=noise.sigma2,  # type: ignore[arg-type]
+            epsilon=epsilon, delta=noise.delta, rng=rng, accountant=accountant,
+            step=f"{step}: types and missing tokens of {len(profiled)} columns",
+            mechanism=(f"discrete gaussian on public cells (sigma^2 {float(noise.sigma2):.6g}, "  # type: ignore[arg-type]
+                       f"rho {len(profiled) / (2 * float(noise.sigma2)):.6g}, threshold {noise.threshold})"))  # type: ignore[arg-type]
+        for name, noisy in zip(profiled, noisy_counts, strict=True):
+            decisions[name] = decide(noisy, cells, noise.threshold)
+    else:
+        for name in profiled:
+            noisy = discrete_laplace(exact_counts[name], epsilon=eps_j, rng=rng, accountant=accountant,
+                                     step=f"{step}: type and missing tokens of {name}")
+            decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
+    return decisions
 
 def _number_counts(dec: Decision, k: int, kind: str = "numeric") -> dict[str, int]:
     """A numeric column's noisy count of numbers and of the rest — a date or timestamp column's

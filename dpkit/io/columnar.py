@@ -383,17 +383,23 @@ class _Encoder:
             keep = ~missing
             encoded = [e[keep] for e in encoded]
             block.dropped = int(np.count_nonzero(missing))
+        self._clip(block, encoded)
+        return block
+
+    def _clip(self, block: _Block, encoded: list[np.ndarray]) -> None:
+        """The block's values: numbers clipped to their column's bounds (counted after dropping,
+        as the exact path does) and whole numbers compacted to the column's integer type (as the
+        exact path's encode.compact_numbers does)."""
         for name, col, e in zip(self.wanted, self.cols, encoded, strict=True):
             if isinstance(col, NumericColumn):
                 out_of = (e < col.lo) | (e > col.hi)
-                if out_of.any():  # counted after dropping, as the exact path does
+                if out_of.any():
                     block.clipped[name] = int(np.count_nonzero(out_of))
                     e = np.clip(e, col.lo, col.hi)
                 dtype = self.int_types.get(name)
                 if dtype is not None and np.array_equal(np.trunc(e), e):
-                    e = e.astype(dtype)  # whole numbers (the exact path's encode.compact_numbers does the same)
+                    e = e.astype(dtype)
             block.values.append(e)
-        return block
 
     def keep(self, block: _Block) -> bool:
         """Append an encoded batch (the next in file order); False when it failed."""

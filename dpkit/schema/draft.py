@@ -243,9 +243,7 @@ def draft_from_data(
     ``keep``: columns named like an identifier (:func:`dpkit.schema.names.looks_like_id`,
     drafted ``ignore`` with a REVIEW comment) to draft as any other.
     """
-    import numpy as np
-
-    from dpkit.schema.names import looks_like_id, names
+    from dpkit.schema.names import names
 
     kept = set(names(keep, "keep", [str(c) for c in df.columns]))
 
@@ -266,67 +264,8 @@ def draft_from_data(
     n = len(df)
     columns: dict[str, Any] = {}
     for name in df.columns:
-        values = df[name].to_numpy()
-        rows = np.flatnonzero(~np.isin(values, tokens)) if tokens else np.arange(len(values))
-        present = values[rows]
-        if present.size == 0:
-            columns[name] = {"type": "ignore", "_comment": "no values besides the missing token"}
-            continue
-        nums = None if name == target else _as_numbers(present)
-        stray = None
-        if nums is None and name != target:
-            mostly = _mostly_numbers(present)
-            if mostly is not None:
-                nums, stray = mostly
-                warn(private(
-                    f"{source}: column {name!r} is numeric but for {stray.size} value(s) "
-                    f"({', '.join(repr(present[i]) for i in stray[:SHOW_STRAY])}); drafted as numeric, "
-                    "the stray values are listed in its comment for review",
-                    f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
-                    "the stray values are listed in its comment for review"), DpkitWarning)
-        distinct = list(dict.fromkeys(present.tolist()))
-        dated = _as_dates(present) if nums is None and name != target else None
-        if dated is not None:
-            columns[name] = dated
-            continue
-        if name != target and name not in kept and looks_like_id(name):
-            columns[name] = {"type": "ignore", "_comment": "REVIEW: named like an identifier (a rule on the name); "
-                             "--keep COLUMN (keep= in Python) drafts it if it is a predictor"}
-            continue
-        if nums is not None:
-            integer = bool(np.all(np.floor(nums) == nums))
-            blo, bhi = robust_bounds(nums)
-            spec: dict[str, Any] = {
-                "type": "numeric",
-                "bounds": [int(blo), int(bhi)] if integer else [blo, bhi],
-                "integer": integer,
-                "_comment": _bounds_comment(nums, blo, bhi)
-                if stray is None else _stray_comment(present, stray, rows),
-            }
-            columns[name] = spec
-            continue
-        if name != target and name not in kept and len(distinct) == present.size and n > 1:
-            columns[name] = {"type": "ignore", "_comment": "REVIEW: every value distinct: an identifier?"}
-            continue
-        if len(distinct) > max_categories:
-            if name == target:
-                raise DataError(
-                    f"{source}: target {name!r} has more than {max_categories} distinct values; "
-                    "raise max_categories or choose another target",
-                    param="max_categories",
-                )
-            columns[name] = {
-                "type": "ignore",
-                "_comment": f"more than {max_categories} categories: declare them (or a hierarchy) by hand",
-            }
-            continue
-        spec = {"type": "categorical", "values": sorted(distinct, key=str)}
-        if "Any" in distinct:  # the default root name is taken by a value
-            spec["root"] = next(r for r in ("All", "Any value", "(all)") if r not in distinct)
-        columns[name] = {
-            **spec,
-            "_comment": "REVIEW: categories read from the data; use a public code list",
-        }
+        columns[name] = _draft_column(name, df[name].to_numpy(), tokens=tokens, target=target, kept=kept, n=n,
+                                      max_categories=max_categories, source=source)
     if tokens:
         _note_missing_shares(df, tokens, columns, target, source)
     warn(f"{source}: {WARNING}", PrivacyLeakWarning)
@@ -342,6 +281,67 @@ def draft_from_data(
     data["columns"] = columns
     return data
 
+
+def _draft_column(name: Any, values: Any, *, tokens: list[str], target: str | None, kept: set[str], n: int,
+                  max_categories: int, source: str) -> dict[str, Any]:
+    """The draft of one column (its values read from the data: not private)."""
+    import numpy as np
+
+    from dpkit.schema.names import looks_like_id
+
+    rows = np.flatnonzero(~np.isin(values, tokens)) if tokens else np.arange(len(values))
+    present = values[rows]
+    if present.size == 0:
+        return {"type": "ignore", "_comment": "no values besides the missing token"}
+    nums = None if name == target else _as_numbers(present)
+    stray = None
+    if nums is None and name != target:
+        mostly = _mostly_numbers(present)
+        if mostly is not None:
+            nums, stray = mostly
+            warn(private(
+                f"{source}: column {name!r} is numeric but for {stray.size} value(s) "
+                f"({', '.join(repr(present[i]) for i in stray[:SHOW_STRAY])}); drafted as numeric, "
+                "the stray values are listed in its comment for review",
+                f"{source}: column {name!r} is numeric but for a few stray value(s); drafted as numeric, "
+                "the stray values are listed in its comment for review"), DpkitWarning)
+    distinct = list(dict.fromkeys(present.tolist()))
+    dated = _as_dates(present) if nums is None and name != target else None
+    if dated is not None:
+        return dated
+    if name != target and name not in kept and looks_like_id(name):
+        return {"type": "ignore", "_comment": "REVIEW: named like an identifier (a rule on the name); "
+                "--keep COLUMN (keep= in Python) drafts it if it is a predictor"}
+    if nums is not None:
+        integer = bool(np.all(np.floor(nums) == nums))
+        blo, bhi = robust_bounds(nums)
+        return {
+            "type": "numeric",
+            "bounds": [int(blo), int(bhi)] if integer else [blo, bhi],
+            "integer": integer,
+            "_comment": _bounds_comment(nums, blo, bhi)
+            if stray is None else _stray_comment(present, stray, rows),
+        }
+    if name != target and name not in kept and len(distinct) == present.size and n > 1:
+        return {"type": "ignore", "_comment": "REVIEW: every value distinct: an identifier?"}
+    if len(distinct) > max_categories:
+        if name == target:
+            raise DataError(
+                f"{source}: target {name!r} has more than {max_categories} distinct values; "
+                "raise max_categories or choose another target",
+                param="max_categories",
+            )
+        return {
+            "type": "ignore",
+            "_comment": f"more than {max_categories} categories: declare them (or a hierarchy) by hand",
+        }
+    spec: dict[str, Any] = {"type": "categorical", "values": sorted(distinct, key=str)}
+    if "Any" in distinct:  # the default root name is taken by a value
+        spec["root"] = next(r for r in ("All", "Any value", "(all)") if r not in distinct)
+    return {
+        **spec,
+        "_comment": "REVIEW: categories read from the data; use a public code list",
+    }
 
 def _note_missing_shares(df: pd.DataFrame, tokens: list[str], columns: dict[str, Any], target: str | None,
                          source: str) -> None:
