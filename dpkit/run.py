@@ -187,6 +187,18 @@ class PrivateRun:
                 self._fingerprint = self._booked_digest
         self.rng = self._make_rng(identity or {})
 
+    @classmethod
+    def from_call(cls, command: str, algorithm: str, call: dict[str, Any], *, outputs: list[str | None],
+                  schema_name: str | None = None, delta: float = 0.0, on_invalid: str = "error",
+                  **resolved: Any) -> PrivateRun:
+        """The run of a library call: ``call`` is its arguments (``dict(locals())`` on entry), read
+        by the names :mod:`dpkit.api.spec` declares — ``epsilon``, ``random_state``, ``data``,
+        ``ledger``, ``config`` (a file read, so never written) — and keyed on the call's identity
+        (:func:`call_identity`, ``resolved`` replacing some arguments by what they stand for)."""
+        return cls(command, algorithm, call["epsilon"], call.get("random_state"), data=call["data"],
+                   inputs=[schema_name, call.get("config")], outputs=outputs, ledger=call.get("ledger"), delta=delta,
+                   identity=call_identity(call, **resolved), on_invalid=on_invalid)
+
     def _make_rng(self, identity: dict[str, Any]) -> Any:
         """The run's generator. A secret key is never used as it is: the run's own key is
         derived from it and the run's identity — the input's fingerprint, command, algorithm,

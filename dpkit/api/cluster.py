@@ -320,7 +320,7 @@ def cluster(
 
     from dpkit.algorithms.cluster import make_model
     from dpkit.engine import engine_name
-    from dpkit.run import PrivateRun, call_identity
+    from dpkit.run import PrivateRun
 
     k = _check_arguments(n_clusters, algorithm, options, histogram)
     out, rep, hist, assign_out = outs = _outputs(output, report, histogram, assign)
@@ -331,9 +331,8 @@ def cluster(
     share = _learn_share(source, domain_share)
     declared = _declared(columns, share, integer, missing, date)
     spark_uri = spark and "://" in str(assign_out or "")  # Spark checks it when it writes
-    run = PrivateRun("cluster", algorithm, epsilon, random_state, data=data, inputs=[schema_name, config],
-                     outputs=[o for o in outs if not (spark_uri and o == assign_out)], ledger=ledger,
-                     identity=call_identity(call, schema=data_schema))
+    run = PrivateRun.from_call("cluster", algorithm, call, schema_name=schema_name, schema=data_schema,
+                               outputs=[o for o in outs if not (spark_uri and o == assign_out)])
     lows, highs = resolved if resolved is not None else ([-np.inf] * len(columns), [np.inf] * len(columns))
     schema_pts = points_schema(columns, lows, highs, source, data_schema, declared)
     reading = read_dialect(encoding, delimiter, header, column_names)

@@ -452,7 +452,7 @@ def infer_schema(
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.domain.discover import DomainOptions
-    from dpkit.run import PrivateRun, call_identity
+    from dpkit.run import PrivateRun
 
     d = check_delta(delta)
     if bounds is not None:
@@ -463,8 +463,7 @@ def infer_schema(
         load(vocabulary)
     options = DomainOptions(numeric_weight=float(numeric_weight), target_weight=float(target_weight),
                             levels=int(levels), empty=empty, partition=partition)
-    run = PrivateRun("taxonomy infer", "domain discovery", epsilon, random_state, data=data, inputs=[],
-                     outputs=[output, report], ledger=ledger, delta=d, identity=call_identity(call))
+    run = PrivateRun.from_call("taxonomy infer", "domain discovery", call, outputs=[output, report], delta=d)
     with run:
         with _strings(data, {"encoding": encoding, "delimiter": delimiter}, engine, spark_master) as (strings, source, _):
             learned = learn_schema(strings, target=target, epsilon=run.epsilon, delta=d, rng=run.rng,

@@ -87,7 +87,7 @@ class Pipeline:
         output, the result's ``write_report`` writes it beside the report, which is then one of
         the run's outputs too."""
         from dpkit.api.domain import learned_schema_path
-        from dpkit.run import PrivateRun, call_identity
+        from dpkit.run import PrivateRun
 
         call = self.call
         self.target, self._columns = target, columns
@@ -97,12 +97,10 @@ class Pipeline:
                   and report else None)
         self._reading = read_dialect(**{k: call.get(k) for k in READING})
         self._engine, self._spark_master = call.get("engine"), call.get("spark_master")
-        self.run = PrivateRun(self.command, algorithm, call["epsilon"], call.get("random_state"),
-                              data=self.data, inputs=[self.schema_name, call.get("config")],
-                              outputs=[output, report, *outputs, self.learned_path or beside],
-                              ledger=call.get("ledger"), delta=0.0 if self.learn is None else self.learn.delta,
-                              identity=call_identity(call, schema=self.schema, target=target),
-                              on_invalid=self.on_invalid)
+        self.run = PrivateRun.from_call(self.command, algorithm, call, schema_name=self.schema_name,
+                                        outputs=[output, report, *outputs, self.learned_path or beside],
+                                        delta=0.0 if self.learn is None else self.learn.delta,
+                                        on_invalid=self.on_invalid, schema=self.schema, target=target)
         self.dtypes = column_dtypes(self.data)
         if self.learn is None:
             assert self.schema is not None
