@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from dpkit.api.card import CardOptions
 from dpkit.api.frames import any_frame
+from dpkit.api.spec import REQUIRED, Param, spec, with_doc
 from dpkit.engine.inputs import (
     DATAFRAME,
     is_dataframe,
@@ -135,8 +136,45 @@ def _used(quasi_identifiers: list[str] | None, schema: Schema | None, target: st
     return list(dict.fromkeys([*qis, target, *keep] + ([sensitive] if sensitive else [])))
 
 
+#: kanon_select()'s parameters, declared once (:mod:`dpkit.api.spec`)
+SPEC = spec(
+    "kanon-select",
+    "data k schema target generalize quasi_identifiers ranker keep sensitive l require_features random_state "
+    "rank_sample max_suppression max_lattice engine spark_master output report output_delimiter encoding delimiter "
+    "header column_names",
+    data=with_doc("data", "path, ReadOptions or pandas.DataFrame\nThe table, read as written: equivalence classes "
+                  "are on its strings."),
+    k=Param("int\nEvery equivalence class keeps at least ``k`` records.", default=REQUIRED, interval=(0, None),
+            flag="-k"),
+    schema=Param("Schema or path, optional\nColumn types for the ranker, ignored columns, missing values; "
+                 "required with\n``generalize`` (its taxonomies and bounds are the hierarchies)."),
+    generalize=Param("bool\nGeneralize along the schema's hierarchies and suppress at most ``max_suppression`` "
+                     "of\nthe records (Flash, Kohlmayer et al. 2012) instead of keeping or dropping columns.",
+                     default=False),
+    quasi_identifiers=Param("list of str, optional\nThe candidates (default: every non-target column, or the "
+                            "schema's predictors)."),
+    ranker=Param('str, {"xgboost", "hamming"}\nHow the candidates are ranked: XGBoost gain (XGB-KA), or the '
+                 "Greedy-Hamdist baseline.", default="xgboost", choices=("xgboost", "hamming")),
+    keep=Param("list of str, optional\nColumns copied as they are."),
+    sensitive=Param("str, optional\nThe ℓ-diversity column (with ``l``)."),
+    l=Param("int, optional\nEvery equivalence class holds at least ``l`` distinct values of ``sensitive``."),
+    require_features=Param("bool\nRefuse (a DataError) instead of returning the target-only table when no "
+                           "candidate can be kept.", default=False),
+    random_state=Param("int, optional\nThe XGBoost ranking's seed (default 0; ``seed`` before 0.5, deprecated).",
+                       flag="--seed"),
+    rank_sample=Param("int, optional\nAt most how many records the ranking trains on (default 100,000; 0: all)."),
+    max_suppression=Param("float, optional\nWith ``generalize``: the largest share of records suppressed "
+                          "(default 0.02)."),
+    max_lattice=Param("int, optional\nWith ``generalize``: at most how many lattice nodes are searched "
+                      "(default 20,000)."),
+    output=Param("path, optional\nAlso write the output rows (atomically).", flag="--output"),
+    report=Param("path, optional\nAlso write the report (atomically)."),
+)
+
+
 @any_frame(back=True)
 @renamed("kanon_select")
+@SPEC.document
 def kanon_select(
     data: DataLike,
     *,
@@ -168,29 +206,7 @@ def kanon_select(
 
     Parameters
     ----------
-    data : path, ReadOptions or pandas.DataFrame
-        The table, read as written: equivalence classes are on its strings.
-    k : int
-        Every equivalence class keeps at least ``k`` records.
-    schema : Schema or path, optional
-        Column types for the ranker, ignored columns, missing values; required with
-        ``generalize`` (its taxonomies and bounds are the hierarchies).
-    target : str, optional
-        The class column (default: the schema's target).
-    generalize : bool
-        Generalize along the schema's hierarchies and suppress at most ``max_suppression`` of
-        the records (Flash, Kohlmayer et al. 2012) instead of keeping or dropping columns.
-    quasi_identifiers, keep, sensitive, l :
-        The candidates (default: every non-target column, or the schema's predictors), columns
-        copied as they are, the ℓ-diversity column and ℓ.
-    ranker : {"xgboost", "hamming"}
-    random_state, rank_sample :
-        The XGBoost ranking's seed (default 0; ``seed`` before 0.5, deprecated) and at most how many records it trains on
-        (default 100,000; 0: all).
-    max_suppression, max_lattice :
-        With ``generalize`` (defaults 0.02 and 20,000 lattice nodes).
-    output, report : path, optional
-        Also write the output rows and the report (atomically).
+    {parameters}
 
     Returns
     -------

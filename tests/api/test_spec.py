@@ -15,6 +15,7 @@ import pytest
 import dpkit
 from dpkit.api import cluster as cluster_api
 from dpkit.api import forest as forest_api
+from dpkit.api import kanon as kanon_api
 from dpkit.api import publish as publish_api
 from dpkit.api.spec import COMMON, REQUIRED, Param, Spec, spec
 from dpkit.errors import DpkitError
@@ -29,6 +30,7 @@ COMMANDS = [
     (dpkit.forest, forest_api.SPEC, ["forest", "train"], {"schema": SCHEMA, "target": "income"}),
     (dpkit.cluster, cluster_api.SPEC, ["cluster"], {"columns": ["age", "hours-per-week"],
                                                     "bounds": [(17, 90), (1, 99)], "n_clusters": 3}),
+    (dpkit.kanon_select, kanon_api.SPEC, ["kanon-select"], {"schema": SCHEMA, "target": "income", "k": 5}),
 ]
 IDS = [c[2][0] for c in COMMANDS]
 
@@ -98,7 +100,7 @@ def _refusals(spec_: Spec) -> list[tuple[str, Any]]:
 def test_a_value_outside_the_declaration_is_refused_naming_it(tmp_path: Path, fn: Any, spec_: Spec, words: list[str],
                                                               valid: dict, name: str, value: Any) -> None:
     out = tmp_path / "out"
-    call = {"epsilon": 1.0, **valid, "output": str(out), name: value}
+    call = {**({"epsilon": 1.0} if "epsilon" in spec_.params else {}), **valid, "output": str(out), name: value}
     if name in ("delta", "domain_share"):  # read without a schema only
         call = {**call, "schema": None, "delta": 1e-6, name: value}
         if fn is dpkit.cluster:
