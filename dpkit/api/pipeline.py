@@ -33,7 +33,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpkit.engine.inputs import column_dtypes, load, read_dialect, schema_of, source_path
+from dpkit.engine.inputs import READING, column_dtypes, load, read_dialect, schema_of, source_path
 from dpkit.privacy.plan import BudgetPlan
 from dpkit.schema.parse import Schema
 
@@ -44,8 +44,6 @@ LEARNED = "<learned>"
 #: the arguments of a library call that say which domain to learn without a schema (dpkit.api.domain.no_schema)
 DOMAIN = ("delta", "domain_share", "target", "engine", "ignore", "values", "vocabulary", "bounds", "numeric",
           "categorical", "integer", "date", "missing")
-#: the arguments that say how to read a CSV path (dpkit.engine.inputs.read_dialect)
-READING = ("encoding", "delimiter", "header", "column_names")
 
 
 class Pipeline:
