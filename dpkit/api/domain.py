@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dpkit import validate
 from dpkit.api.frames import any_frame
+from dpkit.api.spec import REQUIRED, Param, spec, with_doc
 from dpkit.defaults import DEFAULT_ENCODING
 from dpkit.errors import DpkitUsageError, DpkitWarning, warn
 from dpkit.schema.parse import Column, Schema  # noqa: F401  (Column: the fields LearnedSchema inherits name it)
@@ -389,8 +390,58 @@ def _target_share(columns: list[str], target: str | None, declared: Any, epsilon
     return target_eps, epsilon - target_eps
 
 
+#: infer_schema()'s parameters, declared once (:mod:`dpkit.api.spec`)
+SPEC = spec(
+    "taxonomy infer",
+    "data target epsilon delta random_state numeric categorical integer date ignore keep missing values bounds "
+    "vocabulary levels numeric_weight target_weight empty partition encoding delimiter output report ledger engine "
+    "spark_master",
+    target=Param("str, optional\nThe class column (categorical; its rare classes are read as missing)."),
+    delta=Param("float\nThe run's δ: refused when not in (0, 1e-3]; a warning when above 1/Ñ (Ñ a noisy "
+                "record count).", default=REQUIRED, interval=(0, None)),
+    numeric=Param('list of str or "a,b", optional\nColumns declared numeric (public; else their type is learned '
+                  "under DP)."),
+    categorical=Param('list of str or "a,b", optional\nColumns declared categorical (public).'),
+    integer=Param('list of str or "a,b", optional\nNumeric columns declared of whole numbers (public; else learned '
+                  "under DP)."),
+    date=Param('list of str or "a,b", optional\nColumns declared ISO dates (``YYYY-MM-DD``; public), read as day '
+               'numbers (docs/domain-reference.md, "Dates").'),
+    ignore=Param('list of str or "a,b", optional\nColumns the schema declares ignore (a sampling weight, an '
+                 "identifier): no budget is spent on them."),
+    keep=with_doc("keep", 'list of str or "a,b", optional\nColumns named like an identifier (``id``, '
+                  "``CustomerId``, ``RowNumber``, …: left out by a public\nrule on the name, with a warning) to "
+                  "learn all the same."),
+    missing=Param('str or list of str, optional\nThe missing token(s) declared, ``"auto"`` (learned under DP from '
+                  "a public list) or\nNone (none).", default="auto"),
+    values=Param("dict, optional\nPublic value lists (column → values): taken as given, nothing spent on them."),
+    bounds=Param("dict, optional\nPublic bounds (column → (lo, hi)): taken as given, nothing spent on them."),
+    vocabulary=Param("str, optional\nA YAML file of public value lists (name → values) added to the package's "
+                     "yes/no, 0/1,\nmonths, … (docs/domain-reference.md, \"Public vocabularies\"): their values are "
+                     "public\ncandidates of every learned categorical column."),
+    levels=Param("int\nLevels of each numeric interval hierarchy of DP medians (0, the default: bounds only).",
+                 default=0),
+    numeric_weight=Param("float\nA numeric column's share of ε against a categorical one's.", default=1.0,
+                         interval=(0, None), flag=""),
+    target_weight=Param("float\nThe target's (default 4: its rarest class must clear the threshold).", default=4.0,
+                        interval=(0, None), flag=""),
+    empty=Param('str, {"error", "ignore"}\nRefuse a predictor none of whose values survives, or declare it '
+                "ignore.", default="error", choices=("error", "ignore"), flag=""),
+    partition=Param('str, {"laplace", "gaussian", "auto"}\nThe category lists\' selection: per column (Laplace), '
+                    "all categorical columns at\nonce (Gaussian: lower thresholds with many columns), or the "
+                    "Gaussian when it lowers\nevery column's threshold, from public numbers only (what a forest "
+                    'without a schema\nuses; docs/domain-reference.md, "Many columns"); the report\'s '
+                    "``parameters.partition``\nnames the one used.", default="laplace",
+                    choices=("auto", "laplace", "gaussian")),
+    encoding=with_doc("encoding", "str\nThe CSV's text encoding.", default=DEFAULT_ENCODING),
+    output=Param("path, optional\nAlso write the schema (YAML) atomically, inside the run (so that a ``ledger`` "
+                 "books\nthe run only once it exists).", flag="--output"),
+    report=Param("path, optional\nAlso write the report (JSON) atomically, inside the run."),
+)
+
+
 @any_frame()
 @renamed("infer_schema")
+@SPEC.document
 def infer_schema(
     data: DataLike,
     *,
@@ -423,32 +474,14 @@ def infer_schema(
 ) -> LearnedSchema:
     """Learn ``data``'s schema under (``epsilon``, ``delta``)-DP — one private run.
 
-    ``data``: a CSV/Parquet path or a DataFrame. ``target``: the class column (categorical; its
-    rare classes are read as missing). ``numeric``/``categorical``/``integer``/``date``/``ignore``:
-    column lists (or comma-separated) declaring types (public); every other column's type and
-    whole-number flag is learned under DP (docs/domain-reference.md, "Types and missing tokens");
-    ``missing``: the missing token(s) declared, ``"auto"`` (learned under DP from a public list)
-    or None (none). ``keep``: columns named like an identifier (``id``, ``CustomerId``,
-    ``RowNumber``, …: left out by a public rule on the name, with a warning) to learn all the same.
-    ``values``/``bounds``: public value lists / bounds of some
-    columns (taken as given, nothing spent on them). ``vocabulary``: a YAML file of public value
-    lists (name → values) added to the package's yes/no, 0/1, months, … (docs/domain-reference.md, "Public
-    vocabularies"): their values are public candidates of every learned categorical column. ``levels``: levels of each numeric
-    interval hierarchy of DP medians (0, the default: bounds only). ``numeric_weight``: a
-    numeric column's share of ε against a categorical one's; ``target_weight``: the target's
-    (default 4: its rarest class must clear the threshold).
-    ``partition``: the category lists' selection, ``"laplace"`` (per column), ``"gaussian"``
-    (all categorical columns at once: lower thresholds with many columns) or ``"auto"`` (the
-    Gaussian when it lowers every column's threshold, from public numbers only; what a forest
-    without a schema uses; docs/domain-reference.md, "Many columns"); the report's ``parameters.partition`` names the one used.
-    ``empty``: ``"error"`` (refuse a predictor none of whose values survives) or ``"ignore"``.
-    ``output``/``report``: files written atomically inside the run (so that a ``ledger`` books
-    the run only once they exist). ``random_state``: as every private function's (``seed``
-    before 0.5, deprecated). ``engine="spark"``
-    (a path): the counts are one Spark aggregation where the data lives; the same schema as on
-    numpy for the same key.
+    Every column's type, whole-number flag and missing tokens not declared are learned under DP
+    (docs/domain-reference.md, "Types and missing tokens"), then its categories or bounds
+    (docs/domain.md). ``engine="spark"`` (a path): the counts are one Spark aggregation where the
+    data lives; the same schema as on numpy for the same key.
 
-    Refuses 0 ≥ δ or δ > 1e-3; warns when δ > 1/Ñ (Ñ a noisy record count).
+    Parameters
+    ----------
+    {parameters}
     """
     call = dict(locals())  # the arguments, before any import: a keyed run's identity
     from dpkit.domain.discover import DomainOptions
@@ -557,10 +590,10 @@ def _public_bounds(bounds: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     from dpkit.algorithms.cluster.common import parse_bounds
 
     out = {}
-    for col, spec in bounds.items():
-        lows, highs = parse_bounds(spec if isinstance(spec, str) else [list(spec)])
+    for col, given in bounds.items():
+        lows, highs = parse_bounds(given if isinstance(given, str) else [list(given)])
         if len(lows) != 1:
-            raise DpkitUsageError(f"bounds takes one lo:hi per column, got {col}={spec!r}", param="bounds")
+            raise DpkitUsageError(f"bounds takes one lo:hi per column, got {col}={given!r}", param="bounds")
         out[col] = (lows[0], highs[0])
     return out
 

@@ -14,6 +14,7 @@ import pytest
 
 import dpkit
 from dpkit.api import cluster as cluster_api
+from dpkit.api import domain as domain_api
 from dpkit.api import forest as forest_api
 from dpkit.api import kanon as kanon_api
 from dpkit.api import publish as publish_api
@@ -31,6 +32,7 @@ COMMANDS = [
     (dpkit.cluster, cluster_api.SPEC, ["cluster"], {"columns": ["age", "hours-per-week"],
                                                     "bounds": [(17, 90), (1, 99)], "n_clusters": 3}),
     (dpkit.kanon_select, kanon_api.SPEC, ["kanon-select"], {"schema": SCHEMA, "target": "income", "k": 5}),
+    (dpkit.infer_schema, domain_api.SPEC, ["taxonomy", "infer"], {"target": "income", "delta": 1e-6}),
 ]
 IDS = [c[2][0] for c in COMMANDS]
 
@@ -101,7 +103,7 @@ def test_a_value_outside_the_declaration_is_refused_naming_it(tmp_path: Path, fn
                                                               valid: dict, name: str, value: Any) -> None:
     out = tmp_path / "out"
     call = {**({"epsilon": 1.0} if "epsilon" in spec_.params else {}), **valid, "output": str(out), name: value}
-    if name in ("delta", "domain_share"):  # read without a schema only
+    if name in ("delta", "domain_share") and "schema" in spec_.params:  # read without a schema only
         call = {**call, "schema": None, "delta": 1e-6, name: value}
         if fn is dpkit.cluster:
             call.pop("bounds")
