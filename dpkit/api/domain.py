@@ -396,6 +396,10 @@ SPEC = spec(
     "data target epsilon delta random_state numeric categorical integer date ignore keep missing values bounds "
     "vocabulary levels numeric_weight target_weight empty partition encoding delimiter output report ledger engine "
     "spark_master",
+    data=with_doc("data", "path, ReadOptions or pandas.DataFrame\nThe private table: a CSV or Parquet path "
+                  "(with ``engine='spark'`` a URI or a directory), a\nReadOptions, a pandas DataFrame or any Arrow "
+                  "stream (polars, pyarrow, DuckDB); ``encoding``\nand ``delimiter`` say how to read a CSV path (the "
+                  "delimiter is sniffed when None)."),
     target=Param("str, optional\nThe class column (categorical; its rare classes are read as missing)."),
     delta=Param("float\nThe run's δ: refused when not in (0, 1e-3]; a warning when above 1/Ñ (Ñ a noisy "
                 "record count).", default=REQUIRED, interval=(0, None)),
