@@ -291,7 +291,7 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
     before 0.5, deprecated). ``roc_curve``: also the ROC curve's points of a two-class task
     (``roc_curve``, ``baseline_roc_curve``: the positive class's false and true positive rates).
     """
-    from dpkit.engine.inputs import DATAFRAME, is_dataframe, read_options
+    from dpkit.engine.inputs import DATAFRAME, is_dataframe, labels_as_text, read_options
     from dpkit.evaluate.classify import (
         dpkit_model_predictor,
         read_predictions,
@@ -314,8 +314,8 @@ def evaluate_classifier(test: DataLike, *, target: str, train: DataLike | None =
                               "— give the same file twice if the test split is raw", param="baseline_test")
 
     def read(data: DataLike) -> tuple[Any, str]:
-        if is_dataframe(data):
-            return data, DATAFRAME
+        if is_dataframe(data):  # its labels as a CSV's (a release's classes are text: 1 is "1")
+            return labels_as_text(data, target), DATAFRAME
         opts = read_options(data)
         return read_table(opts), opts.name
 

@@ -199,6 +199,30 @@ def dates_as_text(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def as_text(s: pd.Series) -> Any:
+    """A column's values as the text a CSV holds for them, as a category is read: stripped
+    strings, a number as Python writes it (``1``, ``2.5``), a missing value (NaN, None) as ``''``."""
+    import numpy as np
+    import pandas as pd
+
+    values = s.astype(object).to_numpy()
+    missing = pd.isna(values)
+    text = np.array([v.strip() if isinstance(v, str) else str(v) for v in values], dtype=object)
+    text[missing] = ""
+    return text
+
+
+def labels_as_text(df: pd.DataFrame, target: str) -> pd.DataFrame:
+    """``df`` with its class column ``target`` as text (:func:`as_text`), as a CSV's is read: a
+    release's classes are text, so a DataFrame whose target holds the integers 0 and 1 is scored
+    against the classes ``"0"`` and ``"1"``. ``df`` itself when it has no such column or it is text."""
+    if target not in df.columns or df[target].dtype == object:
+        return df
+    out = df.copy()
+    out[target] = as_text(df[target])
+    return out
+
+
 def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.DataFrame:
     """The ``columns`` of ``df`` as the CSV reader gives them: categorical columns as stripped
     strings (a missing value is ``''``), numeric columns as they are (numbers or strings; a
@@ -207,7 +231,6 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
     A column the schema does not name, or one absent from ``df``, is left for
     :func:`dpkit.data.encode.encode` to report.
     """
-    import numpy as np
     import pandas as pd
 
     from dpkit.schema.parse import CategoricalColumn
@@ -222,11 +245,7 @@ def as_strings(df: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.D
             out[c] = datetimes_as_text(s)
             continue
         if isinstance(col, CategoricalColumn) or s.dtype == object or isinstance(s.dtype, pd.StringDtype):
-            values = s.astype(object).to_numpy()
-            missing = pd.isna(values)
-            text = np.array([v.strip() if isinstance(v, str) else str(v) for v in values], dtype=object)
-            text[missing] = ""
-            out[c] = text
+            out[c] = as_text(s)
         else:
             values = s.to_numpy()
             missing = pd.isna(values)

@@ -68,3 +68,21 @@ def test_evaluate_clustering_reads_the_iso_centroids_of_a_date_column(tmp_path: 
     with pytest.raises(dpkit.DataError, match=r"c\.csv:3: column 'd' has '2021-3-4', neither a finite number "
                                               r"nor an ISO date"):
         dpkit.evaluate_clustering(str(path), str(cents), reference=False)
+
+
+def test_evaluate_classifier_reads_an_integer_target_as_the_release_does() -> None:
+    """A release's classes are text (a CSV's 0/1 is "0"/"1"); a DataFrame whose target holds the
+    integers 0 and 1 is scored against them, not refused by scikit-learn's "a mix of unknown and
+    binary targets" (which reached a new user as a traceback)."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    n = 600
+    x = rng.choice(["a", "b", "c"], n)
+    y = ((x == "a") | (rng.random(n) < 0.1)).astype(int)  # integers, as pandas reads a 0/1 column
+    df = pd.DataFrame({"x": x, "y": y})
+    released = pd.DataFrame({"x": pd.Categorical(x), "y": pd.Categorical(y.astype(str))})  # as Release.table
+    out = dpkit.evaluate_classifier(df, train=released, target="y")
+    assert out["accuracy"] > 0.85 and sorted(out["labels"]) == ["0", "1"]
+    same = dpkit.evaluate_classifier(df.astype({"y": str}), train=released, target="y")
+    assert same["accuracy"] == out["accuracy"]
