@@ -74,7 +74,10 @@ class _Finder:
         where = frame.f_globals
         warnings.warn_explicit(message(spec.name), DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
                                module=where.get("__name__", "<unknown>"),
-                               registry=where.setdefault("__warningregistry__", {}), module_globals=where)
+                               registry=where.setdefault("__warningregistry__", {}),
+                               # the source line is read through the importer's loader: ``python -c``'s
+                               # (a built-in importer) refuses with ImportError, so only for a file
+                               module_globals=where if where.get("__file__") else None)
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module: ModuleType) -> None:

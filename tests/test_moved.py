@@ -117,3 +117,17 @@ def test_import_module_warns_at_its_caller() -> None:
         importlib.import_module("dpkit.kmeans.eug")
     ours = [w for w in caught if str(w.message).startswith("dpkit.kmeans.eug ")]
     assert len(ours) == 1 and ours[0].filename == __file__
+
+
+def test_an_old_path_imports_from_python_dash_c() -> None:
+    """``python -c "import dpkit.release"`` (and a REPL): the warning's source line was read through
+    ``__main__``'s loader, which for ``-c`` is the built-in importer and refused with ImportError —
+    the old path then did not import at all."""
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import dpkit.release, dpkit.api.inputs\n"
+            "print(len([x for x in w if issubclass(x.category, DeprecationWarning)]), dpkit.api.inputs.load.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "dpkit.engine.inputs"]
