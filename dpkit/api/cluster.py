@@ -366,7 +366,6 @@ def cluster(
     return result
 
 
-
 def _in_learned_bounds(run: Any, share: float, frame: Any, points: Any, columns: list[str], source: str,
                        data_schema: Any, declared: Any, make: Any) -> tuple[Any, Any, Any, Any, Any]:
     """The bounds learned in the run from their share of ε (the budget plan: the bounds' share, the
@@ -385,6 +384,7 @@ def _in_learned_bounds(run: Any, share: float, frame: Any, points: Any, columns:
     else:  # the counts' sensitivity assumes every point lies in the box
         points = np.clip(points, *resolved)
     return resolved, schema_pts, frame, points, make(plan.left(plan["domain"]), resolved)
+
 
 def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], histogram: Any) -> int:
     """k, once ``cluster``'s own arguments are checked (before anything is read or spent)."""

@@ -583,7 +583,6 @@ class DomainPlan(NamedTuple):
     bounds: Mapping[str, Sequence[float]] | None = None
 
 
-
 #: the metadata a run without a schema may be told (public; dpkit.domain.metadata)
 DECLARATIONS = ("numeric", "categorical", "integer", "date", "missing")
 

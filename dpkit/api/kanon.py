@@ -39,6 +39,7 @@ else:  # the same names for typing.get_type_hints, imported when it evaluates th
     KAnonymityCheck = later("dpkit.algorithms.kanon.checks", "KAnonymityCheck")
     Schema = later("dpkit.schema.parse", "Schema")
 
+
 @dataclass
 class KAnonymousTable:
     """The result of :func:`kanon_select`: the output rows and the report (k, the ranking, the
@@ -249,7 +250,6 @@ def kanon_select(
     return result
 
 
-
 def _check(k: int, l: int | None, sensitive: str | None, generalize: bool, schema: Any,  # noqa: E741
            max_suppression: float | None, engine: str | None) -> None:
     """:func:`kanon_select`'s parameters that refuse a call before anything is read."""
@@ -265,6 +265,7 @@ def _check(k: int, l: int | None, sensitive: str | None, generalize: bool, schem
                               param="max_suppression")
     if engine_name(engine) == "spark" and generalize:
         raise DpkitUsageError("generalize runs on the numpy engine only for now", param="engine")
+
 
 def _select(data: Any, reading: dict[str, Any], used: list[str], *, engine: str | None, spark_master: str | None,
             out: str | None, k: int, target: str, schema: Any, qis: Any, ranker: str, keep: list[str],

@@ -273,8 +273,6 @@ def declared_tokens(missing: str | Sequence[str] | None) -> tuple[str, ...] | No
     return tuple(dict.fromkeys(tokens))
 
 
-
-
 def named_ids(columns: Sequence[str], target: str | None, declared: Declarations) -> list[str]:
     """The columns the public name rule leaves out (:func:`looks_like_id`): named like an
     identifier, not the target, no type declared, not kept (``declared.keep``, checked against
@@ -574,6 +572,7 @@ def _decisions(exact_counts: dict[str, np.ndarray], noise: NoisePlan | None, cel
                                      step=f"{step}: type and missing tokens of {name}")
             decisions[name] = decide(noisy, cells, tau)  # type: ignore[arg-type]
     return decisions
+
 
 def _number_counts(dec: Decision, k: int, kind: str = "numeric") -> dict[str, int]:
     """A numeric column's noisy count of numbers and of the rest — a date or timestamp column's

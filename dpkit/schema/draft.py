@@ -343,6 +343,7 @@ def _draft_column(name: Any, values: Any, *, tokens: list[str], target: str | No
         "_comment": "REVIEW: categories read from the data; use a public code list",
     }
 
+
 def _note_missing_shares(df: pd.DataFrame, tokens: list[str], columns: dict[str, Any], target: str | None,
                          source: str) -> None:
     """Name the columns missing in more than :data:`dpkit.defaults.LARGE_SHARE` of the rows:
