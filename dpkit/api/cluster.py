@@ -347,9 +347,9 @@ def cluster(
     label = "cluster" + mark
     with run:
         if share is not None:
-            resolved, schema_pts, frame, points, model = _in_learned_bounds(
-                run, share, frame, points, columns, source, data_schema, declared,
-                lambda epsilon, bounds: make_model(algorithm, k, epsilon, bounds, options))
+            resolved, schema_pts, frame, points, left = _in_learned_bounds(run, share, frame, points, columns,
+                                                                           source, data_schema, declared)
+            model = make_model(algorithm, k, left, resolved, options)
         model.fit(points if points is not None else frame, accountant=run.accountant, rng=run.rng, columns=columns)
         centres = np.asarray(model.cluster_centers_, dtype=float)
         result = _result(model, centres, algorithm, columns, schema_pts, label, mark)
@@ -367,10 +367,10 @@ def cluster(
 
 
 def _in_learned_bounds(run: Any, share: float, frame: Any, points: Any, columns: list[str], source: str,
-                       data_schema: Any, declared: Any, make: Any) -> tuple[Any, Any, Any, Any, Any]:
+                       data_schema: Any, declared: Any) -> tuple[Any, Any, Any, Any, float]:
     """The bounds learned in the run from their share of ε (the budget plan: the bounds' share, the
     algorithm what is left of it), and what follows from them: (bounds, the points' schema, the
-    frame, the points clipped to the box, the model ``make(epsilon, bounds)`` builds)."""
+    frame, the points clipped to the box, the algorithm's ε)."""
     import numpy as np
 
     from dpkit.privacy.plan import BudgetPlan
@@ -383,7 +383,7 @@ def _in_learned_bounds(run: Any, share: float, frame: Any, points: Any, columns:
         frame = frame.clipped(schema_pts)
     else:  # the counts' sensitivity assumes every point lies in the box
         points = np.clip(points, *resolved)
-    return resolved, schema_pts, frame, points, make(plan.left(plan["domain"]), resolved)
+    return resolved, schema_pts, frame, points, plan.left(plan["domain"])
 
 
 def _check_arguments(n_clusters: Any, algorithm: str, options: dict[str, Any], histogram: Any) -> int:

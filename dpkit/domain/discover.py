@@ -126,6 +126,11 @@ EMPTY = ("error", "ignore")
 PARTITIONS = ("auto", "laplace", "gaussian")
 
 
+def _refused(name: str, what: str, value: object) -> DpkitUsageError:
+    """The refusal of a :class:`DomainOptions` field, naming it (the command line names its flag)."""
+    return DpkitUsageError(f"{name} must be {what}, got {value!r}", param=name)
+
+
 @dataclass(frozen=True)
 class DomainOptions:
     """How the domain budget is spent (the defaults are documented in docs/domain.md)."""
@@ -183,29 +188,29 @@ class DomainOptions:
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.numeric_weight) and self.numeric_weight > 0):
-            raise DpkitUsageError(f"numeric_weight must be > 0, got {self.numeric_weight!r}", param="numeric_weight")
+            raise _refused("numeric_weight", "> 0", self.numeric_weight)
         if not (math.isfinite(self.target_weight) and self.target_weight > 0):
-            raise DpkitUsageError(f"target_weight must be > 0, got {self.target_weight!r}", param="target_weight")
+            raise _refused("target_weight", "> 0", self.target_weight)
         if not isinstance(self.levels, int) or isinstance(self.levels, bool) or not 0 <= self.levels <= 8:
-            raise DpkitUsageError(f"levels must be an integer from 0 to 8, got {self.levels!r}", param="levels")
+            raise _refused("levels", "an integer from 0 to 8", self.levels)
         if not (math.isfinite(self.split_share) and 0 < self.split_share < 1):
-            raise DpkitUsageError(f"split_share must be between 0 and 1 (exclusive), got {self.split_share!r}", param="split_share")
+            raise _refused("split_share", "between 0 and 1 (exclusive)", self.split_share)
         if self.empty not in EMPTY:
-            raise DpkitUsageError(f"empty must be one of {', '.join(EMPTY)}, got {self.empty!r}", param="empty")
+            raise _refused("empty", f"one of {', '.join(EMPTY)}", self.empty)
         if self.partition not in PARTITIONS:
-            raise DpkitUsageError(f"partition must be one of {', '.join(PARTITIONS)}, got {self.partition!r}", param="partition")
+            raise _refused("partition", f"one of {', '.join(PARTITIONS)}", self.partition)
         if not (math.isfinite(self.meta_share) and 0 < self.meta_share < 1):
-            raise DpkitUsageError(f"meta_share must be between 0 and 1 (exclusive), got {self.meta_share!r}", param="meta_share")
+            raise _refused("meta_share", "between 0 and 1 (exclusive)", self.meta_share)
         if not (math.isfinite(self.second_round) and 0 <= self.second_round < 1):
-            raise DpkitUsageError(f"second_round must be at least 0 and below 1, got {self.second_round!r}", param="second_round")
+            raise _refused("second_round", "at least 0 and below 1", self.second_round)
         if self.missing_policy not in ("keep", "drop"):
-            raise DpkitUsageError(f"missing_policy must be keep or drop, got {self.missing_policy!r}", param="missing_policy")
+            raise _refused("missing_policy", "keep or drop", self.missing_policy)
         if not (math.isfinite(self.bound_prior) and self.bound_prior > 0):
-            raise DpkitUsageError(f"bound_prior must be > 0, got {self.bound_prior!r}", param="bound_prior")
+            raise _refused("bound_prior", "> 0", self.bound_prior)
         if not (math.isfinite(self.zero_bonus) and self.zero_bonus >= 0):
-            raise DpkitUsageError(f"zero_bonus must be >= 0, got {self.zero_bonus!r}", param="zero_bonus")
+            raise _refused("zero_bonus", ">= 0", self.zero_bonus)
         if not (math.isfinite(self.negative_lower) and self.negative_lower >= 0):
-            raise DpkitUsageError(f"negative_lower must be >= 0, got {self.negative_lower!r}", param="negative_lower")
+            raise _refused("negative_lower", ">= 0", self.negative_lower)
 
 
 @dataclass
